@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages shmkv builds, tests and benchmarks with,
+# skipping those already present. Safe to run again; needs root or sudo.
+set -euo pipefail
+
+PKGS=(build-essential cmake pkg-config
+      librocksdb-dev libck-dev libjemalloc-dev libhiredis-dev libcmocka-dev
+      redis-server redis-tools)
+
+missing=()
+for p in "${PKGS[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+echo "deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

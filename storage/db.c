@@ -1,0 +1,818 @@
+/*
+ * db — handle, result vectors, key contexts and the key-space commands
+ * (TYPE, DEL, EXPIRE, RENAME, COPY, SCAN, DBSIZE, FLUSHDB, ...).
+ */
+#include "db_int.h"
+
+#include <sys/random.h>
+
+/* ---- result vectors ---- */
+
+void db_vec_init(struct db_vec *v)
+{
+    memset(v, 0, sizeof *v);
+}
+
+void db_vec_destroy(struct db_vec *v)
+{
+    free(v->items);
+    free(v->buf);
+    memset(v, 0, sizeof *v);
+}
+
+void db_vec_clear(struct db_vec *v)
+{
+    v->n = 0;
+    v->used = 0;
+}
+
+static struct db_vitem *vec_item(struct db_vec *v)
+{
+    if (v->n == v->cap) {
+        v->cap = v->cap ? v->cap * 2 : 16;
+        v->items = stor_xrealloc(v->items, v->cap * sizeof *v->items);
+    }
+    return &v->items[v->n++];
+}
+
+void db_vec_push(struct db_vec *v, const char *p, size_t n, double score)
+{
+    if (v->used + n > v->capbuf) {
+        size_t cap = v->capbuf ? v->capbuf : 256;
+        while (cap < v->used + n)
+            cap *= 2;
+        v->buf = stor_xrealloc(v->buf, cap);
+        v->capbuf = cap;
+    }
+    struct db_vitem *it = vec_item(v);
+    it->off = v->used;
+    it->len = n;
+    it->score = score;
+    if (n)
+        memcpy(v->buf + v->used, p, n);
+    v->used += n;
+}
+
+void db_vec_push_nil(struct db_vec *v)
+{
+    struct db_vitem *it = vec_item(v);
+    it->off = 0;
+    it->len = DB_NIL;
+    it->score = 0;
+}
+
+/* ---- handle ---- */
+
+int db_init(struct db *d, struct stor *s, const struct db_opts *o)
+{
+    memset(d, 0, sizeof *d);
+    d->s = s;
+    if (o)
+        d->o = *o;
+    if (!d->o.max_string)
+        d->o.max_string = 512ull << 20;
+    stor_batch_init(&d->b);
+    /* Seed the version counter and the sampler from the kernel: versions
+     * from two runs within one millisecond must still differ. */
+    uint64_t seed = 0;
+    if (getrandom(&seed, sizeof seed, 0) != (ssize_t)sizeof seed)
+        seed = stor_now_ms() * 0x9e3779b97f4a7c15ull;
+    d->counter = (uint32_t)(seed & 0x7ff);
+    d->rng = seed | 1;
+    return 0;
+}
+
+void db_destroy(struct db *d)
+{
+    stor_batch_destroy(&d->b);
+}
+
+uint64_t db_version_next(struct db *d)
+{
+    uint64_t v = enc_version_make(stor_now_ms(), d->counter++);
+    if (v <= d->last_version)
+        v = d->last_version + 1;
+    d->last_version = v;
+    return v;
+}
+
+uint64_t db_rand(struct db *d)
+{
+    uint64_t x = d->rng;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    d->rng = x;
+    return x * 0x2545f4914f6cdd1dull;
+}
+
+/* ---- operations and reads ---- */
+
+void db_begin(struct db *d)
+{
+    stor_batch_clear(&d->b);
+}
+
+int db_commit(struct db *d)
+{
+    d->last_commit_ops = d->b.nops;
+    int rc = stor_commit(d->s, &d->b);
+    stor_batch_clear(&d->b);
+    return rc;
+}
+
+int db_rget(struct db *d, int cf, const char *k, size_t kn, char **v, size_t *vn)
+{
+    const char *bv;
+    size_t bn;
+    switch (stor_batch_lookup(&d->b, cf, k, kn, &bv, &bn)) {
+    case STOR_PUT:
+        *v = stor_xmemdup(bv, bn);
+        *vn = bn;
+        return 0;
+    case STOR_DELETED:
+        return ENC_ENOTFOUND;
+    default:
+        return stor_get(d->s, cf, k, kn, v, vn);
+    }
+}
+
+int db_rhas(struct db *d, int cf, const char *k, size_t kn)
+{
+    char *v;
+    size_t vn;
+    int rc = db_rget(d, cf, k, kn, &v, &vn);
+    if (rc == ENC_ENOTFOUND)
+        return 0;
+    if (rc)
+        return rc;
+    free(v);
+    return 1;
+}
+
+/* ---- key contexts ---- */
+
+void kc_blank(struct db_kc *kc, unsigned dbi, const char *key, size_t klen)
+{
+    memset(kc, 0, sizeof *kc);
+    dbb_init(&kc->mk);
+    dbb_init(&kc->sk);
+    kc->dbi = dbi;
+    kc->key = key;
+    kc->klen = klen;
+    kc->slot = enc_slot(key, klen);
+    dbb_reserve(&kc->mk, enc_meta_key_len(klen));
+    kc->mk.n = enc_meta_key(kc->mk.p, dbi, kc->slot, key, klen);
+}
+
+int kc_load(struct db *d, struct db_kc *kc, unsigned dbi, const char *key, size_t klen)
+{
+    kc_blank(kc, dbi, key, klen);
+    int rc = db_rget(d, STOR_CF_META, kc->mk.p, kc->mk.n, &kc->raw, &kc->rawn);
+    if (rc == ENC_ENOTFOUND)
+        return 0;
+    if (rc)
+        return rc;
+    rc = enc_meta_value_decode(kc->raw, kc->rawn, &kc->m);
+    if (rc)
+        return rc;
+    if (kc->m.expire_ms && kc->m.expire_ms <= stor_now_ms())
+        memset(&kc->m, 0, sizeof kc->m); /* expired reads as absent */
+    return 0;
+}
+
+void kc_free(struct db_kc *kc)
+{
+    dbb_free(&kc->mk);
+    dbb_free(&kc->sk);
+    free(kc->raw);
+    kc->raw = NULL;
+}
+
+int kc_want(const struct db_kc *kc, int type)
+{
+    if (kc->m.type == ENC_TYPE_NONE)
+        return ENC_ENOTFOUND;
+    return kc->m.type == type ? 0 : ENC_EWRONGTYPE;
+}
+
+int kc_open(struct db *d, struct db_kc *kc, unsigned dbi, const char *key, size_t klen,
+            int type)
+{
+    int rc = kc_load(d, kc, dbi, key, klen);
+    return rc ? rc : kc_want(kc, type);
+}
+
+void kc_fresh(struct db *d, struct db_kc *kc, int type)
+{
+    memset(&kc->m, 0, sizeof kc->m);
+    kc->m.type = (uint8_t)type;
+    if (type == ENC_TYPE_HASH)
+        kc->m.coding = d->o.hash_coding;
+    else if (type == ENC_TYPE_SET)
+        kc->m.coding = d->o.set_coding;
+    if (type != ENC_TYPE_STRING)
+        kc->m.version = db_version_next(d);
+    kc->m.head = kc->m.tail = ENC_LIST_MID;
+    kc->plen = 0;
+}
+
+int kc_open_write(struct db *d, struct db_kc *kc, unsigned dbi, const char *key, size_t klen,
+                  int type)
+{
+    int rc = kc_load(d, kc, dbi, key, klen);
+    if (rc)
+        return rc;
+    if (kc->m.type == ENC_TYPE_NONE) {
+        kc_fresh(d, kc, type);
+        kc->created = true;
+        return 0;
+    }
+    return kc->m.type == type ? 0 : ENC_EWRONGTYPE;
+}
+
+void kc_put_meta(struct db *d, struct db_kc *kc)
+{
+    char small[64];
+    size_t n = enc_meta_value_len(&kc->m);
+    char *buf = n <= sizeof small ? small : stor_xmalloc(n);
+    enc_meta_value(buf, &kc->m);
+    stor_batch_put(&d->b, STOR_CF_META, kc->mk.p, kc->mk.n, buf, n);
+    if (buf != small)
+        free(buf);
+}
+
+void kc_del_meta(struct db *d, struct db_kc *kc)
+{
+    stor_batch_del(&d->b, STOR_CF_META, kc->mk.p, kc->mk.n);
+}
+
+size_t kc_prefix_len(struct db_kc *kc)
+{
+    if (!kc->plen) {
+        kc->plen = enc_sub_prefix_len(kc->klen);
+        dbb_reserve(&kc->sk, kc->plen);
+        enc_sub_prefix(kc->sk.p, kc->dbi, kc->slot, kc->key, kc->klen, kc->m.version);
+    }
+    return kc->plen;
+}
+
+const char *kc_sub(struct db_kc *kc, const char *f, size_t fn, size_t *kn)
+{
+    kc->sk.n = kc_prefix_len(kc);
+    dbb_append(&kc->sk, f, fn);
+    *kn = kc->sk.n;
+    return kc->sk.p;
+}
+
+const char *kc_score(struct db_kc *kc, double score, const char *m, size_t mn, size_t *kn)
+{
+    char s8[8];
+    enc_score_put(s8, score);
+    kc->sk.n = kc_prefix_len(kc);
+    dbb_append(&kc->sk, s8, 8);
+    dbb_append(&kc->sk, m, mn);
+    *kn = kc->sk.n;
+    return kc->sk.p;
+}
+
+/* The smallest key greater than every key that starts with p: the prefix
+ * ends with the 8-byte version, so adding one to it (with carry) is enough. */
+static void prefix_successor(char *p, size_t n)
+{
+    for (size_t i = n; i-- > 0;) {
+        if ((unsigned char)p[i] != 0xff) {
+            p[i]++;
+            return;
+        }
+        p[i] = 0;
+    }
+}
+
+struct stor_it *kc_iter(struct db *d, struct db_kc *kc, int cf)
+{
+    size_t pl = kc_prefix_len(kc);
+    char small[160];
+    char *hi = pl <= sizeof small ? small : stor_xmalloc(pl);
+    memcpy(hi, kc->sk.p, pl);
+    prefix_successor(hi, pl);
+    struct stor_it *it = stor_it_create(d->s, cf, kc->sk.p, pl, hi, pl);
+    if (hi != small)
+        free(hi);
+    return it;
+}
+
+/* Counts live records of a BLIND collection, skipping those this operation
+ * has deleted already. stop_at_one: only tell empty from non-empty. */
+static int blind_count(struct db *d, struct db_kc *kc, bool stop_at_one, uint64_t *n)
+{
+    struct stor_it *it = kc_iter(d, kc, STOR_CF_SUB);
+    uint64_t c = 0;
+    for (stor_it_first(it); stor_it_valid(it); stor_it_next(it)) {
+        size_t kn;
+        const char *k = stor_it_key(it, &kn);
+        const char *bv;
+        size_t bn;
+        if (stor_batch_lookup(&d->b, STOR_CF_SUB, k, kn, &bv, &bn) == STOR_DELETED)
+            continue;
+        c++;
+        if (stop_at_one)
+            break;
+    }
+    int rc = stor_it_status(it);
+    stor_it_free(it);
+    *n = c;
+    return rc;
+}
+
+int kc_size(struct db *d, struct db_kc *kc, uint64_t *n)
+{
+    if (kc->m.type == ENC_TYPE_NONE) {
+        *n = 0;
+        return 0;
+    }
+    if (kc->m.coding == ENC_CODING_BLIND)
+        return blind_count(d, kc, false, n);
+    *n = kc->m.size;
+    return 0;
+}
+
+int kc_settle(struct db *d, struct db_kc *kc)
+{
+    if (kc->m.coding == ENC_CODING_BLIND) {
+        uint64_t n;
+        int rc = blind_count(d, kc, true, &n);
+        if (rc)
+            return rc;
+        if (n == 0)
+            kc_del_meta(d, kc);
+        return 0; /* a blind meta record has nothing to update */
+    }
+    if (kc->m.size == 0)
+        kc_del_meta(d, kc);
+    else
+        kc_put_meta(d, kc);
+    return 0;
+}
+
+/* ---- copying collections (RENAME, COPY) ---- */
+
+static void copy_cf(struct db *d, struct db_kc *src, struct db_kc *dst, int cf, int *rc)
+{
+    struct stor_it *it = kc_iter(d, src, cf);
+    for (stor_it_first(it); stor_it_valid(it); stor_it_next(it)) {
+        size_t kn, vn, sn;
+        const char *k = stor_it_key(it, &kn);
+        const char *v = stor_it_value(it, &vn);
+        const char *suffix = kc_suffix(src, k, kn, &sn);
+        size_t dkn;
+        const char *dk = kc_sub(dst, suffix, sn, &dkn);
+        stor_batch_put(&d->b, cf, dk, dkn, v, vn);
+    }
+    if (!*rc)
+        *rc = stor_it_status(it);
+    stor_it_free(it);
+}
+
+void db_copy_records(struct db *d, struct db_kc *src, struct db_kc *dst, int *rc)
+{
+    *rc = 0;
+    dst->m = src->m;
+    dst->m.value = NULL;
+    dst->m.vlen = 0;
+    if (src->m.type == ENC_TYPE_STRING) {
+        /* The string value lives in src's raw meta bytes: write it now. */
+        dst->m.value = src->m.value;
+        dst->m.vlen = src->m.vlen;
+        kc_put_meta(d, dst);
+        return;
+    }
+    dst->m.version = db_version_next(d);
+    dst->plen = 0;
+    copy_cf(d, src, dst, STOR_CF_SUB, rc);
+    if (src->m.type == ENC_TYPE_ZSET)
+        copy_cf(d, src, dst, STOR_CF_SCORE, rc);
+    kc_put_meta(d, dst);
+}
+
+/* ---- key space ---- */
+
+int db_type(struct db *d, unsigned dbi, const char *key, size_t klen, int *type)
+{
+    struct db_kc kc;
+    int rc = kc_load(d, &kc, dbi, key, klen);
+    *type = kc.m.type;
+    kc_free(&kc);
+    return rc;
+}
+
+int db_exists(struct db *d, unsigned dbi, const char *key, size_t klen)
+{
+    int type = 0;
+    int rc = db_type(d, dbi, key, klen, &type);
+    return rc ? rc : type != ENC_TYPE_NONE;
+}
+
+int db_del(struct db *d, unsigned dbi, const char *key, size_t klen)
+{
+    struct db_kc kc;
+    db_begin(d);
+    int rc = kc_load(d, &kc, dbi, key, klen);
+    if (rc == 0 && kc.m.type != ENC_TYPE_NONE) {
+        kc_del_meta(d, &kc);
+        rc = db_commit(d);
+        if (rc == 0)
+            rc = 1;
+    }
+    kc_free(&kc);
+    return rc;
+}
+
+int db_expire(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t when_ms,
+              int flags)
+{
+    struct db_kc kc;
+    db_begin(d);
+    int rc = kc_load(d, &kc, dbi, key, klen);
+    if (rc || kc.m.type == ENC_TYPE_NONE)
+        goto out;
+    uint64_t cur = kc.m.expire_ms;
+    /* No expiry is an infinite TTL: GT never beats it, LT always does. */
+    if ((flags & DB_EXP_NX) && cur)
+        goto out;
+    if ((flags & DB_EXP_XX) && !cur)
+        goto out;
+    if ((flags & DB_EXP_GT) && (!cur || when_ms <= cur))
+        goto out;
+    if ((flags & DB_EXP_LT) && cur && when_ms >= cur)
+        goto out;
+    if (when_ms <= stor_now_ms()) {
+        kc_del_meta(d, &kc);
+    } else {
+        kc.m.expire_ms = when_ms;
+        kc_put_meta(d, &kc);
+    }
+    rc = db_commit(d);
+    if (rc == 0)
+        rc = 1;
+out:
+    kc_free(&kc);
+    return rc;
+}
+
+int db_persist(struct db *d, unsigned dbi, const char *key, size_t klen)
+{
+    struct db_kc kc;
+    db_begin(d);
+    int rc = kc_load(d, &kc, dbi, key, klen);
+    if (rc == 0 && kc.m.type != ENC_TYPE_NONE && kc.m.expire_ms) {
+        kc.m.expire_ms = 0;
+        kc_put_meta(d, &kc);
+        rc = db_commit(d);
+        if (rc == 0)
+            rc = 1;
+    }
+    kc_free(&kc);
+    return rc;
+}
+
+int db_expiretime(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t *expire_ms)
+{
+    struct db_kc kc;
+    int rc = kc_load(d, &kc, dbi, key, klen);
+    if (rc == 0 && kc.m.type == ENC_TYPE_NONE)
+        rc = ENC_ENOTFOUND;
+    *expire_ms = kc.m.expire_ms;
+    kc_free(&kc);
+    return rc;
+}
+
+/* Shared by RENAME and COPY: src → dst, optionally keeping dst. */
+static int move_key(struct db *d, unsigned sdb, const char *src, size_t srcn, unsigned ddb,
+                    const char *dst, size_t dstn, int keep_dst, int delete_src)
+{
+    struct db_kc s, t;
+    db_begin(d);
+    int rc = kc_load(d, &s, sdb, src, srcn);
+    int rc2 = kc_load(d, &t, ddb, dst, dstn);
+    if (rc || (rc = rc2))
+        goto out;
+    if (s.m.type == ENC_TYPE_NONE) {
+        rc = ENC_ENOTFOUND;
+        goto out;
+    }
+    if (sdb == ddb && srcn == dstn && memcmp(src, dst, srcn) == 0) {
+        rc = keep_dst ? 0 : 1; /* RENAME k k: nothing to do */
+        goto out;
+    }
+    if (keep_dst && t.m.type != ENC_TYPE_NONE) {
+        rc = 0;
+        goto out;
+    }
+    db_copy_records(d, &s, &t, &rc);
+    if (rc)
+        goto out;
+    if (delete_src)
+        kc_del_meta(d, &s);
+    rc = db_commit(d);
+    if (rc == 0)
+        rc = 1;
+out:
+    kc_free(&s);
+    kc_free(&t);
+    return rc;
+}
+
+int db_rename(struct db *d, unsigned dbi, const char *src, size_t srcn, const char *dst,
+              size_t dstn, int nx)
+{
+    return move_key(d, dbi, src, srcn, dbi, dst, dstn, nx, 1);
+}
+
+int db_copy(struct db *d, unsigned sdb, const char *src, size_t srcn, unsigned ddb,
+            const char *dst, size_t dstn, int replace)
+{
+    return move_key(d, sdb, src, srcn, ddb, dst, dstn, !replace, 0);
+}
+
+/* [db|0000, db|4000): every record of one database in every column family,
+ * since slots stay below 0x4000. */
+static void db_range(unsigned dbi, char lo[3], char hi[3])
+{
+    lo[0] = (char)dbi;
+    lo[1] = lo[2] = 0;
+    hi[0] = (char)dbi;
+    hi[1] = (char)(ENC_SLOTS >> 8);
+    hi[2] = 0;
+}
+
+int db_scan(struct db *d, unsigned dbi, const char *cursor, size_t cn, const char *pat,
+            size_t patn, int type, uint64_t count, struct db_vec *out, char **next,
+            size_t *nextn)
+{
+    char lo[3], hi[3];
+    db_range(dbi, lo, hi);
+    struct stor_it *it = stor_it_create(d->s, STOR_CF_META, lo, 3, hi, 3);
+    struct db_buf start;
+    dbb_init(&start);
+    if (cursor) {
+        dbb_reserve(&start, enc_meta_key_len(cn));
+        start.n = enc_meta_key(start.p, dbi, enc_slot(cursor, cn), cursor, cn);
+        stor_it_seek(it, start.p, start.n);
+        size_t kn;
+        if (stor_it_valid(it)) {
+            const char *k = stor_it_key(it, &kn);
+            if (kn == start.n && memcmp(k, start.p, kn) == 0)
+                stor_it_next(it);
+        }
+    } else {
+        stor_it_first(it);
+    }
+    uint64_t now = stor_now_ms(), seen = 0;
+    *next = NULL;
+    *nextn = 0;
+    if (count == 0)
+        count = 10;
+    for (; stor_it_valid(it); stor_it_next(it)) {
+        size_t kn, vn, ukn;
+        const char *k = stor_it_key(it, &kn);
+        const char *v = stor_it_value(it, &vn);
+        const char *uk;
+        unsigned kdb;
+        uint16_t slot;
+        uint8_t t;
+        uint64_t exp;
+        if (enc_meta_key_decode(k, kn, &kdb, &slot, &uk, &ukn) || enc_meta_peek(v, vn, &t, &exp))
+            continue;
+        bool live = !exp || exp > now;
+        if (live && (!type || t == type) && (!pat || db_glob_match(pat, patn, uk, ukn, 0)))
+            db_vec_push(out, uk, ukn, 0);
+        if (++seen >= count) {
+            char *last = stor_xmemdup(uk, ukn); /* uk dies with the next move */
+            stor_it_next(it);
+            if (stor_it_valid(it)) {
+                *next = last;
+                *nextn = ukn;
+            } else {
+                free(last);
+            }
+            break;
+        }
+    }
+    int rc = stor_it_status(it);
+    stor_it_free(it);
+    dbb_free(&start);
+    if (rc) {
+        free(*next);
+        *next = NULL;
+    }
+    return rc;
+}
+
+int db_randomkey(struct db *d, unsigned dbi, char **key, size_t *klen)
+{
+    char lo[3], hi[3];
+    db_range(dbi, lo, hi);
+    struct stor_it *it = stor_it_create(d->s, STOR_CF_META, lo, 3, hi, 3);
+    char start[3];
+    start[0] = (char)dbi;
+    enc_put_u16(start + 1, (uint16_t)(db_rand(d) % ENC_SLOTS));
+    stor_it_seek(it, start, 3);
+    uint64_t now = stor_now_ms();
+    int rc = ENC_ENOTFOUND;
+    /* From a random slot forward, wrapping once; skip expired records. */
+    for (int pass = 0; pass < 2 && rc == ENC_ENOTFOUND; pass++) {
+        if (pass == 1)
+            stor_it_first(it);
+        for (; stor_it_valid(it); stor_it_next(it)) {
+            size_t kn, vn, ukn;
+            const char *k = stor_it_key(it, &kn);
+            const char *v = stor_it_value(it, &vn);
+            const char *uk;
+            unsigned kdb;
+            uint16_t slot;
+            uint8_t t;
+            uint64_t exp;
+            if (enc_meta_key_decode(k, kn, &kdb, &slot, &uk, &ukn) ||
+                enc_meta_peek(v, vn, &t, &exp) || (exp && exp <= now))
+                continue;
+            *key = stor_xmemdup(uk, ukn);
+            *klen = ukn;
+            rc = 0;
+            break;
+        }
+    }
+    int st = stor_it_status(it);
+    stor_it_free(it);
+    if (st && rc == 0) {
+        free(*key);
+        *key = NULL;
+    }
+    return st ? st : rc;
+}
+
+int db_dbsize(struct db *d, unsigned dbi, uint64_t *n)
+{
+    char lo[3], hi[3];
+    db_range(dbi, lo, hi);
+    struct stor_it *it = stor_it_create(d->s, STOR_CF_META, lo, 3, hi, 3);
+    uint64_t now = stor_now_ms(), c = 0;
+    for (stor_it_first(it); stor_it_valid(it); stor_it_next(it)) {
+        size_t vn;
+        const char *v = stor_it_value(it, &vn);
+        uint8_t t;
+        uint64_t exp;
+        if (enc_meta_peek(v, vn, &t, &exp) == 0 && (!exp || exp > now))
+            c++;
+    }
+    int rc = stor_it_status(it);
+    stor_it_free(it);
+    *n = c;
+    return rc;
+}
+
+static int flush_range(struct db *d, unsigned lodb, unsigned hidb)
+{
+    char lo[3], hi[3], unused[3];
+    db_range(lodb, lo, unused);
+    db_range(hidb, unused, hi);
+    db_begin(d);
+    for (int cf = 0; cf < STOR_CF_COUNT; cf++)
+        stor_batch_del_range(&d->b, cf, lo, 3, hi, 3);
+    return db_commit(d);
+}
+
+int db_flushdb(struct db *d, unsigned dbi)
+{
+    return flush_range(d, dbi, dbi);
+}
+
+int db_flushall(struct db *d)
+{
+    return flush_range(d, 0, ENC_DB_MAX);
+}
+
+int db_keyinfo(struct db *d, unsigned dbi, const char *key, size_t klen, struct db_keyinfo *ki)
+{
+    struct db_kc kc;
+    memset(ki, 0, sizeof *ki);
+    int rc = kc_load(d, &kc, dbi, key, klen);
+    if (rc == 0 && kc.m.type == ENC_TYPE_NONE)
+        rc = ENC_ENOTFOUND;
+    if (rc == 0) {
+        ki->type = kc.m.type;
+        ki->coding = kc.m.coding;
+        ki->expire_ms = kc.m.expire_ms;
+        if (kc.m.type == ENC_TYPE_STRING)
+            ki->size = kc.m.vlen;
+        else
+            rc = kc_size(d, &kc, &ki->size);
+    }
+    kc_free(&kc);
+    return rc;
+}
+
+/* ---- sampling ---- */
+
+void db_sample(struct db *d, const struct db_vec *all, size_t stride, int64_t count,
+               struct db_vec *out)
+{
+    size_t n = all->n / stride;
+    if (n == 0 || count == 0)
+        return;
+    if (count < 0) {
+        /* With repetition: |count| independent picks. */
+        uint64_t want = count == INT64_MIN ? (uint64_t)INT64_MAX + 1 : (uint64_t)-count;
+        for (uint64_t i = 0; i < want; i++) {
+            size_t e = (size_t)(db_rand(d) % n) * stride;
+            for (size_t j = 0; j < stride; j++)
+                db_vec_push(out, db_vec_ptr(all, e + j), db_vec_len(all, e + j),
+                            all->items[e + j].score);
+        }
+        return;
+    }
+    /* Distinct: a partial Fisher-Yates shuffle over element indexes. */
+    size_t want = (uint64_t)count < n ? (size_t)count : n;
+    size_t *idx = stor_xmalloc(n * sizeof *idx);
+    for (size_t i = 0; i < n; i++)
+        idx[i] = i;
+    for (size_t i = 0; i < want; i++) {
+        size_t j = i + (size_t)(db_rand(d) % (n - i));
+        size_t t = idx[i];
+        idx[i] = idx[j];
+        idx[j] = t;
+        size_t e = idx[i] * stride;
+        for (size_t k = 0; k < stride; k++)
+            db_vec_push(out, db_vec_ptr(all, e + k), db_vec_len(all, e + k),
+                        all->items[e + k].score);
+    }
+    free(idx);
+}
+
+/* ---- HSCAN / SSCAN / ZSCAN ---- */
+
+int db_cscan(struct db *d, unsigned dbi, const char *key, size_t klen, int type,
+             const char *cursor, size_t cn, const char *pat, size_t patn, uint64_t count,
+             struct db_vec *out, char **next, size_t *nextn)
+{
+    struct db_kc kc;
+    *next = NULL;
+    *nextn = 0;
+    int rc = kc_open(d, &kc, dbi, key, klen, type);
+    if (rc) {
+        kc_free(&kc);
+        return rc == ENC_ENOTFOUND ? 0 : rc;
+    }
+    struct stor_it *it = kc_iter(d, &kc, STOR_CF_SUB);
+    if (cursor) {
+        size_t kn;
+        const char *k = kc_sub(&kc, cursor, cn, &kn);
+        stor_it_seek(it, k, kn);
+        size_t ikn;
+        if (stor_it_valid(it)) {
+            const char *ik = stor_it_key(it, &ikn);
+            if (ikn == kn && memcmp(ik, k, kn) == 0)
+                stor_it_next(it);
+        }
+    } else {
+        stor_it_first(it);
+    }
+    if (count == 0)
+        count = 10;
+    uint64_t seen = 0;
+    for (; stor_it_valid(it); stor_it_next(it)) {
+        size_t kn, vn, fn;
+        const char *k = stor_it_key(it, &kn);
+        const char *v = stor_it_value(it, &vn);
+        const char *f = kc_suffix(&kc, k, kn, &fn);
+        if (!pat || db_glob_match(pat, patn, f, fn, 0)) {
+            db_vec_push(out, f, fn, 0);
+            if (type == ENC_TYPE_HASH) {
+                db_vec_push(out, v, vn, 0);
+            } else if (type == ENC_TYPE_ZSET && vn == 8) {
+                char sbuf[64];
+                double sc = enc_score_get(v);
+                db_vec_push(out, sbuf, db_d2str(sbuf, sizeof sbuf, sc), sc);
+            }
+        }
+        if (++seen >= count) {
+            char *last = stor_xmemdup(f, fn); /* f dies with the next move */
+            stor_it_next(it);
+            if (stor_it_valid(it)) {
+                *next = last;
+                *nextn = fn;
+            } else {
+                free(last);
+            }
+            break;
+        }
+    }
+    rc = stor_it_status(it);
+    stor_it_free(it);
+    kc_free(&kc);
+    if (rc) {
+        free(*next);
+        *next = NULL;
+    }
+    return rc;
+}

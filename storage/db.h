@@ -1,0 +1,369 @@
+/*
+ * db — the five Redis types on the storage engine.
+ *
+ * Layer: above stor_ and enc_, below the daemon's commands. A command handler
+ * parses its arguments, calls one function here, and builds its reply from
+ * the result; it never builds a storage key.
+ *
+ * Every operation reads through stor_get()/stor_it and its own pending writes,
+ * collects its writes in one record set and commits it once: an operation is
+ * all or nothing. A struct db is used by one thread at a time (the daemon's
+ * executor); it holds that record set.
+ *
+ * Conventions
+ *  - Keys are (dbi, key, klen): database number 0..255 and the user key bytes.
+ *  - Return values: 0 or a positive count/flag as documented, ENC_ENOTFOUND
+ *    (key or field absent, when that is not a normal answer), ENC_EWRONGTYPE,
+ *    the number errors of enc_err.h, or a storage error (ENC_ESTORAGE,
+ *    ENC_ENOSPC, ENC_ECORRUPT; text in stor_errmsg()).
+ *  - Returned single values (char **v) are malloc'd; the caller free()s them.
+ *    Multi-value results go into a caller-initialised struct db_vec.
+ *  - Expiry times are absolute Unix milliseconds; 0 means none. Expired keys
+ *    read as absent everywhere.
+ *  - Empty collections never exist: removing the last element removes the key.
+ */
+#ifndef SHMKV_DB_H
+#define SHMKV_DB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "enc.h"
+#include "stor.h"
+
+/* A byte string argument. */
+struct db_str {
+    const char *p;
+    size_t n;
+};
+
+/* A growable list of byte strings, each with an optional score; the result
+ * type of every multi-value read. An item may be nil (HMGET of an absent
+ * field). Strings live in one arena: pointers from db_vec_ptr() stay valid
+ * until the vec changes. */
+struct db_vitem {
+    size_t off, len; /* len == DB_NIL: a nil item */
+    double score;
+};
+struct db_vec {
+    struct db_vitem *items;
+    size_t n, cap;
+    char *buf;
+    size_t used, capbuf;
+};
+#define DB_NIL ((size_t)-1)
+
+void db_vec_init(struct db_vec *v);
+void db_vec_destroy(struct db_vec *v); /* frees; v may be re-inited */
+void db_vec_clear(struct db_vec *v);
+void db_vec_push(struct db_vec *v, const char *p, size_t n, double score);
+void db_vec_push_nil(struct db_vec *v);
+static inline const char *db_vec_ptr(const struct db_vec *v, size_t i)
+{
+    return v->buf + v->items[i].off;
+}
+static inline size_t db_vec_len(const struct db_vec *v, size_t i)
+{
+    return v->items[i].len;
+}
+
+/* ---- handle ---- */
+
+struct db_opts {
+    uint8_t hash_coding;   /* enum enc_coding for new hashes */
+    uint8_t set_coding;    /* enum enc_coding for new sets */
+    uint64_t max_string;   /* APPEND/SETRANGE limit (0: 512 MiB, Redis's default) */
+};
+
+struct db {
+    struct stor *s;
+    struct db_opts o;
+    struct stor_batch b; /* the record set of the operation in progress */
+    uint64_t last_version;
+    uint32_t counter;
+    uint64_t rng;
+    uint64_t last_commit_ops; /* records in the last committed record set */
+};
+
+/* Binds a type layer to an open engine. The caller keeps ownership of s.
+ * Returns 0 (it cannot fail today; the int is for future checks). */
+int db_init(struct db *d, struct stor *s, const struct db_opts *o);
+void db_destroy(struct db *d);
+
+/* A fresh collection version: (ms << 11) | counter, strictly increasing for
+ * this handle even when the clock stalls or steps back. */
+uint64_t db_version_next(struct db *d);
+
+/* ---- keys ---- */
+
+/* *type = enum enc_type, ENC_TYPE_NONE when absent. */
+int db_type(struct db *d, unsigned dbi, const char *key, size_t klen, int *type);
+/* 1 present, 0 absent. */
+int db_exists(struct db *d, unsigned dbi, const char *key, size_t klen);
+/* Deletes any type in O(1). 1 deleted, 0 absent. */
+int db_del(struct db *d, unsigned dbi, const char *key, size_t klen);
+
+enum { DB_EXP_NX = 1, DB_EXP_XX = 2, DB_EXP_GT = 4, DB_EXP_LT = 8 };
+/* Sets the expiry to when_ms, subject to NX/XX/GT/LT (a key without expiry
+ * counts as infinite TTL). A time not in the future deletes the key.
+ * 1 applied, 0 not (absent key or condition false). */
+int db_expire(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t when_ms,
+              int flags);
+/* 1 removed an expiry, 0 key absent or had none. */
+int db_persist(struct db *d, unsigned dbi, const char *key, size_t klen);
+/* *expire_ms = absolute expiry or 0 for none; ENC_ENOTFOUND when absent. */
+int db_expiretime(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t *expire_ms);
+/* Moves src to dst (replacing dst unless nx), keeping the expiry. 1 done,
+ * 0 nx and dst exists, ENC_ENOTFOUND src absent. O(size of src). */
+int db_rename(struct db *d, unsigned dbi, const char *src, size_t srcn, const char *dst,
+              size_t dstn, int nx);
+/* Copies src (db sdb) to dst (db ddb). 1 copied, 0 dst exists and !replace,
+ * ENC_ENOTFOUND src absent. */
+int db_copy(struct db *d, unsigned sdb, const char *src, size_t srcn, unsigned ddb,
+            const char *dst, size_t dstn, int replace);
+
+/* One step of a cursor scan over db dbi's keys, in (slot, key) order.
+ * cursor/cn: the key to continue after (NULL to start). pattern may be NULL;
+ * type filters by enum enc_type (0: any). Looks at about count keys, appends
+ * matches to out, and returns in *next (malloc'd) the key to continue after,
+ * or NULL when the scan is complete. */
+int db_scan(struct db *d, unsigned dbi, const char *cursor, size_t cn, const char *pat,
+            size_t patn, int type, uint64_t count, struct db_vec *out, char **next,
+            size_t *nextn);
+/* A key chosen at random (not uniformly), ENC_ENOTFOUND if db is empty. */
+int db_randomkey(struct db *d, unsigned dbi, char **key, size_t *klen);
+/* Live keys of one db, counted by scan: O(keys). */
+int db_dbsize(struct db *d, unsigned dbi, uint64_t *n);
+/* O(1) range deletes of every record of db dbi, or of all dbs. */
+int db_flushdb(struct db *d, unsigned dbi);
+int db_flushall(struct db *d);
+
+/* What OBJECT and INFO want to know about one key. */
+struct db_keyinfo {
+    int type;       /* enum enc_type */
+    int coding;     /* enum enc_coding */
+    uint64_t size;  /* string length, or collection size (counted by scan if blind) */
+    uint64_t expire_ms;
+};
+int db_keyinfo(struct db *d, unsigned dbi, const char *key, size_t klen, struct db_keyinfo *ki);
+
+/* ---- strings ---- */
+
+int db_get(struct db *d, unsigned dbi, const char *key, size_t klen, char **v, size_t *vn);
+
+enum { DB_SET_NX = 1, DB_SET_XX = 2, DB_SET_KEEPTTL = 4, DB_SET_GET = 8 };
+/* SET with its options. expire_ms applies unless KEEPTTL. With GET, *old
+ * receives the previous value (NULL if none) and a non-string key is
+ * ENC_EWRONGTYPE with nothing written; without GET, any type is replaced.
+ * 1 written, 0 NX/XX refused. */
+int db_set(struct db *d, unsigned dbi, const char *key, size_t klen, const char *v, size_t vn,
+           uint64_t expire_ms, int flags, char **old, size_t *oldn);
+int db_getdel(struct db *d, unsigned dbi, const char *key, size_t klen, char **v, size_t *vn);
+enum { DB_GETEX_KEEP = 0, DB_GETEX_SET = 1, DB_GETEX_PERSIST = 2 };
+int db_getex(struct db *d, unsigned dbi, const char *key, size_t klen, int mode,
+             uint64_t expire_ms, char **v, size_t *vn);
+/* kv: 2*npairs strings, key then value. nx: MSETNX (all or none).
+ * 1 written, 0 nx and some key existed. */
+int db_mset(struct db *d, unsigned dbi, const struct db_str *kv, size_t npairs, int nx);
+int db_append(struct db *d, unsigned dbi, const char *key, size_t klen, const char *v, size_t vn,
+              uint64_t *newlen);
+/* 0 with *len = 0 when absent. */
+int db_strlen(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t *len);
+int db_incrby(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t delta,
+              int64_t *out);
+/* The new value is written as Redis does (%.17Lf, trailing zeros cut) into
+ * out (at least DB_LDSTR_MAX bytes); *outn its length. */
+#define DB_LDSTR_MAX 5120
+int db_incrbyfloat(struct db *d, unsigned dbi, const char *key, size_t klen, long double delta,
+                   char *out, size_t *outn);
+/* Redis GETRANGE: inclusive, negative offsets from the end. An empty result
+ * is *v = malloc'd empty string. */
+int db_getrange(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t start,
+                int64_t end, char **v, size_t *vn);
+int db_setrange(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t off,
+                const char *v, size_t vn, uint64_t *newlen);
+
+/* ---- hashes ---- */
+
+/* fv: 2*npairs strings. nx: HSETNX semantics (set only absent fields).
+ * *added: fields created (BLIND hashes: fields given, deduplicated). */
+int db_hset(struct db *d, unsigned dbi, const char *key, size_t klen, const struct db_str *fv,
+            size_t npairs, int nx, uint64_t *added);
+/* ENC_ENOTFOUND when the key or field is absent. */
+int db_hget(struct db *d, unsigned dbi, const char *key, size_t klen, const char *f, size_t fn,
+            char **v, size_t *vn);
+/* One item per field, nil where absent (all nil for an absent key). */
+int db_hmget(struct db *d, unsigned dbi, const char *key, size_t klen, const struct db_str *f,
+             size_t n, struct db_vec *out);
+int db_hdel(struct db *d, unsigned dbi, const char *key, size_t klen, const struct db_str *f,
+            size_t n, uint64_t *removed);
+int db_hlen(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t *n);
+int db_hexists(struct db *d, unsigned dbi, const char *key, size_t klen, const char *f,
+               size_t fn);
+int db_hstrlen(struct db *d, unsigned dbi, const char *key, size_t klen, const char *f,
+               size_t fn, uint64_t *n);
+enum { DB_H_FIELDS = 1, DB_H_VALUES = 2, DB_H_BOTH = 3 };
+/* Fields and/or values in field byte order (pairs when DB_H_BOTH). */
+int db_hgetall(struct db *d, unsigned dbi, const char *key, size_t klen, int what,
+               struct db_vec *out);
+int db_hincrby(struct db *d, unsigned dbi, const char *key, size_t klen, const char *f,
+               size_t fn, int64_t delta, int64_t *out);
+int db_hincrbyfloat(struct db *d, unsigned dbi, const char *key, size_t klen, const char *f,
+                    size_t fn, long double delta, char *out, size_t *outn);
+/* HRANDFIELD with a count: count > 0 distinct fields (at most all), count < 0
+ * |count| fields with repetition. Pairs when withvalues. */
+int db_hrandfield(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t count,
+                  int withvalues, struct db_vec *out);
+
+/* HSCAN/SSCAN/ZSCAN: like db_scan, over one collection. Items: field,value
+ * pairs (hash), members (set), member,score-string pairs (zset). */
+int db_cscan(struct db *d, unsigned dbi, const char *key, size_t klen, int type,
+             const char *cursor, size_t cn, const char *pat, size_t patn, uint64_t count,
+             struct db_vec *out, char **next, size_t *nextn);
+
+/* ---- sets ---- */
+
+int db_sadd(struct db *d, unsigned dbi, const char *key, size_t klen, const struct db_str *m,
+            size_t n, uint64_t *added);
+int db_srem(struct db *d, unsigned dbi, const char *key, size_t klen, const struct db_str *m,
+            size_t n, uint64_t *removed);
+int db_smembers(struct db *d, unsigned dbi, const char *key, size_t klen, struct db_vec *out);
+int db_sismember(struct db *d, unsigned dbi, const char *key, size_t klen, const char *m,
+                 size_t mn);
+int db_scard(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t *n);
+/* Removes and returns up to count random members. */
+int db_spop(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t count,
+            struct db_vec *out);
+/* count > 0 distinct, count < 0 with repetition (as HRANDFIELD). */
+int db_srandmember(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t count,
+                   struct db_vec *out);
+/* 1 moved, 0 not a member of src. */
+int db_smove(struct db *d, unsigned dbi, const char *src, size_t srcn, const char *dst,
+             size_t dstn, const char *m, size_t mn);
+enum { DB_SINTER = 1, DB_SUNION = 2, DB_SDIFF = 3 };
+/* Set algebra over keys (absent keys are empty sets). limit: stop after that
+ * many results (0: no limit; SINTERCARD). Results in byte order. */
+int db_setop(struct db *d, unsigned dbi, int op, const struct db_str *keys, size_t nkeys,
+             uint64_t limit, struct db_vec *out);
+/* The same, stored into dst (replacing it; an empty result deletes dst). */
+int db_setop_store(struct db *d, unsigned dbi, int op, const char *dst, size_t dstn,
+                   const struct db_str *keys, size_t nkeys, uint64_t *card);
+
+/* ---- sorted sets ---- */
+
+enum {
+    DB_ZADD_NX = 1,
+    DB_ZADD_XX = 2,
+    DB_ZADD_GT = 4,
+    DB_ZADD_LT = 8,
+    DB_ZADD_CH = 16,
+    DB_ZADD_INCR = 32,
+};
+/* ZADD. *count: added members (or added+changed with CH). With INCR (n must
+ * be 1): *incr_out receives the new score and the return is 1, or 0 when
+ * NX/XX/GT/LT refused (Redis replies nil). ENC_EZNAN when INCR makes NaN. */
+int db_zadd(struct db *d, unsigned dbi, const char *key, size_t klen, const double *scores,
+            const struct db_str *m, size_t n, int flags, uint64_t *count, double *incr_out);
+int db_zrem(struct db *d, unsigned dbi, const char *key, size_t klen, const struct db_str *m,
+            size_t n, uint64_t *removed);
+/* ENC_ENOTFOUND when key or member is absent. */
+int db_zscore(struct db *d, unsigned dbi, const char *key, size_t klen, const char *m,
+              size_t mn, double *score);
+int db_zcard(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t *n);
+
+enum { DB_ZBY_RANK = 0, DB_ZBY_SCORE = 1, DB_ZBY_LEX = 2 };
+/* A lex bound: inf = -1 for "-", +1 for "+", 0 for a member (ex: exclusive). */
+struct db_lexb {
+    int inf, ex;
+    struct db_str v;
+};
+/* A range over a sorted set, as the ZRANGE family spells it. For every kind
+ * min/max (score, lex) are the low and high ends, whatever rev says; rank
+ * start/stop index the result order (reversed when rev). */
+struct db_zspec {
+    int by, rev;
+    int64_t start, stop;
+    double min, max;
+    int minex, maxex;
+    struct db_lexb lmin, lmax;
+    int64_t offset, limit; /* LIMIT; limit < 0: no limit */
+};
+/* Members in range, each with its score. */
+int db_zrange(struct db *d, unsigned dbi, const char *key, size_t klen,
+              const struct db_zspec *sp, struct db_vec *out);
+/* ZRANGESTORE: the range of src stored into dst; *n its size. */
+int db_zrangestore(struct db *d, unsigned dbi, const char *dst, size_t dstn, const char *src,
+                   size_t srcn, const struct db_zspec *sp, uint64_t *n);
+/* ZCOUNT (BY_SCORE) / ZLEXCOUNT (BY_LEX). */
+int db_zcount(struct db *d, unsigned dbi, const char *key, size_t klen,
+              const struct db_zspec *sp, uint64_t *n);
+/* ENC_ENOTFOUND when key or member is absent. */
+int db_zrank(struct db *d, unsigned dbi, const char *key, size_t klen, const char *m,
+             size_t mn, int rev, uint64_t *rank);
+/* ZREMRANGEBYRANK/SCORE/LEX. */
+int db_zremrange(struct db *d, unsigned dbi, const char *key, size_t klen,
+                 const struct db_zspec *sp, uint64_t *removed);
+/* ZPOPMIN (max = 0) / ZPOPMAX: up to count members with scores. */
+int db_zpop(struct db *d, unsigned dbi, const char *key, size_t klen, int max, uint64_t count,
+            struct db_vec *out);
+int db_zrandmember(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t count,
+                   struct db_vec *out);
+enum { DB_ZUNION = 1, DB_ZINTER = 2, DB_ZDIFF = 3 };
+enum { DB_AGG_SUM = 0, DB_AGG_MIN = 1, DB_AGG_MAX = 2 };
+/* ZUNION/ZINTER/ZDIFF over sorted sets and sets (a set member scores 1).
+ * weights may be NULL (all 1). Result ordered by score, then member. */
+int db_zsetop(struct db *d, unsigned dbi, int op, const struct db_str *keys, size_t nkeys,
+              const double *weights, int agg, struct db_vec *out);
+int db_zsetop_store(struct db *d, unsigned dbi, int op, const char *dst, size_t dstn,
+                    const struct db_str *keys, size_t nkeys, const double *weights, int agg,
+                    uint64_t *card);
+
+/* ---- lists ---- */
+
+/* LPUSH/RPUSH (left = 1/0); xx: LPUSHX/RPUSHX. *len: the new length (0 when
+ * xx and absent). */
+int db_push(struct db *d, unsigned dbi, const char *key, size_t klen, int left,
+            const struct db_str *v, size_t n, int xx, uint64_t *len);
+/* Pops up to count elements from one end. ENC_ENOTFOUND when absent. */
+int db_pop(struct db *d, unsigned dbi, const char *key, size_t klen, int left, uint64_t count,
+           struct db_vec *out);
+int db_llen(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t *n);
+int db_lrange(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t start,
+              int64_t stop, struct db_vec *out);
+/* ENC_ENOTFOUND when absent or out of range. */
+int db_lindex(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t idx, char **v,
+              size_t *vn);
+/* ENC_ENOTFOUND: no such key; ENC_ERANGE: index out of range. */
+int db_lset(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t idx,
+            const char *v, size_t vn);
+int db_lrem(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t count,
+            const char *v, size_t vn, uint64_t *removed);
+/* *len: new length, -1 pivot not found, 0 key absent. */
+int db_linsert(struct db *d, unsigned dbi, const char *key, size_t klen, int before,
+               const char *pivot, size_t pn, const char *v, size_t vn, int64_t *len);
+int db_ltrim(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t start,
+             int64_t stop);
+/* LPOS: positions of elem. rank != 0 (negative: from the tail), count 0 =
+ * all, maxlen 0 = whole list. *pos is malloc'd (NULL when none). */
+int db_lpos(struct db *d, unsigned dbi, const char *key, size_t klen, const char *e, size_t en,
+            int64_t rank, uint64_t count, uint64_t maxlen, int64_t **pos, size_t *npos);
+/* LMOVE/RPOPLPUSH. ENC_ENOTFOUND when src is absent. */
+int db_lmove(struct db *d, unsigned dbi, const char *src, size_t srcn, const char *dst,
+             size_t dstn, int from_left, int to_left, char **v, size_t *vn);
+
+/* ---- helpers shared with the daemon ---- */
+
+/* Redis glob matching (*, ?, [abc], [^a-z], \x), optionally case-folded. */
+int db_glob_match(const char *pat, size_t patn, const char *s, size_t sn, int nocase);
+/* Redis's strict integer parse: no spaces, no '+', no leading zeros. 0 or
+ * ENC_ENOTINT. */
+int db_str2ll(const char *s, size_t n, int64_t *out);
+/* Redis's long double parse for INCRBYFLOAT: 0 or ENC_ENOTFLOAT. */
+int db_str2ld(const char *s, size_t n, long double *out);
+/* Formats as Redis's human long double (%.17Lf without trailing zeros).
+ * Returns the length written into out (cap >= DB_LDSTR_MAX). */
+size_t db_ld2str(char *out, size_t cap, long double v);
+/* Formats a score as Redis 7.0 replies do (%.17g; inf, -inf). */
+size_t db_d2str(char *out, size_t cap, double v);
+
+#endif

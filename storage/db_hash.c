@@ -1,0 +1,312 @@
+/*
+ * db_hash — Redis hashes: one sub record per field (value = field value),
+ * under the hash's current version. COUNTED hashes keep their size in the
+ * meta record; BLIND ones never read before HSET and count by scan.
+ */
+#include "db_int.h"
+
+#include <math.h>
+#include <stdio.h>
+
+int db_hset(struct db *d, unsigned dbi, const char *key, size_t klen, const struct db_str *fv,
+            size_t npairs, int nx, uint64_t *added)
+{
+    struct db_kc kc;
+    db_begin(d);
+    *added = 0;
+    int rc = kc_open_write(d, &kc, dbi, key, klen, ENC_TYPE_HASH);
+    if (rc)
+        goto out;
+    bool blind = kc.m.coding == ENC_CODING_BLIND;
+    for (size_t i = 0; i < npairs; i++) {
+        size_t kn;
+        const char *k = kc_sub(&kc, fv[2 * i].p, fv[2 * i].n, &kn);
+        int had;
+        if (blind && !nx) {
+            /* Count a field new unless this command already wrote it. */
+            const char *bv;
+            size_t bn;
+            had = stor_batch_lookup(&d->b, STOR_CF_SUB, k, kn, &bv, &bn) == STOR_PUT;
+        } else if ((had = db_rhas(d, STOR_CF_SUB, k, kn)) < 0) {
+            rc = had;
+            goto out;
+        }
+        if (had && nx)
+            continue;
+        if (!had) {
+            (*added)++;
+            kc.m.size++;
+        }
+        stor_batch_put(&d->b, STOR_CF_SUB, k, kn, fv[2 * i + 1].p, fv[2 * i + 1].n);
+    }
+    if (blind)
+        kc.m.size = 0;
+    if (d->b.nops && (kc.created || (!blind && *added)))
+        kc_put_meta(d, &kc);
+    rc = db_commit(d);
+out:
+    kc_free(&kc);
+    return rc;
+}
+
+int db_hget(struct db *d, unsigned dbi, const char *key, size_t klen, const char *f, size_t fn,
+            char **v, size_t *vn)
+{
+    struct db_kc kc;
+    int rc = kc_open(d, &kc, dbi, key, klen, ENC_TYPE_HASH);
+    if (rc == 0) {
+        size_t kn;
+        const char *k = kc_sub(&kc, f, fn, &kn);
+        rc = db_rget(d, STOR_CF_SUB, k, kn, v, vn);
+    }
+    kc_free(&kc);
+    return rc;
+}
+
+int db_hmget(struct db *d, unsigned dbi, const char *key, size_t klen, const struct db_str *f,
+             size_t n, struct db_vec *out)
+{
+    struct db_kc kc;
+    int rc = kc_open(d, &kc, dbi, key, klen, ENC_TYPE_HASH);
+    for (size_t i = 0; i < n && (rc == 0 || rc == ENC_ENOTFOUND); i++) {
+        if (rc == ENC_ENOTFOUND) {
+            db_vec_push_nil(out);
+            continue;
+        }
+        size_t kn, vn;
+        char *v;
+        const char *k = kc_sub(&kc, f[i].p, f[i].n, &kn);
+        int r = db_rget(d, STOR_CF_SUB, k, kn, &v, &vn);
+        if (r == ENC_ENOTFOUND) {
+            db_vec_push_nil(out);
+        } else if (r) {
+            rc = r;
+        } else {
+            db_vec_push(out, v, vn, 0);
+            free(v);
+        }
+    }
+    kc_free(&kc);
+    return rc == ENC_ENOTFOUND ? 0 : rc;
+}
+
+int db_remove_members(struct db *d, unsigned dbi, const char *key, size_t klen, int type,
+                      const struct db_str *f, size_t n, uint64_t *removed)
+{
+    struct db_kc kc;
+    db_begin(d);
+    *removed = 0;
+    int rc = kc_open(d, &kc, dbi, key, klen, type);
+    if (rc == ENC_ENOTFOUND) {
+        rc = 0;
+        goto out;
+    }
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        size_t kn;
+        const char *k = kc_sub(&kc, f[i].p, f[i].n, &kn);
+        int had = db_rhas(d, STOR_CF_SUB, k, kn);
+        if (had < 0) {
+            rc = had;
+        } else if (had) {
+            stor_batch_del(&d->b, STOR_CF_SUB, k, kn);
+            (*removed)++;
+            kc.m.size--;
+        }
+    }
+    if (rc == 0 && *removed) {
+        rc = kc_settle(d, &kc);
+        if (rc == 0)
+            rc = db_commit(d);
+    }
+out:
+    kc_free(&kc);
+    return rc;
+}
+
+int db_hdel(struct db *d, unsigned dbi, const char *key, size_t klen, const struct db_str *f,
+            size_t n, uint64_t *removed)
+{
+    return db_remove_members(d, dbi, key, klen, ENC_TYPE_HASH, f, n, removed);
+}
+
+int db_coll_size(struct db *d, unsigned dbi, const char *key, size_t klen, int type,
+                 uint64_t *n)
+{
+    struct db_kc kc;
+    *n = 0;
+    int rc = kc_open(d, &kc, dbi, key, klen, type);
+    if (rc == 0)
+        rc = kc_size(d, &kc, n);
+    kc_free(&kc);
+    return rc == ENC_ENOTFOUND ? 0 : rc;
+}
+
+int db_hlen(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t *n)
+{
+    return db_coll_size(d, dbi, key, klen, ENC_TYPE_HASH, n);
+}
+
+int db_has_member(struct db *d, unsigned dbi, const char *key, size_t klen, int type,
+                  const char *f, size_t fn)
+{
+    struct db_kc kc;
+    int rc = kc_open(d, &kc, dbi, key, klen, type);
+    if (rc == 0) {
+        size_t kn;
+        const char *k = kc_sub(&kc, f, fn, &kn);
+        rc = db_rhas(d, STOR_CF_SUB, k, kn);
+    }
+    kc_free(&kc);
+    return rc == ENC_ENOTFOUND ? 0 : rc;
+}
+
+int db_hexists(struct db *d, unsigned dbi, const char *key, size_t klen, const char *f,
+               size_t fn)
+{
+    return db_has_member(d, dbi, key, klen, ENC_TYPE_HASH, f, fn);
+}
+
+int db_hstrlen(struct db *d, unsigned dbi, const char *key, size_t klen, const char *f,
+               size_t fn, uint64_t *n)
+{
+    char *v;
+    size_t vn;
+    *n = 0;
+    int rc = db_hget(d, dbi, key, klen, f, fn, &v, &vn);
+    if (rc == 0) {
+        *n = vn;
+        free(v);
+    }
+    return rc == ENC_ENOTFOUND ? 0 : rc;
+}
+
+int db_hgetall(struct db *d, unsigned dbi, const char *key, size_t klen, int what,
+               struct db_vec *out)
+{
+    struct db_kc kc;
+    int rc = kc_open(d, &kc, dbi, key, klen, ENC_TYPE_HASH);
+    if (rc == 0) {
+        struct stor_it *it = kc_iter(d, &kc, STOR_CF_SUB);
+        for (stor_it_first(it); stor_it_valid(it); stor_it_next(it)) {
+            size_t kn, vn, fn;
+            const char *k = stor_it_key(it, &kn);
+            const char *v = stor_it_value(it, &vn);
+            const char *f = kc_suffix(&kc, k, kn, &fn);
+            if (what & DB_H_FIELDS)
+                db_vec_push(out, f, fn, 0);
+            if (what & DB_H_VALUES)
+                db_vec_push(out, v, vn, 0);
+        }
+        rc = stor_it_status(it);
+        stor_it_free(it);
+    }
+    kc_free(&kc);
+    return rc == ENC_ENOTFOUND ? 0 : rc;
+}
+
+/* Shared read-modify-write of one hash field for HINCRBY/HINCRBYFLOAT: loads
+ * the field (absent reads as "0") and stages fn(value). */
+static int hash_field_rmw(struct db *d, struct db_kc *kc, unsigned dbi, const char *key,
+                          size_t klen, const char *f, size_t fn, char **v, size_t *vn,
+                          bool *had)
+{
+    int rc = kc_open_write(d, kc, dbi, key, klen, ENC_TYPE_HASH);
+    if (rc)
+        return rc;
+    size_t kn;
+    const char *k = kc_sub(kc, f, fn, &kn);
+    rc = db_rget(d, STOR_CF_SUB, k, kn, v, vn);
+    *had = rc == 0;
+    if (rc == ENC_ENOTFOUND) {
+        *v = NULL;
+        *vn = 0;
+        rc = 0;
+    }
+    return rc;
+}
+
+static int hash_field_store(struct db *d, struct db_kc *kc, const char *f, size_t fn,
+                            const char *v, size_t vn, bool had)
+{
+    size_t kn;
+    const char *k = kc_sub(kc, f, fn, &kn);
+    stor_batch_put(&d->b, STOR_CF_SUB, k, kn, v, vn);
+    bool counted = kc->m.coding != ENC_CODING_BLIND;
+    if (!had && counted)
+        kc->m.size++;
+    if (kc->created || (!had && counted))
+        kc_put_meta(d, kc);
+    return db_commit(d);
+}
+
+int db_hincrby(struct db *d, unsigned dbi, const char *key, size_t klen, const char *f,
+               size_t fn, int64_t delta, int64_t *out)
+{
+    struct db_kc kc;
+    char *v = NULL;
+    size_t vn;
+    bool had;
+    db_begin(d);
+    int rc = hash_field_rmw(d, &kc, dbi, key, klen, f, fn, &v, &vn, &had);
+    if (rc)
+        goto out;
+    int64_t cur = 0;
+    if (had && db_parse_ll_value(v, vn, &cur)) {
+        rc = ENC_EHASHINT;
+        goto out;
+    }
+    if ((delta > 0 && cur > INT64_MAX - delta) || (delta < 0 && cur < INT64_MIN - delta)) {
+        rc = ENC_EOVERFLOW;
+        goto out;
+    }
+    cur += delta;
+    char buf[24];
+    int n = snprintf(buf, sizeof buf, "%lld", (long long)cur);
+    rc = hash_field_store(d, &kc, f, fn, buf, (size_t)n, had);
+    *out = cur;
+out:
+    free(v);
+    kc_free(&kc);
+    return rc;
+}
+
+int db_hincrbyfloat(struct db *d, unsigned dbi, const char *key, size_t klen, const char *f,
+                    size_t fn, long double delta, char *out, size_t *outn)
+{
+    struct db_kc kc;
+    char *v = NULL;
+    size_t vn;
+    bool had;
+    db_begin(d);
+    int rc = hash_field_rmw(d, &kc, dbi, key, klen, f, fn, &v, &vn, &had);
+    if (rc)
+        goto out;
+    long double cur = 0;
+    if (had && db_str2ld(v, vn, &cur)) {
+        rc = ENC_EHASHFLOAT;
+        goto out;
+    }
+    cur += delta;
+    if (isnan(cur) || isinf(cur)) {
+        rc = ENC_ENANINF;
+        goto out;
+    }
+    *outn = db_ld2str(out, DB_LDSTR_MAX, cur);
+    rc = hash_field_store(d, &kc, f, fn, out, *outn, had);
+out:
+    free(v);
+    kc_free(&kc);
+    return rc;
+}
+
+int db_hrandfield(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t count,
+                  int withvalues, struct db_vec *out)
+{
+    struct db_vec all;
+    db_vec_init(&all);
+    int rc = db_hgetall(d, dbi, key, klen, withvalues ? DB_H_BOTH : DB_H_FIELDS, &all);
+    if (rc == 0)
+        db_sample(d, &all, withvalues ? 2 : 1, count, out);
+    db_vec_destroy(&all);
+    return rc;
+}

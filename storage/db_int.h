@@ -1,0 +1,160 @@
+/*
+ * db_int — internals shared by the db_*.c type files; not part of the API.
+ *
+ * A type operation runs as: db_begin() → load the key's meta record into a
+ * key context (struct db_kc) → read sub records and stage writes in d->b →
+ * db_commit(). Reads go through db_rget(), which sees the operation's own
+ * staged writes first, so composite operations (LMOVE, SMOVE, RENAME) can be
+ * built from smaller ones inside one record set.
+ */
+#ifndef SHMKV_DB_INT_H
+#define SHMKV_DB_INT_H
+
+#include <stdbool.h>
+#include <string.h>
+
+#include "db.h"
+#include "stor_mem.h"
+
+/* A byte buffer with inline room for typical keys. */
+struct db_buf {
+    char *p;
+    size_t n, cap;
+    char inl[112];
+};
+
+static inline void dbb_init(struct db_buf *b)
+{
+    b->p = b->inl;
+    b->n = 0;
+    b->cap = sizeof b->inl;
+}
+
+static inline void dbb_free(struct db_buf *b)
+{
+    if (b->p != b->inl)
+        free(b->p);
+    dbb_init(b);
+}
+
+static inline void dbb_reserve(struct db_buf *b, size_t need)
+{
+    if (need <= b->cap)
+        return;
+    size_t cap = b->cap * 2 > need ? b->cap * 2 : need;
+    if (b->p == b->inl) {
+        char *p = stor_xmalloc(cap);
+        memcpy(p, b->inl, b->n);
+        b->p = p;
+    } else {
+        b->p = stor_xrealloc(b->p, cap);
+    }
+    b->cap = cap;
+}
+
+static inline void dbb_append(struct db_buf *b, const void *p, size_t n)
+{
+    dbb_reserve(b, b->n + n);
+    if (n)
+        memcpy(b->p + b->n, p, n);
+    b->n += n;
+}
+
+/* A key being operated on: its encoded meta key, and its meta record as read
+ * (m.type == ENC_TYPE_NONE when absent or expired). */
+struct db_kc {
+    unsigned dbi;
+    const char *key;
+    size_t klen;
+    uint16_t slot;
+    struct db_buf mk;   /* meta key */
+    struct db_buf sk;   /* scratch: sub/score keys of the current version */
+    size_t plen;        /* length of the sub-key prefix in sk (0: not built) */
+    char *raw;          /* the meta value bytes m points into */
+    size_t rawn;
+    struct enc_meta m;
+    bool created; /* kc_open_write made a fresh key: its meta must be written */
+};
+
+void db_begin(struct db *d);
+int db_commit(struct db *d);
+
+/* Point read through the pending record set, then the engine. *v is malloc'd. */
+int db_rget(struct db *d, int cf, const char *k, size_t kn, char **v, size_t *vn);
+/* 1 if present, 0 if absent, <0 error; no copy kept. */
+int db_rhas(struct db *d, int cf, const char *k, size_t kn);
+
+/* Sets kc up for key without reading anything (m.type = NONE). */
+void kc_blank(struct db_kc *kc, unsigned dbi, const char *key, size_t klen);
+/* Loads a key's meta record. 0 (m.type tells presence) or an error. */
+int kc_load(struct db *d, struct db_kc *kc, unsigned dbi, const char *key, size_t klen);
+void kc_free(struct db_kc *kc);
+/* 0 if the key holds type, ENC_ENOTFOUND if absent, ENC_EWRONGTYPE. */
+int kc_want(const struct db_kc *kc, int type);
+/* Loads and checks in one step: 0, ENC_ENOTFOUND, ENC_EWRONGTYPE or error. */
+int kc_open(struct db *d, struct db_kc *kc, unsigned dbi, const char *key, size_t klen,
+            int type);
+/* Loads for a write: 0 if the key holds type or is absent (then m is set up
+ * as a fresh empty collection with a new version), ENC_EWRONGTYPE otherwise. */
+int kc_open_write(struct db *d, struct db_kc *kc, unsigned dbi, const char *key, size_t klen,
+                  int type);
+/* Turns kc into a fresh, empty key of type with a new version. */
+void kc_fresh(struct db *d, struct db_kc *kc, int type);
+/* Stages the meta record as it is in kc->m (string value from m.value). */
+void kc_put_meta(struct db *d, struct db_kc *kc);
+void kc_del_meta(struct db *d, struct db_kc *kc);
+
+/* Sub key (prefix | field) of the current version, in kc->sk. */
+const char *kc_sub(struct db_kc *kc, const char *f, size_t fn, size_t *kn);
+/* Score key (prefix | score | member). */
+const char *kc_score(struct db_kc *kc, double score, const char *m, size_t mn, size_t *kn);
+/* An iterator over the current version's records in cf. */
+struct stor_it *kc_iter(struct db *d, struct db_kc *kc, int cf);
+/* Bytes after the prefix of an iterated key. */
+static inline const char *kc_suffix(const struct db_kc *kc, const char *k, size_t kn,
+                                    size_t *sn)
+{
+    *sn = kn - kc->plen;
+    return k + kc->plen;
+}
+size_t kc_prefix_len(struct db_kc *kc);
+
+/* Collection size: meta size when counted, a scan when blind. */
+int kc_size(struct db *d, struct db_kc *kc, uint64_t *n);
+/* After removals: deletes the key if it is now empty, else writes meta.
+ * removed: how many elements this operation removed (counted coding). */
+int kc_settle(struct db *d, struct db_kc *kc);
+
+/* Random numbers for SPOP/SRANDMEMBER/... (xorshift64*). */
+uint64_t db_rand(struct db *d);
+
+/* Copies the records of the collection in src to a fresh version of dst
+ * (dst's meta is written; dst may be in another db). */
+void db_copy_records(struct db *d, struct db_kc *src, struct db_kc *dst, int *rc);
+
+/* Random sampling shared by HRANDFIELD/SRANDMEMBER/ZRANDMEMBER. all holds
+ * every element (with stride items per element); picks as Redis's count rule
+ * says into out. */
+void db_sample(struct db *d, const struct db_vec *all, size_t stride, int64_t count,
+               struct db_vec *out);
+
+/* Shared by hashes and sets (HDEL/SREM, HLEN/SCARD, HEXISTS/SISMEMBER). */
+int db_remove_members(struct db *d, unsigned dbi, const char *key, size_t klen, int type,
+                      const struct db_str *f, size_t n, uint64_t *removed);
+/* Size of a collection of type, 0 when absent. */
+int db_coll_size(struct db *d, unsigned dbi, const char *key, size_t klen, int type,
+                 uint64_t *n);
+/* 1 if the hash/set has the field/member, 0 if not or absent. */
+int db_has_member(struct db *d, unsigned dbi, const char *key, size_t klen, int type,
+                  const char *f, size_t fn);
+
+/* Sorts a vec's items by bytes and drops duplicates. */
+void db_vec_sort_unique(struct db_vec *v);
+/* Replaces dst with a fresh set or zset holding v's items (zset scores from
+ * the items); an empty v deletes dst. */
+void db_store_vec(struct db *d, struct db_kc *dst, int type, const struct db_vec *v);
+
+/* Parses a stored integer / long double the way Redis does. */
+int db_parse_ll_value(const char *v, size_t vn, int64_t *out);
+
+#endif

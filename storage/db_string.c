@@ -1,0 +1,321 @@
+/*
+ * db_string — Redis strings: the value lives inline in the meta record, so
+ * every string operation is one point read and at most one put.
+ */
+#include "db_int.h"
+
+#include <math.h>
+#include <stdio.h>
+
+/* Stages kc as a string holding v (expiry from kc->m.expire_ms), or deletes
+ * it when that expiry is already past. */
+static void put_string(struct db *d, struct db_kc *kc, const char *v, size_t vn)
+{
+    if (kc->m.expire_ms && kc->m.expire_ms <= stor_now_ms()) {
+        kc_del_meta(d, kc);
+        return;
+    }
+    uint64_t exp = kc->m.expire_ms;
+    memset(&kc->m, 0, sizeof kc->m);
+    kc->m.type = ENC_TYPE_STRING;
+    kc->m.expire_ms = exp;
+    kc->m.value = v;
+    kc->m.vlen = vn;
+    kc_put_meta(d, kc);
+}
+
+static int commit_or(struct db *d, int rc)
+{
+    return rc ? rc : db_commit(d);
+}
+
+int db_get(struct db *d, unsigned dbi, const char *key, size_t klen, char **v, size_t *vn)
+{
+    struct db_kc kc;
+    int rc = kc_open(d, &kc, dbi, key, klen, ENC_TYPE_STRING);
+    if (rc == 0) {
+        *v = stor_xmemdup(kc.m.value, kc.m.vlen);
+        *vn = kc.m.vlen;
+    }
+    kc_free(&kc);
+    return rc;
+}
+
+int db_set(struct db *d, unsigned dbi, const char *key, size_t klen, const char *v, size_t vn,
+           uint64_t expire_ms, int flags, char **old, size_t *oldn)
+{
+    struct db_kc kc;
+    db_begin(d);
+    if (flags & DB_SET_GET) {
+        *old = NULL;
+        *oldn = 0;
+    }
+    if (!(flags & (DB_SET_NX | DB_SET_XX | DB_SET_GET | DB_SET_KEEPTTL))) {
+        /* A plain SET replaces whatever is there without looking: an old
+         * collection's records are left to the compaction filter. */
+        kc_blank(&kc, dbi, key, klen);
+        kc.m.expire_ms = expire_ms;
+        put_string(d, &kc, v, vn);
+        int rc = db_commit(d);
+        kc_free(&kc);
+        return rc ? rc : 1;
+    }
+    int rc = kc_load(d, &kc, dbi, key, klen);
+    if (rc)
+        goto out;
+    bool exists = kc.m.type != ENC_TYPE_NONE;
+    if ((flags & DB_SET_GET) && exists) {
+        if (kc.m.type != ENC_TYPE_STRING) {
+            rc = ENC_EWRONGTYPE;
+            goto out;
+        }
+        *old = stor_xmemdup(kc.m.value, kc.m.vlen);
+        *oldn = kc.m.vlen;
+    }
+    if (((flags & DB_SET_NX) && exists) || ((flags & DB_SET_XX) && !exists)) {
+        rc = 0;
+        goto out;
+    }
+    if (!(flags & DB_SET_KEEPTTL) || !exists)
+        kc.m.expire_ms = (flags & DB_SET_KEEPTTL) ? 0 : expire_ms;
+    put_string(d, &kc, v, vn);
+    rc = db_commit(d);
+    if (rc == 0)
+        rc = 1;
+out:
+    if (rc < 0 && (flags & DB_SET_GET)) {
+        free(*old);
+        *old = NULL;
+    }
+    kc_free(&kc);
+    return rc;
+}
+
+int db_getdel(struct db *d, unsigned dbi, const char *key, size_t klen, char **v, size_t *vn)
+{
+    struct db_kc kc;
+    db_begin(d);
+    int rc = kc_open(d, &kc, dbi, key, klen, ENC_TYPE_STRING);
+    if (rc == 0) {
+        kc_del_meta(d, &kc);
+        rc = db_commit(d);
+        if (rc == 0) {
+            *v = stor_xmemdup(kc.m.value, kc.m.vlen);
+            *vn = kc.m.vlen;
+        }
+    }
+    kc_free(&kc);
+    return rc;
+}
+
+int db_getex(struct db *d, unsigned dbi, const char *key, size_t klen, int mode,
+             uint64_t expire_ms, char **v, size_t *vn)
+{
+    struct db_kc kc;
+    db_begin(d);
+    int rc = kc_open(d, &kc, dbi, key, klen, ENC_TYPE_STRING);
+    if (rc)
+        goto out;
+    *v = stor_xmemdup(kc.m.value, kc.m.vlen);
+    *vn = kc.m.vlen;
+    if (mode == DB_GETEX_SET || (mode == DB_GETEX_PERSIST && kc.m.expire_ms)) {
+        kc.m.expire_ms = mode == DB_GETEX_SET ? expire_ms : 0;
+        put_string(d, &kc, kc.m.value, kc.m.vlen);
+        rc = db_commit(d);
+        if (rc) {
+            free(*v);
+            *v = NULL;
+        }
+    }
+out:
+    kc_free(&kc);
+    return rc;
+}
+
+int db_mset(struct db *d, unsigned dbi, const struct db_str *kv, size_t npairs, int nx)
+{
+    db_begin(d);
+    int rc = 0;
+    if (nx) {
+        for (size_t i = 0; i < npairs && rc == 0; i++) {
+            struct db_kc kc;
+            rc = kc_load(d, &kc, dbi, kv[2 * i].p, kv[2 * i].n);
+            if (rc == 0 && kc.m.type != ENC_TYPE_NONE)
+                rc = 1; /* some key exists: MSETNX sets nothing */
+            kc_free(&kc);
+        }
+        if (rc)
+            return rc == 1 ? 0 : rc;
+    }
+    for (size_t i = 0; i < npairs; i++) {
+        struct db_kc kc;
+        /* No read needed: MSET replaces any type and clears the TTL. */
+        kc_blank(&kc, dbi, kv[2 * i].p, kv[2 * i].n);
+        put_string(d, &kc, kv[2 * i + 1].p, kv[2 * i + 1].n);
+        kc_free(&kc);
+    }
+    rc = db_commit(d);
+    return rc ? rc : 1;
+}
+
+/* Loads a string for a read-modify-write: 0 with the key present or absent
+ * (kc.m.type tells), ENC_EWRONGTYPE otherwise. */
+static int open_string_rmw(struct db *d, struct db_kc *kc, unsigned dbi, const char *key,
+                           size_t klen)
+{
+    int rc = kc_load(d, kc, dbi, key, klen);
+    if (rc == 0 && kc->m.type != ENC_TYPE_NONE && kc->m.type != ENC_TYPE_STRING)
+        rc = ENC_EWRONGTYPE;
+    return rc;
+}
+
+int db_append(struct db *d, unsigned dbi, const char *key, size_t klen, const char *v, size_t vn,
+              uint64_t *newlen)
+{
+    struct db_kc kc;
+    db_begin(d);
+    int rc = open_string_rmw(d, &kc, dbi, key, klen);
+    if (rc)
+        goto out;
+    size_t oldn = kc.m.type == ENC_TYPE_NONE ? 0 : kc.m.vlen;
+    if (oldn + vn > d->o.max_string) {
+        rc = ENC_ETOOBIG;
+        goto out;
+    }
+    char *nv = stor_xmalloc(oldn + vn);
+    if (oldn)
+        memcpy(nv, kc.m.value, oldn);
+    if (vn)
+        memcpy(nv + oldn, v, vn);
+    put_string(d, &kc, nv, oldn + vn);
+    free(nv);
+    rc = commit_or(d, 0);
+    *newlen = oldn + vn;
+out:
+    kc_free(&kc);
+    return rc;
+}
+
+int db_strlen(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t *len)
+{
+    struct db_kc kc;
+    int rc = kc_open(d, &kc, dbi, key, klen, ENC_TYPE_STRING);
+    *len = rc == 0 ? kc.m.vlen : 0;
+    kc_free(&kc);
+    return rc == ENC_ENOTFOUND ? 0 : rc;
+}
+
+int db_incrby(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t delta,
+              int64_t *out)
+{
+    struct db_kc kc;
+    db_begin(d);
+    int rc = open_string_rmw(d, &kc, dbi, key, klen);
+    if (rc)
+        goto out;
+    int64_t cur = 0;
+    if (kc.m.type == ENC_TYPE_STRING && (rc = db_parse_ll_value(kc.m.value, kc.m.vlen, &cur)))
+        goto out;
+    if ((delta > 0 && cur > INT64_MAX - delta) || (delta < 0 && cur < INT64_MIN - delta)) {
+        rc = ENC_EOVERFLOW;
+        goto out;
+    }
+    cur += delta;
+    char buf[24];
+    int n = snprintf(buf, sizeof buf, "%lld", (long long)cur);
+    put_string(d, &kc, buf, (size_t)n);
+    rc = commit_or(d, 0);
+    *out = cur;
+out:
+    kc_free(&kc);
+    return rc;
+}
+
+int db_incrbyfloat(struct db *d, unsigned dbi, const char *key, size_t klen, long double delta,
+                   char *out, size_t *outn)
+{
+    struct db_kc kc;
+    db_begin(d);
+    int rc = open_string_rmw(d, &kc, dbi, key, klen);
+    if (rc)
+        goto out;
+    long double cur = 0;
+    if (kc.m.type == ENC_TYPE_STRING && (rc = db_str2ld(kc.m.value, kc.m.vlen, &cur)))
+        goto out;
+    cur += delta;
+    if (isnan(cur) || isinf(cur)) {
+        rc = ENC_ENANINF;
+        goto out;
+    }
+    *outn = db_ld2str(out, DB_LDSTR_MAX, cur);
+    put_string(d, &kc, out, *outn);
+    rc = commit_or(d, 0);
+out:
+    kc_free(&kc);
+    return rc;
+}
+
+int db_getrange(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t start,
+                int64_t end, char **v, size_t *vn)
+{
+    struct db_kc kc;
+    int rc = kc_open(d, &kc, dbi, key, klen, ENC_TYPE_STRING);
+    *v = NULL;
+    *vn = 0;
+    if (rc == ENC_ENOTFOUND) {
+        rc = 0;
+    } else if (rc == 0) {
+        int64_t len = (int64_t)kc.m.vlen;
+        if (!(start < 0 && end < 0 && start > end)) {
+            if (start < 0)
+                start += len;
+            if (end < 0)
+                end += len;
+            if (start < 0)
+                start = 0;
+            if (end < 0)
+                end = 0;
+            if (end >= len)
+                end = len - 1;
+            if (len > 0 && start <= end) {
+                *vn = (size_t)(end - start + 1);
+                *v = stor_xmemdup(kc.m.value + start, *vn);
+            }
+        }
+    }
+    if (rc == 0 && !*v)
+        *v = stor_xmalloc(1);
+    kc_free(&kc);
+    return rc;
+}
+
+int db_setrange(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t off,
+                const char *v, size_t vn, uint64_t *newlen)
+{
+    struct db_kc kc;
+    db_begin(d);
+    int rc = open_string_rmw(d, &kc, dbi, key, klen);
+    if (rc)
+        goto out;
+    size_t oldn = kc.m.type == ENC_TYPE_NONE ? 0 : kc.m.vlen;
+    *newlen = oldn;
+    if (vn == 0)
+        goto out; /* nothing to write: no key is created, none changes */
+    if (off > d->o.max_string || off + vn > d->o.max_string) {
+        rc = ENC_ETOOBIG;
+        goto out;
+    }
+    size_t nn = off + vn > oldn ? off + vn : oldn;
+    char *nv = stor_xmalloc(nn);
+    memset(nv, 0, nn);
+    if (oldn)
+        memcpy(nv, kc.m.value, oldn);
+    memcpy(nv + off, v, vn);
+    put_string(d, &kc, nv, nn);
+    free(nv);
+    rc = commit_or(d, 0);
+    *newlen = nn;
+out:
+    kc_free(&kc);
+    return rc;
+}

@@ -1,0 +1,189 @@
+/*
+ * db_util — glob patterns and the number formats Redis's replies and stored
+ * values use. Written from Redis's documented behaviour: strict integers,
+ * %.17Lf human long doubles, %.17g scores.
+ */
+#include "db_int.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+
+static int fold(int c, int nocase)
+{
+    return nocase ? tolower(c) : c;
+}
+
+/* Matches one non-'*' pattern element at pat[*pi] against c and advances *pi
+ * past it. */
+static bool glob_one(const char *pat, size_t patn, size_t *pi, unsigned char c, int nocase)
+{
+    size_t i = *pi;
+    unsigned char p = (unsigned char)pat[i];
+    if (p == '?') {
+        *pi = i + 1;
+        return true;
+    }
+    if (p == '\\' && i + 1 < patn) {
+        *pi = i + 2;
+        return fold((unsigned char)pat[i + 1], nocase) == fold(c, nocase);
+    }
+    if (p != '[') {
+        *pi = i + 1;
+        return fold(p, nocase) == fold(c, nocase);
+    }
+    /* A set: [abc], [^abc], [a-z], \] escapes; unterminated runs to the end. */
+    i++;
+    bool neg = i < patn && pat[i] == '^';
+    if (neg)
+        i++;
+    bool match = false;
+    while (i < patn && pat[i] != ']') {
+        if (pat[i] == '\\' && i + 1 < patn) {
+            if (fold((unsigned char)pat[i + 1], nocase) == fold(c, nocase))
+                match = true;
+            i += 2;
+        } else if (i + 2 < patn && pat[i + 1] == '-' && pat[i + 2] != ']') {
+            int lo = fold((unsigned char)pat[i], nocase), hi = fold((unsigned char)pat[i + 2], nocase);
+            if (lo > hi) {
+                int t = lo;
+                lo = hi;
+                hi = t;
+            }
+            int cc = fold(c, nocase);
+            if (cc >= lo && cc <= hi)
+                match = true;
+            i += 3;
+        } else {
+            if (fold((unsigned char)pat[i], nocase) == fold(c, nocase))
+                match = true;
+            i++;
+        }
+    }
+    *pi = i < patn ? i + 1 : i;
+    return neg ? !match : match;
+}
+
+int db_glob_match(const char *pat, size_t patn, const char *s, size_t sn, int nocase)
+{
+    /* Greedy matching with one backtrack point: the last '*' seen. Linear
+     * in practice and never recursive, so a hostile pattern cannot blow the
+     * stack. */
+    size_t pi = 0, si = 0, star_pi = (size_t)-1, star_si = 0;
+    while (si < sn) {
+        if (pi < patn && pat[pi] == '*') {
+            while (pi < patn && pat[pi] == '*')
+                pi++;
+            if (pi == patn)
+                return 1;
+            star_pi = pi;
+            star_si = si;
+            continue;
+        }
+        size_t next = pi;
+        if (pi < patn && glob_one(pat, patn, &next, (unsigned char)s[si], nocase)) {
+            pi = next;
+            si++;
+            continue;
+        }
+        if (star_pi == (size_t)-1)
+            return 0;
+        pi = star_pi;
+        si = ++star_si;
+    }
+    while (pi < patn && pat[pi] == '*')
+        pi++;
+    return pi == patn;
+}
+
+int db_str2ll(const char *s, size_t n, int64_t *out)
+{
+    if (n == 0 || n > 20)
+        return ENC_ENOTINT;
+    if (n == 1 && s[0] == '0') {
+        *out = 0;
+        return 0;
+    }
+    size_t i = 0;
+    bool neg = false;
+    if (s[0] == '-') {
+        neg = true;
+        if (++i == n)
+            return ENC_ENOTINT;
+    }
+    if (s[i] < '1' || s[i] > '9')
+        return ENC_ENOTINT;
+    uint64_t v = 0;
+    for (; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return ENC_ENOTINT;
+        if (v > (UINT64_MAX - 9) / 10)
+            return ENC_ENOTINT;
+        v = v * 10 + (uint64_t)(s[i] - '0');
+    }
+    if (neg) {
+        if (v > (uint64_t)INT64_MAX + 1)
+            return ENC_ENOTINT;
+        *out = v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v;
+    } else {
+        if (v > (uint64_t)INT64_MAX)
+            return ENC_ENOTINT;
+        *out = (int64_t)v;
+    }
+    return 0;
+}
+
+int db_parse_ll_value(const char *v, size_t vn, int64_t *out)
+{
+    return db_str2ll(v, vn, out);
+}
+
+int db_str2ld(const char *s, size_t n, long double *out)
+{
+    char buf[DB_LDSTR_MAX];
+    if (n == 0 || n >= sizeof buf)
+        return ENC_ENOTFLOAT;
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    if (isspace((unsigned char)buf[0]))
+        return ENC_ENOTFLOAT;
+    char *end;
+    errno = 0;
+    long double v = strtold(buf, &end);
+    if ((size_t)(end - buf) != n || isnan(v) || errno == EINVAL)
+        return ENC_ENOTFLOAT;
+    if (errno == ERANGE && (isinf(v) || v == 0))
+        return ENC_ENOTFLOAT;
+    *out = v;
+    return 0;
+}
+
+size_t db_ld2str(char *out, size_t cap, long double v)
+{
+    if (isinf(v))
+        return (size_t)snprintf(out, cap, "%s", v > 0 ? "inf" : "-inf");
+    int l = snprintf(out, cap, "%.17Lf", v);
+    if (l < 0 || (size_t)l >= cap)
+        return 0;
+    if (memchr(out, '.', (size_t)l)) {
+        while (out[l - 1] == '0')
+            l--;
+        if (out[l - 1] == '.')
+            l--;
+    }
+    if (l == 2 && out[0] == '-' && out[1] == '0') {
+        out[0] = '0';
+        l = 1;
+    }
+    out[l] = '\0';
+    return (size_t)l;
+}
+
+size_t db_d2str(char *out, size_t cap, double v)
+{
+    if (isinf(v))
+        return (size_t)snprintf(out, cap, "%s", v > 0 ? "inf" : "-inf");
+    int l = snprintf(out, cap, "%.17g", v);
+    return l < 0 ? 0 : (size_t)l;
+}

@@ -1,0 +1,624 @@
+/*
+ * db_zset — Redis sorted sets. Two records per member under the current
+ * version: sub record member → score(8) (point look-ups, lex order) and score
+ * record score(8)|member → "" (score order). Scores are stored in the
+ * order-preserving encoding of enc_score_put(); -0.0 is stored as +0.0 so
+ * that byte order agrees with Redis's numeric order (-0 == 0, ties by member).
+ */
+#include "db_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+static double norm0(double s)
+{
+    return s == 0 ? 0.0 : s;
+}
+
+/* Reads a member's score: 0, ENC_ENOTFOUND or an error. */
+static int zget(struct db *d, struct db_kc *kc, const char *m, size_t mn, double *score)
+{
+    size_t kn, vn;
+    char *v;
+    const char *k = kc_sub(kc, m, mn, &kn);
+    int rc = db_rget(d, STOR_CF_SUB, k, kn, &v, &vn);
+    if (rc)
+        return rc;
+    if (vn == 8)
+        *score = enc_score_get(v);
+    else
+        rc = ENC_ECORRUPT;
+    free(v);
+    return rc;
+}
+
+static void zput(struct db *d, struct db_kc *kc, const char *m, size_t mn, double score)
+{
+    char s8[8];
+    size_t kn;
+    enc_score_put(s8, score);
+    const char *k = kc_sub(kc, m, mn, &kn);
+    stor_batch_put(&d->b, STOR_CF_SUB, k, kn, s8, 8);
+    k = kc_score(kc, score, m, mn, &kn);
+    stor_batch_put(&d->b, STOR_CF_SCORE, k, kn, "", 0);
+}
+
+static void zdel(struct db *d, struct db_kc *kc, const char *m, size_t mn, double score)
+{
+    size_t kn;
+    const char *k = kc_sub(kc, m, mn, &kn);
+    stor_batch_del(&d->b, STOR_CF_SUB, k, kn);
+    k = kc_score(kc, score, m, mn, &kn);
+    stor_batch_del(&d->b, STOR_CF_SCORE, k, kn);
+}
+
+int db_zadd(struct db *d, unsigned dbi, const char *key, size_t klen, const double *scores,
+            const struct db_str *m, size_t n, int flags, uint64_t *count, double *incr_out)
+{
+    struct db_kc kc;
+    db_begin(d);
+    *count = 0;
+    uint64_t added = 0, changed = 0;
+    int applied = 0;
+    int rc = kc_open_write(d, &kc, dbi, key, klen, ENC_TYPE_ZSET);
+    if (rc)
+        goto out;
+    for (size_t i = 0; i < n; i++) {
+        double cur = 0, ns = scores[i];
+        int r = zget(d, &kc, m[i].p, m[i].n, &cur);
+        if (r && r != ENC_ENOTFOUND) {
+            rc = r;
+            goto out;
+        }
+        bool exists = r == 0;
+        if (flags & DB_ZADD_INCR) {
+            ns = (exists ? cur : 0) + scores[i];
+            if (isnan(ns)) {
+                rc = ENC_EZNAN;
+                goto out;
+            }
+        }
+        ns = norm0(ns);
+        if (exists) {
+            if ((flags & DB_ZADD_NX) || ((flags & DB_ZADD_GT) && !(ns > cur)) ||
+                ((flags & DB_ZADD_LT) && !(ns < cur)))
+                continue;
+            applied = 1;
+            if (ns != cur) {
+                zdel(d, &kc, m[i].p, m[i].n, cur);
+                zput(d, &kc, m[i].p, m[i].n, ns);
+                changed++;
+            }
+        } else {
+            if (flags & DB_ZADD_XX)
+                continue;
+            applied = 1;
+            zput(d, &kc, m[i].p, m[i].n, ns);
+            added++;
+            kc.m.size++;
+        }
+        if (flags & DB_ZADD_INCR)
+            *incr_out = ns;
+    }
+    if (added)
+        kc_put_meta(d, &kc);
+    rc = db_commit(d);
+    *count = added + ((flags & DB_ZADD_CH) ? changed : 0);
+    if (rc == 0 && (flags & DB_ZADD_INCR))
+        rc = applied;
+out:
+    kc_free(&kc);
+    return rc;
+}
+
+int db_zrem(struct db *d, unsigned dbi, const char *key, size_t klen, const struct db_str *m,
+            size_t n, uint64_t *removed)
+{
+    struct db_kc kc;
+    db_begin(d);
+    *removed = 0;
+    int rc = kc_open(d, &kc, dbi, key, klen, ENC_TYPE_ZSET);
+    if (rc == ENC_ENOTFOUND) {
+        rc = 0;
+        goto out;
+    }
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        double cur;
+        int r = zget(d, &kc, m[i].p, m[i].n, &cur);
+        if (r == 0) {
+            zdel(d, &kc, m[i].p, m[i].n, cur);
+            kc.m.size--;
+            (*removed)++;
+        } else if (r != ENC_ENOTFOUND) {
+            rc = r;
+        }
+    }
+    if (rc == 0 && *removed && (rc = kc_settle(d, &kc)) == 0)
+        rc = db_commit(d);
+out:
+    kc_free(&kc);
+    return rc;
+}
+
+int db_zscore(struct db *d, unsigned dbi, const char *key, size_t klen, const char *m,
+              size_t mn, double *score)
+{
+    struct db_kc kc;
+    int rc = kc_open(d, &kc, dbi, key, klen, ENC_TYPE_ZSET);
+    if (rc == 0)
+        rc = zget(d, &kc, m, mn, score);
+    kc_free(&kc);
+    return rc;
+}
+
+int db_zcard(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t *n)
+{
+    return db_coll_size(d, dbi, key, klen, ENC_TYPE_ZSET, n);
+}
+
+/* ---- ranges ---- */
+
+static int bytes_cmp(const char *a, size_t an, const char *b, size_t bn)
+{
+    int c = memcmp(a, b, an < bn ? an : bn);
+    return c ? c : (an > bn) - (an < bn);
+}
+
+/* Collects the range sp of an open zset into out (members with scores, in
+ * result order) or, with out == NULL, only counts it into *n. */
+static int zcollect(struct db *d, struct db_kc *kc, const struct db_zspec *sp,
+                    struct db_vec *out, uint64_t *n)
+{
+    *n = 0;
+    int64_t skip = 0, take = -1;
+    if (sp->by == DB_ZBY_RANK) {
+        int64_t size = (int64_t)kc->m.size, start = sp->start, stop = sp->stop;
+        if (start < 0)
+            start += size;
+        if (stop < 0)
+            stop += size;
+        if (start < 0)
+            start = 0;
+        if (start > stop || start >= size)
+            return 0;
+        if (stop >= size)
+            stop = size - 1;
+        skip = start;
+        take = stop - start + 1;
+    } else {
+        if (sp->offset < 0)
+            return 0;
+        skip = sp->offset;
+        take = sp->limit;
+    }
+    if (take == 0)
+        return 0;
+
+    int cf = sp->by == DB_ZBY_LEX ? STOR_CF_SUB : STOR_CF_SCORE;
+    size_t pl = kc_prefix_len(kc);
+    struct stor_it *it = kc_iter(d, kc, cf);
+    struct db_buf seek;
+    dbb_init(&seek);
+    dbb_append(&seek, kc->sk.p, pl);
+
+    /* Position at the first candidate in result order. */
+    if (sp->by == DB_ZBY_RANK) {
+        if (sp->rev)
+            stor_it_last(it);
+        else
+            stor_it_first(it);
+    } else if (sp->by == DB_ZBY_SCORE) {
+        char s8[8];
+        if (!sp->rev) {
+            enc_score_put(s8, norm0(sp->min));
+            dbb_append(&seek, s8, 8);
+            stor_it_seek(it, seek.p, seek.n);
+        } else {
+            /* First key past every member scored max, then one step back. */
+            enc_score_put(s8, norm0(sp->max));
+            enc_put_u64(s8, enc_get_u64(s8) + 1);
+            dbb_append(&seek, s8, 8);
+            stor_it_seek(it, seek.p, seek.n);
+            if (stor_it_valid(it))
+                stor_it_prev(it);
+            else
+                stor_it_last(it);
+        }
+    } else {
+        if (sp->lmin.inf == 1 || sp->lmax.inf == -1) {
+            dbb_free(&seek);
+            stor_it_free(it);
+            return 0;
+        }
+        if (!sp->rev) {
+            if (sp->lmin.inf == -1) {
+                stor_it_first(it);
+            } else {
+                dbb_append(&seek, sp->lmin.v.p, sp->lmin.v.n);
+                stor_it_seek(it, seek.p, seek.n);
+            }
+        } else {
+            if (sp->lmax.inf == 1) {
+                stor_it_last(it);
+            } else {
+                dbb_append(&seek, sp->lmax.v.p, sp->lmax.v.n);
+                stor_it_seek_prev(it, seek.p, seek.n);
+            }
+        }
+    }
+
+    for (; stor_it_valid(it); sp->rev ? stor_it_prev(it) : stor_it_next(it)) {
+        size_t kn, vn, sn;
+        const char *k = stor_it_key(it, &kn);
+        const char *suffix = kc_suffix(kc, k, kn, &sn);
+        const char *m;
+        size_t mn;
+        double score;
+        if (cf == STOR_CF_SCORE) {
+            if (sn < 8)
+                continue;
+            score = enc_score_get(suffix);
+            m = suffix + 8;
+            mn = sn - 8;
+        } else {
+            const char *v = stor_it_value(it, &vn);
+            if (vn != 8)
+                continue;
+            score = enc_score_get(v);
+            m = suffix;
+            mn = sn;
+        }
+        if (sp->by == DB_ZBY_SCORE) {
+            bool below = score < sp->min || (sp->minex && score == sp->min);
+            bool above = score > sp->max || (sp->maxex && score == sp->max);
+            if (sp->rev ? below : above)
+                break;
+            if (sp->rev ? above : below)
+                continue; /* the exclusive end we started on */
+        } else if (sp->by == DB_ZBY_LEX) {
+            const struct db_lexb *lo = &sp->lmin, *hi = &sp->lmax;
+            int clo = lo->inf ? 1 : bytes_cmp(m, mn, lo->v.p, lo->v.n);
+            int chi = hi->inf ? -1 : bytes_cmp(m, mn, hi->v.p, hi->v.n);
+            bool below = clo < 0 || (lo->ex && clo == 0);
+            bool above = chi > 0 || (hi->ex && chi == 0);
+            if (sp->rev ? below : above)
+                break;
+            if (sp->rev ? above : below)
+                continue;
+        }
+        if (skip > 0) {
+            skip--;
+            continue;
+        }
+        if (out)
+            db_vec_push(out, m, mn, score);
+        (*n)++;
+        if (take > 0 && (int64_t)*n >= take)
+            break;
+    }
+    int rc = stor_it_status(it);
+    stor_it_free(it);
+    dbb_free(&seek);
+    return rc;
+}
+
+int db_zrange(struct db *d, unsigned dbi, const char *key, size_t klen,
+              const struct db_zspec *sp, struct db_vec *out)
+{
+    struct db_kc kc;
+    uint64_t n;
+    int rc = kc_open(d, &kc, dbi, key, klen, ENC_TYPE_ZSET);
+    if (rc == 0)
+        rc = zcollect(d, &kc, sp, out, &n);
+    kc_free(&kc);
+    return rc == ENC_ENOTFOUND ? 0 : rc;
+}
+
+int db_zcount(struct db *d, unsigned dbi, const char *key, size_t klen,
+              const struct db_zspec *sp, uint64_t *n)
+{
+    struct db_kc kc;
+    struct db_zspec s = *sp;
+    s.rev = 0;
+    s.offset = 0;
+    s.limit = -1;
+    *n = 0;
+    int rc = kc_open(d, &kc, dbi, key, klen, ENC_TYPE_ZSET);
+    if (rc == 0)
+        rc = zcollect(d, &kc, &s, NULL, n);
+    kc_free(&kc);
+    return rc == ENC_ENOTFOUND ? 0 : rc;
+}
+
+int db_zrangestore(struct db *d, unsigned dbi, const char *dst, size_t dstn, const char *src,
+                   size_t srcn, const struct db_zspec *sp, uint64_t *n)
+{
+    struct db_vec v;
+    struct db_kc t;
+    db_vec_init(&v);
+    db_begin(d);
+    *n = 0;
+    int rc = db_zrange(d, dbi, src, srcn, sp, &v);
+    if (rc == 0)
+        rc = kc_load(d, &t, dbi, dst, dstn);
+    else
+        memset(&t, 0, sizeof t);
+    if (rc == 0) {
+        db_store_vec(d, &t, ENC_TYPE_ZSET, &v);
+        rc = db_commit(d);
+        *n = v.n;
+    }
+    kc_free(&t);
+    db_vec_destroy(&v);
+    return rc;
+}
+
+int db_zrank(struct db *d, unsigned dbi, const char *key, size_t klen, const char *m,
+             size_t mn, int rev, uint64_t *rank)
+{
+    struct db_kc kc;
+    double score;
+    int rc = kc_open(d, &kc, dbi, key, klen, ENC_TYPE_ZSET);
+    if (rc == 0)
+        rc = zget(d, &kc, m, mn, &score);
+    if (rc == 0) {
+        /* Count the score records before the member's own: O(rank). */
+        size_t tkn;
+        const char *t = kc_score(&kc, score, m, mn, &tkn);
+        struct db_buf target;
+        dbb_init(&target);
+        dbb_append(&target, t, tkn);
+        struct stor_it *it = kc_iter(d, &kc, STOR_CF_SCORE);
+        uint64_t r = 0;
+        for (stor_it_first(it); stor_it_valid(it); stor_it_next(it)) {
+            size_t kn;
+            const char *k = stor_it_key(it, &kn);
+            if (bytes_cmp(k, kn, target.p, target.n) >= 0)
+                break;
+            r++;
+        }
+        rc = stor_it_status(it);
+        stor_it_free(it);
+        dbb_free(&target);
+        *rank = rev ? kc.m.size - 1 - r : r;
+    }
+    kc_free(&kc);
+    return rc;
+}
+
+/* Deletes the members listed in v (with their scores) from an open zset
+ * and settles its meta record. */
+static int zdel_all(struct db *d, struct db_kc *kc, const struct db_vec *v)
+{
+    for (size_t i = 0; i < v->n; i++)
+        zdel(d, kc, db_vec_ptr(v, i), db_vec_len(v, i), v->items[i].score);
+    kc->m.size -= v->n;
+    return v->n ? kc_settle(d, kc) : 0;
+}
+
+int db_zremrange(struct db *d, unsigned dbi, const char *key, size_t klen,
+                 const struct db_zspec *sp, uint64_t *removed)
+{
+    struct db_kc kc;
+    struct db_vec v;
+    db_vec_init(&v);
+    db_begin(d);
+    *removed = 0;
+    struct db_zspec s = *sp;
+    s.rev = 0;
+    s.offset = 0;
+    s.limit = -1;
+    uint64_t n;
+    int rc = kc_open(d, &kc, dbi, key, klen, ENC_TYPE_ZSET);
+    if (rc == 0)
+        rc = zcollect(d, &kc, &s, &v, &n);
+    if (rc == 0)
+        rc = zdel_all(d, &kc, &v);
+    if (rc == 0)
+        rc = db_commit(d);
+    if (rc == 0)
+        *removed = v.n;
+    kc_free(&kc);
+    db_vec_destroy(&v);
+    return rc == ENC_ENOTFOUND ? 0 : rc;
+}
+
+int db_zpop(struct db *d, unsigned dbi, const char *key, size_t klen, int max, uint64_t count,
+            struct db_vec *out)
+{
+    struct db_kc kc;
+    db_begin(d);
+    struct db_zspec s;
+    memset(&s, 0, sizeof s);
+    s.by = DB_ZBY_RANK;
+    s.rev = max;
+    s.start = 0;
+    s.stop = count > INT64_MAX ? INT64_MAX : (int64_t)count - 1;
+    uint64_t n;
+    int rc = kc_open(d, &kc, dbi, key, klen, ENC_TYPE_ZSET);
+    if (rc == 0 && count > 0)
+        rc = zcollect(d, &kc, &s, out, &n);
+    if (rc == 0)
+        rc = zdel_all(d, &kc, out);
+    if (rc == 0)
+        rc = db_commit(d);
+    if (rc)
+        db_vec_clear(out);
+    kc_free(&kc);
+    return rc == ENC_ENOTFOUND ? 0 : rc;
+}
+
+int db_zrandmember(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t count,
+                   struct db_vec *out)
+{
+    struct db_vec all;
+    db_vec_init(&all);
+    struct db_zspec s;
+    memset(&s, 0, sizeof s);
+    s.by = DB_ZBY_LEX;
+    s.lmin.inf = -1;
+    s.lmax.inf = 1;
+    s.limit = -1;
+    int rc = db_zrange(d, dbi, key, klen, &s, &all);
+    if (rc == 0)
+        db_sample(d, &all, 1, count, out);
+    db_vec_destroy(&all);
+    return rc;
+}
+
+/* ---- ZUNION / ZINTER / ZDIFF ---- */
+
+/* Every member of input kc (a set or a zset) in member order, scored. */
+static int input_members(struct db *d, struct db_kc *kc, struct db_vec *out)
+{
+    if (kc->m.type == ENC_TYPE_NONE)
+        return 0;
+    struct stor_it *it = kc_iter(d, kc, STOR_CF_SUB);
+    for (stor_it_first(it); stor_it_valid(it); stor_it_next(it)) {
+        size_t kn, vn, mn;
+        const char *k = stor_it_key(it, &kn);
+        const char *v = stor_it_value(it, &vn);
+        const char *m = kc_suffix(kc, k, kn, &mn);
+        double score = 1.0;
+        if (kc->m.type == ENC_TYPE_ZSET) {
+            if (vn != 8)
+                continue;
+            score = enc_score_get(v);
+        }
+        db_vec_push(out, m, mn, score);
+    }
+    int rc = stor_it_status(it);
+    stor_it_free(it);
+    return rc;
+}
+
+static double aggregate(double acc, double v, int agg)
+{
+    switch (agg) {
+    case DB_AGG_MIN:
+        return v < acc ? v : acc;
+    case DB_AGG_MAX:
+        return v > acc ? v : acc;
+    default:
+        acc += v;
+        return isnan(acc) ? 0.0 : acc; /* inf + -inf: Redis makes it 0 */
+    }
+}
+
+static int cmp_score_member(const void *a, const void *b, void *arg)
+{
+    const struct db_vec *v = arg;
+    const struct db_vitem *x = a, *y = b;
+    if (x->score != y->score)
+        return x->score < y->score ? -1 : 1;
+    return bytes_cmp(v->buf + x->off, x->len, v->buf + y->off, y->len);
+}
+
+int db_zsetop(struct db *d, unsigned dbi, int op, const struct db_str *keys, size_t nkeys,
+              const double *weights, int agg, struct db_vec *out)
+{
+    struct db_kc *kcs = stor_xmalloc(nkeys * sizeof *kcs);
+    struct db_vec *in = stor_xmalloc(nkeys * sizeof *in);
+    size_t *pos = stor_xmalloc(nkeys * sizeof *pos);
+    int rc = 0;
+    for (size_t i = 0; i < nkeys; i++) {
+        db_vec_init(&in[i]);
+        pos[i] = 0;
+        int r = kc_load(d, &kcs[i], dbi, keys[i].p, keys[i].n);
+        int t = kcs[i].m.type;
+        if (r == 0 && t != ENC_TYPE_NONE && t != ENC_TYPE_SET && t != ENC_TYPE_ZSET)
+            r = ENC_EWRONGTYPE;
+        if (r && !rc)
+            rc = r;
+    }
+    for (size_t i = 0; i < nkeys && rc == 0; i++)
+        rc = input_members(d, &kcs[i], &in[i]);
+    if (rc)
+        goto out;
+    if (op == DB_ZINTER)
+        for (size_t i = 0; i < nkeys; i++)
+            if (in[i].n == 0)
+                goto out; /* an empty input empties the intersection */
+
+    /* Inputs are member-sorted: merge them, one member at a time. */
+    for (;;) {
+        const char *mm = NULL;
+        size_t mmn = 0;
+        for (size_t i = 0; i < nkeys; i++) {
+            if (pos[i] >= in[i].n)
+                continue;
+            const char *m = db_vec_ptr(&in[i], pos[i]);
+            size_t mn = db_vec_len(&in[i], pos[i]);
+            if (!mm || bytes_cmp(m, mn, mm, mmn) < 0) {
+                mm = m;
+                mmn = mn;
+            }
+        }
+        if (!mm)
+            break;
+        size_t have = 0;
+        bool first = false, seen = false;
+        double acc = 0;
+        for (size_t i = 0; i < nkeys; i++) {
+            if (pos[i] >= in[i].n || bytes_cmp(db_vec_ptr(&in[i], pos[i]),
+                                               db_vec_len(&in[i], pos[i]), mm, mmn) != 0)
+                continue;
+            double v = in[i].items[pos[i]].score;
+            if (op != DB_ZDIFF) {
+                v *= weights ? weights[i] : 1.0;
+                if (isnan(v))
+                    v = 0; /* inf * 0: Redis makes it 0 */
+            }
+            acc = seen ? aggregate(acc, v, agg) : v;
+            seen = true;
+            have++;
+            if (i == 0)
+                first = true;
+        }
+        bool keep = op == DB_ZUNION || (op == DB_ZINTER && have == nkeys) ||
+                    (op == DB_ZDIFF && first && have == 1);
+        if (keep)
+            db_vec_push(out, mm, mmn, norm0(acc));
+        /* Advance every input past mm (inputs are never modified, so mm
+         * stays valid while positions move). */
+        for (size_t i = 0; i < nkeys; i++)
+            if (pos[i] < in[i].n && bytes_cmp(db_vec_ptr(&in[i], pos[i]),
+                                              db_vec_len(&in[i], pos[i]), mm, mmn) == 0)
+                pos[i]++;
+    }
+    qsort_r(out->items, out->n, sizeof *out->items, cmp_score_member, out);
+out:
+    for (size_t i = 0; i < nkeys; i++) {
+        kc_free(&kcs[i]);
+        db_vec_destroy(&in[i]);
+    }
+    free(kcs);
+    free(in);
+    free(pos);
+    if (rc)
+        db_vec_clear(out);
+    return rc;
+}
+
+int db_zsetop_store(struct db *d, unsigned dbi, int op, const char *dst, size_t dstn,
+                    const struct db_str *keys, size_t nkeys, const double *weights, int agg,
+                    uint64_t *card)
+{
+    struct db_vec v;
+    struct db_kc t;
+    db_vec_init(&v);
+    db_begin(d);
+    int rc = db_zsetop(d, dbi, op, keys, nkeys, weights, agg, &v);
+    if (rc == 0)
+        rc = kc_load(d, &t, dbi, dst, dstn);
+    else
+        memset(&t, 0, sizeof t);
+    if (rc == 0) {
+        db_store_vec(d, &t, ENC_TYPE_ZSET, &v);
+        rc = db_commit(d);
+        *card = v.n;
+    }
+    kc_free(&t);
+    db_vec_destroy(&v);
+    return rc;
+}

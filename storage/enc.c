@@ -1,0 +1,239 @@
+/*
+ * enc — byte layouts of shmkv's RocksDB records. See enc.h.
+ */
+#include "enc.h"
+
+#include <math.h>
+#include <string.h>
+
+void enc_put_u16(char *p, uint16_t v)
+{
+    p[0] = (char)(v >> 8);
+    p[1] = (char)v;
+}
+
+void enc_put_u32(char *p, uint32_t v)
+{
+    for (int i = 3; i >= 0; i--, v >>= 8)
+        p[i] = (char)v;
+}
+
+void enc_put_u64(char *p, uint64_t v)
+{
+    for (int i = 7; i >= 0; i--, v >>= 8)
+        p[i] = (char)v;
+}
+
+uint16_t enc_get_u16(const char *p)
+{
+    const unsigned char *u = (const unsigned char *)p;
+    return (uint16_t)((u[0] << 8) | u[1]);
+}
+
+uint32_t enc_get_u32(const char *p)
+{
+    const unsigned char *u = (const unsigned char *)p;
+    return ((uint32_t)u[0] << 24) | ((uint32_t)u[1] << 16) | ((uint32_t)u[2] << 8) | u[3];
+}
+
+uint64_t enc_get_u64(const char *p)
+{
+    return ((uint64_t)enc_get_u32(p) << 32) | enc_get_u32(p + 4);
+}
+
+/* Bitwise CRC16-CCITT, polynomial 0x1021, initial value 0, no reflection.
+ * A 256-entry table would be faster; keys are short and the slot is computed
+ * once per command key, so the loop is not worth a table yet. */
+uint16_t enc_crc16(const char *p, size_t n)
+{
+    uint16_t crc = 0;
+    for (size_t i = 0; i < n; i++) {
+        crc ^= (uint16_t)((unsigned char)p[i] << 8);
+        for (int b = 0; b < 8; b++)
+            crc = (crc & 0x8000) ? (uint16_t)((crc << 1) ^ 0x1021) : (uint16_t)(crc << 1);
+    }
+    return crc;
+}
+
+uint16_t enc_slot(const char *key, size_t n)
+{
+    const char *open = memchr(key, '{', n);
+    if (open) {
+        size_t rest = n - (size_t)(open - key) - 1;
+        const char *close = memchr(open + 1, '}', rest);
+        if (close && close > open + 1)
+            return enc_crc16(open + 1, (size_t)(close - open - 1)) & (ENC_SLOTS - 1);
+    }
+    return enc_crc16(key, n) & (ENC_SLOTS - 1);
+}
+
+/* IEEE-754 bits, then: negative numbers flip every bit (so larger magnitude
+ * sorts lower), non-negative ones flip the sign bit (so they sort above all
+ * negatives). */
+int enc_score_put(char *out8, double d)
+{
+    if (isnan(d))
+        return ENC_EINVAL;
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    u = (u >> 63) ? ~u : (u ^ (1ull << 63));
+    enc_put_u64(out8, u);
+    return 0;
+}
+
+double enc_score_get(const char *p8)
+{
+    uint64_t u = enc_get_u64(p8);
+    u = (u >> 63) ? (u ^ (1ull << 63)) : ~u;
+    double d;
+    memcpy(&d, &u, sizeof d);
+    return d;
+}
+
+size_t enc_meta_key(char *out, unsigned db, uint16_t slot, const char *key, size_t klen)
+{
+    out[0] = (char)db;
+    enc_put_u16(out + 1, slot);
+    if (klen)
+        memcpy(out + 3, key, klen);
+    return 3 + klen;
+}
+
+int enc_meta_key_decode(const char *p, size_t n, unsigned *db, uint16_t *slot, const char **key,
+                        size_t *klen)
+{
+    if (n < 3)
+        return ENC_ECORRUPT;
+    *db = (unsigned char)p[0];
+    *slot = enc_get_u16(p + 1);
+    if (*slot >= ENC_SLOTS)
+        return ENC_ECORRUPT;
+    *key = p + 3;
+    *klen = n - 3;
+    return 0;
+}
+
+size_t enc_sub_prefix(char *out, unsigned db, uint16_t slot, const char *key, size_t klen,
+                      uint64_t version)
+{
+    out[0] = (char)db;
+    enc_put_u16(out + 1, slot);
+    enc_put_u32(out + 3, (uint32_t)klen);
+    if (klen)
+        memcpy(out + 7, key, klen);
+    enc_put_u64(out + 7 + klen, version);
+    return 7 + klen + 8;
+}
+
+int enc_sub_decode(const char *p, size_t n, struct enc_sub *out)
+{
+    if (n < 7 + 8)
+        return ENC_ECORRUPT;
+    out->db = (unsigned char)p[0];
+    out->slot = enc_get_u16(p + 1);
+    uint32_t klen = enc_get_u32(p + 3);
+    if (out->slot >= ENC_SLOTS || klen > n - 15)
+        return ENC_ECORRUPT;
+    out->key = p + 7;
+    out->klen = klen;
+    out->version = enc_get_u64(p + 7 + klen);
+    out->field = p + 15 + klen;
+    out->flen = n - 15 - klen;
+    return 0;
+}
+
+static size_t meta_tail_len(uint8_t type)
+{
+    switch (type) {
+    case ENC_TYPE_HASH:
+    case ENC_TYPE_SET:
+    case ENC_TYPE_ZSET:
+        return 16;
+    case ENC_TYPE_LIST:
+        return 32;
+    default:
+        return 0;
+    }
+}
+
+size_t enc_meta_value_len(const struct enc_meta *m)
+{
+    if (m->type == ENC_TYPE_STRING)
+        return ENC_META_HDR + m->vlen;
+    return ENC_META_HDR + meta_tail_len(m->type);
+}
+
+size_t enc_meta_value(char *out, const struct enc_meta *m)
+{
+    out[0] = (char)((m->coding << 4) | (m->type & 0x0f));
+    enc_put_u64(out + 1, m->expire_ms);
+    char *p = out + ENC_META_HDR;
+    if (m->type == ENC_TYPE_STRING) {
+        if (m->vlen)
+            memcpy(p, m->value, m->vlen);
+        return ENC_META_HDR + m->vlen;
+    }
+    enc_put_u64(p, m->version);
+    enc_put_u64(p + 8, m->size);
+    if (m->type == ENC_TYPE_LIST) {
+        enc_put_u64(p + 16, m->head);
+        enc_put_u64(p + 24, m->tail);
+    }
+    return ENC_META_HDR + meta_tail_len(m->type);
+}
+
+int enc_meta_peek(const char *p, size_t n, uint8_t *type, uint64_t *expire_ms)
+{
+    if (n < ENC_META_HDR)
+        return ENC_ECORRUPT;
+    uint8_t t = (uint8_t)p[0] & 0x0f, c = (uint8_t)p[0] >> 4;
+    if (t < ENC_TYPE_STRING || t > ENC_TYPE_LIST || c > ENC_CODING_BLIND)
+        return ENC_ECORRUPT;
+    *type = t;
+    *expire_ms = enc_get_u64(p + 1);
+    return 0;
+}
+
+int enc_meta_value_decode(const char *p, size_t n, struct enc_meta *m)
+{
+    memset(m, 0, sizeof *m);
+    int rc = enc_meta_peek(p, n, &m->type, &m->expire_ms);
+    if (rc)
+        return rc;
+    m->coding = (uint8_t)p[0] >> 4;
+    const char *t = p + ENC_META_HDR;
+    if (m->type == ENC_TYPE_STRING) {
+        m->value = t;
+        m->vlen = n - ENC_META_HDR;
+        return 0;
+    }
+    if (n != ENC_META_HDR + meta_tail_len(m->type))
+        return ENC_ECORRUPT;
+    m->version = enc_get_u64(t);
+    m->size = enc_get_u64(t + 8);
+    if (m->type == ENC_TYPE_LIST) {
+        m->head = enc_get_u64(t + 16);
+        m->tail = enc_get_u64(t + 24);
+        if (m->tail < m->head || m->tail - m->head != m->size)
+            return ENC_ECORRUPT;
+    }
+    return 0;
+}
+
+const char *enc_strerror(int err)
+{
+    switch (err) {
+    case 0:
+        return "success";
+#define ENC_ERR_CASE(name, off, msg)                                                           \
+    case name:                                                                                 \
+        return msg;
+        ENC_ERRORS(ENC_ERR_CASE)
+#undef ENC_ERR_CASE
+    default:
+        break;
+    }
+    if (err < 0 && err > -4096)
+        return strerror(-err);
+    return "unknown error";
+}

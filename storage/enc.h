@@ -1,0 +1,131 @@
+/*
+ * enc — the byte layouts of shmkv's RocksDB records (docs/encoding.md).
+ *
+ * Layer: bottom. Depends on nothing but libc, so the client library can
+ * compile it too. Only this module knows how keys and values are laid out;
+ * everything above builds and parses records through these functions.
+ *
+ *   meta key   = db(1) | slot(2) | user_key
+ *   sub key    = db(1) | slot(2) | key_len(4) | user_key | version(8) | field
+ *   score key  = db(1) | slot(2) | key_len(4) | user_key | version(8) | score(8) | member
+ *   meta value = flags(1) | expire_ms(8) | type-specific tail
+ *
+ * All integers are big-endian, so byte order is numeric order. Encoders write
+ * into a caller buffer sized with the matching _len() function and return the
+ * number of bytes written; they cannot fail. Decoders never trust their input:
+ * they return 0 or ENC_ECORRUPT and never read past the given length.
+ */
+#ifndef SHMKV_ENC_H
+#define SHMKV_ENC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "enc_err.h"
+
+/* Redis types, the low 4 bits of a meta value's flags. 0 means "no key". */
+enum enc_type {
+    ENC_TYPE_NONE = 0,
+    ENC_TYPE_STRING = 1,
+    ENC_TYPE_HASH = 2,
+    ENC_TYPE_SET = 3,
+    ENC_TYPE_ZSET = 4,
+    ENC_TYPE_LIST = 5,
+};
+
+/* Collection encodings, the high 4 bits of flags. COUNTED keeps the size in
+ * the meta record (exact replies); BLIND keeps none and never reads before a
+ * write (HSET/SADD replies count arguments, HLEN/SCARD count by scan). */
+enum enc_coding {
+    ENC_CODING_COUNTED = 0,
+    ENC_CODING_BLIND = 1,
+};
+
+#define ENC_SLOTS 16384u
+#define ENC_DB_MAX 255           /* db is one byte */
+#define ENC_META_HDR 9           /* flags + expire_ms */
+#define ENC_LIST_MID (1ull << 63) /* initial head and tail of a new list */
+
+/* Big-endian load/store. p need not be aligned. */
+void enc_put_u16(char *p, uint16_t v);
+void enc_put_u32(char *p, uint32_t v);
+void enc_put_u64(char *p, uint64_t v);
+uint16_t enc_get_u16(const char *p);
+uint32_t enc_get_u32(const char *p);
+uint64_t enc_get_u64(const char *p);
+
+/* CRC16-CCITT (XModem), the Redis Cluster key hash. */
+uint16_t enc_crc16(const char *p, size_t n);
+
+/* The Redis Cluster slot of a key: CRC16 of the hashtag — the bytes between
+ * the first '{' and the first '}' after it, when that is non-empty — or of the
+ * whole key otherwise, modulo 16384. */
+uint16_t enc_slot(const char *key, size_t n);
+
+/* A collection version: (ms << 11) | counter, counter in 0..2047. */
+static inline uint64_t enc_version_make(uint64_t ms, uint32_t counter)
+{
+    return (ms << 11) | (counter & 0x7ffu);
+}
+
+/* Order-preserving encoding of a double: the big-endian bytes compare as the
+ * numbers do (-inf < ... < -0.0 < +0.0 < ... < +inf). NaN has no place in
+ * that order and is refused with ENC_EINVAL. */
+int enc_score_put(char *out8, double d);
+double enc_score_get(const char *p8);
+
+/* Meta key. */
+static inline size_t enc_meta_key_len(size_t klen)
+{
+    return 3 + klen;
+}
+size_t enc_meta_key(char *out, unsigned db, uint16_t slot, const char *key, size_t klen);
+/* Splits a meta key; *key points into p. */
+int enc_meta_key_decode(const char *p, size_t n, unsigned *db, uint16_t *slot, const char **key,
+                        size_t *klen);
+
+/* The prefix every sub and score key of one collection version shares. A sub
+ * key is this prefix followed by the field; a score key is this prefix
+ * followed by score(8) and the member. */
+static inline size_t enc_sub_prefix_len(size_t klen)
+{
+    return 3 + 4 + klen + 8;
+}
+size_t enc_sub_prefix(char *out, unsigned db, uint16_t slot, const char *key, size_t klen,
+                      uint64_t version);
+
+/* A parsed sub or score key. Pointers point into the decoded buffer. */
+struct enc_sub {
+    unsigned db;
+    uint16_t slot;
+    const char *key;
+    size_t klen;
+    uint64_t version;
+    const char *field; /* the rest: field, or score(8)|member for score keys */
+    size_t flen;
+};
+int enc_sub_decode(const char *p, size_t n, struct enc_sub *out);
+
+/* A decoded meta value. For strings, value/vlen point into the decoded
+ * buffer; for collections version and size (and head/tail for lists) are
+ * set. size is 0 and meaningless for BLIND collections. */
+struct enc_meta {
+    uint8_t type;   /* enum enc_type */
+    uint8_t coding; /* enum enc_coding */
+    uint64_t expire_ms;
+    uint64_t version;
+    uint64_t size;
+    uint64_t head, tail; /* lists: element positions [head, tail) */
+    const char *value;   /* strings */
+    size_t vlen;
+};
+
+size_t enc_meta_value_len(const struct enc_meta *m);
+size_t enc_meta_value(char *out, const struct enc_meta *m);
+int enc_meta_value_decode(const char *p, size_t n, struct enc_meta *m);
+
+/* Reads only flags and expiry: what a compaction filter or a shm reader needs
+ * to decide liveness without decoding the rest. */
+int enc_meta_peek(const char *p, size_t n, uint8_t *type, uint64_t *expire_ms);
+
+#endif

@@ -1,0 +1,688 @@
+/*
+ * stor — RocksDB underneath the Redis types. See stor.h.
+ */
+#include "stor.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rocksdb/c.h>
+
+#include "stor_mem.h"
+
+static const char *const cf_names[STOR_CF_COUNT] = {"metadata", "default", "zset_score"};
+
+struct stor {
+    rocksdb_t *db; /* published after open; compaction filters read it */
+    rocksdb_column_family_handle_t *cf[STOR_CF_COUNT];
+    rocksdb_options_t *dbopts;
+    rocksdb_options_t *cfopts[STOR_CF_COUNT];
+    rocksdb_readoptions_t *ropts;
+    rocksdb_writeoptions_t *wopts;
+};
+
+/* ---- errors ---- */
+
+static _Thread_local char errbuf[512];
+
+const char *stor_errmsg(void)
+{
+    return errbuf;
+}
+
+/* Turns a RocksDB error string (malloc'd by RocksDB) into a code, keeps its
+ * text for stor_errmsg() and frees it. */
+static int take_err(char *err)
+{
+    snprintf(errbuf, sizeof errbuf, "%s", err);
+    int rc = ENC_ESTORAGE;
+    if (strstr(err, "No space left") || strstr(err, "NoSpace"))
+        rc = ENC_ENOSPC;
+    else if (strstr(err, "Corruption"))
+        rc = ENC_ECORRUPT;
+    rocksdb_free(err);
+    return rc;
+}
+
+/* ---- clock ---- */
+
+uint64_t stor_clock_override;
+
+uint64_t stor_now_ms(void)
+{
+    uint64_t o = __atomic_load_n(&stor_clock_override, __ATOMIC_RELAXED);
+    if (o)
+        return o;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* ---- record sets ---- */
+
+static uint64_t hash_bytes(int cf, const char *p, size_t n)
+{
+    /* 64-bit FNV-1a over the bytes, then a final avalanche: cheap and good
+     * enough for an index that only ever holds one command's records. */
+    uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t)cf;
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)p[i];
+        h *= 0x100000001b3ull;
+    }
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    return h;
+}
+
+void stor_batch_init(struct stor_batch *b)
+{
+    memset(b, 0, sizeof *b);
+}
+
+void stor_batch_destroy(struct stor_batch *b)
+{
+    free(b->ops);
+    free(b->arena);
+    free(b->index);
+    memset(b, 0, sizeof *b);
+}
+
+void stor_batch_clear(struct stor_batch *b)
+{
+    b->nops = 0;
+    b->used = 0;
+    b->nranges = 0;
+    if (b->index)
+        memset(b->index, 0, b->capindex * sizeof *b->index);
+}
+
+static size_t arena_add(struct stor_batch *b, const char *p, size_t n)
+{
+    if (b->used + n > b->caparena) {
+        size_t cap = b->caparena ? b->caparena : 1024;
+        while (cap < b->used + n)
+            cap *= 2;
+        b->arena = stor_xrealloc(b->arena, cap);
+        b->caparena = cap;
+    }
+    size_t off = b->used;
+    if (n)
+        memcpy(b->arena + off, p, n);
+    b->used += n;
+    return off;
+}
+
+static bool op_is(const struct stor_batch *b, const struct stor_op *op, int cf, const char *k,
+                  size_t kn)
+{
+    return op->cf == cf && op->klen == kn && memcmp(b->arena + op->koff, k, kn) == 0;
+}
+
+/* Points the index slot of the op's key at op number i (the newest wins). */
+static void index_set(struct stor_batch *b, size_t i)
+{
+    const struct stor_op *op = &b->ops[i];
+    size_t mask = b->capindex - 1;
+    size_t h = hash_bytes(op->cf, b->arena + op->koff, op->klen) & mask;
+    for (;; h = (h + 1) & mask) {
+        uint32_t e = b->index[h];
+        if (e == 0 || op_is(b, &b->ops[e - 1], op->cf, b->arena + op->koff, op->klen)) {
+            b->index[h] = (uint32_t)(i + 1);
+            return;
+        }
+    }
+}
+
+static void index_grow(struct stor_batch *b)
+{
+    size_t cap = b->capindex ? b->capindex * 2 : 64;
+    free(b->index);
+    b->index = stor_xmalloc(cap * sizeof *b->index);
+    memset(b->index, 0, cap * sizeof *b->index);
+    b->capindex = cap;
+    for (size_t i = 0; i < b->nops; i++)
+        if (b->ops[i].kind != STOR_OP_DELRANGE)
+            index_set(b, i);
+}
+
+static void batch_add(struct stor_batch *b, int kind, int cf, const char *k, size_t kn,
+                      const char *v, size_t vn)
+{
+    if (b->nops == b->capops) {
+        b->capops = b->capops ? b->capops * 2 : 16;
+        b->ops = stor_xrealloc(b->ops, b->capops * sizeof *b->ops);
+    }
+    struct stor_op *op = &b->ops[b->nops];
+    op->kind = (uint8_t)kind;
+    op->cf = (uint8_t)cf;
+    op->koff = arena_add(b, k, kn);
+    op->klen = kn;
+    op->voff = arena_add(b, v, vn);
+    op->vlen = vn;
+    b->nops++;
+    if (kind == STOR_OP_DELRANGE) {
+        b->nranges++;
+        return;
+    }
+    /* Keep the index at most half full. */
+    if (b->nops * 2 > b->capindex)
+        index_grow(b);
+    else
+        index_set(b, b->nops - 1);
+}
+
+void stor_batch_put(struct stor_batch *b, int cf, const char *k, size_t kn, const char *v,
+                    size_t vn)
+{
+    batch_add(b, STOR_OP_PUT, cf, k, kn, v, vn);
+}
+
+void stor_batch_del(struct stor_batch *b, int cf, const char *k, size_t kn)
+{
+    batch_add(b, STOR_OP_DEL, cf, k, kn, NULL, 0);
+}
+
+void stor_batch_del_range(struct stor_batch *b, int cf, const char *lo, size_t lon,
+                          const char *hi, size_t hin)
+{
+    batch_add(b, STOR_OP_DELRANGE, cf, lo, lon, hi, hin);
+}
+
+static int bytes_cmp(const char *a, size_t an, const char *b, size_t bn)
+{
+    int c = memcmp(a, b, an < bn ? an : bn);
+    return c ? c : (an > bn) - (an < bn);
+}
+
+int stor_batch_lookup(const struct stor_batch *b, int cf, const char *k, size_t kn,
+                      const char **v, size_t *vn)
+{
+    size_t found = 0; /* op number + 1 */
+    if (b->capindex) {
+        size_t mask = b->capindex - 1;
+        for (size_t h = hash_bytes(cf, k, kn) & mask;; h = (h + 1) & mask) {
+            uint32_t e = b->index[h];
+            if (e == 0)
+                break;
+            if (op_is(b, &b->ops[e - 1], cf, k, kn)) {
+                found = e;
+                break;
+            }
+        }
+    }
+    /* A range delete queued after the newest write of k hides it. */
+    for (size_t i = b->nops; b->nranges && i > found; i--) {
+        const struct stor_op *op = &b->ops[i - 1];
+        if (op->kind == STOR_OP_DELRANGE && op->cf == cf &&
+            bytes_cmp(k, kn, b->arena + op->koff, op->klen) >= 0 &&
+            bytes_cmp(k, kn, b->arena + op->voff, op->vlen) < 0)
+            return STOR_DELETED;
+    }
+    if (!found)
+        return STOR_ABSENT;
+    const struct stor_op *op = &b->ops[found - 1];
+    if (op->kind == STOR_OP_DEL)
+        return STOR_DELETED;
+    *v = b->arena + op->voff;
+    *vn = op->vlen;
+    return STOR_PUT;
+}
+
+int stor_commit(struct stor *s, const struct stor_batch *b)
+{
+    if (b->nops == 0)
+        return 0;
+    rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
+    for (size_t i = 0; i < b->nops; i++) {
+        const struct stor_op *op = &b->ops[i];
+        rocksdb_column_family_handle_t *cf = s->cf[op->cf];
+        const char *k = b->arena + op->koff, *v = b->arena + op->voff;
+        switch (op->kind) {
+        case STOR_OP_PUT:
+            rocksdb_writebatch_put_cf(wb, cf, k, op->klen, v, op->vlen);
+            break;
+        case STOR_OP_DEL:
+            rocksdb_writebatch_delete_cf(wb, cf, k, op->klen);
+            break;
+        case STOR_OP_DELRANGE:
+            rocksdb_writebatch_delete_range_cf(wb, cf, k, op->klen, v, op->vlen);
+            break;
+        }
+    }
+    char *err = NULL;
+    rocksdb_write(s->db, s->wopts, wb, &err);
+    rocksdb_writebatch_destroy(wb);
+    return err ? take_err(err) : 0;
+}
+
+/* ---- compaction filters ---- */
+
+/* One filter instance lives for one compaction. It remembers the last meta
+ * record it looked up: sub records of one collection are adjacent, so a
+ * million-field hash costs one meta read, not a million. Caching is safe in
+ * both directions: a version that died never comes back, and keeping a
+ * record one compaction too long only delays its collection. */
+struct gc_filter {
+    struct stor *s;
+    int cf;
+    char *mkey;
+    size_t mkeylen, mkeycap;
+    bool cached, alive;
+    uint8_t type;
+    uint64_t version, expire_ms;
+};
+
+static void gc_filter_free(void *state)
+{
+    struct gc_filter *f = state;
+    free(f->mkey);
+    free(f);
+}
+
+static const char *gc_filter_name(void *state)
+{
+    (void)state;
+    return "shmkv.gc";
+}
+
+/* Looks up the meta record for the sub key's user key, through the cache. */
+static void gc_lookup_meta(struct gc_filter *f, const struct enc_sub *sk)
+{
+    size_t need = enc_meta_key_len(sk->klen);
+    if (f->cached && f->mkeylen == need && (uint8_t)f->mkey[0] == sk->db &&
+        enc_get_u16(f->mkey + 1) == sk->slot && memcmp(f->mkey + 3, sk->key, sk->klen) == 0)
+        return;
+    if (need > f->mkeycap) {
+        f->mkey = stor_xrealloc(f->mkey, need);
+        f->mkeycap = need;
+    }
+    f->mkeylen = enc_meta_key(f->mkey, sk->db, sk->slot, sk->key, sk->klen);
+    f->cached = true;
+    f->alive = true; /* on any doubt, keep */
+    rocksdb_t *db = __atomic_load_n(&f->s->db, __ATOMIC_ACQUIRE);
+    if (!db)
+        return;
+    char *err = NULL;
+    size_t vn = 0;
+    char *v = rocksdb_get_cf(db, f->s->ropts, f->s->cf[STOR_CF_META], f->mkey, f->mkeylen, &vn,
+                             &err);
+    if (err) {
+        rocksdb_free(err);
+        f->cached = false; /* a transient error: ask again next record */
+        return;
+    }
+    if (!v) {
+        f->alive = false;
+        return;
+    }
+    struct enc_meta m;
+    if (enc_meta_value_decode(v, vn, &m) == 0) {
+        f->type = m.type;
+        f->version = m.version;
+        f->expire_ms = m.expire_ms;
+        f->alive = m.type != ENC_TYPE_STRING;
+    }
+    rocksdb_free(v);
+}
+
+static unsigned char gc_filter_sub(void *state, int level, const char *key, size_t klen,
+                                   const char *val, size_t vlen, char **newv, size_t *newvlen,
+                                   unsigned char *changed)
+{
+    (void)level, (void)val, (void)vlen, (void)newv, (void)newvlen;
+    struct gc_filter *f = state;
+    *changed = 0;
+    struct enc_sub sk;
+    if (enc_sub_decode(key, klen, &sk))
+        return 0; /* not ours to judge */
+    gc_lookup_meta(f, &sk);
+    if (!f->alive)
+        return 1;
+    if (f->version != sk.version)
+        return 1;
+    if (f->cf == STOR_CF_SCORE && f->type != ENC_TYPE_ZSET)
+        return 1;
+    if (f->expire_ms && f->expire_ms <= stor_now_ms())
+        return 1;
+    return 0;
+}
+
+static unsigned char gc_filter_meta(void *state, int level, const char *key, size_t klen,
+                                    const char *val, size_t vlen, char **newv, size_t *newvlen,
+                                    unsigned char *changed)
+{
+    (void)state, (void)level, (void)key, (void)klen, (void)newv, (void)newvlen;
+    *changed = 0;
+    uint8_t type;
+    uint64_t exp;
+    if (enc_meta_peek(val, vlen, &type, &exp))
+        return 0;
+    return exp && exp <= stor_now_ms();
+}
+
+static rocksdb_compactionfilter_t *gc_filter_create(void *state,
+                                                    rocksdb_compactionfiltercontext_t *ctx)
+{
+    (void)ctx;
+    struct gc_filter *fs = stor_xmalloc(sizeof *fs);
+    memset(fs, 0, sizeof *fs);
+    const struct gc_filter *proto = state; /* s and cf of this column family */
+    fs->s = proto->s;
+    fs->cf = proto->cf;
+    return rocksdb_compactionfilter_create(fs, gc_filter_free,
+                                           fs->cf == STOR_CF_META ? gc_filter_meta
+                                                                  : gc_filter_sub,
+                                           gc_filter_name);
+}
+
+static void gc_factory_free(void *state)
+{
+    free(state);
+}
+
+static const char *gc_factory_name(void *state)
+{
+    (void)state;
+    return "shmkv.gc.factory";
+}
+
+/* ---- open / close ---- */
+
+static int mkdir_p(const char *dir)
+{
+    char path[4096];
+    size_t n = strlen(dir);
+    if (n == 0 || n >= sizeof path)
+        return -ENAMETOOLONG;
+    memcpy(path, dir, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (path[i] != '/' && path[i] != '\0')
+            continue;
+        char c = path[i];
+        path[i] = '\0';
+        if (mkdir(path, 0700) != 0 && errno != EEXIST)
+            return -errno;
+        path[i] = c;
+    }
+    return 0;
+}
+
+static rocksdb_options_t *cf_options(struct stor *s, int cf, const struct stor_opts *o,
+                                     rocksdb_cache_t *cache)
+{
+    rocksdb_options_t *opt = rocksdb_options_create();
+    rocksdb_options_set_write_buffer_size(opt, o->write_buffer_bytes ? o->write_buffer_bytes
+                                                                     : 64u << 20);
+    rocksdb_options_set_max_write_buffer_number(opt, 4);
+    rocksdb_options_set_level_compaction_dynamic_level_bytes(opt, 1);
+    rocksdb_options_set_target_file_size_base(opt, 64u << 20);
+    rocksdb_options_set_max_bytes_for_level_base(opt, 256u << 20);
+    if (o->compression) {
+        rocksdb_options_set_compression(opt, rocksdb_lz4_compression);
+        rocksdb_options_set_bottommost_compression(opt, rocksdb_zstd_compression);
+    } else {
+        rocksdb_options_set_compression(opt, rocksdb_no_compression);
+    }
+
+    rocksdb_block_based_table_options_t *t = rocksdb_block_based_options_create();
+    rocksdb_block_based_options_set_block_cache(t, cache);
+    rocksdb_block_based_options_set_block_size(t, 16 * 1024);
+    rocksdb_block_based_options_set_format_version(t, 5);
+    rocksdb_block_based_options_set_cache_index_and_filter_blocks(t, 1);
+    rocksdb_block_based_options_set_pin_l0_filter_and_index_blocks_in_cache(t, 1);
+    /* Point reads hit the meta CF (every command) and the sub CF (HGET,
+     * SISMEMBER, ZSCORE, LINDEX); the score index is only ever scanned. */
+    if (cf != STOR_CF_SCORE) {
+        rocksdb_block_based_options_set_filter_policy(t, rocksdb_filterpolicy_create_bloom_full(10));
+        /* Most look-ups before a write miss (a new key, field or member): a
+         * memtable bloom filter answers those without a skiplist search,
+         * which profiling showed to be the dominant cost. */
+        rocksdb_options_set_memtable_prefix_bloom_size_ratio(opt, 0.05);
+        rocksdb_options_set_memtable_whole_key_filtering(opt, 1);
+    }
+    rocksdb_options_set_block_based_table_factory(opt, t);
+    rocksdb_block_based_options_destroy(t);
+
+    struct gc_filter *proto = stor_xmalloc(sizeof *proto);
+    memset(proto, 0, sizeof *proto);
+    proto->s = s;
+    proto->cf = cf;
+    rocksdb_compactionfilterfactory_t *fac = rocksdb_compactionfilterfactory_create(
+        proto, gc_factory_free, gc_filter_create, gc_factory_name);
+    rocksdb_options_set_compaction_filter_factory(opt, fac); /* options own it */
+    return opt;
+}
+
+int stor_open(struct stor **out, const struct stor_opts *o, const char **errmsg)
+{
+    *out = NULL;
+    int rc = mkdir_p(o->dir);
+    if (rc) {
+        snprintf(errbuf, sizeof errbuf, "cannot create %s: %s", o->dir, strerror(-rc));
+        if (errmsg)
+            *errmsg = errbuf;
+        return rc;
+    }
+    struct stor *s = stor_xmalloc(sizeof *s);
+    memset(s, 0, sizeof *s);
+
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    int jobs = o->background_jobs ? o->background_jobs : (ncpu > 2 ? (int)ncpu : 2);
+    s->dbopts = rocksdb_options_create();
+    rocksdb_options_set_create_if_missing(s->dbopts, 1);
+    rocksdb_options_set_create_missing_column_families(s->dbopts, 1);
+    rocksdb_options_increase_parallelism(s->dbopts, jobs);
+    rocksdb_options_set_max_background_jobs(s->dbopts, jobs);
+    rocksdb_options_set_bytes_per_sync(s->dbopts, 1u << 20);
+    rocksdb_options_set_max_total_wal_size(s->dbopts, 512u << 20);
+    rocksdb_options_set_keep_log_file_num(s->dbopts, 4);
+    rocksdb_options_set_max_log_file_size(s->dbopts, 16u << 20);
+
+    rocksdb_cache_t *cache =
+        rocksdb_cache_create_lru(o->block_cache_bytes ? o->block_cache_bytes : 256u << 20);
+    for (int i = 0; i < STOR_CF_COUNT; i++)
+        s->cfopts[i] = cf_options(s, i, o, cache);
+    rocksdb_cache_destroy(cache); /* the table factories hold their references */
+
+    s->ropts = rocksdb_readoptions_create();
+    s->wopts = rocksdb_writeoptions_create();
+    rocksdb_writeoptions_set_sync(s->wopts, o->sync ? 1 : 0);
+
+    char *err = NULL;
+    rocksdb_t *db = rocksdb_open_column_families(
+        s->dbopts, o->dir, STOR_CF_COUNT, (const char *const *)cf_names,
+        (const rocksdb_options_t *const *)s->cfopts, s->cf, &err);
+    if (err) {
+        rc = take_err(err);
+        if (errmsg)
+            *errmsg = errbuf;
+        stor_close(s);
+        return rc;
+    }
+    __atomic_store_n(&s->db, db, __ATOMIC_RELEASE);
+    *out = s;
+    return 0;
+}
+
+void stor_close(struct stor *s)
+{
+    if (!s)
+        return;
+    if (s->db) {
+        rocksdb_cancel_all_background_work(s->db, 1);
+        for (int i = 0; i < STOR_CF_COUNT; i++)
+            if (s->cf[i])
+                rocksdb_column_family_handle_destroy(s->cf[i]);
+        rocksdb_close(s->db);
+    }
+    for (int i = 0; i < STOR_CF_COUNT; i++)
+        if (s->cfopts[i])
+            rocksdb_options_destroy(s->cfopts[i]);
+    if (s->dbopts)
+        rocksdb_options_destroy(s->dbopts);
+    if (s->ropts)
+        rocksdb_readoptions_destroy(s->ropts);
+    if (s->wopts)
+        rocksdb_writeoptions_destroy(s->wopts);
+    free(s);
+}
+
+/* ---- reads ---- */
+
+int stor_get(struct stor *s, int cf, const char *k, size_t kn, char **v, size_t *vn)
+{
+    char *err = NULL;
+    size_t n = 0;
+    /* A pinned slice points into the block cache or memtable: one copy into
+     * our own buffer, and the caller's free() pairs with our allocator. */
+    rocksdb_pinnableslice_t *ps = rocksdb_get_pinned_cf(s->db, s->ropts, s->cf[cf], k, kn, &err);
+    if (err)
+        return take_err(err);
+    if (!ps)
+        return ENC_ENOTFOUND;
+    const char *r = rocksdb_pinnableslice_value(ps, &n);
+    *v = stor_xmemdup(r, n);
+    *vn = n;
+    rocksdb_pinnableslice_destroy(ps);
+    return 0;
+}
+
+struct stor_it {
+    rocksdb_iterator_t *it;
+    rocksdb_readoptions_t *ro;
+    char *lo, *hi; /* the bounds must outlive the iterator */
+};
+
+struct stor_it *stor_it_create(struct stor *s, int cf, const char *lo, size_t lon,
+                               const char *hi, size_t hin)
+{
+    struct stor_it *it = stor_xmalloc(sizeof *it);
+    it->ro = rocksdb_readoptions_create();
+    it->lo = lo ? stor_xmemdup(lo, lon) : NULL;
+    it->hi = hi ? stor_xmemdup(hi, hin) : NULL;
+    if (lo)
+        rocksdb_readoptions_set_iterate_lower_bound(it->ro, it->lo, lon);
+    if (hi)
+        rocksdb_readoptions_set_iterate_upper_bound(it->ro, it->hi, hin);
+    it->it = rocksdb_create_iterator_cf(s->db, it->ro, s->cf[cf]);
+    return it;
+}
+
+void stor_it_seek(struct stor_it *it, const char *k, size_t kn)
+{
+    rocksdb_iter_seek(it->it, k, kn);
+}
+
+void stor_it_seek_prev(struct stor_it *it, const char *k, size_t kn)
+{
+    rocksdb_iter_seek_for_prev(it->it, k, kn);
+}
+
+void stor_it_first(struct stor_it *it)
+{
+    rocksdb_iter_seek_to_first(it->it);
+}
+
+void stor_it_last(struct stor_it *it)
+{
+    rocksdb_iter_seek_to_last(it->it);
+}
+
+void stor_it_next(struct stor_it *it)
+{
+    rocksdb_iter_next(it->it);
+}
+
+void stor_it_prev(struct stor_it *it)
+{
+    rocksdb_iter_prev(it->it);
+}
+
+int stor_it_valid(const struct stor_it *it)
+{
+    return rocksdb_iter_valid(it->it);
+}
+
+const char *stor_it_key(const struct stor_it *it, size_t *n)
+{
+    return rocksdb_iter_key(it->it, n);
+}
+
+const char *stor_it_value(const struct stor_it *it, size_t *n)
+{
+    return rocksdb_iter_value(it->it, n);
+}
+
+int stor_it_status(const struct stor_it *it)
+{
+    char *err = NULL;
+    rocksdb_iter_get_error(it->it, &err);
+    return err ? take_err(err) : 0;
+}
+
+void stor_it_free(struct stor_it *it)
+{
+    if (!it)
+        return;
+    rocksdb_iter_destroy(it->it);
+    rocksdb_readoptions_destroy(it->ro);
+    free(it->lo);
+    free(it->hi);
+    free(it);
+}
+
+/* ---- maintenance ---- */
+
+int stor_compact(struct stor *s, int cf)
+{
+    char *err = NULL;
+    rocksdb_flushoptions_t *fo = rocksdb_flushoptions_create();
+    rocksdb_flushoptions_set_wait(fo, 1);
+    rocksdb_flush_cf(s->db, fo, s->cf[cf], &err);
+    rocksdb_flushoptions_destroy(fo);
+    if (err)
+        return take_err(err);
+    /* Bottommost level too: otherwise a record already at the last level is
+     * never shown to the filter. */
+    rocksdb_compactoptions_t *co = rocksdb_compactoptions_create();
+    rocksdb_compactoptions_set_bottommost_level_compaction(co, 1 /* kForce */);
+    rocksdb_compactoptions_set_exclusive_manual_compaction(co, 0);
+    rocksdb_compact_range_cf_opt(s->db, s->cf[cf], co, NULL, 0, NULL, 0);
+    rocksdb_compactoptions_destroy(co);
+    return 0;
+}
+
+int stor_checkpoint(struct stor *s, const char *dir)
+{
+    char *err = NULL;
+    rocksdb_checkpoint_t *cp = rocksdb_checkpoint_object_create(s->db, &err);
+    if (err)
+        return take_err(err);
+    rocksdb_checkpoint_create(cp, dir, 0, &err);
+    rocksdb_checkpoint_object_destroy(cp);
+    return err ? take_err(err) : 0;
+}
+
+int stor_property(struct stor *s, int cf, const char *name, uint64_t *out)
+{
+    return rocksdb_property_int_cf(s->db, s->cf[cf], name, out) == 0 ? 0 : ENC_EINVAL;
+}
+
+int stor_count(struct stor *s, int cf, const char *lo, size_t lon, const char *hi, size_t hin,
+               uint64_t *out)
+{
+    struct stor_it *it = stor_it_create(s, cf, lo, lon, hi, hin);
+    uint64_t n = 0;
+    for (stor_it_first(it); stor_it_valid(it); stor_it_next(it))
+        n++;
+    int rc = stor_it_status(it);
+    stor_it_free(it);
+    *out = n;
+    return rc;
+}

@@ -1,0 +1,166 @@
+/*
+ * stor — shmkv's storage engine underneath the Redis types: RocksDB with three
+ * column families, one write path and one read path.
+ *
+ * Layer: below db_ (the types), above enc_ (the layouts). This is the only
+ * module that includes <rocksdb/c.h>.
+ *
+ * Write path: a type operation collects every put and delete it makes into one
+ * record set (struct stor_batch) and hands it to stor_commit(), which applies
+ * it atomically. The write-back journal, the overlay and the shm cache will
+ * hook in at that one function.
+ *
+ * Read path: stor_get() for point reads, struct stor_it for ordered ranges.
+ *
+ * Garbage collection: compaction filters drop sub and score records whose
+ * meta record is missing, expired, of another type or of another version, and
+ * drop expired meta records. Deleting a collection therefore touches only its
+ * meta record.
+ *
+ * Memory: allocation failure aborts the daemon (as Redis's zmalloc does); all
+ * other failures are returned. Thread-safety: stor_get, iterators and
+ * stor_commit may be called from several threads; a stor_batch is used by one
+ * thread at a time.
+ */
+#ifndef SHMKV_STOR_H
+#define SHMKV_STOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "enc.h"
+
+/* Column families. */
+enum stor_cf {
+    STOR_CF_META = 0,  /* "metadata": one record per user key */
+    STOR_CF_SUB = 1,   /* "default": hash fields, set members, list elements, zset member->score */
+    STOR_CF_SCORE = 2, /* "zset_score": the score index */
+    STOR_CF_COUNT = 3,
+};
+
+struct stor_opts {
+    const char *dir;           /* data folder; created if missing */
+    size_t block_cache_bytes;  /* shared LRU block cache (0: 256 MiB) */
+    size_t write_buffer_bytes; /* per column family memtable (0: 64 MiB) */
+    int background_jobs;       /* flush + compaction threads (0: number of CPUs, at least 2) */
+    int sync;                  /* fsync the WAL on every commit */
+    int compression;           /* 1: LZ4 on upper levels, ZSTD at the bottom; 0: none */
+};
+
+struct stor;
+
+/* Opens (creating if needed) the database in o->dir. On success *out owns the
+ * handle, freed by stor_close(). On failure returns an error code and, if
+ * errmsg is not NULL, a static-or-thread-local message in *errmsg. */
+int stor_open(struct stor **out, const struct stor_opts *o, const char **errmsg);
+
+/* Flushes nothing extra (the WAL already holds every commit) and closes.
+ * Accepts NULL. */
+void stor_close(struct stor *s);
+
+/* The message of this thread's last storage error. */
+const char *stor_errmsg(void);
+
+/* ---- record sets ---- */
+
+enum stor_op_kind {
+    STOR_OP_PUT = 1,
+    STOR_OP_DEL = 2,
+    STOR_OP_DELRANGE = 3, /* key = begin (inclusive), value = end (exclusive) */
+};
+
+struct stor_op {
+    uint8_t kind, cf;
+    size_t koff, klen, voff, vlen; /* into the batch's arena */
+};
+
+/* A record set: puts and deletes of encoded keys, applied atomically and in
+ * order by stor_commit(). It also answers point look-ups of its own pending
+ * writes, so one type operation reads its own writes before it commits. */
+struct stor_batch {
+    struct stor_op *ops;
+    size_t nops, capops;
+    char *arena;
+    size_t used, caparena;
+    uint32_t *index; /* open addressing: op number + 1, 0 = empty */
+    size_t capindex;
+    size_t nranges;
+};
+
+void stor_batch_init(struct stor_batch *b);
+void stor_batch_destroy(struct stor_batch *b); /* frees memory; b may be re-inited */
+void stor_batch_clear(struct stor_batch *b);   /* keeps memory for reuse */
+/* Key and value bytes are copied. */
+void stor_batch_put(struct stor_batch *b, int cf, const char *k, size_t kn, const char *v,
+                    size_t vn);
+void stor_batch_del(struct stor_batch *b, int cf, const char *k, size_t kn);
+void stor_batch_del_range(struct stor_batch *b, int cf, const char *lo, size_t lon,
+                          const char *hi, size_t hin);
+
+enum stor_lookup {
+    STOR_ABSENT = 0, /* the batch says nothing about this key */
+    STOR_PUT = 1,    /* *v, *vn: the pending value, valid until the batch changes */
+    STOR_DELETED = 2,
+};
+int stor_batch_lookup(const struct stor_batch *b, int cf, const char *k, size_t kn,
+                      const char **v, size_t *vn);
+
+static inline const char *stor_op_key(const struct stor_batch *b, const struct stor_op *op)
+{
+    return b->arena + op->koff;
+}
+static inline const char *stor_op_value(const struct stor_batch *b, const struct stor_op *op)
+{
+    return b->arena + op->voff;
+}
+
+/* Applies the record set atomically. Returns 0, ENC_ENOSPC, ENC_ECORRUPT or
+ * ENC_ESTORAGE (message in stor_errmsg()). The batch is left as it was. */
+int stor_commit(struct stor *s, const struct stor_batch *b);
+
+/* ---- reads ---- */
+
+/* Point read. On 0, *v is a malloc'd copy the caller frees with free() (never
+ * NULL, even for an empty value). ENC_ENOTFOUND when absent. */
+int stor_get(struct stor *s, int cf, const char *k, size_t kn, char **v, size_t *vn);
+
+/* An ordered iterator over cf restricted to [lo, hi). Either bound may be
+ * NULL for "unbounded"; both are copied. Never NULL (aborts on OOM). Free
+ * with stor_it_free(). key/value pointers stay valid until the next move. */
+struct stor_it;
+struct stor_it *stor_it_create(struct stor *s, int cf, const char *lo, size_t lon,
+                               const char *hi, size_t hin);
+void stor_it_seek(struct stor_it *it, const char *k, size_t kn);      /* first >= k */
+void stor_it_seek_prev(struct stor_it *it, const char *k, size_t kn); /* last <= k */
+void stor_it_first(struct stor_it *it);
+void stor_it_last(struct stor_it *it);
+void stor_it_next(struct stor_it *it);
+void stor_it_prev(struct stor_it *it);
+int stor_it_valid(const struct stor_it *it);
+const char *stor_it_key(const struct stor_it *it, size_t *n);
+const char *stor_it_value(const struct stor_it *it, size_t *n);
+/* 0 once the iterator ran off its range cleanly, or an error code. */
+int stor_it_status(const struct stor_it *it);
+void stor_it_free(struct stor_it *it); /* accepts NULL */
+
+/* ---- maintenance ---- */
+
+/* Flushes memtables and compacts the whole column family, running the
+ * compaction filters over every record. Blocks until done. */
+int stor_compact(struct stor *s, int cf);
+/* Writes a consistent checkpoint (hard links where possible) into dir, which
+ * must not exist yet. */
+int stor_checkpoint(struct stor *s, const char *dir);
+/* A RocksDB integer property of a column family ("rocksdb.estimate-num-keys",
+ * "rocksdb.total-sst-files-size", ...). */
+int stor_property(struct stor *s, int cf, const char *name, uint64_t *out);
+/* Counts records of cf in [lo, hi) by iteration (tests and tools). */
+int stor_count(struct stor *s, int cf, const char *lo, size_t lon, const char *hi, size_t hin,
+               uint64_t *out);
+
+/* Wall-clock time in ms, the clock expiry is judged by. A test may set
+ * stor_clock_override to a fixed time (0 restores the real clock). */
+uint64_t stor_now_ms(void);
+extern uint64_t stor_clock_override;
+
+#endif

@@ -1,0 +1,104 @@
+/*
+ * fixture — a fresh engine in a private temp folder for each test, removed
+ * afterwards. Header-only so each test program stays one file.
+ */
+#ifndef SHMKV_TEST_FIXTURE_H
+#define SHMKV_TEST_FIXTURE_H
+
+#include <ftw.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "db.h"
+#include "stor.h"
+
+struct fx {
+    char dir[256];
+    struct stor *s;
+    struct db d;
+};
+
+static int fx_rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(p);
+}
+
+static inline void fx_rmrf(const char *dir)
+{
+    nftw(dir, fx_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static inline void fx_open_in(struct fx *f, const struct db_opts *o)
+{
+    struct stor_opts so = {.dir = f->dir, .block_cache_bytes = 8u << 20,
+                           .write_buffer_bytes = 4u << 20, .background_jobs = 2};
+    const char *err = NULL;
+    int rc = stor_open(&f->s, &so, &err);
+    if (rc)
+        fail_msg("stor_open: %d %s", rc, err ? err : "");
+    db_init(&f->d, f->s, o);
+}
+
+static inline int fx_setup_opts(void **state, const struct db_opts *o)
+{
+    struct fx *f = calloc(1, sizeof *f);
+    const char *tmp = getenv("TMPDIR");
+    snprintf(f->dir, sizeof f->dir, "%s/shmkv-test-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(f->dir))
+        return -1;
+    fx_open_in(f, o);
+    *state = f;
+    return 0;
+}
+
+static inline int fx_setup(void **state)
+{
+    return fx_setup_opts(state, NULL);
+}
+
+static inline int fx_setup_blind(void **state)
+{
+    struct db_opts o = {.hash_coding = ENC_CODING_BLIND, .set_coding = ENC_CODING_BLIND};
+    return fx_setup_opts(state, &o);
+}
+
+/* Closes and reopens the engine on the same folder (persistence checks). */
+static inline void fx_reopen(struct fx *f)
+{
+    struct db_opts o = f->d.o;
+    db_destroy(&f->d);
+    stor_close(f->s);
+    fx_open_in(f, &o);
+}
+
+static inline int fx_teardown(void **state)
+{
+    struct fx *f = *state;
+    db_destroy(&f->d);
+    stor_close(f->s);
+    fx_rmrf(f->dir);
+    free(f);
+    stor_clock_override = 0;
+    return 0;
+}
+
+/* Shorthands: string literal keys and values in db 0. */
+#define K(s) (s), (sizeof(s) - 1)
+#define S(s) ((struct db_str){(s), sizeof(s) - 1})
+
+/* Asserts that item i of v equals the literal s. */
+#define assert_item(v, i, s)                                                                   \
+    do {                                                                                       \
+        assert_int_equal(db_vec_len((v), (i)), sizeof(s) - 1);                                 \
+        assert_memory_equal(db_vec_ptr((v), (i)), (s), sizeof(s) - 1);                         \
+    } while (0)
+
+#endif

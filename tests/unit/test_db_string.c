@@ -1,0 +1,484 @@
+/*
+ * test_db_string — strings and the key space (TYPE, DEL, EXPIRE family,
+ * RENAME, COPY, SCAN, DBSIZE, FLUSHDB) with Redis 7 semantics.
+ */
+#include "fixture.h"
+
+#include <math.h>
+
+static void assert_get(struct db *d, unsigned dbi, const char *k, size_t kn, const char *want)
+{
+    char *v;
+    size_t vn;
+    assert_int_equal(db_get(d, dbi, k, kn, &v, &vn), 0);
+    assert_int_equal(vn, strlen(want));
+    assert_memory_equal(v, want, vn);
+    free(v);
+}
+
+static void test_db_string_set_get(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    char *v, *old;
+    size_t vn, oldn;
+    assert_int_equal(db_get(d, 0, K("k"), &v, &vn), ENC_ENOTFOUND);
+    assert_int_equal(db_set(d, 0, K("k"), K("v1"), 0, 0, NULL, NULL), 1);
+    assert_get(d, 0, K("k"), "v1");
+    /* NX refuses an existing key, XX an absent one. */
+    assert_int_equal(db_set(d, 0, K("k"), K("v2"), 0, DB_SET_NX, NULL, NULL), 0);
+    assert_int_equal(db_set(d, 0, K("nokey"), K("v2"), 0, DB_SET_XX, NULL, NULL), 0);
+    assert_int_equal(db_exists(d, 0, K("nokey")), 0);
+    /* GET returns the old value, also when NX refuses. */
+    assert_int_equal(db_set(d, 0, K("k"), K("v3"), 0, DB_SET_GET, &old, &oldn), 1);
+    assert_memory_equal(old, "v1", 2);
+    free(old);
+    assert_int_equal(db_set(d, 0, K("k"), K("v4"), 0, DB_SET_GET | DB_SET_NX, &old, &oldn), 0);
+    assert_memory_equal(old, "v3", 2);
+    free(old);
+    assert_int_equal(db_set(d, 0, K("fresh"), K("x"), 0, DB_SET_GET, &old, &oldn), 1);
+    assert_null(old);
+    /* Binary-safe keys and values, and the empty string. */
+    assert_int_equal(db_set(d, 0, "a\0b", 3, "\0\xff", 2, 0, 0, NULL, NULL), 1);
+    assert_int_equal(db_get(d, 0, "a\0b", 3, &v, &vn), 0);
+    assert_int_equal(vn, 2);
+    assert_memory_equal(v, "\0\xff", 2);
+    free(v);
+    assert_int_equal(db_set(d, 0, K("empty"), "", 0, 0, 0, NULL, NULL), 1);
+    assert_get(d, 0, K("empty"), "");
+    /* Databases are separate key spaces. */
+    assert_int_equal(db_get(d, 1, K("k"), &v, &vn), ENC_ENOTFOUND);
+}
+
+static void test_db_string_set_replaces_other_types(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    uint64_t n;
+    struct db_str fv[] = {S("f"), S("v")};
+    assert_int_equal(db_hset(d, 0, K("h"), fv, 1, 0, &n), 0);
+    char *old;
+    size_t oldn;
+    /* SET ... GET on another type is WRONGTYPE and writes nothing. */
+    assert_int_equal(db_set(d, 0, K("h"), K("s"), 0, DB_SET_GET, &old, &oldn), ENC_EWRONGTYPE);
+    int type;
+    assert_int_equal(db_type(d, 0, K("h"), &type), 0);
+    assert_int_equal(type, ENC_TYPE_HASH);
+    /* Plain SET replaces it; the hash is gone. */
+    assert_int_equal(db_set(d, 0, K("h"), K("s"), 0, 0, NULL, NULL), 1);
+    assert_int_equal(db_type(d, 0, K("h"), &type), 0);
+    assert_int_equal(type, ENC_TYPE_STRING);
+    char *v;
+    size_t vn;
+    assert_int_equal(db_hget(d, 0, K("h"), K("f"), &v, &vn), ENC_EWRONGTYPE);
+    assert_int_equal(db_get(d, 0, K("h"), &v, &vn), 0);
+    free(v);
+    assert_int_equal(db_get(d, 0, K("nothing"), &v, &vn), ENC_ENOTFOUND);
+    uint64_t len;
+    assert_int_equal(db_hset(d, 0, K("h2"), fv, 1, 0, &n), 0);
+    assert_int_equal(db_get(d, 0, K("h2"), &v, &vn), ENC_EWRONGTYPE);
+    assert_int_equal(db_append(d, 0, K("h2"), K("x"), &len), ENC_EWRONGTYPE);
+    assert_int_equal(db_strlen(d, 0, K("h2"), &len), ENC_EWRONGTYPE);
+}
+
+static void test_db_string_expiry(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    stor_clock_override = 1000000;
+    uint64_t e;
+    assert_int_equal(db_set(d, 0, K("k"), K("v"), 1005000, 0, NULL, NULL), 1);
+    assert_int_equal(db_expiretime(d, 0, K("k"), &e), 0);
+    assert_true(e == 1005000);
+    /* KEEPTTL keeps it; a plain SET clears it. */
+    assert_int_equal(db_set(d, 0, K("k"), K("v2"), 0, DB_SET_KEEPTTL, NULL, NULL), 1);
+    assert_int_equal(db_expiretime(d, 0, K("k"), &e), 0);
+    assert_true(e == 1005000);
+    stor_clock_override = 1004999;
+    assert_get(d, 0, K("k"), "v2");
+    stor_clock_override = 1005000; /* at the expiry instant the key is gone */
+    char *v;
+    size_t vn;
+    assert_int_equal(db_get(d, 0, K("k"), &v, &vn), ENC_ENOTFOUND);
+    assert_int_equal(db_exists(d, 0, K("k")), 0);
+    assert_int_equal(db_expiretime(d, 0, K("k"), &e), ENC_ENOTFOUND);
+    /* An expired key is absent for NX too. */
+    assert_int_equal(db_set(d, 0, K("k"), K("v3"), 0, DB_SET_NX, NULL, NULL), 1);
+    assert_int_equal(db_expiretime(d, 0, K("k"), &e), 0);
+    assert_true(e == 0);
+    /* SET with an expiry already past leaves no key. */
+    assert_int_equal(db_set(d, 0, K("past"), K("v"), 1, 0, NULL, NULL), 1);
+    assert_int_equal(db_exists(d, 0, K("past")), 0);
+    /* INCR on an expired key starts from zero. */
+    int64_t i;
+    assert_int_equal(db_set(d, 0, K("n"), K("41"), 1006000, 0, NULL, NULL), 1);
+    assert_int_equal(db_incrby(d, 0, K("n"), 1, &i), 0);
+    assert_int_equal(i, 42);
+    assert_int_equal(db_expiretime(d, 0, K("n"), &e), 0);
+    assert_true(e == 1006000); /* INCR keeps the TTL */
+    stor_clock_override = 1006000;
+    assert_int_equal(db_incrby(d, 0, K("n"), 1, &i), 0);
+    assert_int_equal(i, 1);
+}
+
+static void test_db_string_getdel_getex(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    stor_clock_override = 5000;
+    char *v;
+    size_t vn;
+    uint64_t e;
+    assert_int_equal(db_set(d, 0, K("k"), K("v"), 0, 0, NULL, NULL), 1);
+    assert_int_equal(db_getex(d, 0, K("k"), DB_GETEX_SET, 9000, &v, &vn), 0);
+    free(v);
+    assert_int_equal(db_expiretime(d, 0, K("k"), &e), 0);
+    assert_true(e == 9000);
+    assert_int_equal(db_getex(d, 0, K("k"), DB_GETEX_PERSIST, 0, &v, &vn), 0);
+    free(v);
+    assert_int_equal(db_expiretime(d, 0, K("k"), &e), 0);
+    assert_true(e == 0);
+    assert_int_equal(db_getex(d, 0, K("k"), DB_GETEX_KEEP, 0, &v, &vn), 0);
+    free(v);
+    assert_int_equal(db_getdel(d, 0, K("k"), &v, &vn), 0);
+    assert_memory_equal(v, "v", 1);
+    free(v);
+    assert_int_equal(db_getdel(d, 0, K("k"), &v, &vn), ENC_ENOTFOUND);
+    assert_int_equal(db_getex(d, 0, K("k"), DB_GETEX_KEEP, 0, &v, &vn), ENC_ENOTFOUND);
+}
+
+static void test_db_string_mset(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    struct db_str kv[] = {S("a"), S("1"), S("b"), S("2"), S("a"), S("3")};
+    assert_int_equal(db_mset(d, 0, kv, 3, 0), 1);
+    assert_get(d, 0, K("a"), "3"); /* the last of duplicate keys wins */
+    assert_get(d, 0, K("b"), "2");
+    struct db_str nx[] = {S("c"), S("1"), S("b"), S("9")};
+    assert_int_equal(db_mset(d, 0, nx, 2, 1), 0); /* b exists: nothing is set */
+    assert_int_equal(db_exists(d, 0, K("c")), 0);
+    assert_get(d, 0, K("b"), "2");
+    struct db_str nx2[] = {S("c"), S("1"), S("d"), S("2")};
+    assert_int_equal(db_mset(d, 0, nx2, 2, 1), 1);
+    assert_get(d, 0, K("d"), "2");
+}
+
+static void test_db_string_incr(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    int64_t v;
+    assert_int_equal(db_incrby(d, 0, K("n"), 1, &v), 0);
+    assert_int_equal(v, 1);
+    assert_int_equal(db_incrby(d, 0, K("n"), -11, &v), 0);
+    assert_int_equal(v, -10);
+    assert_get(d, 0, K("n"), "-10");
+    assert_int_equal(db_set(d, 0, K("max"), K("9223372036854775807"), 0, 0, NULL, NULL), 1);
+    assert_int_equal(db_incrby(d, 0, K("max"), 1, &v), ENC_EOVERFLOW);
+    assert_get(d, 0, K("max"), "9223372036854775807");
+    assert_int_equal(db_set(d, 0, K("min"), K("-9223372036854775808"), 0, 0, NULL, NULL), 1);
+    assert_int_equal(db_incrby(d, 0, K("min"), -1, &v), ENC_EOVERFLOW);
+    assert_int_equal(db_incrby(d, 0, K("min"), 1, &v), 0);
+    /* Redis's strict integer format. */
+    const char *bad[] = {"", " 1", "1 ", "+1", "01", "-0", "1.0", "abc", "9223372036854775808",
+                         "-9223372036854775809", "0x10"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(db_set(d, 0, K("bad"), bad[i], strlen(bad[i]), 0, 0, NULL, NULL), 1);
+        assert_int_equal(db_incrby(d, 0, K("bad"), 1, &v), ENC_ENOTINT);
+    }
+}
+
+static void test_db_string_incrbyfloat(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    char out[DB_LDSTR_MAX];
+    size_t n;
+    assert_int_equal(db_incrbyfloat(d, 0, K("f"), 10.5L, out, &n), 0);
+    assert_string_equal(out, "10.5");
+    assert_int_equal(db_incrbyfloat(d, 0, K("f"), 0.1L, out, &n), 0);
+    assert_string_equal(out, "10.6");
+    assert_int_equal(db_incrbyfloat(d, 0, K("f"), -10.6L, out, &n), 0);
+    assert_string_equal(out, "0");
+    assert_int_equal(db_set(d, 0, K("e"), K("5.0e3"), 0, 0, NULL, NULL), 1);
+    assert_int_equal(db_incrbyfloat(d, 0, K("e"), 2.0e2L, out, &n), 0);
+    assert_string_equal(out, "5200");
+    assert_int_equal(db_incrbyfloat(d, 0, K("e"), INFINITY, out, &n), ENC_ENANINF);
+    assert_get(d, 0, K("e"), "5200");
+    assert_int_equal(db_set(d, 0, K("s"), K("abc"), 0, 0, NULL, NULL), 1);
+    assert_int_equal(db_incrbyfloat(d, 0, K("s"), 1, out, &n), ENC_ENOTFLOAT);
+    long double ld;
+    assert_int_equal(db_str2ld(K(" 1"), &ld), ENC_ENOTFLOAT);
+    assert_int_equal(db_str2ld(K("nan"), &ld), ENC_ENOTFLOAT);
+    assert_int_equal(db_str2ld(K("1e99999"), &ld), ENC_ENOTFLOAT);
+    assert_int_equal(db_str2ld(K("-1.5"), &ld), 0);
+}
+
+static void test_db_string_append_ranges(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    uint64_t len;
+    assert_int_equal(db_append(d, 0, K("s"), K("Hello"), &len), 0);
+    assert_int_equal(len, 5);
+    assert_int_equal(db_append(d, 0, K("s"), K(" World"), &len), 0);
+    assert_int_equal(len, 11);
+    assert_int_equal(db_strlen(d, 0, K("s"), &len), 0);
+    assert_int_equal(len, 11);
+    assert_int_equal(db_strlen(d, 0, K("none"), &len), 0);
+    assert_int_equal(len, 0);
+    char *v;
+    size_t vn;
+    struct {
+        int64_t s, e;
+        const char *want;
+    } cases[] = {{0, 4, "Hello"}, {-5, -1, "World"}, {0, -1, "Hello World"}, {6, 100, "World"},
+                 {-100, 1, "He"}, {5, 3, ""}, {-1, -5, ""}, {11, 20, ""}, {-3, -2, "rl"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        assert_int_equal(db_getrange(d, 0, K("s"), cases[i].s, cases[i].e, &v, &vn), 0);
+        assert_int_equal(vn, strlen(cases[i].want));
+        assert_memory_equal(v, cases[i].want, vn);
+        free(v);
+    }
+    assert_int_equal(db_getrange(d, 0, K("none"), 0, -1, &v, &vn), 0);
+    assert_int_equal(vn, 0);
+    free(v);
+    assert_int_equal(db_setrange(d, 0, K("s"), 6, K("Redis"), &len), 0);
+    assert_int_equal(len, 11);
+    assert_get(d, 0, K("s"), "Hello Redis");
+    assert_int_equal(db_setrange(d, 0, K("pad"), 3, K("x"), &len), 0);
+    assert_int_equal(len, 4);
+    assert_int_equal(db_get(d, 0, K("pad"), &v, &vn), 0);
+    assert_memory_equal(v, "\0\0\0x", 4);
+    free(v);
+    /* An empty write creates nothing and changes nothing. */
+    assert_int_equal(db_setrange(d, 0, K("nokey"), 10, "", 0, &len), 0);
+    assert_int_equal(len, 0);
+    assert_int_equal(db_exists(d, 0, K("nokey")), 0);
+    /* Past the size limit. */
+    assert_int_equal(db_setrange(d, 0, K("s"), 512ull << 20, K("x"), &len), ENC_ETOOBIG);
+}
+
+static void test_db_keys_del_type_exists(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    uint64_t n;
+    struct db_str m[] = {S("a")};
+    int type;
+    assert_int_equal(db_type(d, 0, K("x"), &type), 0);
+    assert_int_equal(type, ENC_TYPE_NONE);
+    assert_int_equal(db_sadd(d, 0, K("x"), m, 1, &n), 0);
+    assert_int_equal(db_type(d, 0, K("x"), &type), 0);
+    assert_int_equal(type, ENC_TYPE_SET);
+    assert_int_equal(db_exists(d, 0, K("x")), 1);
+    assert_int_equal(db_del(d, 0, K("x")), 1);
+    assert_int_equal(d->last_commit_ops, 1);
+    assert_int_equal(db_del(d, 0, K("x")), 0);
+    assert_int_equal(db_exists(d, 0, K("x")), 0);
+    /* A re-created key of the same name starts empty (new version). */
+    struct db_str m2[] = {S("b")};
+    assert_int_equal(db_sadd(d, 0, K("x"), m2, 1, &n), 0);
+    assert_int_equal(db_sismember(d, 0, K("x"), K("a")), 0);
+    assert_int_equal(db_scard(d, 0, K("x"), &n), 0);
+    assert_int_equal(n, 1);
+}
+
+static void test_db_keys_expire_flags(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    stor_clock_override = 1000;
+    uint64_t e;
+    assert_int_equal(db_set(d, 0, K("k"), K("v"), 0, 0, NULL, NULL), 1);
+    assert_int_equal(db_expire(d, 0, K("none"), 5000, 0), 0);
+    assert_int_equal(db_expire(d, 0, K("k"), 5000, DB_EXP_XX), 0); /* has no TTL */
+    assert_int_equal(db_expire(d, 0, K("k"), 5000, DB_EXP_GT), 0); /* none = infinite */
+    assert_int_equal(db_expire(d, 0, K("k"), 5000, DB_EXP_LT), 1);
+    assert_int_equal(db_expire(d, 0, K("k"), 6000, DB_EXP_NX), 0);
+    assert_int_equal(db_expire(d, 0, K("k"), 4000, DB_EXP_GT), 0);
+    assert_int_equal(db_expire(d, 0, K("k"), 6000, DB_EXP_GT), 1);
+    assert_int_equal(db_expire(d, 0, K("k"), 7000, DB_EXP_LT), 0);
+    assert_int_equal(db_expire(d, 0, K("k"), 3000, DB_EXP_LT | DB_EXP_XX), 1);
+    assert_int_equal(db_expiretime(d, 0, K("k"), &e), 0);
+    assert_true(e == 3000);
+    assert_int_equal(db_persist(d, 0, K("k")), 1);
+    assert_int_equal(db_persist(d, 0, K("k")), 0);
+    assert_int_equal(db_persist(d, 0, K("none")), 0);
+    /* An expiry not in the future deletes the key. */
+    assert_int_equal(db_expire(d, 0, K("k"), 1000, 0), 1);
+    assert_int_equal(db_exists(d, 0, K("k")), 0);
+}
+
+static void test_db_keys_rename_copy(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    stor_clock_override = 1000;
+    uint64_t n, e;
+    struct db_str fv[] = {S("f1"), S("v1"), S("f2"), S("v2")};
+    assert_int_equal(db_hset(d, 0, K("h"), fv, 2, 0, &n), 0);
+    assert_int_equal(db_expire(d, 0, K("h"), 9000, 0), 1);
+    assert_int_equal(db_rename(d, 0, K("h"), K("h2"), 0), 1);
+    assert_int_equal(db_exists(d, 0, K("h")), 0);
+    assert_int_equal(db_hlen(d, 0, K("h2"), &n), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(db_expiretime(d, 0, K("h2"), &e), 0);
+    assert_true(e == 9000); /* RENAME keeps the TTL */
+    assert_int_equal(db_rename(d, 0, K("missing"), K("x"), 0), ENC_ENOTFOUND);
+    assert_int_equal(db_rename(d, 0, K("h2"), K("h2"), 0), 1);
+    assert_int_equal(db_rename(d, 0, K("h2"), K("h2"), 1), 0);
+    assert_int_equal(db_set(d, 0, K("s"), K("str"), 0, 0, NULL, NULL), 1);
+    assert_int_equal(db_rename(d, 0, K("h2"), K("s"), 1), 0); /* RENAMENX: s exists */
+    assert_int_equal(db_rename(d, 0, K("h2"), K("s"), 0), 1); /* RENAME replaces it */
+    int type;
+    assert_int_equal(db_type(d, 0, K("s"), &type), 0);
+    assert_int_equal(type, ENC_TYPE_HASH);
+
+    /* COPY: to another db, refusing an existing target unless REPLACE. */
+    struct db_str z[] = {S("a"), S("b")};
+    double sc[] = {1, 2};
+    assert_int_equal(db_zadd(d, 0, K("z"), sc, z, 2, 0, &n, NULL), 0);
+    assert_int_equal(db_copy(d, 0, K("z"), 3, K("z"), 0), 1);
+    assert_int_equal(db_copy(d, 0, K("z"), 3, K("z"), 0), 0);
+    assert_int_equal(db_copy(d, 0, K("z"), 3, K("z"), 1), 1);
+    double got;
+    assert_int_equal(db_zscore(d, 3, K("z"), K("b"), &got), 0);
+    assert_true(got == 2);
+    /* The copy is independent of its source. */
+    struct db_str only_a[] = {S("a")};
+    assert_int_equal(db_zrem(d, 0, K("z"), only_a, 1, &n), 0);
+    assert_int_equal(db_zcard(d, 3, K("z"), &n), 0);
+    assert_int_equal(n, 2);
+    struct db_str l[] = {S("x"), S("y")};
+    assert_int_equal(db_push(d, 0, K("l"), 0, l, 2, 0, &n), 0);
+    assert_int_equal(db_copy(d, 0, K("l"), 0, K("l2"), 0), 1);
+    struct db_vec v;
+    db_vec_init(&v);
+    assert_int_equal(db_lrange(d, 0, K("l2"), 0, -1, &v), 0);
+    assert_int_equal(v.n, 2);
+    assert_item(&v, 0, "x");
+    assert_item(&v, 1, "y");
+    db_vec_destroy(&v);
+}
+
+static void test_db_keys_scan_dbsize_flush(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    char k[16];
+    for (int i = 0; i < 100; i++) {
+        int n = snprintf(k, sizeof k, "key:%d", i);
+        assert_int_equal(db_set(d, 0, k, (size_t)n, K("v"), 0, 0, NULL, NULL), 1);
+    }
+    uint64_t n;
+    struct db_str m[] = {S("m")};
+    assert_int_equal(db_sadd(d, 0, K("set:1"), m, 1, &n), 0);
+    assert_int_equal(db_set(d, 1, K("other"), K("v"), 0, 0, NULL, NULL), 1);
+    assert_int_equal(db_dbsize(d, 0, &n), 0);
+    assert_int_equal(n, 101);
+    /* A full cursor walk returns every key exactly once. */
+    struct db_vec v;
+    db_vec_init(&v);
+    char *cur = NULL;
+    size_t curn = 0;
+    int steps = 0;
+    do {
+        char *next;
+        size_t nextn;
+        assert_int_equal(db_scan(d, 0, cur, curn, NULL, 0, 0, 7, &v, &next, &nextn), 0);
+        free(cur);
+        cur = next;
+        curn = nextn;
+        steps++;
+    } while (cur);
+    assert_int_equal(v.n, 101);
+    assert_true(steps >= 14);
+    db_vec_clear(&v);
+    /* MATCH and TYPE filter. */
+    char *next;
+    size_t nextn;
+    assert_int_equal(db_scan(d, 0, NULL, 0, K("key:1?"), 0, 1000, &v, &next, &nextn), 0);
+    assert_null(next);
+    assert_int_equal(v.n, 10);
+    db_vec_clear(&v);
+    assert_int_equal(db_scan(d, 0, NULL, 0, NULL, 0, ENC_TYPE_SET, 1000, &v, &next, &nextn), 0);
+    assert_int_equal(v.n, 1);
+    assert_item(&v, 0, "set:1");
+    db_vec_destroy(&v);
+
+    char *rk;
+    size_t rkn;
+    assert_int_equal(db_randomkey(d, 1, &rk, &rkn), 0);
+    assert_memory_equal(rk, "other", 5);
+    free(rk);
+    assert_int_equal(db_randomkey(d, 7, &rk, &rkn), ENC_ENOTFOUND);
+
+    assert_int_equal(db_flushdb(d, 0), 0);
+    assert_int_equal(db_dbsize(d, 0, &n), 0);
+    assert_int_equal(n, 0);
+    assert_int_equal(db_sismember(d, 0, K("set:1"), K("m")), 0);
+    assert_int_equal(db_dbsize(d, 1, &n), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(db_flushall(d), 0);
+    assert_int_equal(db_dbsize(d, 1, &n), 0);
+    assert_int_equal(n, 0);
+}
+
+static void test_db_keys_glob(void **state)
+{
+    (void)state;
+    struct {
+        const char *p, *s;
+        int want;
+    } c[] = {{"*", "", 1},          {"*", "abc", 1},       {"a*", "abc", 1},
+             {"a*c", "abbbc", 1},   {"a*c", "abcd", 0},    {"h?llo", "hello", 1},
+             {"h?llo", "hllo", 0},  {"h[ae]llo", "hallo", 1}, {"h[ae]llo", "hillo", 0},
+             {"h[^e]llo", "hallo", 1}, {"h[^e]llo", "hello", 0}, {"h[a-b]llo", "hbllo", 1},
+             {"h[b-a]llo", "hallo", 1}, {"h\\*llo", "h*llo", 1}, {"h\\*llo", "hello", 0},
+             {"*a*b*c*", "xaxbxcx", 1}, {"*a*b*c*", "xaxcxbx", 0}, {"a**", "a", 1},
+             {"[abc", "a", 1},       {"", "", 1},           {"", "a", 0}};
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
+        assert_int_equal(db_glob_match(c[i].p, strlen(c[i].p), c[i].s, strlen(c[i].s), 0),
+                         c[i].want);
+    assert_int_equal(db_glob_match(K("HELLO"), K("hello"), 1), 1);
+    assert_int_equal(db_glob_match(K("HELLO"), K("hello"), 0), 0);
+}
+
+static void test_db_keys_persist_across_reopen(void **state)
+{
+    struct fx *f = *state;
+    uint64_t n;
+    struct db_str fv[] = {S("f"), S("v")};
+    assert_int_equal(db_set(&f->d, 0, K("s"), K("v"), 0, 0, NULL, NULL), 1);
+    assert_int_equal(db_hset(&f->d, 0, K("h"), fv, 1, 0, &n), 0);
+    fx_reopen(f);
+    char *v;
+    size_t vn;
+    assert_int_equal(db_get(&f->d, 0, K("s"), &v, &vn), 0);
+    free(v);
+    assert_int_equal(db_hget(&f->d, 0, K("h"), K("f"), &v, &vn), 0);
+    assert_memory_equal(v, "v", 1);
+    free(v);
+    /* Versions keep increasing across a reopen: a new hash never sees old fields. */
+    assert_int_equal(db_del(&f->d, 0, K("h")), 1);
+    struct db_str fv2[] = {S("g"), S("w")};
+    assert_int_equal(db_hset(&f->d, 0, K("h"), fv2, 1, 0, &n), 0);
+    assert_int_equal(db_hexists(&f->d, 0, K("h"), K("f")), 0);
+}
+
+int main(void)
+{
+#define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
+    const struct CMUnitTest tests[] = {
+        T(test_db_string_set_get),         T(test_db_string_set_replaces_other_types),
+        T(test_db_string_expiry),          T(test_db_string_getdel_getex),
+        T(test_db_string_mset),            T(test_db_string_incr),
+        T(test_db_string_incrbyfloat),     T(test_db_string_append_ranges),
+        T(test_db_keys_del_type_exists),   T(test_db_keys_expire_flags),
+        T(test_db_keys_rename_copy),       T(test_db_keys_scan_dbsize_flush),
+        cmocka_unit_test(test_db_keys_glob), T(test_db_keys_persist_across_reopen),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

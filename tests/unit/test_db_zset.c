@@ -1,0 +1,351 @@
+/*
+ * test_db_zset — sorted sets: ZADD flags, ranges by rank/score/lex in both
+ * directions with limits, ranks, removals, pops and ZUNION/ZINTER/ZDIFF.
+ */
+#include "fixture.h"
+
+#include <math.h>
+
+/* Adds a..e with scores 1..5 to key "z". */
+static void add5(struct db *d)
+{
+    struct db_str m[] = {S("a"), S("b"), S("c"), S("d"), S("e")};
+    double sc[] = {1, 2, 3, 4, 5};
+    uint64_t n;
+    assert_int_equal(db_zadd(d, 0, K("z"), sc, m, 5, 0, &n, NULL), 0);
+    assert_int_equal(n, 5);
+}
+
+/* Asserts the members of v, in order, as one string ("abc"). */
+static void assert_members(const struct db_vec *v, const char *want)
+{
+    assert_int_equal(v->n, strlen(want));
+    for (size_t i = 0; i < v->n; i++) {
+        assert_int_equal(db_vec_len(v, i), 1);
+        assert_int_equal(db_vec_ptr(v, i)[0], want[i]);
+    }
+}
+
+static struct db_zspec rank(int64_t start, int64_t stop, int rev)
+{
+    struct db_zspec s = {.by = DB_ZBY_RANK, .start = start, .stop = stop, .rev = rev,
+                         .limit = -1};
+    return s;
+}
+
+static struct db_zspec score(double min, int minex, double max, int maxex, int rev)
+{
+    struct db_zspec s = {.by = DB_ZBY_SCORE, .min = min, .minex = minex, .max = max,
+                         .maxex = maxex, .rev = rev, .limit = -1};
+    return s;
+}
+
+static void zr(struct db *d, struct db_zspec s, const char *want)
+{
+    struct db_vec v;
+    db_vec_init(&v);
+    assert_int_equal(db_zrange(d, 0, K("z"), &s, &v), 0);
+    assert_members(&v, want);
+    db_vec_destroy(&v);
+}
+
+static void test_db_zset_add_flags(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    add5(d);
+    uint64_t n;
+    double out, got;
+    struct db_str a[] = {S("a")}, x[] = {S("x")};
+    double ten = 10, zero = 0;
+    assert_int_equal(db_zadd(d, 0, K("z"), &ten, a, 1, DB_ZADD_NX, &n, NULL), 0);
+    assert_int_equal(n, 0);
+    assert_int_equal(db_zscore(d, 0, K("z"), K("a"), &got), 0);
+    assert_true(got == 1);
+    assert_int_equal(db_zadd(d, 0, K("z"), &ten, x, 1, DB_ZADD_XX, &n, NULL), 0);
+    assert_int_equal(db_zscore(d, 0, K("z"), K("x"), &got), ENC_ENOTFOUND);
+    assert_int_equal(db_zadd(d, 0, K("z"), &ten, a, 1, DB_ZADD_CH, &n, NULL), 0);
+    assert_int_equal(n, 1); /* CH counts the change */
+    assert_int_equal(db_zadd(d, 0, K("z"), &zero, a, 1, DB_ZADD_GT | DB_ZADD_CH, &n, NULL), 0);
+    assert_int_equal(n, 0);
+    assert_int_equal(db_zadd(d, 0, K("z"), &zero, a, 1, DB_ZADD_LT | DB_ZADD_CH, &n, NULL), 0);
+    assert_int_equal(n, 1);
+    /* GT does not stop a new member from being added. */
+    assert_int_equal(db_zadd(d, 0, K("z"), &zero, x, 1, DB_ZADD_GT, &n, NULL), 0);
+    assert_int_equal(n, 1);
+    /* INCR. */
+    double two = 2.5;
+    assert_int_equal(db_zadd(d, 0, K("z"), &two, x, 1, DB_ZADD_INCR, &n, &out), 1);
+    assert_true(out == 2.5);
+    assert_int_equal(db_zadd(d, 0, K("z"), &two, x, 1, DB_ZADD_INCR | DB_ZADD_NX, &n, &out), 0);
+    double minus = -100;
+    assert_int_equal(db_zadd(d, 0, K("z"), &minus, x, 1, DB_ZADD_INCR | DB_ZADD_GT, &n, &out), 0);
+    double inf = INFINITY, ninf = -INFINITY;
+    assert_int_equal(db_zadd(d, 0, K("z"), &inf, x, 1, DB_ZADD_INCR, &n, &out), 1);
+    assert_int_equal(db_zadd(d, 0, K("z"), &ninf, x, 1, DB_ZADD_INCR, &n, &out), ENC_EZNAN);
+    assert_int_equal(db_zscore(d, 0, K("z"), K("x"), &got), 0);
+    assert_true(isinf(got) && got > 0);
+    /* Repeated member in one ZADD: applied in order, counted once. */
+    struct db_str rep[] = {S("r"), S("r")};
+    double rs[] = {1, 7};
+    assert_int_equal(db_zadd(d, 0, K("z"), rs, rep, 2, 0, &n, NULL), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(db_zscore(d, 0, K("z"), K("r"), &got), 0);
+    assert_true(got == 7);
+    assert_int_equal(db_zcard(d, 0, K("z"), &n), 0);
+    assert_int_equal(n, 7);
+    /* XX on an absent key creates nothing. */
+    assert_int_equal(db_zadd(d, 0, K("nz"), &ten, x, 1, DB_ZADD_XX, &n, NULL), 0);
+    assert_int_equal(db_exists(d, 0, K("nz")), 0);
+    /* -0 is stored as 0. */
+    double mz = -0.0;
+    assert_int_equal(db_zadd(d, 0, K("nz"), &mz, x, 1, 0, &n, NULL), 0);
+    assert_int_equal(db_zscore(d, 0, K("nz"), K("x"), &got), 0);
+    assert_false(signbit(got));
+}
+
+static void test_db_zset_range_rank(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    add5(d);
+    zr(d, rank(0, -1, 0), "abcde");
+    zr(d, rank(1, 2, 0), "bc");
+    zr(d, rank(-2, -1, 0), "de");
+    zr(d, rank(-100, 1, 0), "ab");
+    zr(d, rank(3, 100, 0), "de");
+    zr(d, rank(3, 1, 0), "");
+    zr(d, rank(5, 10, 0), "");
+    zr(d, rank(0, 1, 1), "ed");
+    zr(d, rank(-1, -1, 1), "a");
+    struct db_vec v;
+    db_vec_init(&v);
+    struct db_zspec s = rank(0, -1, 0);
+    assert_int_equal(db_zrange(d, 0, K("none"), &s, &v), 0);
+    assert_int_equal(v.n, 0);
+    assert_int_equal(db_set(d, 0, K("str"), K("v"), 0, 0, NULL, NULL), 1);
+    assert_int_equal(db_zrange(d, 0, K("str"), &s, &v), ENC_EWRONGTYPE);
+    db_vec_destroy(&v);
+}
+
+static void test_db_zset_range_score(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    add5(d);
+    zr(d, score(2, 0, 4, 0, 0), "bcd");
+    zr(d, score(2, 1, 4, 1, 0), "c");
+    zr(d, score(-INFINITY, 0, INFINITY, 0, 0), "abcde");
+    zr(d, score(2, 0, 4, 0, 1), "dcb");
+    zr(d, score(2, 1, 4, 1, 1), "c");
+    zr(d, score(4.5, 0, INFINITY, 0, 1), "e");
+    zr(d, score(5, 1, INFINITY, 0, 0), "");
+    zr(d, score(4, 0, 2, 0, 0), "");
+    struct db_zspec s = score(-INFINITY, 0, INFINITY, 0, 0);
+    s.offset = 1;
+    s.limit = 2;
+    zr(d, s, "bc");
+    s.rev = 1;
+    zr(d, s, "dc");
+    s.offset = -1;
+    zr(d, s, ""); /* a negative offset yields nothing */
+    s.offset = 3;
+    s.limit = -5; /* a negative count means all */
+    zr(d, s, "ba");
+    /* Equal scores order by member; infinite scores sort at the ends. */
+    struct db_str m[] = {S("y"), S("x"), S("w"), S("v")};
+    double sc[] = {3, 3, INFINITY, -INFINITY};
+    uint64_t n;
+    assert_int_equal(db_zadd(d, 0, K("z"), sc, m, 4, 0, &n, NULL), 0);
+    zr(d, score(3, 0, 3, 0, 0), "cxy");
+    zr(d, score(3, 0, 3, 0, 1), "yxc");
+    zr(d, rank(0, -1, 0), "vabcxydew");
+    zr(d, score(-INFINITY, 1, INFINITY, 1, 0), "abcxyde");
+    assert_int_equal(db_zcount(d, 0, K("z"), &(struct db_zspec){.by = DB_ZBY_SCORE, .min = 2,
+                                                                 .max = 4, .limit = -1}, &n), 0);
+    assert_int_equal(n, 5);
+}
+
+static struct db_zspec lex(int mininf, int minex, const char *min, int maxinf, int maxex,
+                           const char *max, int rev)
+{
+    struct db_zspec s = {.by = DB_ZBY_LEX, .rev = rev, .limit = -1};
+    s.lmin.inf = mininf;
+    s.lmin.ex = minex;
+    s.lmin.v = (struct db_str){min, min ? strlen(min) : 0};
+    s.lmax.inf = maxinf;
+    s.lmax.ex = maxex;
+    s.lmax.v = (struct db_str){max, max ? strlen(max) : 0};
+    return s;
+}
+
+static void test_db_zset_range_lex(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    struct db_str m[] = {S("a"), S("b"), S("c"), S("d"), S("e")};
+    double sc[] = {0, 0, 0, 0, 0};
+    uint64_t n;
+    assert_int_equal(db_zadd(d, 0, K("z"), sc, m, 5, 0, &n, NULL), 0);
+    zr(d, lex(-1, 0, NULL, 1, 0, NULL, 0), "abcde");
+    zr(d, lex(0, 0, "b", 0, 0, "d", 0), "bcd");
+    zr(d, lex(0, 1, "b", 0, 1, "d", 0), "c");
+    zr(d, lex(0, 0, "bb", 1, 0, NULL, 0), "cde");
+    zr(d, lex(-1, 0, NULL, 0, 1, "c", 0), "ab");
+    zr(d, lex(0, 0, "b", 0, 0, "d", 1), "dcb");
+    zr(d, lex(0, 1, "b", 0, 1, "d", 1), "c");
+    zr(d, lex(-1, 0, NULL, 0, 0, "cc", 1), "cba");
+    zr(d, lex(1, 0, NULL, 1, 0, NULL, 0), "");  /* min "+" */
+    zr(d, lex(-1, 0, NULL, -1, 0, NULL, 0), ""); /* max "-" */
+    struct db_zspec s = lex(-1, 0, NULL, 1, 0, NULL, 1);
+    s.offset = 1;
+    s.limit = 2;
+    zr(d, s, "dc");
+    s.rev = 0;
+    assert_int_equal(db_zcount(d, 0, K("z"), &s, &n), 0);
+    assert_int_equal(n, 5); /* ZLEXCOUNT ignores LIMIT */
+}
+
+static void test_db_zset_rank_rem_pop(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    add5(d);
+    uint64_t r, n;
+    assert_int_equal(db_zrank(d, 0, K("z"), K("a"), 0, &r), 0);
+    assert_int_equal(r, 0);
+    assert_int_equal(db_zrank(d, 0, K("z"), K("d"), 0, &r), 0);
+    assert_int_equal(r, 3);
+    assert_int_equal(db_zrank(d, 0, K("z"), K("d"), 1, &r), 0);
+    assert_int_equal(r, 1);
+    assert_int_equal(db_zrank(d, 0, K("z"), K("q"), 0, &r), ENC_ENOTFOUND);
+    assert_int_equal(db_zrank(d, 0, K("none"), K("q"), 0, &r), ENC_ENOTFOUND);
+
+    struct db_zspec s = rank(0, 0, 0);
+    assert_int_equal(db_zremrange(d, 0, K("z"), &s, &n), 0);
+    assert_int_equal(n, 1);
+    s = score(4, 0, INFINITY, 0, 0);
+    assert_int_equal(db_zremrange(d, 0, K("z"), &s, &n), 0);
+    assert_int_equal(n, 2);
+    zr(d, rank(0, -1, 0), "bc");
+    assert_int_equal(db_zcard(d, 0, K("z"), &n), 0);
+    assert_int_equal(n, 2);
+    struct db_vec v;
+    db_vec_init(&v);
+    assert_int_equal(db_zpop(d, 0, K("z"), 1, 1, &v), 0);
+    assert_members(&v, "c");
+    assert_true(v.items[0].score == 3);
+    db_vec_clear(&v);
+    assert_int_equal(db_zpop(d, 0, K("z"), 0, 10, &v), 0);
+    assert_members(&v, "b");
+    assert_int_equal(db_exists(d, 0, K("z")), 0);
+    db_vec_clear(&v);
+    assert_int_equal(db_zpop(d, 0, K("z"), 0, 10, &v), 0);
+    assert_int_equal(v.n, 0);
+    struct db_str m[] = {S("a"), S("zz")};
+    add5(d);
+    assert_int_equal(db_zrem(d, 0, K("z"), m, 2, &n), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(db_zrandmember(d, 0, K("z"), -6, &v), 0);
+    assert_int_equal(v.n, 6);
+    db_vec_destroy(&v);
+}
+
+static void test_db_zset_store_ops(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    add5(d);
+    uint64_t n;
+    struct db_str m2[] = {S("a"), S("b"), S("x")};
+    double sc2[] = {10, 20, 30};
+    assert_int_equal(db_zadd(d, 0, K("z2"), sc2, m2, 3, 0, &n, NULL), 0);
+    struct db_str sm[] = {S("b"), S("y")};
+    assert_int_equal(db_sadd(d, 0, K("s"), sm, 2, &n), 0);
+
+    struct db_vec v;
+    db_vec_init(&v);
+    struct db_str k2[] = {S("z"), S("z2")}, k3[] = {S("z"), S("z2"), S("s")};
+    assert_int_equal(db_zsetop(d, 0, DB_ZINTER, k2, 2, NULL, DB_AGG_SUM, &v), 0);
+    assert_members(&v, "ab");
+    assert_true(v.items[0].score == 11 && v.items[1].score == 22);
+    db_vec_clear(&v);
+    double w[] = {2, 0.5, 100};
+    assert_int_equal(db_zsetop(d, 0, DB_ZINTER, k3, 3, w, DB_AGG_MAX, &v), 0);
+    assert_members(&v, "b");
+    assert_true(v.items[0].score == 100); /* a set member scores 1, weighted */
+    db_vec_clear(&v);
+    assert_int_equal(db_zsetop(d, 0, DB_ZUNION, k3, 3, NULL, DB_AGG_MIN, &v), 0);
+    assert_members(&v, "abycdex"); /* ordered by score, then member */
+    db_vec_clear(&v);
+    assert_int_equal(db_zsetop(d, 0, DB_ZDIFF, k3, 3, NULL, DB_AGG_SUM, &v), 0);
+    assert_members(&v, "cde");
+    db_vec_clear(&v);
+    /* inf * 0 weights to 0, as in Redis. */
+    double ws[] = {0, 1};
+    double inf = INFINITY;
+    struct db_str e[] = {S("e")};
+    assert_int_equal(db_zadd(d, 0, K("z"), &inf, e, 1, 0, &n, NULL), 0);
+    assert_int_equal(db_zsetop(d, 0, DB_ZUNION, k2, 2, ws, DB_AGG_SUM, &v), 0);
+    assert_true(v.items[0].score == 0);
+    db_vec_clear(&v);
+
+    assert_int_equal(db_zsetop_store(d, 0, DB_ZUNION, K("out"), k2, 2, NULL, DB_AGG_SUM, &n), 0);
+    assert_int_equal(n, 6);
+    double got;
+    assert_int_equal(db_zscore(d, 0, K("out"), K("b"), &got), 0);
+    assert_true(got == 22);
+    struct db_str km[] = {S("z"), S("missing")};
+    assert_int_equal(db_zsetop_store(d, 0, DB_ZINTER, K("out"), km, 2, NULL, DB_AGG_SUM, &n), 0);
+    assert_int_equal(n, 0);
+    assert_int_equal(db_exists(d, 0, K("out")), 0);
+    assert_int_equal(db_set(d, 0, K("str"), K("v"), 0, 0, NULL, NULL), 1);
+    struct db_str kb[] = {S("z"), S("str")};
+    assert_int_equal(db_zsetop(d, 0, DB_ZUNION, kb, 2, NULL, DB_AGG_SUM, &v), ENC_EWRONGTYPE);
+
+    struct db_zspec s = rank(1, 2, 1);
+    assert_int_equal(db_zrangestore(d, 0, K("rs"), K("z"), &s, &n), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(db_zscore(d, 0, K("rs"), K("d"), &got), 0);
+    assert_true(got == 4);
+    /* ZRANGESTORE onto its own source. */
+    s = rank(0, 0, 0);
+    assert_int_equal(db_zrangestore(d, 0, K("z"), K("z"), &s, &n), 0);
+    assert_int_equal(db_zcard(d, 0, K("z"), &n), 0);
+    assert_int_equal(n, 1);
+    db_vec_destroy(&v);
+}
+
+static void test_db_zset_scan(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    add5(d);
+    struct db_vec v;
+    db_vec_init(&v);
+    char *next;
+    size_t nextn;
+    assert_int_equal(db_cscan(d, 0, K("z"), ENC_TYPE_ZSET, NULL, 0, NULL, 0, 100, &v, &next,
+                              &nextn), 0);
+    assert_null(next);
+    assert_int_equal(v.n, 10);
+    assert_item(&v, 0, "a");
+    assert_item(&v, 1, "1");
+    db_vec_destroy(&v);
+    char buf[64];
+    assert_int_equal(db_d2str(buf, sizeof buf, 1.1), 18);
+    assert_string_equal(buf, "1.1000000000000001"); /* %.17g, as Redis 7.0 replies */
+    db_d2str(buf, sizeof buf, -INFINITY);
+    assert_string_equal(buf, "-inf");
+}
+
+int main(void)
+{
+#define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
+    const struct CMUnitTest tests[] = {
+        T(test_db_zset_add_flags),    T(test_db_zset_range_rank), T(test_db_zset_range_score),
+        T(test_db_zset_range_lex),    T(test_db_zset_rank_rem_pop), T(test_db_zset_store_ops),
+        T(test_db_zset_scan),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,189 @@
+/*
+ * test_stor — the engine: record sets (their own look-ups, atomic commit),
+ * point reads, bounded iterators, persistence across reopen, errors.
+ */
+#include "fixture.h"
+
+#include <sys/stat.h>
+
+static void test_stor_batch_lookup(void **state)
+{
+    (void)state;
+    struct stor_batch b;
+    stor_batch_init(&b);
+    const char *v;
+    size_t vn;
+    assert_int_equal(stor_batch_lookup(&b, 0, K("a"), &v, &vn), STOR_ABSENT);
+    stor_batch_put(&b, 0, K("a"), K("1"));
+    stor_batch_put(&b, 1, K("a"), K("other cf"));
+    assert_int_equal(stor_batch_lookup(&b, 0, K("a"), &v, &vn), STOR_PUT);
+    assert_int_equal(vn, 1);
+    assert_memory_equal(v, "1", 1);
+    /* The newest write of a key wins. */
+    stor_batch_put(&b, 0, K("a"), K("22"));
+    assert_int_equal(stor_batch_lookup(&b, 0, K("a"), &v, &vn), STOR_PUT);
+    assert_memory_equal(v, "22", 2);
+    stor_batch_del(&b, 0, K("a"));
+    assert_int_equal(stor_batch_lookup(&b, 0, K("a"), &v, &vn), STOR_DELETED);
+    assert_int_equal(stor_batch_lookup(&b, 1, K("a"), &v, &vn), STOR_PUT);
+    /* Many keys: the index grows and every key is still found. */
+    char k[16];
+    for (int i = 0; i < 5000; i++) {
+        int n = snprintf(k, sizeof k, "k%d", i);
+        stor_batch_put(&b, 2, k, (size_t)n, k, (size_t)n);
+    }
+    for (int i = 0; i < 5000; i++) {
+        int n = snprintf(k, sizeof k, "k%d", i);
+        assert_int_equal(stor_batch_lookup(&b, 2, k, (size_t)n, &v, &vn), STOR_PUT);
+        assert_memory_equal(v, k, (size_t)n);
+    }
+    /* A later range delete hides what it covers, not what follows it. */
+    stor_batch_del_range(&b, 2, K("k1"), K("k2"));
+    assert_int_equal(stor_batch_lookup(&b, 2, K("k10"), &v, &vn), STOR_DELETED);
+    assert_int_equal(stor_batch_lookup(&b, 2, K("k2"), &v, &vn), STOR_PUT);
+    stor_batch_put(&b, 2, K("k15"), K("new"));
+    assert_int_equal(stor_batch_lookup(&b, 2, K("k15"), &v, &vn), STOR_PUT);
+    assert_int_equal(b.nops, 4 + 5000 + 2); /* every op is kept, in order */
+    stor_batch_clear(&b);
+    assert_int_equal(stor_batch_lookup(&b, 0, K("a"), &v, &vn), STOR_ABSENT);
+    stor_batch_destroy(&b);
+}
+
+static void test_stor_commit_and_get(void **state)
+{
+    struct fx *f = *state;
+    struct stor_batch b;
+    stor_batch_init(&b);
+    stor_batch_put(&b, STOR_CF_META, K("x"), K("1"));
+    stor_batch_put(&b, STOR_CF_SUB, K("x"), K("sub"));
+    stor_batch_put(&b, STOR_CF_META, K("empty"), "", 0);
+    assert_int_equal(stor_commit(f->s, &b), 0);
+    char *v;
+    size_t vn;
+    assert_int_equal(stor_get(f->s, STOR_CF_META, K("x"), &v, &vn), 0);
+    assert_int_equal(vn, 1);
+    free(v);
+    assert_int_equal(stor_get(f->s, STOR_CF_SUB, K("x"), &v, &vn), 0);
+    assert_memory_equal(v, "sub", 3);
+    free(v);
+    assert_int_equal(stor_get(f->s, STOR_CF_META, K("empty"), &v, &vn), 0);
+    assert_int_equal(vn, 0);
+    assert_non_null(v);
+    free(v);
+    assert_int_equal(stor_get(f->s, STOR_CF_SCORE, K("x"), &v, &vn), ENC_ENOTFOUND);
+
+    stor_batch_clear(&b);
+    stor_batch_del(&b, STOR_CF_META, K("x"));
+    assert_int_equal(stor_commit(f->s, &b), 0);
+    assert_int_equal(stor_get(f->s, STOR_CF_META, K("x"), &v, &vn), ENC_ENOTFOUND);
+    stor_batch_destroy(&b);
+}
+
+static void test_stor_iterator_bounds(void **state)
+{
+    struct fx *f = *state;
+    struct stor_batch b;
+    stor_batch_init(&b);
+    const char *keys[] = {"a", "b1", "b2", "b3", "c"};
+    for (int i = 0; i < 5; i++)
+        stor_batch_put(&b, STOR_CF_SUB, keys[i], strlen(keys[i]), "v", 1);
+    assert_int_equal(stor_commit(f->s, &b), 0);
+    stor_batch_destroy(&b);
+
+    struct stor_it *it = stor_it_create(f->s, STOR_CF_SUB, K("b"), K("c"));
+    int n = 0;
+    for (stor_it_first(it); stor_it_valid(it); stor_it_next(it))
+        n++;
+    assert_int_equal(n, 3);
+    assert_int_equal(stor_it_status(it), 0);
+    stor_it_last(it);
+    size_t kn;
+    const char *k = stor_it_key(it, &kn);
+    assert_memory_equal(k, "b3", 2);
+    stor_it_seek_prev(it, K("b2zzz"));
+    k = stor_it_key(it, &kn);
+    assert_memory_equal(k, "b2", 2);
+    stor_it_seek(it, K("b25"));
+    k = stor_it_key(it, &kn);
+    assert_memory_equal(k, "b3", 2);
+    stor_it_next(it);
+    assert_false(stor_it_valid(it));
+    stor_it_free(it);
+
+    uint64_t c;
+    assert_int_equal(stor_count(f->s, STOR_CF_SUB, NULL, 0, NULL, 0, &c), 0);
+    assert_int_equal(c, 5);
+}
+
+static void test_stor_persists_across_reopen(void **state)
+{
+    struct fx *f = *state;
+    struct stor_batch b;
+    stor_batch_init(&b);
+    stor_batch_put(&b, STOR_CF_META, K("durable"), K("yes"));
+    assert_int_equal(stor_commit(f->s, &b), 0);
+    stor_batch_destroy(&b);
+    fx_reopen(f);
+    char *v;
+    size_t vn;
+    assert_int_equal(stor_get(f->s, STOR_CF_META, K("durable"), &v, &vn), 0);
+    assert_memory_equal(v, "yes", 3);
+    free(v);
+}
+
+static void test_stor_open_error_is_returned(void **state)
+{
+    struct fx *f = *state;
+    /* A regular file where the data folder should be: an error, not an abort. */
+    char path[300];
+    snprintf(path, sizeof path, "%s/file", f->dir);
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    fclose(fp);
+    struct stor_opts so = {.dir = path};
+    struct stor *s = NULL;
+    const char *err = NULL;
+    assert_true(stor_open(&s, &so, &err) != 0);
+    assert_null(s);
+    assert_non_null(err);
+    assert_true(strlen(err) > 0);
+}
+
+static void test_stor_checkpoint(void **state)
+{
+    struct fx *f = *state;
+    struct stor_batch b;
+    stor_batch_init(&b);
+    stor_batch_put(&b, STOR_CF_META, K("snap"), K("1"));
+    assert_int_equal(stor_commit(f->s, &b), 0);
+    stor_batch_destroy(&b);
+    char path[300];
+    snprintf(path, sizeof path, "%s/checkpoint", f->dir);
+    assert_int_equal(stor_checkpoint(f->s, path), 0);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    /* The checkpoint opens as a database of its own holding the record. */
+    struct stor_opts so = {.dir = path};
+    struct stor *s2;
+    assert_int_equal(stor_open(&s2, &so, NULL), 0);
+    char *v;
+    size_t vn;
+    assert_int_equal(stor_get(s2, STOR_CF_META, K("snap"), &v, &vn), 0);
+    free(v);
+    stor_close(s2);
+    /* A second checkpoint into the same folder is refused. */
+    assert_true(stor_checkpoint(f->s, path) != 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_stor_batch_lookup),
+        cmocka_unit_test_setup_teardown(test_stor_commit_and_get, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_stor_iterator_bounds, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_stor_persists_across_reopen, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_stor_open_error_is_returned, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_stor_checkpoint, fx_setup, fx_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
