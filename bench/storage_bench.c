@@ -47,17 +47,21 @@ static uint64_t rnd(void)
     return x * 0x2545f4914f6cdd1dull;
 }
 
-static void die(const char *what, int rc)
-{
-    fprintf(stderr, "storage_bench: %s failed: %d %s %s\n", what, rc, enc_strerror(rc),
-            stor_errmsg());
-    exit(1);
-}
-
 static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
 {
     (void)st, (void)flag, (void)ftw;
     return remove(p);
+}
+
+static char datadir[512]; /* the data folder, removed on every exit path */
+
+static void die(const char *what, int rc)
+{
+    fprintf(stderr, "storage_bench: %s failed: %d %s %s\n", what, rc, enc_strerror(rc),
+            stor_errmsg());
+    if (datadir[0])
+        nftw(datadir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+    exit(1);
 }
 
 /* ---- results ---- */
@@ -66,6 +70,7 @@ struct result {
     const char *name;
     double med, min, max; /* ops/s */
     const char *peer;     /* raw op it is compared with, or NULL */
+    const char *calls;    /* the RocksDB work one operation does */
 };
 static struct result results[32];
 static int nresults;
@@ -76,7 +81,8 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static void record(const char *name, const double *rates, int rounds, const char *peer)
+static void record(const char *name, const double *rates, int rounds, const char *peer,
+                   const char *calls)
 {
     double s[64];
     memcpy(s, rates, (size_t)rounds * sizeof *s);
@@ -87,6 +93,7 @@ static void record(const char *name, const double *rates, int rounds, const char
     r->max = s[rounds - 1];
     r->med = rounds % 2 ? s[rounds / 2] : (s[rounds / 2 - 1] + s[rounds / 2]) / 2;
     r->peer = peer;
+    r->calls = calls;
     fprintf(stderr, "  %-22s %12.0f ops/s\n", name, r->med);
 }
 
@@ -113,7 +120,8 @@ struct ctx {
 typedef void (*op_fn)(struct ctx *c, uint64_t i);
 
 /* Runs op for i in [0, n) split into rounds; returns per-round rates. */
-static void run(struct ctx *c, const char *name, op_fn op, int rounds, const char *peer)
+static void run(struct ctx *c, const char *name, op_fn op, int rounds, const char *peer,
+                const char *calls)
 {
     double rates[64];
     uint64_t per = c->n / (uint64_t)rounds;
@@ -123,7 +131,7 @@ static void run(struct ctx *c, const char *name, op_fn op, int rounds, const cha
             op(c, i);
         rates[r] = (double)per * 1e9 / (double)(now_ns() - t0);
     }
-    record(name, rates, rounds, peer);
+    record(name, rates, rounds, peer, calls);
 }
 
 /* Writes visit record numbers in a scrambled order: shmkv keys start with
@@ -331,9 +339,14 @@ static void big_delete(struct ctx *c, uint64_t fields, FILE *out)
     int rc = stor_compact(s, STOR_CF_SUB);
     if (rc)
         die("compact", rc);
+    /* The hash's own records, every version: db | slot | key_len | key. */
+    char lo[16], hi[16];
+    size_t pl = enc_sub_prefix(lo, 0, enc_slot("bighash", 7), "bighash", 7, 0) - 8;
+    memcpy(hi, lo, pl);
+    hi[pl - 1]++; /* the key's last byte + 1: past every version */
     uint64_t before_n, before_b, after_n, after_b;
-    stor_count(s, STOR_CF_SUB, NULL, 0, NULL, 0, &before_n);
-    stor_property(s, STOR_CF_SUB, "rocksdb.total-sst-files-size", &before_b);
+    stor_count(s, STOR_CF_SUB, lo, pl, hi, pl, &before_n);
+    stor_approx_size(s, STOR_CF_SUB, lo, pl, hi, pl, &before_b);
 
     uint64_t t0 = now_ns();
     rc = db_del(c->d, 0, "bighash", 7);
@@ -346,16 +359,16 @@ static void big_delete(struct ctx *c, uint64_t fields, FILE *out)
     if ((rc = stor_compact(s, STOR_CF_SUB)))
         die("compact", rc);
     double comp_s = (double)(now_ns() - t0) / 1e9;
-    stor_count(s, STOR_CF_SUB, NULL, 0, NULL, 0, &after_n);
-    stor_property(s, STOR_CF_SUB, "rocksdb.total-sst-files-size", &after_b);
+    stor_count(s, STOR_CF_SUB, lo, pl, hi, pl, &after_n);
+    stor_approx_size(s, STOR_CF_SUB, lo, pl, hi, pl, &after_b);
 
     fprintf(out, "\n### DEL of a %llu-field hash\n\n", (unsigned long long)fields);
     fprintf(out, "| measure | value |\n|---|---|\n");
     fprintf(out, "| DEL latency | %.1f µs |\n", del_us);
     fprintf(out, "| records written by the DEL | %llu |\n", (unsigned long long)ops);
-    fprintf(out, "| sub-key CF before compaction | %llu records, %.1f MiB |\n",
+    fprintf(out, "| its sub records before (flushed, compacted) | %llu records, %.2f MiB |\n",
             (unsigned long long)before_n, (double)before_b / 1048576.0);
-    fprintf(out, "| sub-key CF after full compaction | %llu records, %.1f MiB |\n",
+    fprintf(out, "| its sub records after DEL + full compaction | %llu records, %.2f MiB |\n",
             (unsigned long long)after_n, (double)after_b / 1048576.0);
     fprintf(out, "| full compaction time | %.2f s |\n", comp_s);
 }
@@ -391,15 +404,19 @@ int main(int argc, char **argv)
     if (rounds < 1 || rounds > 64 || n < (uint64_t)rounds || groups > n)
         return fprintf(stderr, "storage_bench: bad sizes\n"), 2;
     n -= n % (uint64_t)rounds; /* every written record is one a read may pick */
+    /* LRANGE 0 99 needs lists of at least 100 elements. */
+    while (groups > 1 && n / groups < 100)
+        groups /= 2;
+    if (n / groups < 100)
+        return fprintf(stderr, "storage_bench: --records must be at least 100\n"), 2;
 
-    char base[512];
     const char *tmp = getenv("TMPDIR");
-    snprintf(base, sizeof base, "%s/shmkv-bench-XXXXXX", dir ? dir : (tmp && *tmp ? tmp : "/tmp"));
-    if (!mkdtemp(base))
+    snprintf(datadir, sizeof datadir, "%s/shmkv-bench-XXXXXX", dir ? dir : (tmp && *tmp ? tmp : "/tmp"));
+    if (!mkdtemp(datadir))
         return perror("mkdtemp"), 1;
     char typed_dir[600], raw_dir[600];
-    snprintf(typed_dir, sizeof typed_dir, "%s/typed", base);
-    snprintf(raw_dir, sizeof raw_dir, "%s/raw", base);
+    snprintf(typed_dir, sizeof typed_dir, "%s/typed", datadir);
+    snprintf(raw_dir, sizeof raw_dir, "%s/raw", datadir);
 
     struct stor *s;
     struct stor_opts so = {.dir = typed_dir, .compression = 1};
@@ -418,17 +435,19 @@ int main(int argc, char **argv)
         c.val[i] = (char)('a' + i % 26);
 
     fprintf(stderr, "storage_bench: %llu records, %d rounds, in %s\n", (unsigned long long)n,
-            rounds, base);
-    run(&c, "raw RocksDB put", op_raw_put, rounds, NULL);
-    run(&c, "raw RocksDB get", op_raw_get, rounds, NULL);
-    run(&c, "SET", op_set, rounds, "raw RocksDB put");
-    run(&c, "GET", op_get, rounds, "raw RocksDB get");
-    run(&c, "HSET (1 field)", op_hset, rounds, "raw RocksDB put");
-    run(&c, "HGET", op_hget, rounds, "raw RocksDB get");
-    run(&c, "ZADD (1 member)", op_zadd, rounds, "raw RocksDB put");
-    run(&c, "ZRANGEBYSCORE LIMIT 10", op_zrangebyscore, rounds, NULL);
-    run(&c, "LPUSH (1 element)", op_lpush, rounds, "raw RocksDB put");
-    run(&c, "LRANGE 0 99", op_lrange, rounds, NULL);
+            rounds, datadir);
+    run(&c, "raw RocksDB put", op_raw_put, rounds, NULL, "1 put");
+    run(&c, "raw RocksDB get", op_raw_get, rounds, NULL, "1 get");
+    run(&c, "SET", op_set, rounds, "raw RocksDB put", "1 put");
+    run(&c, "GET", op_get, rounds, "raw RocksDB get", "1 get");
+    run(&c, "HSET (1 new field)", op_hset, rounds, "raw RocksDB put",
+        "2 gets (meta, field) + 1 batch of 2");
+    run(&c, "HGET", op_hget, rounds, "raw RocksDB get", "2 gets (meta, field)");
+    run(&c, "ZADD (1 new member)", op_zadd, rounds, "raw RocksDB put",
+        "2 gets (meta, member) + 1 batch of 3");
+    run(&c, "ZRANGEBYSCORE LIMIT 10", op_zrangebyscore, rounds, NULL, "1 get + 1 seek, 10 nexts");
+    run(&c, "LPUSH (1 element)", op_lpush, rounds, "raw RocksDB put", "1 get + 1 batch of 2");
+    run(&c, "LRANGE 0 99", op_lrange, rounds, NULL, "1 get + 1 seek, 100 nexts");
 
     FILE *out = stdout;
     if (outpath && !(out = fopen(outpath, "w")))
@@ -440,15 +459,17 @@ int main(int argc, char **argv)
     strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
     fprintf(out, "## storage_bench — %s, %ld CPUs, %llu records, %d rounds\n\n", date,
             sysconf(_SC_NPROCESSORS_ONLN), (unsigned long long)n, rounds);
-    fprintf(out, "| operation | median ops/s | min–max ops/s | raw RocksDB / typed |\n");
-    fprintf(out, "|---|---:|---:|---:|\n");
+    fprintf(out, "| operation | RocksDB work | median ops/s | min–max ops/s | "
+                 "raw RocksDB / typed |\n");
+    fprintf(out, "|---|---|---:|---:|---:|\n");
     for (int i = 0; i < nresults; i++) {
         const struct result *r = &results[i];
         const struct result *p = r->peer ? find(r->peer) : NULL;
         char ratio[32] = "";
         if (p)
             snprintf(ratio, sizeof ratio, "%.2fx", p->med / r->med);
-        fprintf(out, "| %s | %.0f | %.0f–%.0f | %s |\n", r->name, r->med, r->min, r->max, ratio);
+        fprintf(out, "| %s | %s | %.0f | %.0f–%.0f | %s |\n", r->name, r->calls, r->med, r->min,
+                r->max, ratio);
     }
     big_delete(&c, bigfields, out);
     if (out != stdout)
@@ -460,6 +481,6 @@ int main(int argc, char **argv)
     rocksdb_options_destroy(ro_opts);
     db_destroy(&d);
     stor_close(s);
-    nftw(base, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+    nftw(datadir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
     return 0;
 }

@@ -674,6 +674,14 @@ int stor_property(struct stor *s, int cf, const char *name, uint64_t *out)
     return rocksdb_property_int_cf(s->db, s->cf[cf], name, out) == 0 ? 0 : ENC_EINVAL;
 }
 
+int stor_approx_size(struct stor *s, int cf, const char *lo, size_t lon, const char *hi,
+                     size_t hin, uint64_t *out)
+{
+    char *err = NULL;
+    rocksdb_approximate_sizes_cf(s->db, s->cf[cf], 1, &lo, &lon, &hi, &hin, out, &err);
+    return err ? take_err(err) : 0;
+}
+
 int stor_count(struct stor *s, int cf, const char *lo, size_t lon, const char *hi, size_t hin,
                uint64_t *out)
 {

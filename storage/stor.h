@@ -154,6 +154,9 @@ int stor_checkpoint(struct stor *s, const char *dir);
 /* A RocksDB integer property of a column family ("rocksdb.estimate-num-keys",
  * "rocksdb.total-sst-files-size", ...). */
 int stor_property(struct stor *s, int cf, const char *name, uint64_t *out);
+/* RocksDB's estimate of the on-disk bytes of cf in [lo, hi). */
+int stor_approx_size(struct stor *s, int cf, const char *lo, size_t lon, const char *hi,
+                     size_t hin, uint64_t *out);
 /* Counts records of cf in [lo, hi) by iteration (tests and tools). */
 int stor_count(struct stor *s, int cf, const char *lo, size_t lon, const char *hi, size_t hin,
                uint64_t *out);

@@ -468,6 +468,48 @@ static void test_db_keys_persist_across_reopen(void **state)
     assert_int_equal(db_hexists(&f->d, 0, K("h"), K("f")), 0);
 }
 
+/* Writes raw bytes as the meta record of key in db 0. */
+static void plant_meta(struct fx *f, const char *key, size_t klen, const char *v, size_t vn)
+{
+    char mk[64];
+    size_t mkn = enc_meta_key(mk, 0, enc_slot(key, klen), key, klen);
+    struct stor_batch b;
+    stor_batch_init(&b);
+    stor_batch_put(&b, STOR_CF_META, mk, mkn, v, vn);
+    assert_int_equal(stor_commit(f->s, &b), 0);
+    stor_batch_destroy(&b);
+}
+
+static void test_db_keys_corrupt_records_are_errors(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    plant_meta(f, K("short"), "\x01\x00", 2);                  /* shorter than flags+expiry */
+    plant_meta(f, K("badtype"), "\x09\0\0\0\0\0\0\0\0", 9);  /* type 9 */
+    plant_meta(f, K("badhash"), "\x02\0\0\0\0\0\0\0\0\1", 10); /* hash without its tail */
+    char *v;
+    size_t vn;
+    uint64_t n;
+    int type;
+    const char *keys[] = {"short", "badtype", "badhash"};
+    for (int i = 0; i < 3; i++) {
+        size_t kl = strlen(keys[i]);
+        assert_int_equal(db_get(d, 0, keys[i], kl, &v, &vn), ENC_ECORRUPT);
+        assert_int_equal(db_type(d, 0, keys[i], kl, &type), ENC_ECORRUPT);
+        assert_int_equal(db_hlen(d, 0, keys[i], kl, &n), ENC_ECORRUPT);
+        assert_int_equal(db_del(d, 0, keys[i], kl), ENC_ECORRUPT);
+        struct db_str m = S("m");
+        assert_int_equal(db_sadd(d, 0, keys[i], kl, &m, 1, &n), ENC_ECORRUPT);
+    }
+    /* SET replaces a corrupt record without reading it. Scans skip records
+     * whose header is unreadable, but list one with a damaged tail: the key
+     * exists, and every access to it reports the damage. */
+    assert_int_equal(db_set(d, 0, K("short"), K("fixed"), 0, 0, NULL, NULL), 1);
+    assert_get(d, 0, K("short"), "fixed");
+    assert_int_equal(db_dbsize(d, 0, &n), 0);
+    assert_int_equal(n, 2); /* "short" and "badhash" */
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
@@ -479,6 +521,7 @@ int main(void)
         T(test_db_keys_del_type_exists),   T(test_db_keys_expire_flags),
         T(test_db_keys_rename_copy),       T(test_db_keys_scan_dbsize_flush),
         cmocka_unit_test(test_db_keys_glob), T(test_db_keys_persist_across_reopen),
+        T(test_db_keys_corrupt_records_are_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
