@@ -1,0 +1,456 @@
+/*
+ * resp — the Redis protocol without I/O. See resp.h.
+ */
+#include "resp.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void oom(size_t n)
+{
+    fprintf(stderr, "shmkvd: out of memory allocating %zu bytes\n", n);
+    abort();
+}
+
+static void *xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q)
+        oom(n);
+    return q;
+}
+
+/* ---- buffers ---- */
+
+void resp_buf_init(struct resp_buf *b)
+{
+    memset(b, 0, sizeof *b);
+}
+
+void resp_buf_free(struct resp_buf *b)
+{
+    free(b->p);
+    memset(b, 0, sizeof *b);
+}
+
+char *resp_buf_reserve(struct resp_buf *b, size_t n)
+{
+    if (b->len + n > b->cap) {
+        if (b->off && b->off >= b->cap / 2)
+            resp_buf_compact(b);
+        if (b->len + n > b->cap) {
+            size_t cap = b->cap ? b->cap : 256;
+            while (cap < b->len + n)
+                cap *= 2;
+            b->p = xrealloc(b->p, cap);
+            b->cap = cap;
+        }
+    }
+    return b->p + b->len;
+}
+
+void resp_buf_append(struct resp_buf *b, const void *p, size_t n)
+{
+    char *d = resp_buf_reserve(b, n);
+    if (n)
+        memcpy(d, p, n);
+    b->len += n;
+}
+
+void resp_buf_consume(struct resp_buf *b, size_t n)
+{
+    b->off += n;
+    if (b->off >= b->len)
+        b->off = b->len = 0;
+}
+
+void resp_buf_compact(struct resp_buf *b)
+{
+    if (!b->off)
+        return;
+    memmove(b->p, b->p + b->off, b->len - b->off);
+    b->len -= b->off;
+    b->off = 0;
+}
+
+/* ---- request parsing ---- */
+
+void resp_req_init(struct resp_req *r)
+{
+    memset(r, 0, sizeof *r);
+    r->want = -1;
+    r->bulk = -1;
+}
+
+void resp_req_free(struct resp_req *r)
+{
+    free(r->off);
+    free(r->len);
+    free(r->scratch);
+    memset(r, 0, sizeof *r);
+}
+
+void resp_req_reset(struct resp_req *r)
+{
+    r->pos = 0;
+    r->want = -1;
+    r->bulk = -1;
+    r->argc = 0;
+    r->is_inline = 0;
+}
+
+static void push_arg(struct resp_req *r, size_t off, size_t len)
+{
+    if (r->argc == r->cap) {
+        size_t cap = r->cap ? r->cap * 2 : 8;
+        r->off = xrealloc(r->off, cap * sizeof *r->off);
+        r->len = xrealloc(r->len, cap * sizeof *r->len);
+        r->cap = cap;
+    }
+    r->off[r->argc] = off;
+    r->len[r->argc] = len;
+    r->argc++;
+}
+
+const char *resp_req_arg(const struct resp_req *r, const char *data, size_t i, size_t *n)
+{
+    *n = r->len[i];
+    return (r->is_inline ? r->scratch : data) + r->off[i];
+}
+
+/* Parses a decimal line "[-]digits" of exactly n bytes into *v. */
+static bool parse_ll(const char *p, size_t n, int64_t *v)
+{
+    if (n == 0 || n > 20)
+        return false;
+    bool neg = p[0] == '-';
+    size_t i = neg;
+    if (i == n)
+        return false;
+    uint64_t x = 0;
+    for (; i < n; i++) {
+        if (p[i] < '0' || p[i] > '9')
+            return false;
+        if (x > (UINT64_MAX - 9) / 10)
+            return false;
+        x = x * 10 + (uint64_t)(p[i] - '0');
+    }
+    if (x > (uint64_t)INT64_MAX)
+        return false;
+    *v = neg ? -(int64_t)x : (int64_t)x;
+    return true;
+}
+
+static int hexval(int c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    c = tolower(c);
+    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* Splits one inline line the way redis-cli quoting works: bare words,
+ * "double quoted" with \n \r \t \b \a \xHH escapes, 'single quoted' with \'.
+ * A closing quote must be followed by a space or the end. */
+static int split_inline(struct resp_req *r, const char *line, size_t n)
+{
+    /* Unquoting only ever shrinks the text: n bytes of scratch suffice. */
+    if (r->scratchcap < n) {
+        r->scratch = xrealloc(r->scratch, n);
+        r->scratchcap = n;
+    }
+    char *out = r->scratch;
+    size_t w = 0, i = 0;
+    r->argc = 0;
+    for (;;) {
+        while (i < n && isspace((unsigned char)line[i]))
+            i++;
+        if (i == n)
+            return 0;
+        size_t start = w;
+        if (line[i] == '"' || line[i] == '\'') {
+            char q = line[i++];
+            bool closed = false;
+            while (i < n) {
+                char c = line[i];
+                if (q == '"' && c == '\\' && i + 3 < n && line[i + 1] == 'x' &&
+                    hexval((unsigned char)line[i + 2]) >= 0 &&
+                    hexval((unsigned char)line[i + 3]) >= 0) {
+                    out[w++] = (char)(hexval((unsigned char)line[i + 2]) * 16 +
+                                          hexval((unsigned char)line[i + 3]));
+                    i += 4;
+                } else if (q == '"' && c == '\\' && i + 1 < n) {
+                    char e = line[i + 1];
+                    out[w++] = e == 'n'   ? '\n'
+                                   : e == 'r' ? '\r'
+                                   : e == 't' ? '\t'
+                                   : e == 'b' ? '\b'
+                                   : e == 'a' ? '\a'
+                                              : e;
+                    i += 2;
+                } else if (q == '\'' && c == '\\' && i + 1 < n && line[i + 1] == '\'') {
+                    out[w++] = '\'';
+                    i += 2;
+                } else if (c == q) {
+                    i++;
+                    closed = true;
+                    break;
+                } else {
+                    out[w++] = c;
+                    i++;
+                }
+            }
+            if (!closed || (i < n && !isspace((unsigned char)line[i])))
+                return -1;
+        } else {
+            while (i < n && !isspace((unsigned char)line[i]))
+                out[w++] = line[i++];
+        }
+        push_arg(r, start, w - start);
+    }
+}
+
+static int parse_inline(struct resp_req *r, const char *data, size_t n,
+                        const struct resp_limits *lim, const char **err)
+{
+    const char *nl = memchr(data, '\n', n);
+    if (!nl) {
+        if (n > lim->max_inline) {
+            *err = "ERR Protocol error: too big inline request";
+            return RESP_PROTO;
+        }
+        return RESP_AGAIN;
+    }
+    size_t linelen = (size_t)(nl - data);
+    if (linelen > lim->max_inline) {
+        *err = "ERR Protocol error: too big inline request";
+        return RESP_PROTO;
+    }
+    r->pos = linelen + 1;
+    if (linelen && data[linelen - 1] == '\r')
+        linelen--;
+    r->is_inline = 1;
+    if (split_inline(r, data, linelen) < 0) {
+        *err = "ERR Protocol error: unbalanced quotes in request";
+        return RESP_PROTO;
+    }
+    return r->argc ? RESP_DONE : RESP_EMPTY;
+}
+
+/* Finds "\r\n" in data[from, n): the header line of '*' or '$'. */
+static const char *find_crlf(const char *data, size_t from, size_t n)
+{
+    const char *p = data + from;
+    while ((p = memchr(p, '\r', (size_t)(data + n - p))) != NULL) {
+        if (p + 1 >= data + n)
+            return NULL;
+        if (p[1] == '\n')
+            return p;
+        p++;
+    }
+    return NULL;
+}
+
+#define HEADER_MAX (64 * 1024) /* the longest '*N' or '$N' line we wait for */
+
+int resp_req_parse(struct resp_req *r, const char *data, size_t n, const struct resp_limits *lim,
+                   const char **err)
+{
+    if (r->want < 0) {
+        if (r->pos >= n)
+            return RESP_AGAIN;
+        if (data[r->pos] != '*')
+            return parse_inline(r, data, n, lim, err);
+        const char *e = find_crlf(data, r->pos, n);
+        if (!e) {
+            if (n - r->pos > HEADER_MAX) {
+                *err = "ERR Protocol error: too big mbulk count string";
+                return RESP_PROTO;
+            }
+            return RESP_AGAIN;
+        }
+        int64_t cnt;
+        if (!parse_ll(data + r->pos + 1, (size_t)(e - data) - r->pos - 1, &cnt) ||
+            cnt > lim->max_args) {
+            *err = "ERR Protocol error: invalid multibulk length";
+            return RESP_PROTO;
+        }
+        r->pos = (size_t)(e - data) + 2;
+        if (cnt <= 0)
+            return RESP_EMPTY;
+        r->want = cnt;
+        r->argc = 0;
+    }
+    while ((int64_t)r->argc < r->want) {
+        if (r->bulk < 0) {
+            if (r->pos >= n)
+                return RESP_AGAIN;
+            if (data[r->pos] != '$') {
+                static _Thread_local char msg[64];
+                snprintf(msg, sizeof msg, "ERR Protocol error: expected '$', got '%c'",
+                         data[r->pos]);
+                *err = msg;
+                return RESP_PROTO;
+            }
+            const char *e = find_crlf(data, r->pos, n);
+            if (!e) {
+                if (n - r->pos > HEADER_MAX) {
+                    *err = "ERR Protocol error: too big bulk count string";
+                    return RESP_PROTO;
+                }
+                return RESP_AGAIN;
+            }
+            int64_t len;
+            if (!parse_ll(data + r->pos + 1, (size_t)(e - data) - r->pos - 1, &len) || len < 0 ||
+                len > lim->max_bulk) {
+                *err = "ERR Protocol error: invalid bulk length";
+                return RESP_PROTO;
+            }
+            r->pos = (size_t)(e - data) + 2;
+            r->bulk = len;
+        }
+        /* The bulk and its CRLF must be all there. */
+        if (n - r->pos < (size_t)r->bulk + 2)
+            return RESP_AGAIN;
+        push_arg(r, r->pos, (size_t)r->bulk);
+        r->pos += (size_t)r->bulk + 2;
+        r->bulk = -1;
+    }
+    return RESP_DONE;
+}
+
+/* ---- replies ---- */
+
+static void put_line(struct resp_buf *b, char type, const char *s, size_t n)
+{
+    char *d = resp_buf_reserve(b, n + 3);
+    d[0] = type;
+    memcpy(d + 1, s, n);
+    d[n + 1] = '\r';
+    d[n + 2] = '\n';
+    b->len += n + 3;
+}
+
+static void put_num(struct resp_buf *b, char type, int64_t v)
+{
+    char tmp[24];
+    int n = snprintf(tmp, sizeof tmp, "%lld", (long long)v);
+    put_line(b, type, tmp, (size_t)n);
+}
+
+void resp_simple(struct resp_buf *b, const char *s)
+{
+    put_line(b, '+', s, strlen(s));
+}
+
+void resp_error(struct resp_buf *b, const char *s)
+{
+    /* An error is one line: a newline inside would desynchronise the client. */
+    size_t n = strcspn(s, "\r\n");
+    put_line(b, '-', s, n);
+}
+
+void resp_errorf(struct resp_buf *b, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    resp_error(b, msg);
+}
+
+void resp_int(struct resp_buf *b, int64_t v)
+{
+    put_num(b, ':', v);
+}
+
+void resp_bulk(struct resp_buf *b, const char *p, size_t n)
+{
+    put_num(b, '$', (int64_t)n);
+    char *d = resp_buf_reserve(b, n + 2);
+    if (n)
+        memcpy(d, p, n);
+    d[n] = '\r';
+    d[n + 1] = '\n';
+    b->len += n + 2;
+}
+
+void resp_bulk_cstr(struct resp_buf *b, const char *s)
+{
+    resp_bulk(b, s, strlen(s));
+}
+
+void resp_bulk_int(struct resp_buf *b, int64_t v)
+{
+    char tmp[24];
+    int n = snprintf(tmp, sizeof tmp, "%lld", (long long)v);
+    resp_bulk(b, tmp, (size_t)n);
+}
+
+void resp_null(struct resp_buf *b, int proto)
+{
+    resp_buf_append(b, proto >= 3 ? "_\r\n" : "$-1\r\n", proto >= 3 ? 3 : 5);
+}
+
+void resp_null_array(struct resp_buf *b, int proto)
+{
+    resp_buf_append(b, proto >= 3 ? "_\r\n" : "*-1\r\n", proto >= 3 ? 3 : 5);
+}
+
+void resp_array(struct resp_buf *b, size_t n)
+{
+    put_num(b, '*', (int64_t)n);
+}
+
+void resp_map(struct resp_buf *b, size_t n, int proto)
+{
+    if (proto >= 3)
+        put_num(b, '%', (int64_t)n);
+    else
+        put_num(b, '*', (int64_t)(2 * n));
+}
+
+void resp_set(struct resp_buf *b, size_t n, int proto)
+{
+    put_num(b, proto >= 3 ? '~' : '*', (int64_t)n);
+}
+
+void resp_double(struct resp_buf *b, double d, int proto)
+{
+    char tmp[64];
+    int n;
+    if (isinf(d))
+        n = snprintf(tmp, sizeof tmp, "%s", d > 0 ? "inf" : "-inf");
+    else
+        n = snprintf(tmp, sizeof tmp, "%.17g", d);
+    if (proto >= 3)
+        put_line(b, ',', tmp, (size_t)n);
+    else
+        resp_bulk(b, tmp, (size_t)n);
+}
+
+void resp_bool(struct resp_buf *b, int v, int proto)
+{
+    if (proto >= 3)
+        resp_buf_append(b, v ? "#t\r\n" : "#f\r\n", 4);
+    else
+        resp_int(b, v ? 1 : 0);
+}
+
+void resp_verbatim(struct resp_buf *b, const char *p, size_t n, int proto)
+{
+    if (proto < 3) {
+        resp_bulk(b, p, n);
+        return;
+    }
+    put_num(b, '=', (int64_t)n + 4);
+    resp_buf_append(b, "txt:", 4);
+    resp_buf_append(b, p, n);
+    resp_buf_append(b, "\r\n", 2);
+}

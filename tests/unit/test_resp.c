@@ -1,0 +1,229 @@
+/*
+ * test_resp — the protocol module: requests fed whole, byte by byte and
+ * pipelined; inline quoting; every protocol error; reply bytes in RESP2/3.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <math.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "resp.h"
+
+static const struct resp_limits lim = {.max_bulk = 1000, .max_args = 100, .max_inline = 200};
+
+/* Parses all of s; returns the status and leaves r holding the result. */
+static int parse_all(struct resp_req *r, const char *s, size_t n, const char **err)
+{
+    resp_req_reset(r);
+    return resp_req_parse(r, s, n, &lim, err);
+}
+
+static void assert_arg(const struct resp_req *r, const char *data, size_t i, const char *want,
+                       size_t wn)
+{
+    size_t n;
+    const char *a = resp_req_arg(r, data, i, &n);
+    assert_int_equal(n, wn);
+    assert_memory_equal(a, want, wn);
+}
+#define ARG(r, d, i, lit) assert_arg((r), (d), (i), (lit), sizeof(lit) - 1)
+
+static void test_resp_multibulk(void **state)
+{
+    (void)state;
+    struct resp_req r;
+    resp_req_init(&r);
+    const char *err = NULL;
+    const char m[] = "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$4\r\na\r\nb\r\n";
+    assert_int_equal(parse_all(&r, m, sizeof m - 1, &err), RESP_DONE);
+    assert_int_equal(r.argc, 3);
+    assert_int_equal(r.pos, sizeof m - 1);
+    ARG(&r, m, 0, "SET");
+    ARG(&r, m, 2, "a\r\nb"); /* binary-safe: CRLF inside a bulk */
+    /* An empty bulk. */
+    const char e[] = "*2\r\n$4\r\nECHO\r\n$0\r\n\r\n";
+    assert_int_equal(parse_all(&r, e, sizeof e - 1, &err), RESP_DONE);
+    ARG(&r, e, 1, "");
+    resp_req_free(&r);
+}
+
+static void test_resp_byte_by_byte(void **state)
+{
+    (void)state;
+    struct resp_req r;
+    resp_req_init(&r);
+    const char *err;
+    const char m[] = "*2\r\n$3\r\nGET\r\n$5\r\nhello\r\n";
+    size_t n = sizeof m - 1;
+    for (size_t i = 1; i < n; i++)
+        assert_int_equal(resp_req_parse(&r, m, i, &lim, &err), RESP_AGAIN);
+    assert_int_equal(resp_req_parse(&r, m, n, &lim, &err), RESP_DONE);
+    ARG(&r, m, 1, "hello");
+    resp_req_free(&r);
+}
+
+static void test_resp_pipeline(void **state)
+{
+    (void)state;
+    struct resp_req r;
+    resp_req_init(&r);
+    const char *err;
+    const char m[] = "*1\r\n$4\r\nPING\r\nPING inline\r\n*1\r\n$4\r\nQUIT\r\n";
+    size_t n = sizeof m - 1, at = 0;
+    const char *want[] = {"PING", "PING", "QUIT"};
+    size_t wantc[] = {1, 2, 1};
+    for (int i = 0; i < 3; i++) {
+        resp_req_reset(&r);
+        assert_int_equal(resp_req_parse(&r, m + at, n - at, &lim, &err), RESP_DONE);
+        assert_int_equal(r.argc, wantc[i]);
+        assert_arg(&r, m + at, 0, want[i], 4);
+        at += r.pos;
+    }
+    assert_int_equal(at, n);
+    resp_req_free(&r);
+}
+
+static void test_resp_inline(void **state)
+{
+    (void)state;
+    struct resp_req r;
+    resp_req_init(&r);
+    const char *err;
+    const char a[] = "set  k \"a b\\x41\\n\" 'it\\'s'\r\n";
+    assert_int_equal(parse_all(&r, a, sizeof a - 1, &err), RESP_DONE);
+    assert_int_equal(r.argc, 4);
+    ARG(&r, a, 0, "set");
+    ARG(&r, a, 2, "a bA\n");
+    ARG(&r, a, 3, "it's");
+    /* A bare \n ends a line too; blank lines are skipped without a reply. */
+    const char b[] = "ping\n";
+    assert_int_equal(parse_all(&r, b, sizeof b - 1, &err), RESP_DONE);
+    assert_int_equal(r.argc, 1);
+    const char c[] = "   \r\n";
+    assert_int_equal(parse_all(&r, c, sizeof c - 1, &err), RESP_EMPTY);
+    assert_int_equal(r.pos, sizeof c - 1);
+    /* Unterminated or glued quotes. */
+    const char d[] = "set k \"abc\r\n";
+    assert_int_equal(parse_all(&r, d, sizeof d - 1, &err), RESP_PROTO);
+    assert_string_equal(err, "ERR Protocol error: unbalanced quotes in request");
+    const char e[] = "set k \"abc\"x\r\n";
+    assert_int_equal(parse_all(&r, e, sizeof e - 1, &err), RESP_PROTO);
+    /* No newline yet: wait, until the line is too long to be a command. */
+    const char f[] = "get k";
+    assert_int_equal(parse_all(&r, f, sizeof f - 1, &err), RESP_AGAIN);
+    char big[300];
+    memset(big, 'a', sizeof big);
+    assert_int_equal(parse_all(&r, big, sizeof big, &err), RESP_PROTO);
+    assert_string_equal(err, "ERR Protocol error: too big inline request");
+    resp_req_free(&r);
+}
+
+static void test_resp_protocol_errors(void **state)
+{
+    (void)state;
+    struct resp_req r;
+    resp_req_init(&r);
+    const char *err;
+    struct {
+        const char *in, *err;
+    } c[] = {
+        {"*abc\r\n", "ERR Protocol error: invalid multibulk length"},
+        {"*101\r\n", "ERR Protocol error: invalid multibulk length"},
+        {"*99999999999999999999999\r\n", "ERR Protocol error: invalid multibulk length"},
+        {"*2\r\n:1\r\n", "ERR Protocol error: expected '$', got ':'"},
+        {"*1\r\n$-1\r\n", "ERR Protocol error: invalid bulk length"},
+        {"*1\r\n$1001\r\n", "ERR Protocol error: invalid bulk length"},
+        {"*1\r\n$1x\r\n", "ERR Protocol error: invalid bulk length"},
+        {"*1\r\n$\r\n", "ERR Protocol error: invalid bulk length"},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        assert_int_equal(parse_all(&r, c[i].in, strlen(c[i].in), &err), RESP_PROTO);
+        assert_string_equal(err, c[i].err);
+    }
+    /* Counts of zero or less are empty commands, not errors. */
+    assert_int_equal(parse_all(&r, "*0\r\n", 4, &err), RESP_EMPTY);
+    assert_int_equal(parse_all(&r, "*-1\r\n", 5, &err), RESP_EMPTY);
+    /* A header line that never ends. */
+    static char longhdr[70000];
+    longhdr[0] = '*';
+    memset(longhdr + 1, '1', sizeof longhdr - 1);
+    assert_int_equal(parse_all(&r, longhdr, sizeof longhdr, &err), RESP_PROTO);
+    assert_string_equal(err, "ERR Protocol error: too big mbulk count string");
+    /* A bulk announced but not all there is not an error yet. */
+    assert_int_equal(parse_all(&r, "*1\r\n$10\r\nabc", 12, &err), RESP_AGAIN);
+    /* The two bytes after a bulk are skipped unchecked, as Redis skips them:
+     * the length alone delimits the data. */
+    const char g[] = "*2\r\n$1\r\naXY$1\r\nb\r\n";
+    assert_int_equal(parse_all(&r, g, sizeof g - 1, &err), RESP_DONE);
+    ARG(&r, g, 0, "a");
+    ARG(&r, g, 1, "b");
+    resp_req_free(&r);
+}
+
+static void assert_buf(struct resp_buf *b, const char *want)
+{
+    assert_int_equal(resp_buf_used(b), strlen(want));
+    assert_memory_equal(resp_buf_data(b), want, strlen(want));
+    resp_buf_consume(b, resp_buf_used(b));
+}
+
+static void test_resp_replies(void **state)
+{
+    (void)state;
+    struct resp_buf b;
+    resp_buf_init(&b);
+    resp_simple(&b, "OK");
+    assert_buf(&b, "+OK\r\n");
+    resp_error(&b, "ERR bad\r\ninjected");
+    assert_buf(&b, "-ERR bad\r\n");
+    resp_errorf(&b, "ERR unknown command '%s'", "foo");
+    assert_buf(&b, "-ERR unknown command 'foo'\r\n");
+    resp_int(&b, -42);
+    assert_buf(&b, ":-42\r\n");
+    resp_bulk(&b, "a\0b", 3);
+    assert_int_equal(resp_buf_used(&b), 9);
+    assert_memory_equal(resp_buf_data(&b), "$3\r\na\0b\r\n", 9);
+    resp_buf_consume(&b, 9);
+    resp_bulk_int(&b, 7);
+    assert_buf(&b, "$1\r\n7\r\n");
+    resp_null(&b, 2);
+    assert_buf(&b, "$-1\r\n");
+    resp_null(&b, 3);
+    assert_buf(&b, "_\r\n");
+    resp_null_array(&b, 2);
+    assert_buf(&b, "*-1\r\n");
+    resp_map(&b, 2, 2);
+    assert_buf(&b, "*4\r\n");
+    resp_map(&b, 2, 3);
+    assert_buf(&b, "%2\r\n");
+    resp_set(&b, 3, 3);
+    assert_buf(&b, "~3\r\n");
+    resp_double(&b, 1.5, 2);
+    assert_buf(&b, "$3\r\n1.5\r\n");
+    resp_double(&b, -INFINITY, 3);
+    assert_buf(&b, ",-inf\r\n");
+    resp_bool(&b, 1, 2);
+    assert_buf(&b, ":1\r\n");
+    resp_bool(&b, 0, 3);
+    assert_buf(&b, "#f\r\n");
+    resp_verbatim(&b, "x", 1, 3);
+    assert_buf(&b, "=5\r\ntxt:x\r\n");
+    /* Growth keeps earlier bytes. */
+    for (int i = 0; i < 1000; i++)
+        resp_int(&b, i);
+    assert_memory_equal(resp_buf_data(&b), ":0\r\n:1\r\n", 8);
+    resp_buf_free(&b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_resp_multibulk),   cmocka_unit_test(test_resp_byte_by_byte),
+        cmocka_unit_test(test_resp_pipeline),    cmocka_unit_test(test_resp_inline),
+        cmocka_unit_test(test_resp_protocol_errors), cmocka_unit_test(test_resp_replies),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
