@@ -215,6 +215,13 @@ static int split_inline(struct resp_req *r, const char *line, size_t n)
     }
 }
 
+int resp_split(struct resp_req *r, const char *line, size_t n)
+{
+    resp_req_reset(r);
+    r->is_inline = 1;
+    return split_inline(r, line, n);
+}
+
 static int parse_inline(struct resp_req *r, const char *data, size_t n,
                         const struct resp_limits *lim, const char **err)
 {

@@ -83,6 +83,10 @@ void resp_req_reset(struct resp_req *r);
  * r's own scratch space: use resp_req_arg() to read any argument. */
 int resp_req_parse(struct resp_req *r, const char *data, size_t n, const struct resp_limits *lim,
                    const char **err);
+/* Splits one text line into arguments with the inline rules (bare words,
+ * "..." with escapes, '...'), as config files need. 0, or -1 on unbalanced
+ * quotes. Read the arguments with resp_req_arg(r, NULL, i, &n). */
+int resp_split(struct resp_req *r, const char *line, size_t n);
 /* Argument i of a parsed command. */
 const char *resp_req_arg(const struct resp_req *r, const char *data, size_t i, size_t *n);
 

@@ -117,7 +117,27 @@ int db_commit(struct db *d)
 {
     d->last_commit_ops = d->b.nops;
     int rc = stor_commit(d->s, &d->b);
+    if (rc == 0 && d->b.nops && d->on_commit)
+        d->on_commit(d->on_commit_arg, &d->b);
     stor_batch_clear(&d->b);
+    return rc;
+}
+
+int db_record_key(const struct stor_batch *b, const struct stor_op *op, unsigned *dbi,
+                  const char **key, size_t *klen)
+{
+    const char *k = stor_op_key(b, op);
+    if (op->cf == STOR_CF_META) {
+        uint16_t slot;
+        return enc_meta_key_decode(k, op->klen, dbi, &slot, key, klen);
+    }
+    struct enc_sub sk;
+    int rc = enc_sub_decode(k, op->klen, &sk);
+    if (rc == 0) {
+        *dbi = sk.db;
+        *key = sk.key;
+        *klen = sk.klen;
+    }
     return rc;
 }
 
@@ -651,23 +671,83 @@ int db_randomkey(struct db *d, unsigned dbi, char **key, size_t *klen)
     return st ? st : rc;
 }
 
-int db_dbsize(struct db *d, unsigned dbi, uint64_t *n)
+int db_keycount(struct db *d, unsigned dbi, uint64_t *keys, uint64_t *expires)
 {
     char lo[3], hi[3];
     db_range(dbi, lo, hi);
     struct stor_it *it = stor_it_create(d->s, STOR_CF_META, lo, 3, hi, 3);
-    uint64_t now = stor_now_ms(), c = 0;
+    uint64_t now = stor_now_ms(), c = 0, e = 0;
     for (stor_it_first(it); stor_it_valid(it); stor_it_next(it)) {
         size_t vn;
         const char *v = stor_it_value(it, &vn);
         uint8_t t;
         uint64_t exp;
-        if (enc_meta_peek(v, vn, &t, &exp) == 0 && (!exp || exp > now))
+        if (enc_meta_peek(v, vn, &t, &exp) == 0 && (!exp || exp > now)) {
             c++;
+            e += exp != 0;
+        }
     }
     int rc = stor_it_status(it);
     stor_it_free(it);
-    *n = c;
+    *keys = c;
+    *expires = e;
+    return rc;
+}
+
+int db_dbsize(struct db *d, unsigned dbi, uint64_t *n)
+{
+    uint64_t e;
+    return db_keycount(d, dbi, n, &e);
+}
+
+int db_reap(struct db *d, unsigned dbi, const char *cursor, size_t cn, uint64_t budget,
+            uint64_t *reaped, char **next, size_t *nextn)
+{
+    char lo[3], hi[3];
+    db_range(dbi, lo, hi);
+    struct stor_it *it = stor_it_create(d->s, STOR_CF_META, lo, 3, hi, 3);
+    struct db_buf start;
+    dbb_init(&start);
+    if (cursor) {
+        dbb_reserve(&start, enc_meta_key_len(cn));
+        start.n = enc_meta_key(start.p, dbi, enc_slot(cursor, cn), cursor, cn);
+        stor_it_seek(it, start.p, start.n);
+    } else {
+        stor_it_first(it);
+    }
+    db_begin(d);
+    uint64_t now = stor_now_ms(), seen = 0;
+    *reaped = 0;
+    *next = NULL;
+    *nextn = 0;
+    for (; stor_it_valid(it); stor_it_next(it)) {
+        size_t kn, vn;
+        const char *k = stor_it_key(it, &kn);
+        const char *v = stor_it_value(it, &vn);
+        if (seen++ == budget) {
+            /* Continue here next time (this key is not looked at yet). */
+            *next = stor_xmemdup(k + 3, kn - 3);
+            *nextn = kn - 3;
+            break;
+        }
+        uint8_t t;
+        uint64_t exp;
+        if (enc_meta_peek(v, vn, &t, &exp) == 0 && exp && exp <= now) {
+            stor_batch_del(&d->b, STOR_CF_META, k, kn);
+            (*reaped)++;
+        }
+    }
+    int rc = stor_it_status(it);
+    stor_it_free(it);
+    dbb_free(&start);
+    if (rc == 0)
+        rc = db_commit(d);
+    if (rc) {
+        free(*next);
+        *next = NULL;
+        *reaped = 0;
+        stor_batch_clear(&d->b);
+    }
     return rc;
 }
 

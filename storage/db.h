@@ -83,7 +83,17 @@ struct db {
     uint32_t counter;
     uint64_t rng;
     uint64_t last_commit_ops; /* records in the last committed record set */
+    /* Called after every successful commit with the record set just applied:
+     * the one place that sees every change (WATCH, blocked clients, caches). */
+    void (*on_commit)(void *arg, const struct stor_batch *b);
+    void *on_commit_arg;
 };
+
+/* For an on_commit hook: the (db, user key) a committed record belongs to.
+ * 0, or ENC_ECORRUPT for a key of no known layout. Range deletes have no
+ * single key: check op->kind first. */
+int db_record_key(const struct stor_batch *b, const struct stor_op *op, unsigned *dbi,
+                  const char **key, size_t *klen);
 
 /* Binds a type layer to an open engine. The caller keeps ownership of s.
  * Returns 0 (it cannot fail today; the int is for future checks). */
@@ -134,6 +144,14 @@ int db_scan(struct db *d, unsigned dbi, const char *cursor, size_t cn, const cha
 int db_randomkey(struct db *d, unsigned dbi, char **key, size_t *klen);
 /* Live keys of one db, counted by scan: O(keys). */
 int db_dbsize(struct db *d, unsigned dbi, uint64_t *n);
+/* The same, also counting the keys that have an expiry. */
+int db_keycount(struct db *d, unsigned dbi, uint64_t *keys, uint64_t *expires);
+/* Active expiry: looks at up to budget meta records of db dbi after cursor
+ * (NULL: from the start) and deletes those whose expiry has passed, in one
+ * record set. *reaped: how many; *next (malloc'd): where to continue, NULL
+ * at the end of the db. */
+int db_reap(struct db *d, unsigned dbi, const char *cursor, size_t cn, uint64_t budget,
+            uint64_t *reaped, char **next, size_t *nextn);
 /* O(1) range deletes of every record of db dbi, or of all dbs. */
 int db_flushdb(struct db *d, unsigned dbi);
 int db_flushall(struct db *d);

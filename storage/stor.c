@@ -515,6 +515,16 @@ void stor_close(struct stor *s)
     if (!s)
         return;
     if (s->db) {
+        /* Flush the memtables so the next open has no WAL to replay. */
+        rocksdb_flushoptions_t *fo = rocksdb_flushoptions_create();
+        rocksdb_flushoptions_set_wait(fo, 1);
+        for (int i = 0; i < STOR_CF_COUNT; i++) {
+            char *err = NULL;
+            rocksdb_flush_cf(s->db, fo, s->cf[i], &err);
+            if (err)
+                rocksdb_free(err); /* the WAL still has it: only the next open is slower */
+        }
+        rocksdb_flushoptions_destroy(fo);
         rocksdb_cancel_all_background_work(s->db, 1);
         for (int i = 0; i < STOR_CF_COUNT; i++)
             if (s->cf[i])

@@ -54,8 +54,8 @@ struct stor;
  * errmsg is not NULL, a static-or-thread-local message in *errmsg. */
 int stor_open(struct stor **out, const struct stor_opts *o, const char **errmsg);
 
-/* Flushes nothing extra (the WAL already holds every commit) and closes.
- * Accepts NULL. */
+/* Flushes the memtables (so the next open replays no WAL) and closes.
+ * Every commit is durable in the WAL already. Accepts NULL. */
 void stor_close(struct stor *s);
 
 /* The message of this thread's last storage error. */

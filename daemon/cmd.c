@@ -1,0 +1,511 @@
+/*
+ * cmd — the command table, dispatch, shared helpers, and the commit hook
+ * that drives WATCH and blocked clients. See cmd.h.
+ */
+#include "cmd.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "stor_mem.h"
+
+static const struct cmd table[] = {
+#define CMD_ENTRY(name, fn, arity, flags, first, last, step, group)                            \
+    {name, cmd_##fn, arity, flags, first, last, step, group},
+    CMD_TABLE(CMD_ENTRY)
+#undef CMD_ENTRY
+};
+#define NCMDS (sizeof table / sizeof table[0])
+
+size_t cmd_count(void)
+{
+    return NCMDS;
+}
+
+const struct cmd *cmd_at(size_t i)
+{
+    return i < NCMDS ? &table[i] : NULL;
+}
+
+/* An open-addressing index over the table, built on first use. */
+static uint16_t index_slots[512];
+
+static uint32_t name_hash(const char *p, size_t n)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (uint32_t)tolower((unsigned char)p[i])) * 16777619u;
+    return h;
+}
+
+const struct cmd *cmd_lookup(const char *name, size_t n)
+{
+    static int built;
+    if (!built) {
+        for (size_t i = 0; i < NCMDS; i++) {
+            uint32_t h = name_hash(table[i].name, strlen(table[i].name)) & 511;
+            while (index_slots[h])
+                h = (h + 1) & 511;
+            index_slots[h] = (uint16_t)(i + 1);
+        }
+        built = 1;
+    }
+    if (n == 0 || n > 32)
+        return NULL;
+    for (uint32_t h = name_hash(name, n) & 511; index_slots[h]; h = (h + 1) & 511) {
+        const struct cmd *c = &table[index_slots[h] - 1];
+        if (strlen(c->name) == n && strncasecmp(c->name, name, n) == 0)
+            return c;
+    }
+    return NULL;
+}
+
+/* ---- helpers ---- */
+
+void cmd_reply_err(struct conn *c, int rc)
+{
+    switch (rc) {
+    case ENC_EWRONGTYPE:
+        resp_error(OUT(c), enc_strerror(rc));
+        return;
+    case ENC_ESTORAGE:
+    case ENC_ECORRUPT:
+    case ENC_ENOSPC:
+        srv_log(LOG_WARNING, "storage error: %s: %s", enc_strerror(rc), stor_errmsg());
+        resp_errorf(OUT(c), "ERR %s: %s", enc_strerror(rc), stor_errmsg());
+        return;
+    default:
+        resp_errorf(OUT(c), "ERR %s", enc_strerror(rc));
+    }
+}
+
+void cmd_reply_syntax(struct conn *c)
+{
+    resp_error(OUT(c), "ERR syntax error");
+}
+
+bool cmd_arg_is(const struct conn *c, size_t i, const char *lit)
+{
+    size_t n = strlen(lit);
+    return i < c->argc && c->argv[i].n == n && strncasecmp(c->argv[i].p, lit, n) == 0;
+}
+
+bool cmd_arg_ll(struct conn *c, size_t i, int64_t *v)
+{
+    if (db_str2ll(c->argv[i].p, c->argv[i].n, v) == 0)
+        return true;
+    resp_error(OUT(c), "ERR value is not an integer or out of range");
+    return false;
+}
+
+bool cmd_arg_count(struct conn *c, size_t i, int64_t *v)
+{
+    if (db_str2ll(c->argv[i].p, c->argv[i].n, v) == 0 && *v >= 0)
+        return true;
+    resp_error(OUT(c), "ERR value is out of range, must be positive");
+    return false;
+}
+
+bool cmd_arg_double(struct conn *c, size_t i, double *v)
+{
+    /* Redis's strtod rules: no spaces, the whole argument, no NaN. */
+    char buf[128];
+    size_t n = c->argv[i].n;
+    if (n > 0 && n < sizeof buf && !isspace((unsigned char)c->argv[i].p[0])) {
+        memcpy(buf, c->argv[i].p, n);
+        buf[n] = '\0';
+        char *end;
+        double d = strtod(buf, &end);
+        if (end == buf + n && !isnan(d)) {
+            *v = d;
+            return true;
+        }
+    }
+    resp_error(OUT(c), "ERR value is not a valid float");
+    return false;
+}
+
+bool cmd_arg_ld(struct conn *c, size_t i, long double *v)
+{
+    if (db_str2ld(c->argv[i].p, c->argv[i].n, v) == 0)
+        return true;
+    resp_error(OUT(c), "ERR value is not a valid float");
+    return false;
+}
+
+void cmd_reply_vec(struct conn *c, const struct db_vec *v)
+{
+    resp_array(OUT(c), v->n);
+    for (size_t i = 0; i < v->n; i++) {
+        if (db_vec_len(v, i) == DB_NIL)
+            resp_null(OUT(c), c->proto);
+        else
+            resp_bulk(OUT(c), db_vec_ptr(v, i), db_vec_len(v, i));
+    }
+}
+
+/* ---- dispatch ---- */
+
+/* Arguments are not NUL-terminated: every %s of one is bounded by its length. */
+static int arglen(const struct db_str *a, size_t max)
+{
+    return (int)(a->n < max ? a->n : max);
+}
+
+static void reply_unknown(struct conn *c)
+{
+    /* Redis's text: up to 128 bytes of quoted arguments, each followed by a space. */
+    char args[200] = "";
+    size_t used = 0;
+    for (size_t i = 1; i < c->argc && used < 128; i++) {
+        int n = snprintf(args + used, sizeof args - used, "'%.*s' ",
+                         arglen(&c->argv[i], 128 - used), c->argv[i].p);
+        if (n < 0)
+            break;
+        used += (size_t)n < sizeof args - used ? (size_t)n : sizeof args - used - 1;
+    }
+    resp_errorf(OUT(c), "ERR unknown command '%.*s', with args beginning with: %s",
+                arglen(&c->argv[0], 128), c->argv[0].p, args);
+}
+
+/* Copies c's current arguments into owned storage (MULTI queue, blocking). */
+static struct db_str *copy_argv(const struct conn *c)
+{
+    struct db_str *v = stor_xmalloc(c->argc * sizeof *v);
+    for (size_t i = 0; i < c->argc; i++) {
+        v[i].p = stor_xmemdup(c->argv[i].p, c->argv[i].n);
+        v[i].n = c->argv[i].n;
+    }
+    return v;
+}
+
+static void free_argv(struct db_str *v, size_t n)
+{
+    for (size_t i = 0; v && i < n; i++)
+        free((void *)v[i].p);
+    free(v);
+}
+
+void cmd_call(struct conn *c, const struct cmd *cmd)
+{
+    uint64_t t0 = srv_mstime();
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    c->lastcmd = cmd->name;
+    cmd->fn(c);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    uint64_t us = (uint64_t)(b.tv_sec - a.tv_sec) * 1000000 +
+                  (uint64_t)((b.tv_nsec - a.tv_nsec) / 1000);
+    srv.stats.commands++;
+    int64_t slower = srv.conf.slowlog_log_slower_than;
+    if (slower >= 0 && us >= (uint64_t)slower &&
+        !(cmd->flags & CMD_BLOCKING))
+        srv_slowlog_push(c, t0 / 1000, us);
+}
+
+void cmd_dispatch(struct conn *c)
+{
+    const struct cmd *cmd = cmd_lookup(c->argv[0].p, c->argv[0].n);
+    if (!cmd) {
+        reply_unknown(c);
+        if (c->flags & CONN_MULTI)
+            c->flags |= CONN_DIRTY_EXEC;
+        return;
+    }
+    if ((cmd->arity > 0 && c->argc != (size_t)cmd->arity) ||
+        (cmd->arity < 0 && c->argc < (size_t)-cmd->arity)) {
+        resp_errorf(OUT(c), "ERR wrong number of arguments for '%s' command", cmd->name);
+        if (c->flags & CONN_MULTI)
+            c->flags |= CONN_DIRTY_EXEC;
+        return;
+    }
+    if (srv.conf.requirepass && !(c->flags & CONN_AUTHED) && !(cmd->flags & CMD_NOAUTH)) {
+        resp_error(OUT(c), "NOAUTH Authentication required.");
+        return;
+    }
+    if ((c->flags & CONN_MULTI) && !(cmd->flags & CMD_NOQUEUE)) {
+        if (c->mqn == c->mqcap) {
+            c->mqcap = c->mqcap ? c->mqcap * 2 : 8;
+            c->mq = stor_xrealloc(c->mq, c->mqcap * sizeof *c->mq);
+        }
+        c->mq[c->mqn].argc = c->argc;
+        c->mq[c->mqn].argv = copy_argv(c);
+        c->mq[c->mqn].cmd = cmd;
+        c->mqn++;
+        resp_simple(OUT(c), "QUEUED");
+        return;
+    }
+    cmd_call(c, cmd);
+}
+
+/* ---- MULTI / EXEC / WATCH ---- */
+
+static void multi_clear(struct conn *c)
+{
+    for (size_t i = 0; i < c->mqn; i++)
+        free_argv(c->mq[i].argv, c->mq[i].argc);
+    c->mqn = 0;
+    c->flags &= ~(uint32_t)(CONN_MULTI | CONN_DIRTY_EXEC);
+}
+
+static size_t nwatching; /* clients with at least one watched key */
+
+static void unwatch_all(struct conn *c)
+{
+    if (c->nwatched)
+        nwatching--;
+    free_argv(c->watched, c->nwatched);
+    free(c->watched_db);
+    c->watched = NULL;
+    c->watched_db = NULL;
+    c->nwatched = c->watchcap = 0;
+    c->flags &= ~(uint32_t)CONN_DIRTY_CAS;
+}
+
+/* MULTI */
+void cmd_multi(struct conn *c)
+{
+    if (c->flags & CONN_MULTI) {
+        resp_error(OUT(c), "ERR MULTI calls can not be nested");
+        return;
+    }
+    c->flags |= CONN_MULTI;
+    resp_simple(OUT(c), "OK");
+}
+
+/* DISCARD */
+void cmd_discard(struct conn *c)
+{
+    if (!(c->flags & CONN_MULTI)) {
+        resp_error(OUT(c), "ERR DISCARD without MULTI");
+        return;
+    }
+    multi_clear(c);
+    unwatch_all(c);
+    resp_simple(OUT(c), "OK");
+}
+
+/* EXEC */
+void cmd_exec(struct conn *c)
+{
+    if (!(c->flags & CONN_MULTI)) {
+        resp_error(OUT(c), "ERR EXEC without MULTI");
+        return;
+    }
+    if (c->flags & CONN_DIRTY_EXEC) {
+        resp_error(OUT(c), "EXECABORT Transaction discarded because of previous errors.");
+    } else if (c->flags & CONN_DIRTY_CAS) {
+        resp_null_array(OUT(c), c->proto);
+    } else {
+        /* The queue leaves c: commands run with c's argv pointing at copies. */
+        struct conn_queued *q = c->mq;
+        size_t n = c->mqn;
+        c->mq = NULL;
+        c->mqn = c->mqcap = 0;
+        c->flags &= ~(uint32_t)CONN_MULTI;
+        unwatch_all(c);
+        struct db_str *saved = c->argv;
+        size_t savedc = c->argc;
+        resp_array(OUT(c), n);
+        c->flags |= CONN_IN_EXEC;
+        for (size_t i = 0; i < n; i++) {
+            c->argv = q[i].argv;
+            c->argc = q[i].argc;
+            cmd_call(c, q[i].cmd);
+            free_argv(q[i].argv, q[i].argc);
+        }
+        c->flags &= ~(uint32_t)CONN_IN_EXEC;
+        free(q);
+        c->argv = saved;
+        c->argc = savedc;
+        return;
+    }
+    multi_clear(c);
+    unwatch_all(c);
+}
+
+/* WATCH key [key ...] */
+void cmd_watch(struct conn *c)
+{
+    if (c->flags & CONN_MULTI) {
+        resp_error(OUT(c), "ERR WATCH inside MULTI is not allowed");
+        return;
+    }
+    if (!c->nwatched)
+        nwatching++;
+    for (size_t i = 1; i < c->argc; i++) {
+        if (c->nwatched == c->watchcap) {
+            c->watchcap = c->watchcap ? c->watchcap * 2 : 4;
+            c->watched = stor_xrealloc(c->watched, c->watchcap * sizeof *c->watched);
+            c->watched_db = stor_xrealloc(c->watched_db, c->watchcap * sizeof *c->watched_db);
+        }
+        c->watched[c->nwatched].p = stor_xmemdup(c->argv[i].p, c->argv[i].n);
+        c->watched[c->nwatched].n = c->argv[i].n;
+        c->watched_db[c->nwatched] = c->db;
+        c->nwatched++;
+    }
+    resp_simple(OUT(c), "OK");
+}
+
+/* UNWATCH */
+void cmd_unwatch(struct conn *c)
+{
+    unwatch_all(c);
+    resp_simple(OUT(c), "OK");
+}
+
+/* ---- blocked clients ---- */
+
+static bool key_eq(const struct db_str *a, const char *k, size_t kn)
+{
+    return a->n == kn && memcmp(a->p, k, kn) == 0;
+}
+
+
+/* Blocked clients in the order they blocked; a key change sets `ready`. */
+static struct conn **blocked;
+static size_t nblocked, blockedcap;
+static bool ready;
+
+void cmd_block(struct conn *c, uint64_t deadline_ms)
+{
+    c->flags |= CONN_BLOCKED;
+    c->block_deadline_ms = deadline_ms;
+    c->bargv = copy_argv(c);
+    c->bargc = c->argc;
+    c->bcmd = cmd_lookup(c->argv[0].p, c->argv[0].n);
+    if (nblocked == blockedcap) {
+        blockedcap = blockedcap ? blockedcap * 2 : 16;
+        blocked = stor_xrealloc(blocked, blockedcap * sizeof *blocked);
+    }
+    blocked[nblocked++] = c;
+}
+
+void cmd_unblock(struct conn *c)
+{
+    if (!(c->flags & CONN_BLOCKED))
+        return;
+    for (size_t i = 0; i < nblocked; i++) {
+        if (blocked[i] == c) {
+            memmove(&blocked[i], &blocked[i + 1], (nblocked - i - 1) * sizeof *blocked);
+            nblocked--;
+            break;
+        }
+    }
+    free_argv(c->bargv, c->bargc);
+    c->bargv = NULL;
+    c->bargc = 0;
+    c->flags &= ~(uint32_t)CONN_BLOCKED;
+    conn_want_write(c);
+}
+
+/* Is c blocked on (dbi, k)? Keys are argv[1..argc-2] for BLPOP/BRPOP, the
+ * source argv[1] for BLMOVE/BRPOPLPUSH. */
+static bool blocked_on(const struct conn *c, unsigned dbi, const char *k, size_t kn)
+{
+    if (c->db != dbi)
+        return false;
+    bool move = c->bcmd->fn == cmd_blmove || c->bcmd->fn == cmd_brpoplpush;
+    size_t last = move ? 1 : c->bargc - 2;
+    for (size_t i = 1; i <= last; i++)
+        if (key_eq(&c->bargv[i], k, kn))
+            return true;
+    return false;
+}
+
+void cmd_on_commit(void *arg, const struct stor_batch *b)
+{
+    (void)arg;
+    /* Blocked clients re-try after this command if it touched their keys. */
+    for (size_t i = 0; i < b->nops && nblocked && !ready; i++) {
+        const struct stor_op *op = &b->ops[i];
+        unsigned dbi;
+        const char *k;
+        size_t kn;
+        if (op->kind == STOR_OP_DELRANGE || db_record_key(b, op, &dbi, &k, &kn))
+            continue;
+        for (size_t j = 0; j < nblocked && !ready; j++)
+            ready = blocked_on(blocked[j], dbi, k, kn);
+    }
+    if (!nwatching)
+        return;
+    for (struct conn *w = srv.clients; w; w = w->next) {
+        if (!w->nwatched || (w->flags & CONN_DIRTY_CAS))
+            continue;
+        for (size_t i = 0; i < b->nops && !(w->flags & CONN_DIRTY_CAS); i++) {
+            const struct stor_op *op = &b->ops[i];
+            if (op->kind == STOR_OP_DELRANGE) {
+                /* FLUSHDB/FLUSHALL: [db|.., hi): every watched key of those dbs. */
+                unsigned lo = (unsigned char)stor_op_key(b, op)[0];
+                unsigned hi = (unsigned char)stor_op_value(b, op)[0];
+                for (size_t j = 0; j < w->nwatched; j++)
+                    if (w->watched_db[j] >= lo && w->watched_db[j] <= hi)
+                        w->flags |= CONN_DIRTY_CAS;
+                continue;
+            }
+            unsigned dbi;
+            const char *k;
+            size_t kn;
+            if (db_record_key(b, op, &dbi, &k, &kn))
+                continue;
+            for (size_t j = 0; j < w->nwatched; j++)
+                if (w->watched_db[j] == dbi && key_eq(&w->watched[j], k, kn))
+                    w->flags |= CONN_DIRTY_CAS;
+        }
+    }
+}
+
+void cmd_serve_ready(void)
+{
+    /* Re-run each blocked command in blocking order until a pass changes
+     * nothing: a served BLMOVE may push where another client waits. */
+    while (ready) {
+        ready = false;
+        for (size_t i = 0; i < nblocked; i++) {
+            struct conn *c = blocked[i];
+            struct db_str *saved = c->argv;
+            size_t savedc = c->argc;
+            c->argv = c->bargv;
+            c->argc = c->bargc;
+            size_t before = resp_buf_used(&c->out);
+            c->bcmd->fn(c); /* replies only if it could pop */
+            bool served = resp_buf_used(&c->out) != before;
+            c->argv = saved;
+            c->argc = savedc;
+            if (served) {
+                cmd_unblock(c);
+                i--;
+            }
+        }
+    }
+}
+
+void cmd_blocked_cron(uint64_t now_ms)
+{
+    for (size_t i = 0; i < nblocked; i++) {
+        struct conn *c = blocked[i];
+        if (c->block_deadline_ms && c->block_deadline_ms <= now_ms) {
+            if (c->bcmd->fn == cmd_blmove || c->bcmd->fn == cmd_brpoplpush)
+                resp_null(OUT(c), c->proto);
+            else
+                resp_null_array(OUT(c), c->proto);
+            cmd_unblock(c);
+            i--;
+        }
+    }
+}
+
+void cmd_conn_release(struct conn *c)
+{
+    cmd_unblock(c);
+    multi_clear(c);
+    free(c->mq);
+    c->mq = NULL;
+    c->mqcap = 0;
+    unwatch_all(c);
+}

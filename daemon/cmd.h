@@ -1,0 +1,250 @@
+/*
+ * cmd — the command table, dispatch, and the helpers handlers share.
+ *
+ * Layer: between srv (clients, loop) and db (storage). A handler checks its
+ * arguments, calls one db_ function, and builds the reply; helpers whose
+ * names end in the reply they send on failure (…OrReply in Redis) let it
+ * simply return.
+ */
+#ifndef SHMKV_CMD_H
+#define SHMKV_CMD_H
+
+#include <string.h>
+#include <strings.h>
+
+#include "srv.h"
+
+enum {
+    CMD_WRITE = 1 << 0,
+    CMD_READONLY = 1 << 1,
+    CMD_ADMIN = 1 << 2,
+    CMD_NOAUTH = 1 << 3,  /* allowed before AUTH */
+    CMD_NOQUEUE = 1 << 4, /* runs at once inside MULTI (EXEC, DISCARD, ...) */
+    CMD_FAST = 1 << 5,
+    CMD_BLOCKING = 1 << 6,
+    CMD_MOVABLE = 1 << 7, /* key positions come from a numkeys argument */
+};
+
+struct cmd {
+    const char *name;
+    void (*fn)(struct conn *c);
+    int arity; /* N: exactly N arguments with the name; -N: at least N */
+    uint32_t flags;
+    int first, last, step; /* key positions, as COMMAND reports them */
+    const char *group;
+};
+
+/* X(name, handler, arity, flags, first, last, step, group) */
+/* Short names for the table's flags column. */
+#define CMD_W CMD_WRITE
+#define CMD_R CMD_READONLY
+#define CMD_F CMD_FAST
+#define CMD_TABLE(X)                                                                           \
+    /* strings */                                                                              \
+    X("get", get, 2, CMD_R | CMD_F, 1, 1, 1, "string")                                                 \
+    X("set", set, -3, CMD_W, 1, 1, 1, "string")                                                    \
+    X("setnx", setnx, 3, CMD_W | CMD_F, 1, 1, 1, "string")                                             \
+    X("setex", setex, 4, CMD_W, 1, 1, 1, "string")                                                 \
+    X("psetex", psetex, 4, CMD_W, 1, 1, 1, "string")                                               \
+    X("mget", mget, -2, CMD_R | CMD_F, 1, -1, 1, "string")                                             \
+    X("mset", mset, -3, CMD_W, 1, -1, 2, "string")                                                 \
+    X("msetnx", msetnx, -3, CMD_W, 1, -1, 2, "string")                                             \
+    X("getset", getset, 3, CMD_W | CMD_F, 1, 1, 1, "string")                                           \
+    X("getdel", getdel, 2, CMD_W | CMD_F, 1, 1, 1, "string")                                           \
+    X("getex", getex, -2, CMD_W | CMD_F, 1, 1, 1, "string")                                            \
+    X("append", append, 3, CMD_W, 1, 1, 1, "string")                                               \
+    X("strlen", strlen, 2, CMD_R | CMD_F, 1, 1, 1, "string")                                           \
+    X("incr", incr, 2, CMD_W | CMD_F, 1, 1, 1, "string")                                               \
+    X("decr", decr, 2, CMD_W | CMD_F, 1, 1, 1, "string")                                               \
+    X("incrby", incrby, 3, CMD_W | CMD_F, 1, 1, 1, "string")                                           \
+    X("decrby", decrby, 3, CMD_W | CMD_F, 1, 1, 1, "string")                                           \
+    X("incrbyfloat", incrbyfloat, 3, CMD_W | CMD_F, 1, 1, 1, "string")                                 \
+    X("getrange", getrange, 4, CMD_R, 1, 1, 1, "string")                                           \
+    X("substr", getrange, 4, CMD_R, 1, 1, 1, "string")                                             \
+    X("setrange", setrange, 4, CMD_W, 1, 1, 1, "string")                                           \
+    /* keys */                                                                                 \
+    X("del", del, -2, CMD_W, 1, -1, 1, "generic")                                                  \
+    X("unlink", del, -2, CMD_W | CMD_F, 1, -1, 1, "generic")                                           \
+    X("exists", exists, -2, CMD_R | CMD_F, 1, -1, 1, "generic")                                        \
+    X("type", type, 2, CMD_R | CMD_F, 1, 1, 1, "generic")                                              \
+    X("expire", expire, -3, CMD_W | CMD_F, 1, 1, 1, "generic")                                         \
+    X("pexpire", pexpire, -3, CMD_W | CMD_F, 1, 1, 1, "generic")                                       \
+    X("expireat", expireat, -3, CMD_W | CMD_F, 1, 1, 1, "generic")                                     \
+    X("pexpireat", pexpireat, -3, CMD_W | CMD_F, 1, 1, 1, "generic")                                   \
+    X("expiretime", expiretime, 2, CMD_R | CMD_F, 1, 1, 1, "generic")                                  \
+    X("pexpiretime", pexpiretime, 2, CMD_R | CMD_F, 1, 1, 1, "generic")                                \
+    X("ttl", ttl, 2, CMD_R | CMD_F, 1, 1, 1, "generic")                                                \
+    X("pttl", pttl, 2, CMD_R | CMD_F, 1, 1, 1, "generic")                                              \
+    X("persist", persist, 2, CMD_W | CMD_F, 1, 1, 1, "generic")                                        \
+    X("rename", rename, 3, CMD_W, 1, 2, 1, "generic")                                              \
+    X("renamenx", renamenx, 3, CMD_W | CMD_F, 1, 2, 1, "generic")                                      \
+    X("copy", copy, -3, CMD_W, 1, 2, 1, "generic")                                                 \
+    X("keys", keys, 2, CMD_R, 0, 0, 0, "generic")                                                  \
+    X("scan", scan, -2, CMD_R, 0, 0, 0, "generic")                                                 \
+    X("randomkey", randomkey, 1, CMD_R, 0, 0, 0, "generic")                                        \
+    X("dbsize", dbsize, 1, CMD_R | CMD_F, 0, 0, 0, "server")                                           \
+    X("select", select, 2, CMD_F, 0, 0, 0, "connection")                          \
+    X("flushdb", flushdb, -1, CMD_W, 0, 0, 0, "server")                                            \
+    X("flushall", flushall, -1, CMD_W, 0, 0, 0, "server")                                          \
+    X("object", object, -2, CMD_R, 2, 2, 1, "generic")                                             \
+    /* hashes */                                                                               \
+    X("hset", hset, -4, CMD_W | CMD_F, 1, 1, 1, "hash")                                                \
+    X("hmset", hmset, -4, CMD_W | CMD_F, 1, 1, 1, "hash")                                              \
+    X("hsetnx", hsetnx, 4, CMD_W | CMD_F, 1, 1, 1, "hash")                                             \
+    X("hget", hget, 3, CMD_R | CMD_F, 1, 1, 1, "hash")                                                 \
+    X("hmget", hmget, -3, CMD_R | CMD_F, 1, 1, 1, "hash")                                              \
+    X("hgetall", hgetall, 2, CMD_R, 1, 1, 1, "hash")                                               \
+    X("hkeys", hkeys, 2, CMD_R, 1, 1, 1, "hash")                                                   \
+    X("hvals", hvals, 2, CMD_R, 1, 1, 1, "hash")                                                   \
+    X("hdel", hdel, -3, CMD_W | CMD_F, 1, 1, 1, "hash")                                                \
+    X("hlen", hlen, 2, CMD_R | CMD_F, 1, 1, 1, "hash")                                                 \
+    X("hexists", hexists, 3, CMD_R | CMD_F, 1, 1, 1, "hash")                                           \
+    X("hstrlen", hstrlen, 3, CMD_R | CMD_F, 1, 1, 1, "hash")                                           \
+    X("hincrby", hincrby, 4, CMD_W | CMD_F, 1, 1, 1, "hash")                                           \
+    X("hincrbyfloat", hincrbyfloat, 4, CMD_W | CMD_F, 1, 1, 1, "hash")                                 \
+    X("hrandfield", hrandfield, -2, CMD_R, 1, 1, 1, "hash")                                        \
+    X("hscan", hscan, -3, CMD_R, 1, 1, 1, "hash")                                                  \
+    /* sets */                                                                                 \
+    X("sadd", sadd, -3, CMD_W | CMD_F, 1, 1, 1, "set")                                                 \
+    X("srem", srem, -3, CMD_W | CMD_F, 1, 1, 1, "set")                                                 \
+    X("smembers", smembers, 2, CMD_R, 1, 1, 1, "set")                                              \
+    X("sismember", sismember, 3, CMD_R | CMD_F, 1, 1, 1, "set")                                        \
+    X("smismember", smismember, -3, CMD_R | CMD_F, 1, 1, 1, "set")                                     \
+    X("scard", scard, 2, CMD_R | CMD_F, 1, 1, 1, "set")                                                \
+    X("spop", spop, -2, CMD_W | CMD_F, 1, 1, 1, "set")                                                 \
+    X("srandmember", srandmember, -2, CMD_R, 1, 1, 1, "set")                                       \
+    X("smove", smove, 4, CMD_W | CMD_F, 1, 2, 1, "set")                                                \
+    X("sinter", sinter, -2, CMD_R, 1, -1, 1, "set")                                                \
+    X("sintercard", sintercard, -3, CMD_R | CMD_MOVABLE, 1, 1, 1, "set")                           \
+    X("sinterstore", sinterstore, -3, CMD_W, 1, -1, 1, "set")                                      \
+    X("sunion", sunion, -2, CMD_R, 1, -1, 1, "set")                                                \
+    X("sunionstore", sunionstore, -3, CMD_W, 1, -1, 1, "set")                                      \
+    X("sdiff", sdiff, -2, CMD_R, 1, -1, 1, "set")                                                  \
+    X("sdiffstore", sdiffstore, -3, CMD_W, 1, -1, 1, "set")                                        \
+    X("sscan", sscan, -3, CMD_R, 1, 1, 1, "set")                                                   \
+    /* sorted sets */                                                                          \
+    X("zadd", zadd, -4, CMD_W | CMD_F, 1, 1, 1, "sorted-set")                                          \
+    X("zincrby", zincrby, 4, CMD_W | CMD_F, 1, 1, 1, "sorted-set")                                     \
+    X("zrem", zrem, -3, CMD_W | CMD_F, 1, 1, 1, "sorted-set")                                          \
+    X("zscore", zscore, 3, CMD_R | CMD_F, 1, 1, 1, "sorted-set")                                       \
+    X("zmscore", zmscore, -3, CMD_R | CMD_F, 1, 1, 1, "sorted-set")                                    \
+    X("zcard", zcard, 2, CMD_R | CMD_F, 1, 1, 1, "sorted-set")                                         \
+    X("zcount", zcount, 4, CMD_R | CMD_F, 1, 1, 1, "sorted-set")                                       \
+    X("zlexcount", zlexcount, 4, CMD_R | CMD_F, 1, 1, 1, "sorted-set")                                 \
+    X("zrange", zrange, -4, CMD_R, 1, 1, 1, "sorted-set")                                          \
+    X("zrangestore", zrangestore, -5, CMD_W, 1, 2, 1, "sorted-set")                                \
+    X("zrangebyscore", zrangebyscore, -4, CMD_R, 1, 1, 1, "sorted-set")                            \
+    X("zrevrangebyscore", zrevrangebyscore, -4, CMD_R, 1, 1, 1, "sorted-set")                      \
+    X("zrangebylex", zrangebylex, -4, CMD_R, 1, 1, 1, "sorted-set")                                \
+    X("zrevrangebylex", zrevrangebylex, -4, CMD_R, 1, 1, 1, "sorted-set")                          \
+    X("zrevrange", zrevrange, -4, CMD_R, 1, 1, 1, "sorted-set")                                    \
+    X("zrank", zrank, 3, CMD_R | CMD_F, 1, 1, 1, "sorted-set")                                         \
+    X("zrevrank", zrevrank, 3, CMD_R | CMD_F, 1, 1, 1, "sorted-set")                                   \
+    X("zremrangebyrank", zremrangebyrank, 4, CMD_W, 1, 1, 1, "sorted-set")                         \
+    X("zremrangebyscore", zremrangebyscore, 4, CMD_W, 1, 1, 1, "sorted-set")                       \
+    X("zremrangebylex", zremrangebylex, 4, CMD_W, 1, 1, 1, "sorted-set")                           \
+    X("zpopmin", zpopmin, -2, CMD_W | CMD_F, 1, 1, 1, "sorted-set")                                    \
+    X("zpopmax", zpopmax, -2, CMD_W | CMD_F, 1, 1, 1, "sorted-set")                                    \
+    X("zrandmember", zrandmember, -2, CMD_R, 1, 1, 1, "sorted-set")                                \
+    X("zunionstore", zunionstore, -4, CMD_W | CMD_MOVABLE, 1, 1, 1, "sorted-set")                  \
+    X("zinterstore", zinterstore, -4, CMD_W | CMD_MOVABLE, 1, 1, 1, "sorted-set")                  \
+    X("zdiffstore", zdiffstore, -4, CMD_W | CMD_MOVABLE, 1, 1, 1, "sorted-set")                    \
+    X("zunion", zunion, -3, CMD_R | CMD_MOVABLE, 0, 0, 0, "sorted-set")                            \
+    X("zinter", zinter, -3, CMD_R | CMD_MOVABLE, 0, 0, 0, "sorted-set")                            \
+    X("zdiff", zdiff, -3, CMD_R | CMD_MOVABLE, 0, 0, 0, "sorted-set")                              \
+    X("zscan", zscan, -3, CMD_R, 1, 1, 1, "sorted-set")                                            \
+    /* lists */                                                                                \
+    X("lpush", lpush, -3, CMD_W | CMD_F, 1, 1, 1, "list")                                              \
+    X("rpush", rpush, -3, CMD_W | CMD_F, 1, 1, 1, "list")                                              \
+    X("lpushx", lpushx, -3, CMD_W | CMD_F, 1, 1, 1, "list")                                            \
+    X("rpushx", rpushx, -3, CMD_W | CMD_F, 1, 1, 1, "list")                                            \
+    X("lpop", lpop, -2, CMD_W | CMD_F, 1, 1, 1, "list")                                                \
+    X("rpop", rpop, -2, CMD_W | CMD_F, 1, 1, 1, "list")                                                \
+    X("llen", llen, 2, CMD_R | CMD_F, 1, 1, 1, "list")                                                 \
+    X("lrange", lrange, 4, CMD_R, 1, 1, 1, "list")                                                 \
+    X("lindex", lindex, 3, CMD_R, 1, 1, 1, "list")                                                 \
+    X("lset", lset, 4, CMD_W, 1, 1, 1, "list")                                                     \
+    X("lrem", lrem, 4, CMD_W, 1, 1, 1, "list")                                                     \
+    X("linsert", linsert, 5, CMD_W, 1, 1, 1, "list")                                               \
+    X("ltrim", ltrim, 4, CMD_W, 1, 1, 1, "list")                                                   \
+    X("lpos", lpos, -3, CMD_R, 1, 1, 1, "list")                                                    \
+    X("rpoplpush", rpoplpush, 3, CMD_W, 1, 2, 1, "list")                                           \
+    X("lmove", lmove, 5, CMD_W, 1, 2, 1, "list")                                                   \
+    X("blpop", blpop, -3, CMD_W | CMD_BLOCKING, 1, -2, 1, "list")                                  \
+    X("brpop", brpop, -3, CMD_W | CMD_BLOCKING, 1, -2, 1, "list")                                  \
+    X("blmove", blmove, 6, CMD_W | CMD_BLOCKING, 1, 2, 1, "list")                                  \
+    X("brpoplpush", brpoplpush, 4, CMD_W | CMD_BLOCKING, 1, 2, 1, "list")                          \
+    /* transactions */                                                                         \
+    X("multi", multi, 1, CMD_NOQUEUE | CMD_F, 0, 0, 0, "transactions")                             \
+    X("exec", exec, 1, CMD_NOQUEUE, 0, 0, 0, "transactions")                                   \
+    X("discard", discard, 1, CMD_NOQUEUE | CMD_F, 0, 0, 0, "transactions")                         \
+    X("watch", watch, -2, CMD_NOQUEUE | CMD_F, 1, -1, 1, "transactions")                           \
+    X("unwatch", unwatch, 1, CMD_F, 0, 0, 0, "transactions")                                       \
+    /* connection and server */                                                                \
+    X("ping", ping, -1, CMD_F, 0, 0, 0, "connection")                                              \
+    X("echo", echo, 2, CMD_F, 0, 0, 0, "connection")                                               \
+    X("auth", auth, -2, CMD_NOAUTH | CMD_NOQUEUE | CMD_F, 0, 0, 0, "connection")                   \
+    X("hello", hello, -1, CMD_NOAUTH | CMD_NOQUEUE | CMD_F, 0, 0, 0, "connection")                 \
+    X("quit", quit, -1, CMD_NOAUTH | CMD_NOQUEUE | CMD_F, 0, 0, 0, "connection")                   \
+    X("reset", reset, 1, CMD_NOAUTH | CMD_NOQUEUE | CMD_F, 0, 0, 0, "connection")                  \
+    X("client", client, -2, 0, 0, 0, 0, "connection")                                          \
+    X("info", info, -1, 0, 0, 0, 0, "server")                                                  \
+    X("config", config, -2, CMD_ADMIN, 0, 0, 0, "server")                                      \
+    X("command", command, -1, 0, 0, 0, 0, "server")                                            \
+    X("time", time, 1, CMD_F, 0, 0, 0, "server")                                                   \
+    X("slowlog", slowlog, -2, CMD_ADMIN, 0, 0, 0, "server")                                    \
+    X("lastsave", lastsave, 1, CMD_F, 0, 0, 0, "server")                                           \
+    X("bgsave", bgsave, -1, CMD_ADMIN, 0, 0, 0, "server")                                      \
+    X("shutdown", shutdown, -1, CMD_ADMIN | CMD_NOQUEUE, 0, 0, 0, "server")
+
+#define CMD_PROTO(name, fn, ...) void cmd_##fn(struct conn *c);
+CMD_TABLE(CMD_PROTO)
+#undef CMD_PROTO
+
+/* Looks a command up by name, case-insensitively. NULL if unknown. */
+const struct cmd *cmd_lookup(const char *name, size_t n);
+size_t cmd_count(void);
+const struct cmd *cmd_at(size_t i);
+
+/* Runs c->argv: AUTH gate, lookup, arity, MULTI queueing, execution, stats. */
+void cmd_dispatch(struct conn *c);
+/* Executes a resolved command now (EXEC, blocked clients). */
+void cmd_call(struct conn *c, const struct cmd *cmd);
+
+/* ---- helpers for handlers ---- */
+
+static inline struct resp_buf *OUT(struct conn *c)
+{
+    return &c->out;
+}
+/* Replies the Redis error for a db_/enc_ code. */
+void cmd_reply_err(struct conn *c, int rc);
+/* Argument i equals lit, case-insensitively. */
+bool cmd_arg_is(const struct conn *c, size_t i, const char *lit);
+/* Parse argument i; on failure reply Redis's error and return false. */
+bool cmd_arg_ll(struct conn *c, size_t i, int64_t *v);
+bool cmd_arg_double(struct conn *c, size_t i, double *v);
+bool cmd_arg_ld(struct conn *c, size_t i, long double *v);
+/* A positive integer (COUNT of SPOP, ...): "value is out of range, must be positive". */
+bool cmd_arg_count(struct conn *c, size_t i, int64_t *v);
+/* The count of HRANDFIELD/SRANDMEMBER/ZRANDMEMBER (negative: repeats). */
+bool cmd_rand_count(struct conn *c, size_t i, int64_t *count);
+/* "numkeys key [key ...]" with numkeys at argument `at`. */
+bool cmd_numkeys(struct conn *c, size_t at, int64_t *numkeys);
+void cmd_reply_vec(struct conn *c, const struct db_vec *v);     /* array of bulks/nils */
+void cmd_reply_syntax(struct conn *c);                          /* ERR syntax error */
+/* HSCAN/SSCAN/ZSCAN over a collection of type (enum enc_type). */
+void cmd_cscan_generic(struct conn *c, int type);
+/* Parks c on its blocking command until deadline_ms (0: forever). */
+void cmd_block(struct conn *c, uint64_t deadline_ms);
+void cmd_unblock(struct conn *c);
+/* Marks watched keys dirty and wakes blocked clients for a committed set. */
+void cmd_on_commit(void *arg, const struct stor_batch *b);
+/* Per-loop-iteration work for blocked clients: timeouts and re-tries. */
+void cmd_blocked_cron(uint64_t now_ms);
+void cmd_serve_ready(void);
+/* Releases what a client holds in cmd's structures (watch, block, multi). */
+void cmd_conn_release(struct conn *c);
+
+
+#endif

@@ -1,0 +1,573 @@
+/*
+ * cmd_key — commands on the key space: DEL, EXISTS, TYPE, the EXPIRE and
+ * TTL families, RENAME, COPY, KEYS, SCAN, RANDOMKEY, DBSIZE, SELECT,
+ * FLUSHDB, FLUSHALL, OBJECT.
+ */
+#include "cmd.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <strings.h>
+
+#define KEY(i) c->argv[i].p, c->argv[i].n
+
+/* DEL key [key ...] (also UNLINK: a delete is O(1) either way) */
+void cmd_del(struct conn *c)
+{
+    int64_t n = 0;
+    for (size_t i = 1; i < c->argc; i++) {
+        int rc = db_del(&srv.db, c->db, KEY(i));
+        if (rc < 0) {
+            cmd_reply_err(c, rc);
+            return;
+        }
+        n += rc;
+    }
+    resp_int(OUT(c), n);
+}
+
+/* EXISTS key [key ...] */
+void cmd_exists(struct conn *c)
+{
+    int64_t n = 0;
+    for (size_t i = 1; i < c->argc; i++) {
+        int rc = db_exists(&srv.db, c->db, KEY(i));
+        if (rc < 0) {
+            cmd_reply_err(c, rc);
+            return;
+        }
+        n += rc;
+    }
+    resp_int(OUT(c), n);
+}
+
+static const char *type_name(int t)
+{
+    static const char *const names[] = {"none", "string", "hash", "set", "zset", "list"};
+    return t >= 0 && t <= ENC_TYPE_LIST ? names[t] : "none";
+}
+
+static int type_parse(const struct db_str *s)
+{
+    for (int t = ENC_TYPE_STRING; t <= ENC_TYPE_LIST; t++)
+        if (strlen(type_name(t)) == s->n && strncasecmp(type_name(t), s->p, s->n) == 0)
+            return t;
+    return -1;
+}
+
+/* TYPE key */
+void cmd_type(struct conn *c)
+{
+    int t;
+    int rc = db_type(&srv.db, c->db, KEY(1), &t);
+    if (rc)
+        cmd_reply_err(c, rc);
+    else
+        resp_simple(OUT(c), type_name(t));
+}
+
+/* EXPIRE/PEXPIRE/EXPIREAT/PEXPIREAT key time [NX|XX|GT|LT] */
+static void expire_generic(struct conn *c, int64_t unit, bool absolute, const char *name)
+{
+    int flags = 0;
+    for (size_t i = 3; i < c->argc; i++) {
+        if (cmd_arg_is(c, i, "nx"))
+            flags |= DB_EXP_NX;
+        else if (cmd_arg_is(c, i, "xx"))
+            flags |= DB_EXP_XX;
+        else if (cmd_arg_is(c, i, "gt"))
+            flags |= DB_EXP_GT;
+        else if (cmd_arg_is(c, i, "lt"))
+            flags |= DB_EXP_LT;
+        else {
+            resp_errorf(OUT(c), "ERR Unsupported option %.*s", (int)c->argv[i].n, c->argv[i].p);
+            return;
+        }
+    }
+    if ((flags & DB_EXP_NX) && (flags & (DB_EXP_XX | DB_EXP_GT | DB_EXP_LT))) {
+        resp_error(OUT(c), "ERR NX and XX, GT or LT options at the same time are not compatible");
+        return;
+    }
+    if ((flags & DB_EXP_GT) && (flags & DB_EXP_LT)) {
+        resp_error(OUT(c), "ERR GT and LT options at the same time are not compatible");
+        return;
+    }
+    int64_t v;
+    if (!cmd_arg_ll(c, 2, &v))
+        return;
+    /* In ms, relative times from now; overflow is an error, and anything at
+     * or before now deletes the key. */
+    int64_t base = absolute ? 0 : (int64_t)srv_mstime();
+    if (v > INT64_MAX / unit || v < INT64_MIN / unit || (v *= unit, v > INT64_MAX - base)) {
+        resp_errorf(OUT(c), "ERR invalid expire time in '%s' command", name);
+        return;
+    }
+    v += base;
+    int rc = db_expire(&srv.db, c->db, KEY(1), v < 1 ? 1 : (uint64_t)v, flags);
+    if (rc < 0)
+        cmd_reply_err(c, rc);
+    else
+        resp_int(OUT(c), rc);
+}
+
+void cmd_expire(struct conn *c)
+{
+    expire_generic(c, 1000, false, "expire");
+}
+
+void cmd_pexpire(struct conn *c)
+{
+    expire_generic(c, 1, false, "pexpire");
+}
+
+void cmd_expireat(struct conn *c)
+{
+    expire_generic(c, 1000, true, "expireat");
+}
+
+void cmd_pexpireat(struct conn *c)
+{
+    expire_generic(c, 1, true, "pexpireat");
+}
+
+/* TTL/PTTL/EXPIRETIME/PEXPIRETIME: -2 absent, -1 no expiry. */
+static void ttl_generic(struct conn *c, bool ms, bool absolute)
+{
+    uint64_t e;
+    int rc = db_expiretime(&srv.db, c->db, KEY(1), &e);
+    if (rc == ENC_ENOTFOUND) {
+        resp_int(OUT(c), -2);
+    } else if (rc) {
+        cmd_reply_err(c, rc);
+    } else if (e == 0) {
+        resp_int(OUT(c), -1);
+    } else if (absolute) {
+        resp_int(OUT(c), ms ? (int64_t)e : (int64_t)(e / 1000));
+    } else {
+        int64_t left = (int64_t)e - (int64_t)srv_mstime();
+        if (left < 0)
+            left = 0;
+        resp_int(OUT(c), ms ? left : (left + 500) / 1000);
+    }
+}
+
+void cmd_ttl(struct conn *c)
+{
+    ttl_generic(c, false, false);
+}
+
+void cmd_pttl(struct conn *c)
+{
+    ttl_generic(c, true, false);
+}
+
+void cmd_expiretime(struct conn *c)
+{
+    ttl_generic(c, false, true);
+}
+
+void cmd_pexpiretime(struct conn *c)
+{
+    ttl_generic(c, true, true);
+}
+
+/* PERSIST key */
+void cmd_persist(struct conn *c)
+{
+    int rc = db_persist(&srv.db, c->db, KEY(1));
+    if (rc < 0)
+        cmd_reply_err(c, rc);
+    else
+        resp_int(OUT(c), rc);
+}
+
+static void rename_generic(struct conn *c, int nx)
+{
+    int rc = db_rename(&srv.db, c->db, KEY(1), KEY(2), nx);
+    if (rc == ENC_ENOTFOUND)
+        resp_error(OUT(c), "ERR no such key");
+    else if (rc < 0)
+        cmd_reply_err(c, rc);
+    else if (nx)
+        resp_int(OUT(c), rc);
+    else
+        resp_simple(OUT(c), "OK");
+}
+
+/* RENAME key newkey */
+void cmd_rename(struct conn *c)
+{
+    rename_generic(c, 0);
+}
+
+/* RENAMENX key newkey */
+void cmd_renamenx(struct conn *c)
+{
+    rename_generic(c, 1);
+}
+
+/* Parses a database index argument; replies on failure. */
+static bool db_index_arg(struct conn *c, size_t i, unsigned *out)
+{
+    int64_t v;
+    if (!cmd_arg_ll(c, i, &v))
+        return false;
+    if (v < 0 || v >= srv.conf.databases) {
+        resp_error(OUT(c), "ERR DB index is out of range");
+        return false;
+    }
+    *out = (unsigned)v;
+    return true;
+}
+
+/* COPY source destination [DB destination-db] [REPLACE] */
+void cmd_copy(struct conn *c)
+{
+    unsigned ddb = c->db;
+    int replace = 0;
+    for (size_t i = 3; i < c->argc; i++) {
+        if (cmd_arg_is(c, i, "replace")) {
+            replace = 1;
+        } else if (cmd_arg_is(c, i, "db") && i + 1 < c->argc) {
+            if (!db_index_arg(c, ++i, &ddb))
+                return;
+        } else {
+            cmd_reply_syntax(c);
+            return;
+        }
+    }
+    if (ddb == c->db && c->argv[1].n == c->argv[2].n &&
+        memcmp(c->argv[1].p, c->argv[2].p, c->argv[1].n) == 0) {
+        resp_error(OUT(c), "ERR source and destination objects are the same");
+        return;
+    }
+    int rc = db_copy(&srv.db, c->db, KEY(1), ddb, KEY(2), replace);
+    if (rc == ENC_ENOTFOUND)
+        resp_int(OUT(c), 0);
+    else if (rc < 0)
+        cmd_reply_err(c, rc);
+    else
+        resp_int(OUT(c), rc);
+}
+
+/* KEYS pattern */
+void cmd_keys(struct conn *c)
+{
+    struct db_vec v;
+    db_vec_init(&v);
+    char *cur = NULL;
+    size_t curn = 0;
+    int rc;
+    do {
+        char *next;
+        size_t nextn;
+        rc = db_scan(&srv.db, c->db, cur, curn, KEY(1), 0, 1000, &v, &next, &nextn);
+        free(cur);
+        cur = next;
+        curn = nextn;
+    } while (rc == 0 && cur);
+    free(cur);
+    if (rc)
+        cmd_reply_err(c, rc);
+    else
+        cmd_reply_vec(c, &v);
+    db_vec_destroy(&v);
+}
+
+/* Parses a SCAN-family cursor: an unsigned decimal. */
+static bool cursor_arg(struct conn *c, size_t i, uint64_t *out)
+{
+    const struct db_str *a = &c->argv[i];
+    char buf[32];
+    if (a->n == 0 || a->n >= sizeof buf)
+        goto bad;
+    memcpy(buf, a->p, a->n);
+    buf[a->n] = '\0';
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(buf, &end, 10);
+    if (*end || errno || buf[0] == '-')
+        goto bad;
+    *out = v;
+    return true;
+bad:
+    resp_error(OUT(c), "ERR invalid cursor");
+    return false;
+}
+
+/* Parses [MATCH pattern] [COUNT n] [TYPE t] from argument i on. type may be
+ * NULL where TYPE is not allowed. Replies on error. */
+static bool scan_opts(struct conn *c, size_t i, const struct db_str **pat, uint64_t *count,
+                      int *type)
+{
+    *pat = NULL;
+    *count = 10;
+    if (type)
+        *type = 0;
+    for (; i < c->argc; i += 2) {
+        if (i + 1 >= c->argc) {
+            cmd_reply_syntax(c);
+            return false;
+        }
+        if (cmd_arg_is(c, i, "match")) {
+            *pat = &c->argv[i + 1];
+        } else if (cmd_arg_is(c, i, "count")) {
+            int64_t n;
+            if (!cmd_arg_ll(c, i + 1, &n))
+                return false;
+            if (n < 1) {
+                cmd_reply_syntax(c);
+                return false;
+            }
+            *count = (uint64_t)n;
+        } else if (type && cmd_arg_is(c, i, "type")) {
+            *type = type_parse(&c->argv[i + 1]);
+        } else {
+            cmd_reply_syntax(c);
+            return false;
+        }
+    }
+    /* A "*" pattern matches everything: skip the matching. */
+    if (*pat && (*pat)->n == 1 && (*pat)->p[0] == '*')
+        *pat = NULL;
+    return true;
+}
+
+/* Replies [next cursor, items] and remembers where the scan stopped. */
+static void reply_scan(struct conn *c, const struct db_vec *v, char *next, size_t nextn)
+{
+    uint64_t id = next ? srv_cursor_save(next, nextn) : 0;
+    free(next);
+    resp_array(OUT(c), 2);
+    char buf[24];
+    int n = snprintf(buf, sizeof buf, "%llu", (unsigned long long)id);
+    resp_bulk(OUT(c), buf, (size_t)n);
+    cmd_reply_vec(c, v);
+}
+
+/* SCAN cursor [MATCH pattern] [COUNT count] [TYPE type] */
+void cmd_scan(struct conn *c)
+{
+    uint64_t cursor, count;
+    const struct db_str *pat;
+    int type;
+    if (!cursor_arg(c, 1, &cursor) || !scan_opts(c, 2, &pat, &count, &type))
+        return;
+    struct db_vec v;
+    db_vec_init(&v);
+    if (type < 0) { /* an unknown type matches no key */
+        reply_scan(c, &v, NULL, 0);
+        return;
+    }
+    const char *from = NULL;
+    size_t fromn = 0;
+    if (cursor)
+        srv_cursor_find(cursor, &from, &fromn);
+    char *next;
+    size_t nextn;
+    int rc = db_scan(&srv.db, c->db, from, fromn, pat ? pat->p : NULL, pat ? pat->n : 0, type,
+                     count, &v, &next, &nextn);
+    if (rc)
+        cmd_reply_err(c, rc);
+    else
+        reply_scan(c, &v, next, nextn);
+    db_vec_destroy(&v);
+}
+
+/* HSCAN/SSCAN/ZSCAN key cursor [MATCH pattern] [COUNT count] */
+void cmd_cscan_generic(struct conn *c, int type)
+{
+    uint64_t cursor, count;
+    const struct db_str *pat;
+    if (!cursor_arg(c, 2, &cursor) || !scan_opts(c, 3, &pat, &count, NULL))
+        return;
+    const char *from = NULL;
+    size_t fromn = 0;
+    if (cursor)
+        srv_cursor_find(cursor, &from, &fromn);
+    struct db_vec v;
+    db_vec_init(&v);
+    char *next;
+    size_t nextn;
+    int rc = db_cscan(&srv.db, c->db, KEY(1), type, from, fromn, pat ? pat->p : NULL,
+                      pat ? pat->n : 0, count, &v, &next, &nextn);
+    if (rc)
+        cmd_reply_err(c, rc);
+    else
+        reply_scan(c, &v, next, nextn);
+    db_vec_destroy(&v);
+}
+
+/* RANDOMKEY */
+void cmd_randomkey(struct conn *c)
+{
+    char *k;
+    size_t kn;
+    int rc = db_randomkey(&srv.db, c->db, &k, &kn);
+    if (rc == ENC_ENOTFOUND) {
+        resp_null(OUT(c), c->proto);
+    } else if (rc) {
+        cmd_reply_err(c, rc);
+    } else {
+        resp_bulk(OUT(c), k, kn);
+        free(k);
+    }
+}
+
+/* DBSIZE */
+void cmd_dbsize(struct conn *c)
+{
+    uint64_t n;
+    int rc = db_dbsize(&srv.db, c->db, &n);
+    if (rc)
+        cmd_reply_err(c, rc);
+    else
+        resp_int(OUT(c), (int64_t)n);
+}
+
+/* SELECT index */
+void cmd_select(struct conn *c)
+{
+    unsigned dbi;
+    if (!db_index_arg(c, 1, &dbi))
+        return;
+    c->db = dbi;
+    resp_simple(OUT(c), "OK");
+}
+
+/* FLUSHDB/FLUSHALL [ASYNC|SYNC]: a range delete is O(1) both ways. */
+static bool flush_opts(struct conn *c)
+{
+    if (c->argc > 2 || (c->argc == 2 && !cmd_arg_is(c, 1, "async") && !cmd_arg_is(c, 1, "sync"))) {
+        cmd_reply_syntax(c);
+        return false;
+    }
+    return true;
+}
+
+void cmd_flushdb(struct conn *c)
+{
+    if (!flush_opts(c))
+        return;
+    int rc = db_flushdb(&srv.db, c->db);
+    if (rc)
+        cmd_reply_err(c, rc);
+    else
+        resp_simple(OUT(c), "OK");
+}
+
+void cmd_flushall(struct conn *c)
+{
+    if (!flush_opts(c))
+        return;
+    int rc = db_flushall(&srv.db);
+    if (rc)
+        cmd_reply_err(c, rc);
+    else
+        resp_simple(OUT(c), "OK");
+}
+
+/* The Redis 7.0 encoding a key of this shape would have, by Redis's default
+ * conversion thresholds; shmkv's own layout is the same for every size. */
+static const char *encoding_name(const struct db_keyinfo *ki, unsigned dbi, const struct db_str *k)
+{
+    switch (ki->type) {
+    case ENC_TYPE_STRING: {
+        char *v;
+        size_t vn;
+        int64_t ll;
+        const char *name = "raw";
+        if (db_get(&srv.db, dbi, k->p, k->n, &v, &vn) == 0) {
+            if (vn <= 20 && db_str2ll(v, vn, &ll) == 0)
+                name = "int";
+            else if (vn <= 44)
+                name = "embstr";
+            free(v);
+        }
+        return name;
+    }
+    case ENC_TYPE_LIST:
+        return "quicklist";
+    case ENC_TYPE_SET: {
+        if (ki->size > 512)
+            return "hashtable";
+        /* A small set of integers would be an intset. */
+        struct db_vec v;
+        db_vec_init(&v);
+        const char *name = "hashtable";
+        if (db_smembers(&srv.db, dbi, k->p, k->n, &v) == 0) {
+            int64_t ll;
+            name = "intset";
+            for (size_t i = 0; i < v.n; i++)
+                if (db_str2ll(db_vec_ptr(&v, i), db_vec_len(&v, i), &ll))
+                    name = "hashtable";
+        }
+        db_vec_destroy(&v);
+        return name;
+    }
+    case ENC_TYPE_HASH:
+        return ki->size <= 128 ? "listpack" : "hashtable";
+    case ENC_TYPE_ZSET:
+        return ki->size <= 128 ? "listpack" : "skiplist";
+    default:
+        return "none";
+    }
+}
+
+/* OBJECT ENCODING|REFCOUNT|FREQ|IDLETIME|HELP [key] */
+void cmd_object(struct conn *c)
+{
+    if (cmd_arg_is(c, 1, "help") && c->argc == 2) {
+        static const char *const lines[] = {
+            "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "ENCODING <key>",
+            "    Return the kind of internal representation used in order to store the value",
+            "    associated with a <key>.",
+            "FREQ <key>",
+            "    Return the access frequency index of the <key>. The returned integer is",
+            "    proportional to the logarithm of the recent access frequency of the key.",
+            "IDLETIME <key>",
+            "    Return the idle time of the <key>, that is the approximated number of",
+            "    seconds elapsed since the last access to the key.",
+            "REFCOUNT <key>",
+            "    Return the number of references of the value associated with the specified",
+            "    <key>.",
+            "HELP",
+            "    Print this help.",
+        };
+        resp_array(OUT(c), sizeof lines / sizeof lines[0]);
+        for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+            resp_simple(OUT(c), lines[i]);
+        return;
+    }
+    if (c->argc != 3) {
+        resp_errorf(OUT(c), "ERR unknown subcommand or wrong number of arguments for '%.*s'. Try OBJECT HELP.",
+                    (int)c->argv[1].n, c->argv[1].p);
+        return;
+    }
+    struct db_keyinfo ki;
+    int rc = db_keyinfo(&srv.db, c->db, KEY(2), &ki);
+    if (rc == ENC_ENOTFOUND) {
+        resp_null(OUT(c), c->proto);
+        return;
+    }
+    if (rc) {
+        cmd_reply_err(c, rc);
+        return;
+    }
+    if (cmd_arg_is(c, 1, "encoding")) {
+        resp_bulk_cstr(OUT(c), encoding_name(&ki, c->db, &c->argv[2]));
+    } else if (cmd_arg_is(c, 1, "refcount")) {
+        resp_int(OUT(c), 1); /* values are never shared between keys */
+    } else if (cmd_arg_is(c, 1, "freq")) {
+        resp_error(OUT(c), "ERR An LFU maxmemory policy is not selected, access frequency not "
+                           "tracked. Please note that when switching between policies at "
+                           "runtime LRU and LFU data will take some time to adjust.");
+    } else if (cmd_arg_is(c, 1, "idletime")) {
+        resp_error(OUT(c), "ERR shmkv does not track per-key access time");
+    } else {
+        resp_errorf(OUT(c), "ERR unknown subcommand '%.*s'. Try OBJECT HELP.",
+                    (int)c->argv[1].n, c->argv[1].p);
+    }
+}

@@ -1,0 +1,387 @@
+/*
+ * cmd_list — list commands, with BLPOP/BRPOP/BLMOVE/BRPOPLPUSH.
+ *
+ * A blocking command that finds nothing parks its client (cmd_block); when a
+ * commit touches one of its keys, cmd_serve_ready() runs it again with
+ * CONN_BLOCKED set, and it replies only if it could pop this time.
+ */
+#include "cmd.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#define KEY(i) c->argv[i].p, c->argv[i].n
+
+static void push_generic(struct conn *c, int left, int xx)
+{
+    uint64_t n;
+    int rc = db_push(&srv.db, c->db, KEY(1), left, c->argv + 2, c->argc - 2, xx, &n);
+    if (rc)
+        cmd_reply_err(c, rc);
+    else
+        resp_int(OUT(c), (int64_t)n);
+}
+
+void cmd_lpush(struct conn *c)
+{
+    push_generic(c, 1, 0);
+}
+
+void cmd_rpush(struct conn *c)
+{
+    push_generic(c, 0, 0);
+}
+
+void cmd_lpushx(struct conn *c)
+{
+    push_generic(c, 1, 1);
+}
+
+void cmd_rpushx(struct conn *c)
+{
+    push_generic(c, 0, 1);
+}
+
+/* LPOP/RPOP key [count] */
+static void pop_generic(struct conn *c, int left)
+{
+    int64_t count = 1;
+    bool hascount = c->argc == 3;
+    if (c->argc > 3) {
+        cmd_reply_syntax(c);
+        return;
+    }
+    if (hascount && !cmd_arg_count(c, 2, &count))
+        return;
+    struct db_vec v;
+    db_vec_init(&v);
+    int rc = db_pop(&srv.db, c->db, KEY(1), left, (uint64_t)count, &v);
+    if (rc == ENC_ENOTFOUND) {
+        if (hascount)
+            resp_null_array(OUT(c), c->proto);
+        else
+            resp_null(OUT(c), c->proto);
+    } else if (rc) {
+        cmd_reply_err(c, rc);
+    } else if (!hascount) {
+        resp_bulk(OUT(c), db_vec_ptr(&v, 0), db_vec_len(&v, 0));
+    } else {
+        cmd_reply_vec(c, &v);
+    }
+    db_vec_destroy(&v);
+}
+
+void cmd_lpop(struct conn *c)
+{
+    pop_generic(c, 1);
+}
+
+void cmd_rpop(struct conn *c)
+{
+    pop_generic(c, 0);
+}
+
+/* LLEN key */
+void cmd_llen(struct conn *c)
+{
+    uint64_t n;
+    int rc = db_llen(&srv.db, c->db, KEY(1), &n);
+    if (rc)
+        cmd_reply_err(c, rc);
+    else
+        resp_int(OUT(c), (int64_t)n);
+}
+
+/* LRANGE key start stop */
+void cmd_lrange(struct conn *c)
+{
+    int64_t s, e;
+    if (!cmd_arg_ll(c, 2, &s) || !cmd_arg_ll(c, 3, &e))
+        return;
+    struct db_vec v;
+    db_vec_init(&v);
+    int rc = db_lrange(&srv.db, c->db, KEY(1), s, e, &v);
+    if (rc)
+        cmd_reply_err(c, rc);
+    else
+        cmd_reply_vec(c, &v);
+    db_vec_destroy(&v);
+}
+
+/* LINDEX key index */
+void cmd_lindex(struct conn *c)
+{
+    int64_t i;
+    if (!cmd_arg_ll(c, 2, &i))
+        return;
+    char *v;
+    size_t vn;
+    int rc = db_lindex(&srv.db, c->db, KEY(1), i, &v, &vn);
+    if (rc == ENC_ENOTFOUND) {
+        resp_null(OUT(c), c->proto);
+    } else if (rc) {
+        cmd_reply_err(c, rc);
+    } else {
+        resp_bulk(OUT(c), v, vn);
+        free(v);
+    }
+}
+
+/* LSET key index element */
+void cmd_lset(struct conn *c)
+{
+    int64_t i;
+    if (!cmd_arg_ll(c, 2, &i))
+        return;
+    int rc = db_lset(&srv.db, c->db, KEY(1), i, KEY(3));
+    if (rc)
+        cmd_reply_err(c, rc);
+    else
+        resp_simple(OUT(c), "OK");
+}
+
+/* LREM key count element */
+void cmd_lrem(struct conn *c)
+{
+    int64_t count;
+    if (!cmd_arg_ll(c, 2, &count))
+        return;
+    uint64_t n;
+    int rc = db_lrem(&srv.db, c->db, KEY(1), count, KEY(3), &n);
+    if (rc)
+        cmd_reply_err(c, rc);
+    else
+        resp_int(OUT(c), (int64_t)n);
+}
+
+/* LINSERT key BEFORE|AFTER pivot element */
+void cmd_linsert(struct conn *c)
+{
+    int before;
+    if (cmd_arg_is(c, 2, "before"))
+        before = 1;
+    else if (cmd_arg_is(c, 2, "after"))
+        before = 0;
+    else {
+        cmd_reply_syntax(c);
+        return;
+    }
+    int64_t n;
+    int rc = db_linsert(&srv.db, c->db, KEY(1), before, KEY(3), KEY(4), &n);
+    if (rc)
+        cmd_reply_err(c, rc);
+    else
+        resp_int(OUT(c), n);
+}
+
+/* LTRIM key start stop */
+void cmd_ltrim(struct conn *c)
+{
+    int64_t s, e;
+    if (!cmd_arg_ll(c, 2, &s) || !cmd_arg_ll(c, 3, &e))
+        return;
+    int rc = db_ltrim(&srv.db, c->db, KEY(1), s, e);
+    if (rc)
+        cmd_reply_err(c, rc);
+    else
+        resp_simple(OUT(c), "OK");
+}
+
+/* LPOS key element [RANK rank] [COUNT num-matches] [MAXLEN len] */
+void cmd_lpos(struct conn *c)
+{
+    int64_t rank = 1, count = -1, maxlen = 0;
+    for (size_t i = 3; i < c->argc; i += 2) {
+        if (i + 1 >= c->argc) {
+            cmd_reply_syntax(c);
+            return;
+        }
+        if (cmd_arg_is(c, i, "rank")) {
+            if (!cmd_arg_ll(c, i + 1, &rank))
+                return;
+            if (rank == 0) {
+                resp_error(OUT(c), "ERR RANK can't be zero: use 1 to start from the first "
+                                   "match, 2 from the second ... or use negative to start from "
+                                   "the end of the list");
+                return;
+            }
+            if (rank == INT64_MIN) {
+                resp_error(OUT(c), "ERR value is out of range");
+                return;
+            }
+        } else if (cmd_arg_is(c, i, "count")) {
+            if (!cmd_arg_ll(c, i + 1, &count))
+                return;
+            if (count < 0) {
+                resp_error(OUT(c), "ERR COUNT can't be negative");
+                return;
+            }
+        } else if (cmd_arg_is(c, i, "maxlen")) {
+            if (!cmd_arg_ll(c, i + 1, &maxlen))
+                return;
+            if (maxlen < 0) {
+                resp_error(OUT(c), "ERR MAXLEN can't be negative");
+                return;
+            }
+        } else {
+            cmd_reply_syntax(c);
+            return;
+        }
+    }
+    int64_t *pos;
+    size_t np;
+    int rc = db_lpos(&srv.db, c->db, KEY(1), KEY(2), rank, count < 0 ? 1 : (uint64_t)count,
+                     (uint64_t)maxlen, &pos, &np);
+    if (rc) {
+        cmd_reply_err(c, rc);
+        return;
+    }
+    if (count < 0) {
+        if (np)
+            resp_int(OUT(c), pos[0]);
+        else
+            resp_null(OUT(c), c->proto);
+    } else {
+        resp_array(OUT(c), np);
+        for (size_t i = 0; i < np; i++)
+            resp_int(OUT(c), pos[i]);
+    }
+    free(pos);
+}
+
+/* Moves one element; replies it, or nil. Returns false when the source was
+ * empty (so a blocking caller may park). */
+static bool move_generic(struct conn *c, int from_left, int to_left, bool reply_nil)
+{
+    char *v;
+    size_t vn;
+    int rc = db_lmove(&srv.db, c->db, KEY(1), KEY(2), from_left, to_left, &v, &vn);
+    if (rc == ENC_ENOTFOUND) {
+        if (reply_nil)
+            resp_null(OUT(c), c->proto);
+        return false;
+    }
+    if (rc) {
+        cmd_reply_err(c, rc);
+        return true;
+    }
+    resp_bulk(OUT(c), v, vn);
+    free(v);
+    return true;
+}
+
+static bool side_arg(struct conn *c, size_t i, int *left)
+{
+    if (cmd_arg_is(c, i, "left"))
+        *left = 1;
+    else if (cmd_arg_is(c, i, "right"))
+        *left = 0;
+    else {
+        cmd_reply_syntax(c);
+        return false;
+    }
+    return true;
+}
+
+/* RPOPLPUSH source destination */
+void cmd_rpoplpush(struct conn *c)
+{
+    move_generic(c, 0, 1, true);
+}
+
+/* LMOVE source destination LEFT|RIGHT LEFT|RIGHT */
+void cmd_lmove(struct conn *c)
+{
+    int from, to;
+    if (side_arg(c, 3, &from) && side_arg(c, 4, &to))
+        move_generic(c, from, to, true);
+}
+
+/* ---- blocking ---- */
+
+/* Parses a timeout in seconds (float) into an absolute deadline in ms, 0
+ * for "forever". Replies on error. */
+static bool timeout_arg(struct conn *c, size_t i, uint64_t *deadline)
+{
+    long double t;
+    if (db_str2ld(c->argv[i].p, c->argv[i].n, &t) || isinf(t) || t > 1e15L) {
+        resp_error(OUT(c), "ERR timeout is not a float or out of range");
+        return false;
+    }
+    if (t < 0) {
+        resp_error(OUT(c), "ERR timeout is negative");
+        return false;
+    }
+    uint64_t ms = (uint64_t)(t * 1000.0L + 0.5L);
+    *deadline = ms ? srv_mstime() + ms : 0;
+    return true;
+}
+
+/* Whether a command that found nothing should park its client: not inside
+ * EXEC (it answers nil there), and not when it is already parked. */
+static bool may_block(const struct conn *c)
+{
+    return !(c->flags & (CONN_IN_EXEC | CONN_BLOCKED));
+}
+
+/* BLPOP/BRPOP key [key ...] timeout */
+static void bpop_generic(struct conn *c, int left)
+{
+    uint64_t deadline = 0;
+    if (!(c->flags & CONN_BLOCKED) && !timeout_arg(c, c->argc - 1, &deadline))
+        return;
+    for (size_t i = 1; i + 1 < c->argc; i++) {
+        struct db_vec v;
+        db_vec_init(&v);
+        int rc = db_pop(&srv.db, c->db, KEY(i), left, 1, &v);
+        if (rc == 0) {
+            resp_array(OUT(c), 2);
+            resp_bulk(OUT(c), KEY(i));
+            resp_bulk(OUT(c), db_vec_ptr(&v, 0), db_vec_len(&v, 0));
+        } else if (rc != ENC_ENOTFOUND) {
+            cmd_reply_err(c, rc);
+        }
+        db_vec_destroy(&v);
+        if (rc != ENC_ENOTFOUND)
+            return;
+    }
+    if (may_block(c))
+        cmd_block(c, deadline);
+    else if (!(c->flags & CONN_BLOCKED))
+        resp_null_array(OUT(c), c->proto);
+}
+
+void cmd_blpop(struct conn *c)
+{
+    bpop_generic(c, 1);
+}
+
+void cmd_brpop(struct conn *c)
+{
+    bpop_generic(c, 0);
+}
+
+static void bmove_generic(struct conn *c, int from, int to, size_t timeout_i)
+{
+    uint64_t deadline = 0;
+    if (!(c->flags & CONN_BLOCKED) && !timeout_arg(c, timeout_i, &deadline))
+        return;
+    if (move_generic(c, from, to, !may_block(c) && !(c->flags & CONN_BLOCKED)))
+        return;
+    if (may_block(c))
+        cmd_block(c, deadline);
+}
+
+/* BLMOVE source destination LEFT|RIGHT LEFT|RIGHT timeout */
+void cmd_blmove(struct conn *c)
+{
+    int from, to;
+    if (side_arg(c, 3, &from) && side_arg(c, 4, &to))
+        bmove_generic(c, from, to, 5);
+}
+
+/* BRPOPLPUSH source destination timeout */
+void cmd_brpoplpush(struct conn *c)
+{
+    bmove_generic(c, 0, 1, 3);
+}

@@ -1,0 +1,722 @@
+/*
+ * cmd_server — connection and server commands: PING ECHO AUTH HELLO QUIT
+ * RESET CLIENT INFO CONFIG COMMAND TIME SLOWLOG LASTSAVE BGSAVE SHUTDOWN.
+ */
+#include "cmd.h"
+
+#include <errno.h>
+#include <jemalloc/jemalloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "srv_conf.h"
+
+#define KEY(i) c->argv[i].p, c->argv[i].n
+
+/* PING [message] */
+void cmd_ping(struct conn *c)
+{
+    if (c->argc > 2) {
+        resp_error(OUT(c), "ERR wrong number of arguments for 'ping' command");
+        return;
+    }
+    if (c->argc == 2)
+        resp_bulk(OUT(c), KEY(1));
+    else
+        resp_simple(OUT(c), "PONG");
+}
+
+/* ECHO message */
+void cmd_echo(struct conn *c)
+{
+    resp_bulk(OUT(c), KEY(1));
+}
+
+/* Checks a password against requirepass; replies the failure itself. */
+static bool check_auth(struct conn *c, const struct db_str *user, const struct db_str *pass)
+{
+    const char *want = srv.conf.requirepass;
+    if (user && !(user->n == 7 && memcmp(user->p, "default", 7) == 0))
+        goto wrong;
+    if (!want) {
+        if (user)
+            goto wrong;
+        resp_error(OUT(c), "ERR AUTH <password> called without any password configured for "
+                           "the default user. Are you sure your configuration is correct?");
+        return false;
+    }
+    if (pass->n != strlen(want) || memcmp(pass->p, want, pass->n) != 0)
+        goto wrong;
+    c->flags |= CONN_AUTHED;
+    return true;
+wrong:
+    resp_error(OUT(c), "WRONGPASS invalid username-password pair or user is disabled.");
+    return false;
+}
+
+/* AUTH [username] password */
+void cmd_auth(struct conn *c)
+{
+    if (c->argc > 3) {
+        cmd_reply_syntax(c);
+        return;
+    }
+    if (check_auth(c, c->argc == 3 ? &c->argv[1] : NULL, &c->argv[c->argc - 1]))
+        resp_simple(OUT(c), "OK");
+}
+
+static bool valid_client_name(const struct db_str *n)
+{
+    for (size_t i = 0; i < n->n; i++)
+        if (n->p[i] < '!' || n->p[i] > '~')
+            return false;
+    return true;
+}
+
+/* HELLO [protover [AUTH username password] [SETNAME clientname]] */
+void cmd_hello(struct conn *c)
+{
+    int64_t ver = 0;
+    size_t i = 1;
+    if (c->argc >= 2) {
+        if (db_str2ll(c->argv[1].p, c->argv[1].n, &ver)) {
+            resp_error(OUT(c), "ERR Protocol version is not an integer or out of range");
+            return;
+        }
+        if (ver < 2 || ver > 3) {
+            resp_error(OUT(c), "NOPROTO unsupported protocol version");
+            return;
+        }
+        i = 2;
+    }
+    const struct db_str *name = NULL;
+    bool authed_here = false;
+    for (; i < c->argc; i++) {
+        if (cmd_arg_is(c, i, "auth") && i + 2 < c->argc) {
+            if (!check_auth(c, &c->argv[i + 1], &c->argv[i + 2]))
+                return;
+            authed_here = true;
+            i += 2;
+        } else if (cmd_arg_is(c, i, "setname") && i + 1 < c->argc) {
+            name = &c->argv[++i];
+            if (!valid_client_name(name)) {
+                resp_error(OUT(c), "ERR Client names cannot contain spaces, newlines or special "
+                                   "characters.");
+                return;
+            }
+        } else {
+            resp_errorf(OUT(c), "ERR Syntax error in HELLO option '%.*s'", (int)c->argv[i].n,
+                        c->argv[i].p);
+            return;
+        }
+    }
+    if (srv.conf.requirepass && !(c->flags & CONN_AUTHED) && !authed_here) {
+        resp_error(OUT(c), "NOAUTH HELLO must be called with the client already authenticated, "
+                           "otherwise the HELLO <proto> AUTH <user> <pass> option can be used to "
+                           "authenticate the client and select the RESP protocol version at the "
+                           "same time");
+        return;
+    }
+    if (ver)
+        c->proto = (int)ver;
+    if (name)
+        snprintf(c->name, sizeof c->name, "%.*s", (int)name->n, name->p);
+    resp_map(OUT(c), 7, c->proto);
+    resp_bulk_cstr(OUT(c), "server");
+    resp_bulk_cstr(OUT(c), "redis");
+    resp_bulk_cstr(OUT(c), "version");
+    resp_bulk_cstr(OUT(c), SRV_VERSION);
+    resp_bulk_cstr(OUT(c), "proto");
+    resp_int(OUT(c), c->proto);
+    resp_bulk_cstr(OUT(c), "id");
+    resp_int(OUT(c), (int64_t)c->id);
+    resp_bulk_cstr(OUT(c), "mode");
+    resp_bulk_cstr(OUT(c), "standalone");
+    resp_bulk_cstr(OUT(c), "role");
+    resp_bulk_cstr(OUT(c), "master");
+    resp_bulk_cstr(OUT(c), "modules");
+    resp_array(OUT(c), 0);
+}
+
+/* QUIT */
+void cmd_quit(struct conn *c)
+{
+    resp_simple(OUT(c), "OK");
+    c->flags |= CONN_CLOSE_AFTER_REPLY;
+}
+
+/* RESET */
+void cmd_reset(struct conn *c)
+{
+    cmd_conn_release(c);
+    c->db = 0;
+    c->proto = 2;
+    c->name[0] = '\0';
+    if (srv.conf.requirepass)
+        c->flags &= ~(uint32_t)CONN_AUTHED;
+    resp_simple(OUT(c), "RESET");
+}
+
+/* ---- CLIENT ---- */
+
+/* One CLIENT LIST line for c, without the newline. */
+static int client_line(const struct conn *c, char *buf, size_t cap)
+{
+    uint64_t now = srv_mstime();
+    char flags[8] = "N";
+    if (c->flags & CONN_MULTI)
+        strcpy(flags, "x");
+    else if (c->flags & CONN_BLOCKED)
+        strcpy(flags, "b");
+    return snprintf(buf, cap,
+                    "id=%llu addr=%s laddr=%s fd=%d name=%s age=%llu idle=%llu flags=%s db=%u "
+                    "sub=0 psub=0 ssub=0 multi=%d qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 "
+                    "rbs=%zu rbp=0 obl=0 oll=0 omem=%zu tot-mem=%zu events=r cmd=%s user=default "
+                    "redir=-1 resp=%d",
+                    (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name,
+                    (unsigned long long)((now - c->ctime_ms) / 1000),
+                    (unsigned long long)((now - c->last_ms) / 1000), flags, c->db,
+                    (c->flags & CONN_MULTI) ? (int)c->mqn : -1, resp_buf_used(&c->in),
+                    c->in.cap - c->in.len, c->in.cap, resp_buf_used(&c->out),
+                    c->in.cap + c->out.cap, c->lastcmd ? c->lastcmd : "NULL", c->proto);
+}
+
+static void client_list(struct conn *c)
+{
+    struct resp_buf b;
+    resp_buf_init(&b);
+    char line[1024];
+    for (struct conn *o = srv.clients; o; o = o->next) {
+        int n = client_line(o, line, sizeof line);
+        resp_buf_append(&b, line, (size_t)n);
+        resp_buf_append(&b, "\n", 1);
+    }
+    resp_verbatim(OUT(c), resp_buf_data(&b), resp_buf_used(&b), c->proto);
+    resp_buf_free(&b);
+}
+
+/* CLIENT KILL addr | KILL [ID id] [ADDR addr] [LADDR addr] [SKIPME yes|no] */
+static void client_kill(struct conn *c)
+{
+    if (c->argc == 3) {
+        for (struct conn *o = srv.clients; o; o = o->next) {
+            if (strlen(o->addr) == c->argv[2].n && memcmp(o->addr, c->argv[2].p, c->argv[2].n) == 0) {
+                o->flags |= CONN_CLOSE_ASAP;
+                resp_simple(OUT(c), "OK");
+                return;
+            }
+        }
+        resp_error(OUT(c), "ERR No such client");
+        return;
+    }
+    int64_t id = -1;
+    const struct db_str *addr = NULL, *laddr = NULL;
+    bool skipme = true;
+    if (c->argc % 2) {
+        cmd_reply_syntax(c);
+        return;
+    }
+    for (size_t i = 2; i + 1 < c->argc; i += 2) {
+        if (cmd_arg_is(c, i, "id")) {
+            if (db_str2ll(c->argv[i + 1].p, c->argv[i + 1].n, &id) || id <= 0) {
+                resp_error(OUT(c), "ERR client-id should be greater than 0");
+                return;
+            }
+        } else if (cmd_arg_is(c, i, "addr")) {
+            addr = &c->argv[i + 1];
+        } else if (cmd_arg_is(c, i, "laddr")) {
+            laddr = &c->argv[i + 1];
+        } else if (cmd_arg_is(c, i, "skipme")) {
+            if (cmd_arg_is(c, i + 1, "yes"))
+                skipme = true;
+            else if (cmd_arg_is(c, i + 1, "no"))
+                skipme = false;
+            else {
+                cmd_reply_syntax(c);
+                return;
+            }
+        } else {
+            cmd_reply_syntax(c);
+            return;
+        }
+    }
+    int64_t killed = 0;
+    for (struct conn *o = srv.clients; o; o = o->next) {
+        if (id > 0 && o->id != (uint64_t)id)
+            continue;
+        if (addr && !(strlen(o->addr) == addr->n && memcmp(o->addr, addr->p, addr->n) == 0))
+            continue;
+        if (laddr && !(strlen(o->laddr) == laddr->n && memcmp(o->laddr, laddr->p, laddr->n) == 0))
+            continue;
+        if (o == c && skipme)
+            continue;
+        o->flags |= CONN_CLOSE_ASAP;
+        killed++;
+    }
+    resp_int(OUT(c), killed);
+}
+
+/* CLIENT ID|SETNAME|GETNAME|LIST|KILL|INFO|HELP */
+void cmd_client(struct conn *c)
+{
+    if (cmd_arg_is(c, 1, "id") && c->argc == 2) {
+        resp_int(OUT(c), (int64_t)c->id);
+    } else if (cmd_arg_is(c, 1, "setname") && c->argc == 3) {
+        if (!valid_client_name(&c->argv[2])) {
+            resp_error(OUT(c), "ERR Client names cannot contain spaces, newlines or special "
+                               "characters.");
+            return;
+        }
+        snprintf(c->name, sizeof c->name, "%.*s", (int)c->argv[2].n, c->argv[2].p);
+        resp_simple(OUT(c), "OK");
+    } else if (cmd_arg_is(c, 1, "getname") && c->argc == 2) {
+        if (c->name[0])
+            resp_bulk_cstr(OUT(c), c->name);
+        else
+            resp_null(OUT(c), c->proto);
+    } else if (cmd_arg_is(c, 1, "list") && c->argc == 2) {
+        client_list(c);
+    } else if (cmd_arg_is(c, 1, "info") && c->argc == 2) {
+        char line[1024];
+        int n = client_line(c, line, sizeof line - 1);
+        line[n++] = '\n';
+        resp_verbatim(OUT(c), line, (size_t)n, c->proto);
+    } else if (cmd_arg_is(c, 1, "kill") && c->argc >= 3) {
+        client_kill(c);
+    } else if (cmd_arg_is(c, 1, "help") && c->argc == 2) {
+        static const char *const lines[] = {
+            "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "GETNAME", "    Return the name of the current connection.",
+            "ID", "    Return the ID of the current connection.",
+            "INFO", "    Return information about the current client connection.",
+            "KILL <ip:port>", "    Kill connection made from <ip:port>.",
+            "KILL <option> <value> [<option> <value> [...]]",
+            "    Kill connections. Options are: ID <client-id>, ADDR <ip:port>, "
+            "LADDR <ip:port>, SKIPME (YES|NO).",
+            "LIST", "    Return information about client connections.",
+            "SETNAME <name>", "    Assign the name <name> to the current connection.",
+            "HELP", "    Print this help.",
+        };
+        resp_array(OUT(c), sizeof lines / sizeof lines[0]);
+        for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+            resp_simple(OUT(c), lines[i]);
+    } else {
+        resp_errorf(OUT(c), "ERR unknown subcommand '%.*s'. Try CLIENT HELP.", (int)c->argv[1].n,
+                    c->argv[1].p);
+    }
+}
+
+/* ---- INFO ---- */
+
+static size_t mallctl_size(const char *name)
+{
+    size_t v = 0, len = sizeof v;
+    if (mallctl(name, &v, &len, NULL, 0) != 0)
+        return 0;
+    return v;
+}
+
+static void human_bytes(char *out, size_t cap, double n)
+{
+    const char *units = "BKMGTP";
+    int u = 0;
+    while (n >= 1024 && u < 5) {
+        n /= 1024;
+        u++;
+    }
+    if (u == 0)
+        snprintf(out, cap, "%.0fB", n);
+    else
+        snprintf(out, cap, "%.2f%c", n, units[u]);
+}
+
+static bool want_section(const struct conn *c, const char *name, bool dflt)
+{
+    if (c->argc == 1)
+        return dflt;
+    for (size_t i = 1; i < c->argc; i++) {
+        if (cmd_arg_is(c, i, name) || cmd_arg_is(c, i, "all") || cmd_arg_is(c, i, "everything"))
+            return true;
+        if (cmd_arg_is(c, i, "default") && dflt)
+            return true;
+    }
+    return false;
+}
+
+#define INFO(...) (n = snprintf(line, sizeof line, __VA_ARGS__), resp_buf_append(&b, line, (size_t)n))
+
+/* INFO [section ...] */
+void cmd_info(struct conn *c)
+{
+    struct resp_buf b;
+    resp_buf_init(&b);
+    char line[512];
+    int n;
+    uint64_t now = srv_mstime();
+    bool first = true;
+#define SECTION(title)                                                                         \
+    do {                                                                                       \
+        if (!first)                                                                            \
+            resp_buf_append(&b, "\r\n", 2);                                                    \
+        first = false;                                                                         \
+        INFO("# %s\r\n", title);                                                               \
+    } while (0)
+
+    if (want_section(c, "server", true)) {
+        struct utsname u;
+        uname(&u);
+        SECTION("Server");
+        INFO("redis_version:%s\r\n", SRV_VERSION);
+        INFO("shmkv_version:%s\r\n", SHMKV_VERSION);
+        INFO("redis_mode:standalone\r\n");
+        INFO("os:%s %s %s\r\n", u.sysname, u.release, u.machine);
+        INFO("arch_bits:%d\r\n", (int)(sizeof(void *) * 8));
+        INFO("multiplexing_api:epoll\r\n");
+        INFO("process_id:%d\r\n", (int)getpid());
+        INFO("tcp_port:%d\r\n", srv.conf.port);
+        INFO("server_time_usec:%llu\r\n", (unsigned long long)now * 1000);
+        INFO("uptime_in_seconds:%llu\r\n", (unsigned long long)(now - srv.start_ms) / 1000);
+        INFO("uptime_in_days:%llu\r\n", (unsigned long long)(now - srv.start_ms) / 86400000);
+        INFO("hz:%d\r\n", srv.conf.hz);
+        INFO("config_file:%s\r\n", srv_conf_file ? srv_conf_file : "");
+    }
+    if (want_section(c, "clients", true)) {
+        size_t blocked = 0;
+        for (struct conn *o = srv.clients; o; o = o->next)
+            blocked += (o->flags & CONN_BLOCKED) != 0;
+        SECTION("Clients");
+        INFO("connected_clients:%zu\r\n", srv.nclients);
+        INFO("maxclients:%d\r\n", srv.conf.maxclients);
+        INFO("blocked_clients:%zu\r\n", blocked);
+    }
+    if (want_section(c, "memory", true)) {
+        uint64_t epoch = 1;
+        size_t sz = sizeof epoch;
+        mallctl("epoch", &epoch, &sz, &epoch, sz); /* refresh jemalloc's statistics */
+        size_t allocated = mallctl_size("stats.allocated"),
+               active = mallctl_size("stats.active"), resident = mallctl_size("stats.resident");
+        struct rusage ru;
+        getrusage(RUSAGE_SELF, &ru);
+        char h[32];
+        SECTION("Memory");
+        INFO("used_memory:%zu\r\n", allocated);
+        human_bytes(h, sizeof h, (double)allocated);
+        INFO("used_memory_human:%s\r\n", h);
+        INFO("used_memory_rss:%zu\r\n", resident);
+        INFO("used_memory_peak_rss_kb:%ld\r\n", ru.ru_maxrss);
+        INFO("allocator_allocated:%zu\r\n", allocated);
+        INFO("allocator_active:%zu\r\n", active);
+        INFO("allocator_resident:%zu\r\n", resident);
+        const char *ver = NULL;
+        size_t vl = sizeof ver;
+        mallctl("version", &ver, &vl, NULL, 0);
+        INFO("mem_allocator:jemalloc-%.5s\r\n", ver ? ver : "?");
+        INFO("maxmemory:0\r\n");
+        INFO("maxmemory_policy:noeviction\r\n");
+    }
+    if (want_section(c, "persistence", true)) {
+        SECTION("Persistence");
+        INFO("loading:0\r\n");
+        INFO("rdb_bgsave_in_progress:0\r\n");
+        INFO("rdb_last_save_time:%llu\r\n", (unsigned long long)srv.lastsave_s);
+        INFO("rdb_last_bgsave_status:ok\r\n");
+        INFO("aof_enabled:0\r\n");
+        INFO("storage_engine:rocksdb\r\n");
+        INFO("appendfsync:%s\r\n", srv.conf.appendfsync == 2   ? "always"
+                                   : srv.conf.appendfsync == 1 ? "everysec"
+                                                               : "no");
+    }
+    if (want_section(c, "stats", true)) {
+        SECTION("Stats");
+        INFO("total_connections_received:%llu\r\n", (unsigned long long)srv.stats.connections);
+        INFO("total_commands_processed:%llu\r\n", (unsigned long long)srv.stats.commands);
+        INFO("total_net_input_bytes:%llu\r\n", (unsigned long long)srv.stats.net_in);
+        INFO("total_net_output_bytes:%llu\r\n", (unsigned long long)srv.stats.net_out);
+        INFO("rejected_connections:%llu\r\n", (unsigned long long)srv.stats.rejected);
+        INFO("expired_keys:%llu\r\n", (unsigned long long)srv.stats.expired_keys);
+        INFO("keyspace_hits:%llu\r\n", (unsigned long long)srv.stats.keyspace_hits);
+        INFO("keyspace_misses:%llu\r\n", (unsigned long long)srv.stats.keyspace_misses);
+    }
+    if (want_section(c, "replication", true)) {
+        SECTION("Replication");
+        INFO("role:master\r\n");
+        INFO("connected_slaves:0\r\n");
+    }
+    if (want_section(c, "storage", true)) {
+        static const char *const cfn[] = {"metadata", "default", "zset_score"};
+        SECTION("Storage");
+        INFO("storage_dir:%s\r\n", srv.conf.dir);
+        for (int cf = 0; cf < STOR_CF_COUNT; cf++) {
+            uint64_t keys = 0, sst = 0, mem = 0;
+            stor_property(srv.stor, cf, "rocksdb.estimate-num-keys", &keys);
+            stor_property(srv.stor, cf, "rocksdb.total-sst-files-size", &sst);
+            stor_property(srv.stor, cf, "rocksdb.cur-size-all-mem-tables", &mem);
+            INFO("cf_%s:estimated_keys=%llu,sst_bytes=%llu,memtable_bytes=%llu\r\n", cfn[cf],
+                 (unsigned long long)keys, (unsigned long long)sst, (unsigned long long)mem);
+        }
+    }
+    if (want_section(c, "keyspace", true)) {
+        SECTION("Keyspace");
+        for (int d = 0; d < srv.conf.databases; d++) {
+            uint64_t keys, expires;
+            if (db_keycount(&srv.db, (unsigned)d, &keys, &expires) == 0 && keys)
+                INFO("db%d:keys=%llu,expires=%llu,avg_ttl=0\r\n", d, (unsigned long long)keys,
+                     (unsigned long long)expires);
+        }
+    }
+#undef SECTION
+    resp_verbatim(OUT(c), resp_buf_data(&b), resp_buf_used(&b), c->proto);
+    resp_buf_free(&b);
+}
+
+/* ---- CONFIG ---- */
+
+/* CONFIG GET parameter [parameter ...] | SET parameter value [...] | RESETSTAT | HELP */
+void cmd_config(struct conn *c)
+{
+    if (cmd_arg_is(c, 1, "get") && c->argc >= 3) {
+        struct resp_buf b;
+        resp_buf_init(&b);
+        size_t pairs = srv_conf_get(&srv.conf, c->argv + 2, c->argc - 2, &b, c->proto);
+        resp_map(OUT(c), pairs, c->proto);
+        resp_buf_append(OUT(c), resp_buf_data(&b), resp_buf_used(&b));
+        resp_buf_free(&b);
+    } else if (cmd_arg_is(c, 1, "set") && c->argc >= 4 && c->argc % 2 == 0) {
+        for (size_t i = 2; i < c->argc; i += 2) {
+            char err[256];
+            if (srv_conf_runtime_set(&srv.conf, &c->argv[i], &c->argv[i + 1], err, sizeof err)) {
+                resp_error(OUT(c), err);
+                return;
+            }
+        }
+        resp_simple(OUT(c), "OK");
+    } else if (cmd_arg_is(c, 1, "resetstat") && c->argc == 2) {
+        memset(&srv.stats, 0, sizeof srv.stats);
+        resp_simple(OUT(c), "OK");
+    } else if (cmd_arg_is(c, 1, "help") && c->argc == 2) {
+        static const char *const lines[] = {
+            "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "GET <pattern>", "    Return parameters matching the glob-like <pattern> and their values.",
+            "SET <directive> <value>", "    Set the configuration <directive> to <value>.",
+            "RESETSTAT", "    Reset statistics reported by the INFO command.",
+            "HELP", "    Print this help.",
+        };
+        resp_array(OUT(c), sizeof lines / sizeof lines[0]);
+        for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+            resp_simple(OUT(c), lines[i]);
+    } else if (cmd_arg_is(c, 1, "get") || cmd_arg_is(c, 1, "set") ||
+               cmd_arg_is(c, 1, "resetstat") || cmd_arg_is(c, 1, "help")) {
+        resp_errorf(OUT(c), "ERR wrong number of arguments for 'config|%.*s' command",
+                    (int)c->argv[1].n, c->argv[1].p);
+    } else {
+        resp_errorf(OUT(c), "ERR unknown subcommand '%.*s'. Try CONFIG HELP.",
+                    (int)c->argv[1].n, c->argv[1].p);
+    }
+}
+
+/* ---- COMMAND ---- */
+
+static void command_flags(struct conn *c, const struct cmd *k)
+{
+    const char *f[8];
+    size_t n = 0;
+    if (k->flags & CMD_WRITE)
+        f[n++] = "write";
+    if (k->flags & CMD_READONLY)
+        f[n++] = "readonly";
+    if (k->flags & CMD_ADMIN)
+        f[n++] = "admin";
+    if (k->flags & CMD_NOAUTH)
+        f[n++] = "no_auth";
+    if (k->flags & CMD_FAST)
+        f[n++] = "fast";
+    if (k->flags & CMD_BLOCKING)
+        f[n++] = "blocking";
+    if (k->flags & CMD_MOVABLE)
+        f[n++] = "movablekeys";
+    resp_set(OUT(c), n, c->proto);
+    for (size_t i = 0; i < n; i++)
+        resp_simple(OUT(c), f[i]);
+}
+
+static void command_info(struct conn *c, const struct cmd *k)
+{
+    resp_array(OUT(c), 10);
+    resp_bulk_cstr(OUT(c), k->name);
+    resp_int(OUT(c), k->arity);
+    command_flags(c, k);
+    resp_int(OUT(c), k->first);
+    resp_int(OUT(c), k->last);
+    resp_int(OUT(c), k->step);
+    /* ACL categories: the group, plus read/write/fast/slow. */
+    char group[32];
+    snprintf(group, sizeof group, "@%s", strcmp(k->group, "generic") == 0 ? "keyspace" : k->group);
+    const char *cats[4] = {group, (k->flags & CMD_WRITE) ? "@write" : "@read",
+                           (k->flags & CMD_FAST) ? "@fast" : "@slow",
+                           (k->flags & CMD_BLOCKING) ? "@blocking" : NULL};
+    size_t ncats = cats[3] ? 4 : 3;
+    resp_set(OUT(c), ncats, c->proto);
+    for (size_t i = 0; i < ncats; i++)
+        resp_simple(OUT(c), cats[i]);
+    resp_set(OUT(c), 0, c->proto); /* tips */
+    resp_array(OUT(c), 0);         /* key specs */
+    resp_array(OUT(c), 0);         /* subcommands */
+}
+
+/* COMMAND | COUNT | INFO [name ...] | LIST | HELP */
+void cmd_command(struct conn *c)
+{
+    if (c->argc == 1) {
+        resp_array(OUT(c), cmd_count());
+        for (size_t i = 0; i < cmd_count(); i++)
+            command_info(c, cmd_at(i));
+    } else if (cmd_arg_is(c, 1, "count") && c->argc == 2) {
+        resp_int(OUT(c), (int64_t)cmd_count());
+    } else if (cmd_arg_is(c, 1, "info")) {
+        size_t n = c->argc == 2 ? cmd_count() : c->argc - 2;
+        resp_array(OUT(c), n);
+        for (size_t i = 0; i < n; i++) {
+            const struct cmd *k =
+                c->argc == 2 ? cmd_at(i) : cmd_lookup(c->argv[i + 2].p, c->argv[i + 2].n);
+            if (k)
+                command_info(c, k);
+            else
+                resp_null(OUT(c), c->proto);
+        }
+    } else if (cmd_arg_is(c, 1, "list") && c->argc == 2) {
+        resp_array(OUT(c), cmd_count());
+        for (size_t i = 0; i < cmd_count(); i++)
+            resp_bulk_cstr(OUT(c), cmd_at(i)->name);
+    } else if (cmd_arg_is(c, 1, "help") && c->argc == 2) {
+        static const char *const lines[] = {
+            "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "(no subcommand)", "    Return details about all Redis commands.",
+            "COUNT", "    Return the total number of commands in this Redis server.",
+            "LIST", "    Return a list of all commands in this Redis server.",
+            "INFO [<command-name> ...]",
+            "    Return details about multiple Redis commands.",
+            "HELP", "    Print this help.",
+        };
+        resp_array(OUT(c), sizeof lines / sizeof lines[0]);
+        for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+            resp_simple(OUT(c), lines[i]);
+    } else {
+        resp_errorf(OUT(c), "ERR unknown subcommand '%.*s'. Try COMMAND HELP.",
+                    (int)c->argv[1].n, c->argv[1].p);
+    }
+}
+
+/* TIME */
+void cmd_time(struct conn *c)
+{
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    resp_array(OUT(c), 2);
+    resp_bulk_int(OUT(c), tv.tv_sec);
+    resp_bulk_int(OUT(c), tv.tv_usec);
+}
+
+/* ---- SLOWLOG ---- */
+
+void cmd_slowlog(struct conn *c)
+{
+    if (cmd_arg_is(c, 1, "len") && c->argc == 2) {
+        resp_int(OUT(c), (int64_t)srv.slowlog_n);
+    } else if (cmd_arg_is(c, 1, "reset") && c->argc == 2) {
+        srv_slowlog_reset();
+        resp_simple(OUT(c), "OK");
+    } else if (cmd_arg_is(c, 1, "get") && c->argc <= 3) {
+        int64_t want = 10;
+        if (c->argc == 3) {
+            if (db_str2ll(c->argv[2].p, c->argv[2].n, &want) || want < -1) {
+                resp_error(OUT(c), "ERR count should be greater than or equal to -1");
+                return;
+            }
+        }
+        size_t n = want < 0 || (uint64_t)want > srv.slowlog_n ? srv.slowlog_n : (size_t)want;
+        resp_array(OUT(c), n);
+        for (size_t i = 0; i < n; i++) {
+            const struct srv_slowlog *e = srv_slowlog_at(i);
+            resp_array(OUT(c), 6);
+            resp_int(OUT(c), (int64_t)e->id);
+            resp_int(OUT(c), (int64_t)e->time_s);
+            resp_int(OUT(c), (int64_t)e->micros);
+            resp_array(OUT(c), e->argc);
+            for (size_t j = 0; j < e->argc; j++)
+                resp_bulk(OUT(c), e->argv[j].p, e->argv[j].n);
+            resp_bulk_cstr(OUT(c), e->addr);
+            resp_bulk_cstr(OUT(c), e->name);
+        }
+    } else if (cmd_arg_is(c, 1, "help") && c->argc == 2) {
+        static const char *const lines[] = {
+            "SLOWLOG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "GET [<count>]", "    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
+            "LEN", "    Return the length of the slowlog.",
+            "RESET", "    Reset the slowlog.",
+            "HELP", "    Print this help.",
+        };
+        resp_array(OUT(c), sizeof lines / sizeof lines[0]);
+        for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+            resp_simple(OUT(c), lines[i]);
+    } else {
+        resp_errorf(OUT(c), "ERR unknown subcommand or wrong number of arguments for '%.*s'. "
+                            "Try SLOWLOG HELP.",
+                    (int)c->argv[1].n, c->argv[1].p);
+    }
+}
+
+/* LASTSAVE */
+void cmd_lastsave(struct conn *c)
+{
+    resp_int(OUT(c), (int64_t)srv.lastsave_s);
+}
+
+/* BGSAVE [SCHEDULE]: a RocksDB checkpoint (hard links) under dir/checkpoints.
+ * It completes before the reply, so there is never one "in progress". */
+void cmd_bgsave(struct conn *c)
+{
+    if (c->argc > 2 || (c->argc == 2 && !cmd_arg_is(c, 1, "schedule"))) {
+        cmd_reply_syntax(c);
+        return;
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/checkpoints", srv.conf.dir);
+    if (mkdir(path, 0700) != 0 && errno != EEXIST) {
+        resp_errorf(OUT(c), "ERR cannot create %s: %s", path, strerror(errno));
+        return;
+    }
+    uint64_t now = srv_mstime();
+    snprintf(path, sizeof path, "%s/checkpoints/%llu", srv.conf.dir, (unsigned long long)now);
+    int rc = stor_checkpoint(srv.stor, path);
+    if (rc) {
+        cmd_reply_err(c, rc);
+        return;
+    }
+    srv.lastsave_s = now / 1000;
+    srv_log(LOG_NOTICE, "BGSAVE: checkpoint written to %s", path);
+    resp_simple(OUT(c), "Background saving started");
+}
+
+/* SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]: every write is already
+ * durable in RocksDB, so SAVE and NOSAVE end the same way. */
+void cmd_shutdown(struct conn *c)
+{
+    for (size_t i = 1; i < c->argc; i++) {
+        if (!cmd_arg_is(c, i, "nosave") && !cmd_arg_is(c, i, "save") && !cmd_arg_is(c, i, "now") &&
+            !cmd_arg_is(c, i, "force")) {
+            if (cmd_arg_is(c, i, "abort"))
+                resp_error(OUT(c), "ERR No shutdown in progress.");
+            else
+                cmd_reply_syntax(c);
+            return;
+        }
+    }
+    srv_log(LOG_WARNING, "User requested shutdown...");
+    srv_request_shutdown(0);
+    c->flags |= CONN_CLOSE_ASAP; /* like Redis: no reply, the connection just closes */
+}

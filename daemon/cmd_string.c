@@ -1,0 +1,362 @@
+/*
+ * cmd_string — string commands: parse, call one db_ function, reply.
+ */
+#include "cmd.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#define KEY(i) c->argv[i].p, c->argv[i].n
+
+/* Turns an expiry argument into absolute ms. unit_ms: 1000 for seconds;
+ * absolute: EXAT/PXAT. Replies "invalid expire time in '<cmd>'" when the
+ * value is not positive or overflows. */
+static bool expire_arg(struct conn *c, size_t i, int64_t unit_ms, bool absolute, uint64_t *out,
+                       const char *cmdname)
+{
+    int64_t v;
+    if (!cmd_arg_ll(c, i, &v))
+        return false;
+    if (v <= 0 || v > INT64_MAX / unit_ms)
+        goto bad;
+    v *= unit_ms;
+    if (!absolute) {
+        int64_t now = (int64_t)srv_mstime();
+        if (v > INT64_MAX - now)
+            goto bad;
+        v += now;
+    }
+    *out = (uint64_t)v;
+    return true;
+bad:
+    resp_errorf(OUT(c), "ERR invalid expire time in '%s' command", cmdname);
+    return false;
+}
+
+static void reply_old(struct conn *c, char *old, size_t oldn)
+{
+    if (old)
+        resp_bulk(OUT(c), old, oldn);
+    else
+        resp_null(OUT(c), c->proto);
+    free(old);
+}
+
+/* GET key */
+void cmd_get(struct conn *c)
+{
+    char *v;
+    size_t vn;
+    int rc = db_get(&srv.db, c->db, KEY(1), &v, &vn);
+    if (rc == ENC_ENOTFOUND) {
+        srv.stats.keyspace_misses++;
+        resp_null(OUT(c), c->proto);
+    } else if (rc) {
+        cmd_reply_err(c, rc);
+    } else {
+        srv.stats.keyspace_hits++;
+        resp_bulk(OUT(c), v, vn);
+        free(v);
+    }
+}
+
+/* SET key value [NX|XX] [GET] [EX s|PX ms|EXAT s|PXAT ms|KEEPTTL] */
+void cmd_set(struct conn *c)
+{
+    int flags = 0;
+    uint64_t exp = 0;
+    bool have_exp = false, exp_secs = false, exp_abs = false;
+    size_t exp_at = 0;
+    for (size_t i = 3; i < c->argc; i++) {
+        bool more = i + 1 < c->argc;
+        if (cmd_arg_is(c, i, "nx") && !(flags & DB_SET_XX)) {
+            flags |= DB_SET_NX;
+        } else if (cmd_arg_is(c, i, "xx") && !(flags & DB_SET_NX)) {
+            flags |= DB_SET_XX;
+        } else if (cmd_arg_is(c, i, "get")) {
+            flags |= DB_SET_GET;
+        } else if (cmd_arg_is(c, i, "keepttl") && !have_exp) {
+            flags |= DB_SET_KEEPTTL;
+        } else if (more && !have_exp && !(flags & DB_SET_KEEPTTL) &&
+                   (cmd_arg_is(c, i, "ex") || cmd_arg_is(c, i, "px") ||
+                    cmd_arg_is(c, i, "exat") || cmd_arg_is(c, i, "pxat"))) {
+            exp_secs = cmd_arg_is(c, i, "ex") || cmd_arg_is(c, i, "exat");
+            exp_abs = cmd_arg_is(c, i, "exat") || cmd_arg_is(c, i, "pxat");
+            have_exp = true;
+            exp_at = ++i;
+        } else {
+            cmd_reply_syntax(c);
+            return;
+        }
+    }
+    /* Like Redis: every option is checked before the expiry's value. */
+    if (have_exp && !expire_arg(c, exp_at, exp_secs ? 1000 : 1, exp_abs, &exp, "set"))
+        return;
+    char *old = NULL;
+    size_t oldn = 0;
+    int rc = db_set(&srv.db, c->db, KEY(1), KEY(2), exp, flags, &old, &oldn);
+    if (rc < 0)
+        cmd_reply_err(c, rc);
+    else if (flags & DB_SET_GET)
+        reply_old(c, old, oldn);
+    else if (rc == 1)
+        resp_simple(OUT(c), "OK");
+    else
+        resp_null(OUT(c), c->proto);
+}
+
+/* SETNX key value */
+void cmd_setnx(struct conn *c)
+{
+    int rc = db_set(&srv.db, c->db, KEY(1), KEY(2), 0, DB_SET_NX, NULL, NULL);
+    if (rc < 0)
+        cmd_reply_err(c, rc);
+    else
+        resp_int(OUT(c), rc);
+}
+
+static void setex_generic(struct conn *c, int64_t unit, const char *name)
+{
+    uint64_t exp;
+    if (!expire_arg(c, 2, unit, false, &exp, name))
+        return;
+    int rc = db_set(&srv.db, c->db, KEY(1), KEY(3), exp, 0, NULL, NULL);
+    if (rc < 0)
+        cmd_reply_err(c, rc);
+    else
+        resp_simple(OUT(c), "OK");
+}
+
+/* SETEX key seconds value */
+void cmd_setex(struct conn *c)
+{
+    setex_generic(c, 1000, "setex");
+}
+
+/* PSETEX key milliseconds value */
+void cmd_psetex(struct conn *c)
+{
+    setex_generic(c, 1, "psetex");
+}
+
+/* MGET key [key ...] */
+void cmd_mget(struct conn *c)
+{
+    resp_array(OUT(c), c->argc - 1);
+    for (size_t i = 1; i < c->argc; i++) {
+        char *v;
+        size_t vn;
+        if (db_get(&srv.db, c->db, KEY(i), &v, &vn) == 0) {
+            resp_bulk(OUT(c), v, vn);
+            free(v);
+        } else {
+            resp_null(OUT(c), c->proto); /* absent, another type, or an error */
+        }
+    }
+}
+
+static void mset_generic(struct conn *c, int nx)
+{
+    if (c->argc % 2 == 0) {
+        resp_errorf(OUT(c), "ERR wrong number of arguments for '%s' command",
+                    nx ? "msetnx" : "mset");
+        return;
+    }
+    int rc = db_mset(&srv.db, c->db, c->argv + 1, (c->argc - 1) / 2, nx);
+    if (rc < 0)
+        cmd_reply_err(c, rc);
+    else if (nx)
+        resp_int(OUT(c), rc);
+    else
+        resp_simple(OUT(c), "OK");
+}
+
+/* MSET key value [key value ...] */
+void cmd_mset(struct conn *c)
+{
+    mset_generic(c, 0);
+}
+
+/* MSETNX key value [key value ...] */
+void cmd_msetnx(struct conn *c)
+{
+    mset_generic(c, 1);
+}
+
+/* GETSET key value */
+void cmd_getset(struct conn *c)
+{
+    char *old = NULL;
+    size_t oldn = 0;
+    int rc = db_set(&srv.db, c->db, KEY(1), KEY(2), 0, DB_SET_GET, &old, &oldn);
+    if (rc < 0)
+        cmd_reply_err(c, rc);
+    else
+        reply_old(c, old, oldn);
+}
+
+/* GETDEL key */
+void cmd_getdel(struct conn *c)
+{
+    char *v;
+    size_t vn;
+    int rc = db_getdel(&srv.db, c->db, KEY(1), &v, &vn);
+    if (rc == ENC_ENOTFOUND)
+        resp_null(OUT(c), c->proto);
+    else if (rc)
+        cmd_reply_err(c, rc);
+    else
+        reply_old(c, v, vn);
+}
+
+/* GETEX key [EX s|PX ms|EXAT s|PXAT ms|PERSIST] */
+void cmd_getex(struct conn *c)
+{
+    int mode = DB_GETEX_KEEP;
+    uint64_t exp = 0;
+    bool exp_secs = false, exp_abs = false;
+    size_t exp_at = 0;
+    for (size_t i = 2; i < c->argc; i++) {
+        bool more = i + 1 < c->argc;
+        if (cmd_arg_is(c, i, "persist") && mode == DB_GETEX_KEEP) {
+            mode = DB_GETEX_PERSIST;
+        } else if (more && mode == DB_GETEX_KEEP &&
+                   (cmd_arg_is(c, i, "ex") || cmd_arg_is(c, i, "px") ||
+                    cmd_arg_is(c, i, "exat") || cmd_arg_is(c, i, "pxat"))) {
+            exp_secs = cmd_arg_is(c, i, "ex") || cmd_arg_is(c, i, "exat");
+            exp_abs = cmd_arg_is(c, i, "exat") || cmd_arg_is(c, i, "pxat");
+            exp_at = ++i;
+            mode = DB_GETEX_SET;
+        } else {
+            cmd_reply_syntax(c);
+            return;
+        }
+    }
+    if (mode == DB_GETEX_SET &&
+        !expire_arg(c, exp_at, exp_secs ? 1000 : 1, exp_abs, &exp, "getex"))
+        return;
+    char *v;
+    size_t vn;
+    int rc = db_getex(&srv.db, c->db, KEY(1), mode, exp, &v, &vn);
+    if (rc == ENC_ENOTFOUND)
+        resp_null(OUT(c), c->proto);
+    else if (rc)
+        cmd_reply_err(c, rc);
+    else
+        reply_old(c, v, vn);
+}
+
+/* APPEND key value */
+void cmd_append(struct conn *c)
+{
+    uint64_t n;
+    int rc = db_append(&srv.db, c->db, KEY(1), KEY(2), &n);
+    if (rc)
+        cmd_reply_err(c, rc);
+    else
+        resp_int(OUT(c), (int64_t)n);
+}
+
+/* STRLEN key */
+void cmd_strlen(struct conn *c)
+{
+    uint64_t n;
+    int rc = db_strlen(&srv.db, c->db, KEY(1), &n);
+    if (rc)
+        cmd_reply_err(c, rc);
+    else
+        resp_int(OUT(c), (int64_t)n);
+}
+
+static void incr_generic(struct conn *c, int64_t delta)
+{
+    int64_t v;
+    int rc = db_incrby(&srv.db, c->db, KEY(1), delta, &v);
+    if (rc)
+        cmd_reply_err(c, rc);
+    else
+        resp_int(OUT(c), v);
+}
+
+/* INCR key */
+void cmd_incr(struct conn *c)
+{
+    incr_generic(c, 1);
+}
+
+/* DECR key */
+void cmd_decr(struct conn *c)
+{
+    incr_generic(c, -1);
+}
+
+/* INCRBY key increment */
+void cmd_incrby(struct conn *c)
+{
+    int64_t d;
+    if (cmd_arg_ll(c, 2, &d))
+        incr_generic(c, d);
+}
+
+/* DECRBY key decrement */
+void cmd_decrby(struct conn *c)
+{
+    int64_t d;
+    if (!cmd_arg_ll(c, 2, &d))
+        return;
+    if (d == INT64_MIN) {
+        resp_error(OUT(c), "ERR decrement would overflow");
+        return;
+    }
+    incr_generic(c, -d);
+}
+
+/* INCRBYFLOAT key increment */
+void cmd_incrbyfloat(struct conn *c)
+{
+    long double d;
+    if (!cmd_arg_ld(c, 2, &d))
+        return;
+    char out[DB_LDSTR_MAX];
+    size_t n;
+    int rc = db_incrbyfloat(&srv.db, c->db, KEY(1), d, out, &n);
+    if (rc)
+        cmd_reply_err(c, rc);
+    else
+        resp_bulk(OUT(c), out, n);
+}
+
+/* GETRANGE key start end (also SUBSTR) */
+void cmd_getrange(struct conn *c)
+{
+    int64_t s, e;
+    if (!cmd_arg_ll(c, 2, &s) || !cmd_arg_ll(c, 3, &e))
+        return;
+    char *v;
+    size_t vn;
+    int rc = db_getrange(&srv.db, c->db, KEY(1), s, e, &v, &vn);
+    if (rc) {
+        cmd_reply_err(c, rc);
+        return;
+    }
+    resp_bulk(OUT(c), v, vn);
+    free(v);
+}
+
+/* SETRANGE key offset value */
+void cmd_setrange(struct conn *c)
+{
+    int64_t off;
+    if (!cmd_arg_ll(c, 2, &off))
+        return;
+    if (off < 0) {
+        resp_error(OUT(c), "ERR offset is out of range");
+        return;
+    }
+    uint64_t n;
+    int rc = db_setrange(&srv.db, c->db, KEY(1), (uint64_t)off, KEY(3), &n);
+    if (rc)
+        cmd_reply_err(c, rc);
+    else
+        resp_int(OUT(c), (int64_t)n);
+}

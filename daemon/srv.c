@@ -1,0 +1,667 @@
+/*
+ * srv — the event loop, listeners, clients, logging, SLOWLOG, cursors and
+ * the periodic work (idle timeouts, blocked-client deadlines, active
+ * expiry). See srv.h.
+ */
+#include "srv.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "srv_conf.h"
+#include "stor_mem.h"
+
+struct srv srv;
+
+#define LISTENER_TAG (1ull << 63)
+#define READ_CHUNK (16 * 1024)
+#define QUERY_BUF_MAX (1024ull * 1024 * 1024) /* Redis's client-query-buffer-limit */
+#define CURSOR_SLOTS 4096
+#define EXPIRE_BUDGET 200 /* meta records the active expiry looks at per tick */
+
+/* ---- time and logging ---- */
+
+uint64_t srv_mstime(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+void srv_log(int level, const char *fmt, ...)
+{
+    if (level < srv.conf.loglevel)
+        return;
+    FILE *f = stdout;
+    if (srv.conf.logfile && !(f = fopen(srv.conf.logfile, "a")))
+        return;
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    struct tm tm;
+    localtime_r(&ts.tv_sec, &tm);
+    char when[64];
+    size_t n = strftime(when, sizeof when, "%d %b %Y %H:%M:%S", &tm);
+    snprintf(when + n, sizeof when - n, ".%03ld", ts.tv_nsec / 1000000);
+    static const char marks[] = ".-*#";
+    fprintf(f, "%d:M %s %c %s\n", (int)getpid(), when, marks[level & 3], msg);
+    if (f == stdout)
+        fflush(f);
+    else
+        fclose(f);
+}
+
+/* ---- SLOWLOG ---- */
+
+#define SLOWLOG_ARGS 32
+#define SLOWLOG_ARGLEN 128
+
+void srv_slowlog_push(const struct conn *c, uint64_t time_s, uint64_t us)
+{
+    size_t max = srv.slowlog_cap;
+    if (max == 0)
+        return;
+    if (!srv.slowlog) {
+        srv.slowlog = stor_xmalloc(max * sizeof *srv.slowlog);
+        memset(srv.slowlog, 0, max * sizeof *srv.slowlog);
+    }
+    /* The ring holds max entries, newest at slowlog_head - 1. */
+    struct srv_slowlog *e = &srv.slowlog[srv.slowlog_head];
+    for (size_t i = 0; i < e->argc; i++)
+        free((void *)e->argv[i].p);
+    free(e->argv);
+    e->id = srv.slowlog_next_id++;
+    e->time_s = time_s;
+    e->micros = us;
+    e->argc = c->argc > SLOWLOG_ARGS ? SLOWLOG_ARGS : c->argc;
+    e->argv = stor_xmalloc(e->argc * sizeof *e->argv);
+    for (size_t i = 0; i < e->argc; i++) {
+        char buf[SLOWLOG_ARGLEN + 64];
+        size_t n;
+        if (i == SLOWLOG_ARGS - 1 && c->argc > SLOWLOG_ARGS) {
+            n = (size_t)snprintf(buf, sizeof buf, "... (%zu more arguments)",
+                                 c->argc - SLOWLOG_ARGS + 1);
+        } else if (c->argv[i].n > SLOWLOG_ARGLEN) {
+            memcpy(buf, c->argv[i].p, SLOWLOG_ARGLEN);
+            n = SLOWLOG_ARGLEN + (size_t)snprintf(buf + SLOWLOG_ARGLEN, 64, "... (%zu more bytes)",
+                                                  c->argv[i].n - SLOWLOG_ARGLEN);
+        } else {
+            n = c->argv[i].n;
+            memcpy(buf, c->argv[i].p, n);
+        }
+        e->argv[i].p = stor_xmemdup(buf, n);
+        e->argv[i].n = n;
+    }
+    snprintf(e->addr, sizeof e->addr, "%s", c->addr);
+    snprintf(e->name, sizeof e->name, "%s", c->name);
+    srv.slowlog_head = (srv.slowlog_head + 1) % max;
+    if (srv.slowlog_n < max)
+        srv.slowlog_n++;
+}
+
+const struct srv_slowlog *srv_slowlog_at(size_t i)
+{
+    size_t max = srv.slowlog_cap;
+    return &srv.slowlog[(srv.slowlog_head + max - 1 - i) % max];
+}
+
+void srv_slowlog_reset(void)
+{
+    for (size_t i = 0; srv.slowlog && i < srv.slowlog_cap; i++) {
+        for (size_t j = 0; j < srv.slowlog[i].argc; j++)
+            free((void *)srv.slowlog[i].argv[j].p);
+        free(srv.slowlog[i].argv);
+    }
+    free(srv.slowlog);
+    srv.slowlog = NULL;
+    srv.slowlog_n = srv.slowlog_head = 0;
+}
+
+/* ---- SCAN cursors ---- */
+
+uint64_t srv_cursor_save(const char *key, size_t klen)
+{
+    if (!srv.cursors) {
+        srv.cursors = stor_xmalloc(CURSOR_SLOTS * sizeof *srv.cursors);
+        memset(srv.cursors, 0, CURSOR_SLOTS * sizeof *srv.cursors);
+    }
+    uint64_t id = ++srv.cursor_next;
+    struct srv_cursor *e = &srv.cursors[id % CURSOR_SLOTS];
+    free(e->key);
+    e->id = id;
+    e->key = stor_xmemdup(key, klen);
+    e->klen = klen;
+    return id;
+}
+
+int srv_cursor_find(uint64_t id, const char **key, size_t *klen)
+{
+    *key = NULL;
+    *klen = 0;
+    if (id == 0)
+        return 0;
+    struct srv_cursor *e = srv.cursors ? &srv.cursors[id % CURSOR_SLOTS] : NULL;
+    if (!e || e->id != id)
+        return -1; /* forgotten: the scan starts over, which SCAN's contract allows */
+    *key = e->key;
+    *klen = e->klen;
+    return 0;
+}
+
+/* ---- clients ---- */
+
+static void ev_set(struct conn *c, bool want_out)
+{
+    struct epoll_event ev = {.events = EPOLLIN | (want_out ? EPOLLOUT : 0), .data.ptr = c};
+    epoll_ctl(srv.epfd, EPOLL_CTL_MOD, c->fd, &ev);
+}
+
+static void sockaddr_str(const struct sockaddr_storage *sa, char *out, size_t cap, bool unix_sock)
+{
+    if (unix_sock) {
+        snprintf(out, cap, "%s:0", srv.conf.unixsocket ? srv.conf.unixsocket : "");
+        return;
+    }
+    char host[INET6_ADDRSTRLEN] = "?";
+    int port = 0;
+    if (sa->ss_family == AF_INET) {
+        const struct sockaddr_in *s = (const struct sockaddr_in *)sa;
+        inet_ntop(AF_INET, &s->sin_addr, host, sizeof host);
+        port = ntohs(s->sin_port);
+    } else if (sa->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *s = (const struct sockaddr_in6 *)sa;
+        inet_ntop(AF_INET6, &s->sin6_addr, host, sizeof host);
+        port = ntohs(s->sin6_port);
+    }
+    snprintf(out, cap, "%s:%d", host, port);
+}
+
+static void conn_accept(int lfd, bool unix_sock)
+{
+    for (;;) {
+        struct sockaddr_storage sa;
+        socklen_t sl = sizeof sa;
+        int fd = accept4(lfd, (struct sockaddr *)&sa, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+                srv_log(LOG_WARNING, "accept: %s", strerror(errno));
+            return;
+        }
+        if (srv.nclients >= (size_t)srv.conf.maxclients) {
+            static const char msg[] = "-ERR max number of clients reached\r\n";
+            ssize_t w = write(fd, msg, sizeof msg - 1);
+            (void)w;
+            close(fd);
+            srv.stats.rejected++;
+            continue;
+        }
+        if (!unix_sock) {
+            int one = 1;
+            setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        }
+        struct conn *c = stor_xmalloc(sizeof *c);
+        memset(c, 0, sizeof *c);
+        c->fd = fd;
+        c->id = ++srv.next_id;
+        c->proto = 2;
+        c->ctime_ms = c->last_ms = srv_mstime();
+        if (unix_sock)
+            c->flags |= CONN_UNIX;
+        if (!srv.conf.requirepass)
+            c->flags |= CONN_AUTHED;
+        resp_buf_init(&c->in);
+        resp_buf_init(&c->out);
+        resp_req_init(&c->req);
+        sockaddr_str(&sa, c->addr, sizeof c->addr, unix_sock);
+        struct sockaddr_storage la;
+        socklen_t ll = sizeof la;
+        if (getsockname(fd, (struct sockaddr *)&la, &ll) == 0)
+            sockaddr_str(&la, c->laddr, sizeof c->laddr, unix_sock);
+        struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
+        epoll_ctl(srv.epfd, EPOLL_CTL_ADD, fd, &ev);
+        c->next = srv.clients;
+        if (srv.clients)
+            srv.clients->prev = c;
+        srv.clients = c;
+        srv.nclients++;
+        srv.stats.connections++;
+    }
+}
+
+/* Clients whose replies wait to be written at the end of the iteration. */
+static struct conn **pending;
+static size_t npending, pendingcap;
+
+void conn_want_write(struct conn *c)
+{
+    if (c->flags & CONN_PENDING_WRITE)
+        return;
+    c->flags |= CONN_PENDING_WRITE;
+    if (npending == pendingcap) {
+        pendingcap = pendingcap ? pendingcap * 2 : 64;
+        pending = stor_xrealloc(pending, pendingcap * sizeof *pending);
+    }
+    pending[npending++] = c;
+}
+
+void conn_free(struct conn *c)
+{
+    cmd_conn_release(c);
+    for (size_t i = 0; i < npending; i++)
+        if (pending[i] == c)
+            pending[i] = NULL;
+    epoll_ctl(srv.epfd, EPOLL_CTL_DEL, c->fd, NULL);
+    close(c->fd);
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        srv.clients = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    srv.nclients--;
+    resp_buf_free(&c->in);
+    resp_buf_free(&c->out);
+    resp_req_free(&c->req);
+    free(c->argv);
+    free(c);
+}
+
+/* Writes what it can; returns false if c was freed. */
+static bool conn_flush(struct conn *c)
+{
+    while (resp_buf_used(&c->out)) {
+        ssize_t w = write(c->fd, resp_buf_data(&c->out), resp_buf_used(&c->out));
+        if (w > 0) {
+            srv.stats.net_out += (uint64_t)w;
+            resp_buf_consume(&c->out, (size_t)w);
+            continue;
+        }
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            ev_set(c, true);
+            return true;
+        }
+        conn_free(c); /* the peer is gone */
+        return false;
+    }
+    /* Everything sent: drop a large idle buffer, stop watching for output. */
+    if (c->out.cap > 1024 * 1024)
+        resp_buf_free(&c->out);
+    ev_set(c, false);
+    if (c->flags & (CONN_CLOSE_AFTER_REPLY | CONN_CLOSE_ASAP)) {
+        conn_free(c);
+        return false;
+    }
+    return true;
+}
+
+/* Parses and runs every complete command in c's query buffer. */
+static void conn_process(struct conn *c)
+{
+    while (!(c->flags & (CONN_BLOCKED | CONN_CLOSE_AFTER_REPLY | CONN_CLOSE_ASAP)) &&
+           resp_buf_used(&c->in)) {
+        const char *data = resp_buf_data(&c->in);
+        const char *err = NULL;
+        int st = resp_req_parse(&c->req, data, resp_buf_used(&c->in), &srv.limits, &err);
+        if (st == RESP_AGAIN)
+            break;
+        if (st == RESP_PROTO) {
+            resp_error(&c->out, err);
+            c->flags |= CONN_CLOSE_AFTER_REPLY;
+            srv_log(LOG_VERBOSE, "Protocol error (%s) from client: id=%llu addr=%s", err,
+                    (unsigned long long)c->id, c->addr);
+            break;
+        }
+        if (st == RESP_DONE) {
+            if (c->req.argc > c->argvcap) {
+                c->argvcap = c->req.argc;
+                c->argv = stor_xrealloc(c->argv, c->argvcap * sizeof *c->argv);
+            }
+            for (size_t i = 0; i < c->req.argc; i++)
+                c->argv[i].p = resp_req_arg(&c->req, data, i, &c->argv[i].n);
+            c->argc = c->req.argc;
+            c->last_ms = srv_mstime();
+            cmd_dispatch(c);
+            cmd_serve_ready();
+            c->argc = 0;
+        }
+        resp_buf_consume(&c->in, c->req.pos);
+        resp_req_reset(&c->req);
+    }
+    if (resp_buf_used(&c->out) || (c->flags & (CONN_CLOSE_AFTER_REPLY | CONN_CLOSE_ASAP)))
+        conn_want_write(c);
+}
+
+static void conn_read(struct conn *c)
+{
+    for (;;) {
+        char *dst = resp_buf_reserve(&c->in, READ_CHUNK);
+        ssize_t r = read(c->fd, dst, READ_CHUNK);
+        if (r > 0) {
+            c->in.len += (size_t)r;
+            srv.stats.net_in += (uint64_t)r;
+            if (resp_buf_used(&c->in) > QUERY_BUF_MAX) {
+                srv_log(LOG_WARNING, "Closing client that reached max query buffer length: "
+                                     "id=%llu addr=%s",
+                        (unsigned long long)c->id, c->addr);
+                conn_free(c);
+                return;
+            }
+            if (r < READ_CHUNK)
+                break;
+            continue;
+        }
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            break;
+        conn_free(c); /* EOF or error: a client that vanishes mid-command loses nothing */
+        return;
+    }
+    conn_process(c);
+}
+
+/* ---- listeners ---- */
+
+static int listen_tcp(const char *addr, int port)
+{
+    bool optional = addr[0] == '-';
+    if (optional)
+        addr++;
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_PASSIVE | AI_NUMERICHOST},
+                    *res;
+    char ps[16];
+    snprintf(ps, sizeof ps, "%d", port);
+    if (strcmp(addr, "*") == 0)
+        addr = "0.0.0.0";
+    int rc = getaddrinfo(addr, ps, &hints, &res);
+    if (rc) {
+        srv_log(LOG_WARNING, "bind %s: %s", addr, gai_strerror(rc));
+        return optional ? -2 : -1;
+    }
+    int fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int one = 1;
+    if (fd >= 0) {
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        if (res->ai_family == AF_INET6)
+            setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+    }
+    if (fd < 0 || bind(fd, res->ai_addr, res->ai_addrlen) < 0 || listen(fd, 511) < 0) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        freeaddrinfo(res);
+        if (optional && (e == EADDRNOTAVAIL || e == EAFNOSUPPORT || e == EPROTONOSUPPORT))
+            return -2;
+        srv_log(LOG_WARNING, "Could not create server TCP listening socket %s:%d: %s", addr,
+                port, strerror(e));
+        return -1;
+    }
+    freeaddrinfo(res);
+    return fd;
+}
+
+static int listen_unix(const char *path, int perm)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    if (strlen(path) >= sizeof sa.sun_path) {
+        srv_log(LOG_WARNING, "unixsocket path too long: %s", path);
+        return -1;
+    }
+    strcpy(sa.sun_path, path);
+    unlink(path);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 511) < 0) {
+        srv_log(LOG_WARNING, "Could not create server unix socket %s: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    chmod(path, (mode_t)perm);
+    return fd;
+}
+
+static void add_listener(int fd)
+{
+    struct epoll_event ev = {.events = EPOLLIN, .data.u64 = LISTENER_TAG | (uint64_t)fd};
+    epoll_ctl(srv.epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+/* ---- periodic work ---- */
+
+static void active_expire(void)
+{
+    /* Walk the key space a slice per tick, deleting keys whose time passed,
+     * so expired keys go away even if nobody reads them. */
+    uint64_t reaped = 0;
+    char *next = NULL;
+    size_t nextn = 0;
+    int rc = db_reap(&srv.db, srv.expire_db, srv.expire_key, srv.expire_keylen, EXPIRE_BUDGET,
+                     &reaped, &next, &nextn);
+    if (rc)
+        srv_log(LOG_WARNING, "active expiry: %s %s", enc_strerror(rc), stor_errmsg());
+    srv.stats.expired_keys += reaped;
+    free(srv.expire_key);
+    srv.expire_key = next;
+    srv.expire_keylen = nextn;
+    if (!next)
+        srv.expire_db = (srv.expire_db + 1) % (unsigned)srv.conf.databases;
+}
+
+static void cron(void)
+{
+    uint64_t now = srv_mstime();
+    for (struct conn *c = srv.clients, *next; c; c = next) {
+        next = c->next;
+        if (c->flags & CONN_CLOSE_ASAP) {
+            conn_free(c);
+            continue;
+        }
+        if (srv.conf.timeout && !(c->flags & CONN_BLOCKED) &&
+            now - c->last_ms > (uint64_t)srv.conf.timeout * 1000) {
+            srv_log(LOG_VERBOSE, "Closing idle client id=%llu", (unsigned long long)c->id);
+            conn_free(c);
+        }
+    }
+    cmd_blocked_cron(now);
+    active_expire();
+}
+
+/* ---- signals, configuration changes, shutdown ---- */
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    srv.shutdown_asap = 1;
+}
+
+void srv_request_shutdown(int rc)
+{
+    srv.shutdown_asap = 1;
+    srv.shutdown_rc = rc;
+}
+
+void srv_conf_changed(void)
+{
+    srv.db.o.hash_coding = (uint8_t)srv.conf.hash_coding;
+    srv.db.o.set_coding = (uint8_t)srv.conf.set_coding;
+    srv.db.o.max_string = (uint64_t)srv.conf.proto_max_bulk_len;
+    srv.limits.max_bulk = srv.conf.proto_max_bulk_len;
+    if (srv.slowlog && (size_t)srv.conf.slowlog_max_len != srv.slowlog_cap)
+        srv_slowlog_reset(); /* a resized ring starts empty */
+    srv.slowlog_cap = (size_t)srv.conf.slowlog_max_len;
+    for (struct conn *c = srv.clients; c; c = c->next)
+        if (!srv.conf.requirepass)
+            c->flags |= CONN_AUTHED;
+}
+
+static void write_pidfile(void)
+{
+    if (!srv.conf.pidfile)
+        return;
+    FILE *f = fopen(srv.conf.pidfile, "w");
+    if (!f) {
+        srv_log(LOG_WARNING, "cannot write pidfile %s: %s", srv.conf.pidfile, strerror(errno));
+        return;
+    }
+    fprintf(f, "%d\n", (int)getpid());
+    fclose(f);
+}
+
+static void daemonize(void)
+{
+    pid_t pid = fork();
+    if (pid < 0) {
+        perror("fork");
+        exit(1);
+    }
+    if (pid > 0)
+        _exit(0);
+    setsid();
+    int fd = open("/dev/null", O_RDWR);
+    if (fd >= 0) {
+        dup2(fd, 0);
+        dup2(fd, 1);
+        dup2(fd, 2);
+        if (fd > 2)
+            close(fd);
+    }
+}
+
+int srv_main(void)
+{
+    if (srv.conf.daemonize)
+        daemonize(); /* before RocksDB starts its threads */
+    srv.start_ms = srv_mstime();
+    srv.lastsave_s = srv.start_ms / 1000;
+    srv.limits.max_args = INT32_MAX;
+    srv.limits.max_inline = 64 * 1024;
+
+    struct stor_opts so = {.dir = srv.conf.dir,
+                           .block_cache_bytes = (size_t)srv.conf.block_cache_bytes,
+                           .sync = srv.conf.appendfsync == 2,
+                           .compression = 1};
+    const char *err = NULL;
+    int rc = stor_open(&srv.stor, &so, &err);
+    if (rc) {
+        srv_log(LOG_WARNING, "cannot open storage in %s: %s", srv.conf.dir, err ? err : "");
+        return 1;
+    }
+    db_init(&srv.db, srv.stor, NULL);
+    srv.db.on_commit = cmd_on_commit;
+    srv_conf_changed();
+
+    srv.epfd = epoll_create1(EPOLL_CLOEXEC);
+    for (int i = 0; i < srv.conf.nbind; i++) {
+        int fd = listen_tcp(srv.conf.bind[i], srv.conf.port);
+        if (fd == -2)
+            continue;
+        if (fd < 0)
+            goto fail;
+        srv.lfd[srv.nlfd++] = fd;
+        add_listener(fd);
+    }
+    srv.unixfd = -1;
+    if (srv.conf.unixsocket) {
+        if ((srv.unixfd = listen_unix(srv.conf.unixsocket, srv.conf.unixsocketperm)) < 0)
+            goto fail;
+        add_listener(srv.unixfd);
+    }
+    if (srv.nlfd == 0 && srv.unixfd < 0) {
+        srv_log(LOG_WARNING, "no address to listen on");
+        goto fail;
+    }
+    write_pidfile();
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    srv_log(LOG_NOTICE, "shmkvd %s (Redis %s compatible) ready, port %d, data in %s",
+            SHMKV_VERSION, SRV_VERSION, srv.conf.port, srv.conf.dir);
+
+    uint64_t next_cron = srv_mstime();
+    struct epoll_event evs[256];
+    while (!srv.shutdown_asap) {
+        int period = 1000 / srv.conf.hz;
+        int n = epoll_wait(srv.epfd, evs, 256, period);
+        for (int i = 0; i < n; i++) {
+            uint64_t tag = evs[i].data.u64;
+            if (tag & LISTENER_TAG) {
+                int fd = (int)(tag & ~LISTENER_TAG);
+                conn_accept(fd, fd == srv.unixfd);
+                continue;
+            }
+            struct conn *c = evs[i].data.ptr;
+            if (evs[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP)) {
+                conn_read(c); /* may free c: it is not used after */
+                continue;
+            }
+            if (evs[i].events & EPOLLOUT)
+                conn_flush(c);
+        }
+        cmd_serve_ready();
+        for (size_t i = 0; i < npending; i++) {
+            struct conn *c = pending[i];
+            if (!c)
+                continue;
+            c->flags &= ~(uint32_t)CONN_PENDING_WRITE;
+            conn_flush(c);
+        }
+        npending = 0;
+        uint64_t now = srv_mstime();
+        if (now >= next_cron) {
+            cron();
+            next_cron = now + (uint64_t)period;
+        }
+    }
+
+    srv_log(LOG_WARNING, "shmkvd is now ready to exit, bye bye...");
+    rc = srv.shutdown_rc;
+    goto out;
+fail:
+    rc = 1;
+out:
+    while (srv.clients)
+        conn_free(srv.clients);
+    for (int i = 0; i < srv.nlfd; i++)
+        close(srv.lfd[i]);
+    if (srv.unixfd >= 0) {
+        close(srv.unixfd);
+        unlink(srv.conf.unixsocket);
+    }
+    close(srv.epfd);
+    db_destroy(&srv.db);
+    stor_close(srv.stor); /* every commit is in the WAL: closing is all it takes */
+    srv_slowlog_reset();
+    for (size_t i = 0; srv.cursors && i < CURSOR_SLOTS; i++)
+        free(srv.cursors[i].key);
+    free(srv.cursors);
+    free(srv.expire_key);
+    free(pending);
+    if (srv.conf.pidfile && rc == 0)
+        unlink(srv.conf.pidfile);
+    return rc;
+}

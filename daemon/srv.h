@@ -1,0 +1,194 @@
+/*
+ * srv — shmkvd's server: configuration, the event loop, clients, logging.
+ *
+ * Layer: top of the daemon. One thread runs the loop, parses every request,
+ * executes every command and writes every reply (as Redis does), so it is
+ * the single writer of storage and nothing here takes a lock.
+ */
+#ifndef SHMKV_SRV_H
+#define SHMKV_SRV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "db.h"
+#include "resp.h"
+
+#define SRV_VERSION "7.0.15" /* the Redis version whose behaviour we follow */
+#define SHMKV_VERSION "0.1.0"
+#define SRV_MAX_BIND 16
+
+enum { LOG_DEBUG = 0, LOG_VERBOSE = 1, LOG_NOTICE = 2, LOG_WARNING = 3 };
+
+/* ---- configuration ---- */
+
+struct srv_conf {
+    int port;
+    char *bind[SRV_MAX_BIND];
+    int nbind;
+    char *unixsocket;
+    int unixsocketperm;
+    char *dir;
+    char *requirepass;
+    int maxclients;
+    int timeout; /* client idle seconds, 0 = never */
+    int64_t proto_max_bulk_len;
+    int databases;
+    int loglevel;
+    char *logfile;
+    int daemonize;
+    char *pidfile;
+    int hz;
+    int64_t block_cache_bytes;
+    int hash_coding, set_coding; /* enum enc_coding */
+    int appendfsync;             /* 0 no, 1 everysec, 2 always */
+    int64_t slowlog_log_slower_than;
+    int slowlog_max_len;
+};
+
+/* Sets the defaults: every field owns its strings (free with srv_conf_free). */
+void srv_conf_init(struct srv_conf *c);
+void srv_conf_free(struct srv_conf *c);
+/* Applies "name value..." as a config file line or a --name value option.
+ * Returns 0, or -1 with *err set to a static message. */
+int srv_conf_set(struct srv_conf *c, const char *name, const char **argv, int argc,
+                 const char **err);
+/* Loads a redis.conf-style file: one directive per line, '#' comments,
+ * quoting as in redis-cli. Returns 0 or -1 with a message in errbuf. */
+int srv_conf_load(struct srv_conf *c, const char *path, char *errbuf, size_t errlen);
+
+/* ---- clients ---- */
+
+enum {
+    CONN_CLOSE_AFTER_REPLY = 1 << 0,
+    CONN_MULTI = 1 << 1,
+    CONN_DIRTY_CAS = 1 << 2, /* a watched key changed: EXEC fails */
+    CONN_DIRTY_EXEC = 1 << 3, /* a command failed to queue: EXEC fails */
+    CONN_BLOCKED = 1 << 4,
+    CONN_UNIX = 1 << 5,
+    CONN_AUTHED = 1 << 6,
+    CONN_PENDING_WRITE = 1 << 7,
+    CONN_CLOSE_ASAP = 1 << 8,
+    CONN_IN_EXEC = 1 << 9, /* running EXEC's queue: blocking commands do not block */
+};
+
+/* One queued MULTI command: its own copy of the arguments. */
+struct conn_queued {
+    size_t argc;
+    struct db_str *argv;
+    const struct cmd *cmd;
+};
+
+struct conn {
+    int fd;
+    uint64_t id;
+    uint32_t flags;
+    int proto; /* 2 or 3 */
+    unsigned db;
+    struct resp_buf in, out;
+    struct resp_req req;
+    char name[128];
+    char addr[64], laddr[64];
+    uint64_t ctime_ms, last_ms;
+    const char *lastcmd;
+    /* the command being executed */
+    size_t argc;
+    struct db_str *argv;
+    size_t argvcap;
+    /* MULTI */
+    struct conn_queued *mq;
+    size_t mqn, mqcap;
+    /* WATCH: (db, key) pairs, owned copies */
+    struct db_str *watched;
+    unsigned *watched_db;
+    size_t nwatched, watchcap;
+    /* blocking (BLPOP & co.) */
+    uint64_t block_deadline_ms; /* 0: forever */
+    struct db_str *bargv;       /* the blocked command, owned */
+    size_t bargc;
+    const struct cmd *bcmd;
+    struct conn *prev, *next;
+};
+
+/* ---- the server ---- */
+
+struct srv_slowlog {
+    uint64_t id;
+    uint64_t time_s, micros;
+    size_t argc;
+    struct db_str *argv; /* owned, truncated like Redis's */
+    char addr[64], name[128];
+};
+
+struct srv_stats {
+    uint64_t connections, commands, rejected, expired_keys, net_in, net_out, keyspace_hits,
+        keyspace_misses;
+};
+
+struct srv {
+    struct srv_conf conf;
+    struct stor *stor;
+    struct db db;
+    int epfd;
+    int lfd[SRV_MAX_BIND + 1];
+    int nlfd;
+    int unixfd;
+    struct conn *clients; /* doubly linked */
+    size_t nclients;
+    uint64_t next_id;
+    uint64_t start_ms;
+    volatile int shutdown_asap;
+    int shutdown_rc;
+    struct srv_stats stats;
+    struct resp_limits limits;
+    uint64_t lastsave_s;
+    /* SLOWLOG ring */
+    struct srv_slowlog *slowlog;
+    size_t slowlog_n, slowlog_head, slowlog_cap;
+    uint64_t slowlog_next_id;
+    /* SCAN cursors: integer cursor → position key */
+    struct srv_cursor *cursors;
+    uint64_t cursor_next;
+    /* active expiry cursor */
+    unsigned expire_db;
+    char *expire_key;
+    size_t expire_keylen;
+};
+
+extern struct srv srv;
+
+void srv_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+uint64_t srv_mstime(void);
+
+/* Runs the daemon with a loaded configuration; returns the exit status. */
+int srv_main(void);
+
+/* Asks the loop to stop after the current iteration (SHUTDOWN, signals). */
+void srv_request_shutdown(int rc);
+
+/* Records a command that took us microseconds (SLOWLOG). */
+void srv_slowlog_push(const struct conn *c, uint64_t time_s, uint64_t us);
+/* Entry i, newest first (i < slowlog_n). */
+const struct srv_slowlog *srv_slowlog_at(size_t i);
+void srv_slowlog_reset(void);
+/* Applies configuration changes to the running server (CONFIG SET). */
+void srv_conf_changed(void);
+/* Queues a reply flush for c (the loop writes it). */
+void conn_want_write(struct conn *c);
+/* Frees a client at once (closing its socket). */
+void conn_free(struct conn *c);
+
+/* SCAN cursors: remembers where a scan stopped; 0 means "from the start". */
+struct srv_cursor {
+    uint64_t id;
+    unsigned db;
+    char *key;
+    size_t klen;
+};
+uint64_t srv_cursor_save(const char *key, size_t klen);
+/* The position for cursor id: 0 and *key NULL for a fresh start, or -1 for
+ * a cursor we do not know (expired from the table: starts over). */
+int srv_cursor_find(uint64_t id, const char **key, size_t *klen);
+
+#endif

@@ -1,0 +1,379 @@
+/*
+ * srv_conf — the configuration table. See srv_conf.h.
+ */
+#include "srv_conf.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "stor_mem.h"
+
+const char *srv_conf_file;
+
+enum ptype { P_INT, P_MEM, P_STR, P_BOOL, P_ENUM, P_OCTAL, P_BIND, P_CONST };
+
+struct param {
+    const char *name;
+    enum ptype type;
+    size_t off;       /* into struct srv_conf (int, int64_t or char *) */
+    bool runtime;     /* CONFIG SET may change it */
+    int64_t min, max; /* P_INT / P_MEM bounds */
+    const char *const *names; /* P_ENUM values, index = stored int */
+    const char *constval;     /* P_CONST: what CONFIG GET reports */
+};
+
+static const char *const loglevels[] = {"debug", "verbose", "notice", "warning", NULL};
+static const char *const codings[] = {"counted", "blind", NULL};
+static const char *const fsyncs[] = {"no", "everysec", "always", NULL};
+
+#define OFF(f) offsetof(struct srv_conf, f)
+static const struct param params[] = {
+    {"port", P_INT, OFF(port), false, 0, 65535, NULL, NULL},
+    {"bind", P_BIND, 0, false, 0, 0, NULL, NULL},
+    {"unixsocket", P_STR, OFF(unixsocket), false, 0, 0, NULL, NULL},
+    {"unixsocketperm", P_OCTAL, OFF(unixsocketperm), false, 0, 0777, NULL, NULL},
+    {"dir", P_STR, OFF(dir), false, 0, 0, NULL, NULL},
+    {"requirepass", P_STR, OFF(requirepass), true, 0, 0, NULL, NULL},
+    {"maxclients", P_INT, OFF(maxclients), true, 1, 1000000, NULL, NULL},
+    {"timeout", P_INT, OFF(timeout), true, 0, INT32_MAX, NULL, NULL},
+    {"proto-max-bulk-len", P_MEM, OFF(proto_max_bulk_len), true, 1024 * 1024, INT64_MAX, NULL,
+     NULL},
+    {"databases", P_INT, OFF(databases), false, 1, 256, NULL, NULL},
+    {"loglevel", P_ENUM, OFF(loglevel), true, 0, 0, loglevels, NULL},
+    {"logfile", P_STR, OFF(logfile), false, 0, 0, NULL, NULL},
+    {"daemonize", P_BOOL, OFF(daemonize), false, 0, 1, NULL, NULL},
+    {"pidfile", P_STR, OFF(pidfile), false, 0, 0, NULL, NULL},
+    {"hz", P_INT, OFF(hz), true, 1, 500, NULL, NULL},
+    {"block-cache-size", P_MEM, OFF(block_cache_bytes), false, 1024 * 1024, INT64_MAX, NULL, NULL},
+    {"hash-encoding", P_ENUM, OFF(hash_coding), true, 0, 0, codings, NULL},
+    {"set-encoding", P_ENUM, OFF(set_coding), true, 0, 0, codings, NULL},
+    {"appendfsync", P_ENUM, OFF(appendfsync), false, 0, 0, fsyncs, NULL},
+    {"slowlog-log-slower-than", P_MEM, OFF(slowlog_log_slower_than), true, -1, INT64_MAX, NULL,
+     NULL},
+    {"slowlog-max-len", P_INT, OFF(slowlog_max_len), true, 0, INT32_MAX, NULL, NULL},
+    /* Redis parameters tools ask about: shmkv persists through RocksDB, not
+     * RDB snapshots or an AOF. */
+    {"save", P_CONST, 0, false, 0, 0, NULL, ""},
+    {"appendonly", P_CONST, 0, false, 0, 0, NULL, "no"},
+    {"maxmemory", P_CONST, 0, false, 0, 0, NULL, "0"},
+};
+#define NPARAMS (sizeof params / sizeof params[0])
+
+static char *xstrdup(const char *s)
+{
+    return stor_xmemdup(s, strlen(s) + 1);
+}
+
+static void set_str(char **slot, const char *v)
+{
+    free(*slot);
+    *slot = v && *v ? xstrdup(v) : NULL;
+}
+
+void srv_conf_init(struct srv_conf *c)
+{
+    memset(c, 0, sizeof *c);
+    c->port = 6380;
+    c->bind[0] = xstrdup("127.0.0.1");
+    c->bind[1] = xstrdup("-::1"); /* '-': skipped if IPv6 is not available */
+    c->nbind = 2;
+    c->unixsocketperm = 0700;
+    c->dir = xstrdup("./data");
+    c->maxclients = 10000;
+    c->proto_max_bulk_len = 512ll << 20;
+    c->databases = 16;
+    c->loglevel = LOG_NOTICE;
+    c->hz = 10;
+    c->block_cache_bytes = 256ll << 20;
+    c->appendfsync = 1;
+    c->slowlog_log_slower_than = 10000;
+    c->slowlog_max_len = 128;
+}
+
+void srv_conf_free(struct srv_conf *c)
+{
+    for (int i = 0; i < c->nbind; i++)
+        free(c->bind[i]);
+    free(c->unixsocket);
+    free(c->dir);
+    free(c->requirepass);
+    free(c->logfile);
+    free(c->pidfile);
+    memset(c, 0, sizeof *c);
+}
+
+static const struct param *find(const char *name, size_t n)
+{
+    for (size_t i = 0; i < NPARAMS; i++)
+        if (strlen(params[i].name) == n && strncasecmp(params[i].name, name, n) == 0)
+            return &params[i];
+    return NULL;
+}
+
+/* Redis's memory units: k/m/g are powers of 1000, kb/mb/gb of 1024. */
+static bool parse_mem(const char *s, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (end == s || errno)
+        return false;
+    int64_t mul = 1;
+    if (!strcasecmp(end, "k"))
+        mul = 1000;
+    else if (!strcasecmp(end, "kb"))
+        mul = 1024;
+    else if (!strcasecmp(end, "m"))
+        mul = 1000 * 1000;
+    else if (!strcasecmp(end, "mb"))
+        mul = 1024 * 1024;
+    else if (!strcasecmp(end, "g"))
+        mul = 1000ll * 1000 * 1000;
+    else if (!strcasecmp(end, "gb"))
+        mul = 1024ll * 1024 * 1024;
+    else if (*end)
+        return false;
+    if (v > INT64_MAX / mul || v < INT64_MIN / mul)
+        return false;
+    *out = v * mul;
+    return true;
+}
+
+/* Applies one value; 0 or -1 with *err. */
+static int apply(struct srv_conf *c, const struct param *p, const char **argv, int argc,
+                 const char **err)
+{
+    char *base = (char *)c;
+    if (p->type == P_BIND) {
+        if (argc < 1 || argc > SRV_MAX_BIND) {
+            *err = "wrong number of arguments";
+            return -1;
+        }
+        for (int i = 0; i < c->nbind; i++)
+            free(c->bind[i]);
+        for (int i = 0; i < argc; i++)
+            c->bind[i] = xstrdup(argv[i]);
+        c->nbind = argc;
+        return 0;
+    }
+    if (argc != 1) {
+        *err = "wrong number of arguments";
+        return -1;
+    }
+    const char *v = argv[0];
+    switch (p->type) {
+    case P_INT:
+    case P_MEM: {
+        int64_t x;
+        if (!parse_mem(v, &x) || (p->type == P_INT && strspn(v, "-0123456789") != strlen(v))) {
+            *err = "argument couldn't be parsed into an integer";
+            return -1;
+        }
+        if (x < p->min || x > p->max) {
+            *err = "argument must be between the limits";
+            return -1;
+        }
+        if (p->type == P_INT)
+            *(int *)(base + p->off) = (int)x;
+        else
+            *(int64_t *)(base + p->off) = x;
+        return 0;
+    }
+    case P_OCTAL: {
+        char *end;
+        long x = strtol(v, &end, 8);
+        if (*end || end == v || x < 0 || x > p->max) {
+            *err = "argument couldn't be parsed as octal permissions";
+            return -1;
+        }
+        *(int *)(base + p->off) = (int)x;
+        return 0;
+    }
+    case P_STR:
+        set_str((char **)(base + p->off), v);
+        return 0;
+    case P_BOOL:
+        if (!strcasecmp(v, "yes") || !strcasecmp(v, "no")) {
+            *(int *)(base + p->off) = !strcasecmp(v, "yes");
+            return 0;
+        }
+        *err = "argument must be 'yes' or 'no'";
+        return -1;
+    case P_ENUM:
+        for (int i = 0; p->names[i]; i++) {
+            if (!strcasecmp(v, p->names[i])) {
+                *(int *)(base + p->off) = i;
+                return 0;
+            }
+        }
+        *err = "argument(s) must be one of the following values";
+        return -1;
+    case P_CONST:
+        if (!strcmp(v, p->constval))
+            return 0;
+        *err = "shmkv persists through RocksDB: this Redis parameter has one value";
+        return -1;
+    default:
+        *err = "unsupported parameter type";
+        return -1;
+    }
+}
+
+int srv_conf_set(struct srv_conf *c, const char *name, const char **argv, int argc,
+                 const char **err)
+{
+    const struct param *p = find(name, strlen(name));
+    if (!p) {
+        *err = "Bad directive or wrong number of arguments";
+        return -1;
+    }
+    return apply(c, p, argv, argc, err);
+}
+
+int srv_conf_load(struct srv_conf *c, const char *path, char *errbuf, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(errbuf, errlen, "Fatal error, can't open config file '%s': %s", path,
+                 strerror(errno));
+        return -1;
+    }
+    struct resp_req r;
+    resp_req_init(&r);
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    int lineno = 0, rc = 0;
+    while ((n = getline(&line, &cap, f)) >= 0) {
+        lineno++;
+        while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+            line[--n] = '\0';
+        size_t lead = strspn(line, " \t");
+        if (line[lead] == '#' || line[lead] == '\0')
+            continue;
+        const char *err = "unbalanced quotes";
+        if (resp_split(&r, line, (size_t)n) == 0 && r.argc > 0) {
+            const char *argv[SRV_MAX_BIND + 1];
+            char *owned[SRV_MAX_BIND + 2];
+            int argc = 0;
+            for (size_t i = 0; i < r.argc && i < SRV_MAX_BIND + 2; i++) {
+                size_t an;
+                const char *a = resp_req_arg(&r, NULL, i, &an);
+                owned[i] = stor_xmalloc(an + 1);
+                memcpy(owned[i], a, an);
+                owned[i][an] = '\0';
+                argc++;
+            }
+            for (int i = 1; i < argc && i <= SRV_MAX_BIND; i++)
+                argv[i - 1] = owned[i];
+            int ok = argc > SRV_MAX_BIND + 1 ? -1 : srv_conf_set(c, owned[0], argv, argc - 1, &err);
+            if (argc > SRV_MAX_BIND + 1)
+                err = "too many arguments";
+            for (int i = 0; i < argc; i++)
+                free(owned[i]);
+            if (ok == 0)
+                continue;
+        }
+        snprintf(errbuf, errlen, "*** FATAL CONFIG FILE ERROR ***\nline %d: '%s'\n%s", lineno,
+                 line, err);
+        rc = -1;
+        break;
+    }
+    free(line);
+    resp_req_free(&r);
+    fclose(f);
+    return rc;
+}
+
+/* The value of p as CONFIG GET shows it. */
+static void format(const struct srv_conf *c, const struct param *p, char *out, size_t cap)
+{
+    const char *base = (const char *)c;
+    switch (p->type) {
+    case P_INT:
+        snprintf(out, cap, "%d", *(const int *)(base + p->off));
+        break;
+    case P_MEM:
+        snprintf(out, cap, "%lld", (long long)*(const int64_t *)(base + p->off));
+        break;
+    case P_OCTAL:
+        snprintf(out, cap, "%o", *(const int *)(base + p->off));
+        break;
+    case P_STR: {
+        const char *s = *(char *const *)(base + p->off);
+        snprintf(out, cap, "%s", s ? s : "");
+        break;
+    }
+    case P_BOOL:
+        snprintf(out, cap, "%s", *(const int *)(base + p->off) ? "yes" : "no");
+        break;
+    case P_ENUM:
+        snprintf(out, cap, "%s", p->names[*(const int *)(base + p->off)]);
+        break;
+    case P_BIND: {
+        size_t used = 0;
+        out[0] = '\0';
+        for (int i = 0; i < c->nbind && used < cap; i++)
+            used += (size_t)snprintf(out + used, cap - used, "%s%s", i ? " " : "", c->bind[i]);
+        break;
+    }
+    case P_CONST:
+        snprintf(out, cap, "%s", p->constval);
+        break;
+    }
+}
+
+size_t srv_conf_get(const struct srv_conf *c, const struct db_str *pats, size_t npats,
+                    struct resp_buf *out, int proto)
+{
+    (void)proto;
+    size_t n = 0;
+    for (size_t i = 0; i < NPARAMS; i++) {
+        const struct param *p = &params[i];
+        bool match = false;
+        for (size_t j = 0; j < npats && !match; j++)
+            match = db_glob_match(pats[j].p, pats[j].n, p->name, strlen(p->name), 1);
+        if (!match)
+            continue;
+        char v[1024];
+        format(c, p, v, sizeof v);
+        resp_bulk_cstr(out, p->name);
+        resp_bulk_cstr(out, v);
+        n++;
+    }
+    return n;
+}
+
+int srv_conf_runtime_set(struct srv_conf *c, const struct db_str *name, const struct db_str *val,
+                         char *err, size_t errlen)
+{
+    const struct param *p = find(name->p, name->n);
+    if (!p) {
+        snprintf(err, errlen, "ERR Unknown option or number of arguments for CONFIG SET - '%.*s'",
+                 (int)name->n, name->p);
+        return -1;
+    }
+    if (!p->runtime && p->type != P_CONST) {
+        snprintf(err, errlen,
+                 "ERR CONFIG SET failed (possibly related to argument '%s') - can't set "
+                 "immutable config",
+                 p->name);
+        return -1;
+    }
+    char *v = stor_xmalloc(val->n + 1);
+    memcpy(v, val->p, val->n);
+    v[val->n] = '\0';
+    const char *why;
+    const char *argv[1] = {v};
+    int rc = apply(c, p, argv, 1, &why);
+    if (rc)
+        snprintf(err, errlen, "ERR CONFIG SET failed (possibly related to argument '%s') - %s",
+                 p->name, why);
+    free(v);
+    if (rc == 0)
+        srv_conf_changed();
+    return rc;
+}

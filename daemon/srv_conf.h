@@ -1,0 +1,21 @@
+/*
+ * srv_conf — shmkvd's configuration table: defaults, the config file,
+ * --name value overrides, CONFIG GET and CONFIG SET all read one table.
+ */
+#ifndef SHMKV_SRV_CONF_H
+#define SHMKV_SRV_CONF_H
+
+#include "srv.h"
+
+/* The config file shmkvd was started with, or NULL. */
+extern const char *srv_conf_file;
+
+/* Appends name/value bulk pairs for every parameter matching one of the
+ * glob patterns; returns how many pairs. */
+size_t srv_conf_get(const struct srv_conf *c, const struct db_str *pats, size_t npats,
+                    struct resp_buf *out, int proto);
+/* CONFIG SET of one parameter at run time. 0, or -1 with Redis's error. */
+int srv_conf_runtime_set(struct srv_conf *c, const struct db_str *name, const struct db_str *val,
+                         char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,258 @@
+/*
+ * harness — start a real shmkvd (or redis-server) on a free loopback port
+ * in a private temp folder, talk to it with hiredis, stop it by its PID and
+ * remove the folder. Header-only so each test program stays one file.
+ */
+#ifndef SHMKV_TEST_HARNESS_H
+#define SHMKV_TEST_HARNESS_H
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <ftw.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <hiredis/hiredis.h>
+
+struct server {
+    pid_t pid;
+    int port;
+    char dir[256];
+    char sock[300];
+};
+
+/* A port nothing listens on right now (the kernel's choice). */
+static inline int h_free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t sl = sizeof sa;
+    if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof sa) || getsockname(fd, (struct sockaddr *)&sa, &sl))
+        return -1;
+    close(fd);
+    return ntohs(sa.sin_port);
+}
+
+static int h_rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(p);
+}
+
+static inline redisContext *h_connect_port(int port)
+{
+    struct timeval tv = {5, 0};
+    redisContext *c = redisConnectWithTimeout("127.0.0.1", port, tv);
+    if (c && c->err) {
+        redisFree(c);
+        return NULL;
+    }
+    if (c)
+        redisSetTimeout(c, tv);
+    return c;
+}
+
+/* Starts argv (NULL-terminated; the harness appends nothing) and waits up to
+ * 20 s for the port to answer PING. */
+static inline void h_spawn(struct server *s, char *const argv[])
+{
+    s->pid = fork();
+    if (s->pid == 0) {
+        char log[300];
+        snprintf(log, sizeof log, "%s/server.log", s->dir);
+        FILE *f = freopen(log, "w", stdout);
+        (void)f;
+        dup2(1, 2);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    for (int i = 0; i < 400; i++) {
+        redisContext *c = h_connect_port(s->port);
+        if (c) {
+            redisReply *r = redisCommand(c, "PING");
+            bool ok = r && r->type == REDIS_REPLY_STATUS;
+            freeReplyObject(r);
+            redisFree(c);
+            if (ok)
+                return;
+        }
+        int st;
+        if (waitpid(s->pid, &st, WNOHANG) == s->pid)
+            fail_msg("server %s exited during start (status %d), see %s", argv[0], st, s->dir);
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    fail_msg("server %s did not answer on port %d", argv[0], s->port);
+}
+
+/* Makes the temp folder and picks a port; the folder holds data and log. */
+static inline void h_prepare(struct server *s, const char *tag)
+{
+    memset(s, 0, sizeof *s);
+    const char *tmp = getenv("TMPDIR");
+    snprintf(s->dir, sizeof s->dir, "%s/shmkv-%s-XXXXXX", tmp && *tmp ? tmp : "/tmp", tag);
+    if (!mkdtemp(s->dir))
+        fail_msg("mkdtemp: %s", strerror(errno));
+    s->port = h_free_port();
+    snprintf(s->sock, sizeof s->sock, "%s/shmkv.sock", s->dir);
+}
+
+/* Starts shmkvd with the given extra "--name value" options. */
+static inline void h_start_shmkvd_opts(struct server *s, const char *const *extra)
+{
+    char port[16], data[300];
+    snprintf(port, sizeof port, "%d", s->port);
+    snprintf(data, sizeof data, "%s/data", s->dir);
+    const char *argv[64] = {SHMKVD_PATH, "--port", port, "--bind", "127.0.0.1", "--dir", data,
+                            "--unixsocket", s->sock, "--loglevel", "verbose"};
+    int n = 11;
+    for (int i = 0; extra && extra[i] && n < 62; i++)
+        argv[n++] = extra[i];
+    argv[n] = NULL;
+    h_spawn(s, (char *const *)argv);
+}
+
+static inline void h_start_shmkvd(struct server *s)
+{
+    h_prepare(s, "it");
+    h_start_shmkvd_opts(s, NULL);
+}
+
+/* Stops the server: SIGTERM, then SIGKILL after 20 s. Returns the exit
+ * status (or -1 if it had to be killed). Keeps the folder. */
+static inline int h_stop(struct server *s)
+{
+    if (s->pid <= 0)
+        return 0;
+    kill(s->pid, SIGTERM);
+    int st = 0;
+    for (int i = 0; i < 400; i++) {
+        if (waitpid(s->pid, &st, WNOHANG) == s->pid) {
+            s->pid = 0;
+            return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+        }
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    kill(s->pid, SIGKILL);
+    waitpid(s->pid, &st, 0);
+    s->pid = 0;
+    return -1;
+}
+
+static inline void h_destroy(struct server *s)
+{
+    h_stop(s);
+    nftw(s->dir, h_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* ---- reply assertions ---- */
+
+#define H_CMD(c, ...) ((redisReply *)redisCommand((c), __VA_ARGS__))
+
+static inline void h_expect_status(redisContext *c, const char *want, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *r = redisvCommand(c, fmt, ap);
+    va_end(ap);
+    assert_non_null(r);
+    if (r->type != REDIS_REPLY_STATUS || strcmp(r->str, want) != 0)
+        fail_msg("%s: want +%s, got type %d '%s'", fmt, want, r->type, r->str ? r->str : "");
+    freeReplyObject(r);
+}
+
+static inline void h_expect_int(redisContext *c, long long want, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *r = redisvCommand(c, fmt, ap);
+    va_end(ap);
+    assert_non_null(r);
+    if (r->type != REDIS_REPLY_INTEGER || r->integer != want)
+        fail_msg("%s: want :%lld, got type %d %lld '%s'", fmt, want, r->type, r->integer,
+                 r->str ? r->str : "");
+    freeReplyObject(r);
+}
+
+static inline void h_expect_bulk(redisContext *c, const char *want, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *r = redisvCommand(c, fmt, ap);
+    va_end(ap);
+    assert_non_null(r);
+    if (r->type != REDIS_REPLY_STRING || r->len != strlen(want) || memcmp(r->str, want, r->len))
+        fail_msg("%s: want $'%s', got type %d '%s'", fmt, want, r->type, r->str ? r->str : "");
+    freeReplyObject(r);
+}
+
+static inline void h_expect_nil(redisContext *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *r = redisvCommand(c, fmt, ap);
+    va_end(ap);
+    assert_non_null(r);
+    if (r->type != REDIS_REPLY_NIL)
+        fail_msg("%s: want nil, got type %d '%s'", fmt, r->type, r->str ? r->str : "");
+    freeReplyObject(r);
+}
+
+/* An error reply starting with prefix. */
+static inline void h_expect_err(redisContext *c, const char *prefix, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *r = redisvCommand(c, fmt, ap);
+    va_end(ap);
+    assert_non_null(r);
+    if (r->type != REDIS_REPLY_ERROR || strncmp(r->str, prefix, strlen(prefix)) != 0)
+        fail_msg("%s: want -%s..., got type %d '%s'", fmt, prefix, r->type, r->str ? r->str : "");
+    freeReplyObject(r);
+}
+
+/* An array whose elements are the given strings, in order (NULL-terminated). */
+static inline void h_expect_array(redisContext *c, const char *const *want, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *r = redisvCommand(c, fmt, ap);
+    va_end(ap);
+    assert_non_null(r);
+    size_t n = 0;
+    while (want[n])
+        n++;
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != n)
+        fail_msg("%s: want an array of %zu, got type %d with %zu", fmt, n, r->type, r->elements);
+    for (size_t i = 0; i < n; i++) {
+        redisReply *e = r->element[i];
+        if (e->type == REDIS_REPLY_NIL && strcmp(want[i], "(nil)") == 0)
+            continue;
+        char num[32];
+        const char *got = e->str;
+        if (e->type == REDIS_REPLY_INTEGER) {
+            snprintf(num, sizeof num, "%lld", e->integer);
+            got = num;
+        }
+        if (!got || strcmp(got, want[i]) != 0)
+            fail_msg("%s: element %zu: want '%s', got type %d '%s'", fmt, i, want[i], e->type,
+                     e->str ? e->str : "");
+    }
+    freeReplyObject(r);
+}
+#define A(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+#endif

@@ -1,0 +1,513 @@
+/*
+ * test_srv — shmkvd as a server: protocol handling, connections, AUTH,
+ * HELLO, SELECT, transactions, blocking commands, CLIENT, CONFIG, INFO,
+ * SLOWLOG, COMMAND, BGSAVE, limits, and persistence across SHUTDOWN.
+ */
+#include "harness.h"
+
+#include <sys/stat.h>
+
+static struct server S;
+
+static int group_setup(void **state)
+{
+    (void)state;
+    h_start_shmkvd(&S);
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    /* A clean exit on SIGTERM: under ASan this also means no leak or error. */
+    int rc = h_stop(&S);
+    h_destroy(&S);
+    return rc == 0 ? 0 : -1;
+}
+
+static int each_setup(void **state)
+{
+    redisContext *c = h_connect_port(S.port);
+    assert_non_null(c);
+    h_expect_status(c, "OK", "FLUSHALL");
+    *state = c;
+    return 0;
+}
+
+static int each_teardown(void **state)
+{
+    redisFree(*state);
+    return 0;
+}
+
+/* Sends raw bytes on a fresh TCP connection and returns what came back
+ * within the timeout (NUL-terminated, malloc'd). */
+static char *raw(const char *bytes, size_t n, int wait_ms)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)S.port),
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    if (n)
+        assert_int_equal(write(fd, bytes, n), (ssize_t)n);
+    struct timeval tv = {0, wait_ms * 1000};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    size_t cap = 4096, len = 0;
+    char *out = malloc(cap + 1);
+    for (;;) {
+        ssize_t r = read(fd, out + len, cap - len);
+        if (r <= 0)
+            break;
+        len += (size_t)r;
+        if (len == cap)
+            out = realloc(out, (cap *= 2) + 1);
+    }
+    out[len] = '\0';
+    close(fd);
+    return out;
+}
+
+static void test_srv_ping_echo_errors(void **state)
+{
+    redisContext *c = *state;
+    h_expect_status(c, "PONG", "PING");
+    h_expect_bulk(c, "hi", "PING hi");
+    h_expect_err(c, "ERR wrong number of arguments for 'ping' command", "PING a b");
+    h_expect_bulk(c, "hello world", "ECHO %s", "hello world");
+    /* The name comes back as it was sent. */
+    h_expect_err(c, "ERR unknown command 'NOSUCH', with args beginning with: 'a' 'b' ",
+                 "NOSUCH a b");
+    h_expect_err(c, "ERR wrong number of arguments for 'get' command", "GET");
+    h_expect_err(c, "ERR wrong number of arguments for 'set' command", "SET k");
+    h_expect_err(c, "ERR syntax error", "SET k v NX XX");
+    h_expect_status(c, "OK", "set K v"); /* names are case-insensitive */
+}
+
+static void test_srv_pipelining_and_inline(void **state)
+{
+    (void)state;
+    const char req[] = "*3\r\n$3\r\nSET\r\n$1\r\na\r\n$1\r\n1\r\n"
+                       "INCR a\r\n"
+                       "*2\r\n$3\r\nGET\r\n$1\r\na\r\n"
+                       "ECHO \"x y\"\r\n";
+    char *out = raw(req, sizeof req - 1, 300);
+    assert_string_equal(out, "+OK\r\n:2\r\n$1\r\n2\r\n$3\r\nx y\r\n");
+    free(out);
+}
+
+static void test_srv_protocol_errors_close(void **state)
+{
+    redisContext *c = *state;
+    struct {
+        const char *in, *want;
+    } cases[] = {
+        {"*1\r\n$-5\r\n", "-ERR Protocol error: invalid bulk length\r\n"},
+        {"*x\r\n", "-ERR Protocol error: invalid multibulk length\r\n"},
+        {"*2\r\n+ok\r\n", "-ERR Protocol error: expected '$', got '+'\r\n"},
+        {"GET \"unterminated\r\n", "-ERR Protocol error: unbalanced quotes in request\r\n"},
+        {"*1\r\n$99999999999\r\n", "-ERR Protocol error: invalid bulk length\r\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *out = raw(cases[i].in, strlen(cases[i].in), 300);
+        assert_string_equal(out, cases[i].want);
+        free(out);
+    }
+    /* A half frame and a vanished client lose nothing; the server serves on. */
+    const char half[] = "*3\r\n$3\r\nSET\r\n$1\r\nz\r\n$5\r\nab";
+    char *out = raw(half, sizeof half - 1, 100);
+    free(out);
+    h_expect_nil(c, "GET z");
+    h_expect_status(c, "PONG", "PING");
+}
+
+static void test_srv_select_and_dbs(void **state)
+{
+    redisContext *c = *state;
+    h_expect_status(c, "OK", "SET k db0");
+    h_expect_status(c, "OK", "SELECT 5");
+    h_expect_nil(c, "GET k");
+    h_expect_status(c, "OK", "SET k db5");
+    h_expect_int(c, 1, "DBSIZE");
+    h_expect_err(c, "ERR DB index is out of range", "SELECT 16");
+    h_expect_err(c, "ERR value is not an integer or out of range", "SELECT x");
+    h_expect_status(c, "OK", "FLUSHDB");
+    h_expect_int(c, 0, "DBSIZE");
+    h_expect_status(c, "OK", "SELECT 0");
+    h_expect_bulk(c, "db0", "GET k");
+    h_expect_int(c, 1, "COPY k k2 DB 7");
+    h_expect_status(c, "OK", "SELECT 7");
+    h_expect_bulk(c, "db0", "GET k2");
+    h_expect_err(c, "ERR syntax error", "FLUSHDB now");
+}
+
+static void test_srv_multi_exec_watch(void **state)
+{
+    redisContext *c = *state;
+    h_expect_status(c, "OK", "MULTI");
+    h_expect_status(c, "QUEUED", "SET a 1");
+    h_expect_status(c, "QUEUED", "INCR a");
+    h_expect_err(c, "ERR MULTI calls can not be nested", "MULTI");
+    redisReply *r = H_CMD(c, "EXEC");
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    assert_int_equal(r->elements, 2);
+    assert_int_equal(r->element[1]->integer, 2);
+    freeReplyObject(r);
+    h_expect_err(c, "ERR EXEC without MULTI", "EXEC");
+    h_expect_err(c, "ERR DISCARD without MULTI", "DISCARD");
+    /* A command that fails to queue aborts the transaction. */
+    h_expect_status(c, "OK", "MULTI");
+    h_expect_err(c, "ERR unknown command", "NOPE");
+    h_expect_err(c, "EXECABORT Transaction discarded because of previous errors.", "EXEC");
+    /* Runtime errors do not abort: the other commands run. */
+    h_expect_status(c, "OK", "SET s str");
+    h_expect_status(c, "OK", "MULTI");
+    h_expect_status(c, "QUEUED", "LPUSH s x");
+    h_expect_status(c, "QUEUED", "SET t 1");
+    r = H_CMD(c, "EXEC");
+    assert_int_equal(r->element[0]->type, REDIS_REPLY_ERROR);
+    assert_int_equal(r->element[1]->type, REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    /* WATCH: a change by another client makes EXEC return nil. */
+    redisContext *other = h_connect_port(S.port);
+    h_expect_status(c, "OK", "WATCH w");
+    h_expect_err(c, "", "PING x y"); /* errors outside MULTI do not matter */
+    h_expect_status(other, "OK", "SET w changed");
+    h_expect_status(c, "OK", "MULTI");
+    h_expect_status(c, "QUEUED", "SET w mine");
+    h_expect_nil(c, "EXEC");
+    h_expect_bulk(c, "changed", "GET w");
+    /* Untouched watched keys let EXEC run; UNWATCH and DISCARD forget them. */
+    h_expect_status(c, "OK", "WATCH w2");
+    h_expect_status(other, "OK", "SET unrelated 1");
+    h_expect_status(c, "OK", "MULTI");
+    h_expect_status(c, "QUEUED", "SET w2 mine");
+    r = H_CMD(c, "EXEC");
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    freeReplyObject(r);
+    h_expect_status(c, "OK", "WATCH w3");
+    h_expect_status(other, "OK", "SET w3 x");
+    h_expect_status(c, "OK", "UNWATCH");
+    h_expect_status(c, "OK", "MULTI");
+    h_expect_status(c, "QUEUED", "GET w3");
+    r = H_CMD(c, "EXEC");
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    freeReplyObject(r);
+    /* A FLUSHALL touches every watched key. */
+    h_expect_status(c, "OK", "WATCH w4");
+    h_expect_status(other, "OK", "FLUSHALL");
+    h_expect_status(c, "OK", "MULTI");
+    h_expect_status(c, "QUEUED", "PING");
+    h_expect_nil(c, "EXEC");
+    h_expect_status(c, "OK", "MULTI");
+    h_expect_err(c, "ERR WATCH inside MULTI is not allowed", "WATCH x");
+    h_expect_status(c, "OK", "DISCARD");
+    redisFree(other);
+}
+
+static void test_srv_blocking_pops(void **state)
+{
+    redisContext *c = *state;
+    /* Data already there: no blocking. */
+    h_expect_int(c, 2, "RPUSH q a b");
+    h_expect_array(c, A("q", "a"), "BLPOP q 1");
+    h_expect_array(c, A("q", "b"), "BRPOP nothing q 1");
+    /* A timeout answers nil (a null array). */
+    redisReply *r = H_CMD(c, "BLPOP q 0.1");
+    assert_int_equal(r->type, REDIS_REPLY_NIL);
+    freeReplyObject(r);
+    h_expect_err(c, "ERR timeout is negative", "BLPOP q -1");
+    h_expect_err(c, "ERR timeout is not a float or out of range", "BLPOP q abc");
+    /* A push from another client wakes the waiting one. */
+    redisContext *other = h_connect_port(S.port);
+    redisAppendCommand(c, "BLPOP q2 q3 5");
+    redisBufferWrite(c, &(int){0});
+    struct timespec ts = {0, 100 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    h_expect_int(other, 1, "RPUSH q3 woken");
+    void *rep;
+    assert_int_equal(redisGetReply(c, &rep), REDIS_OK);
+    r = rep;
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    assert_string_equal(r->element[0]->str, "q3");
+    assert_string_equal(r->element[1]->str, "woken");
+    freeReplyObject(r);
+    h_expect_int(other, 0, "EXISTS q3"); /* the woken client took it */
+    /* BLMOVE waits too, and moves what arrives. */
+    redisAppendCommand(c, "BLMOVE src dst LEFT RIGHT 5");
+    redisBufferWrite(c, &(int){0});
+    nanosleep(&ts, NULL);
+    h_expect_int(other, 1, "LPUSH src m");
+    assert_int_equal(redisGetReply(c, &rep), REDIS_OK);
+    r = rep;
+    assert_int_equal(r->type, REDIS_REPLY_STRING);
+    assert_string_equal(r->str, "m");
+    freeReplyObject(r);
+    h_expect_array(other, A("m"), "LRANGE dst 0 -1");
+    r = H_CMD(c, "BRPOPLPUSH empty dst 0.05");
+    assert_int_equal(r->type, REDIS_REPLY_NIL);
+    freeReplyObject(r);
+    /* Inside MULTI a blocking pop does not block. */
+    h_expect_status(c, "OK", "MULTI");
+    h_expect_status(c, "QUEUED", "BLPOP nothing 0");
+    r = H_CMD(c, "EXEC");
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    assert_int_equal(r->element[0]->type, REDIS_REPLY_NIL);
+    freeReplyObject(r);
+    redisFree(other);
+}
+
+static void test_srv_client_commands(void **state)
+{
+    redisContext *c = *state;
+    redisReply *r = H_CMD(c, "CLIENT ID");
+    assert_int_equal(r->type, REDIS_REPLY_INTEGER);
+    long long id = r->integer;
+    freeReplyObject(r);
+    h_expect_nil(c, "CLIENT GETNAME");
+    h_expect_status(c, "OK", "CLIENT SETNAME tester");
+    h_expect_bulk(c, "tester", "CLIENT GETNAME");
+    h_expect_err(c, "ERR Client names cannot contain spaces", "CLIENT SETNAME %s", "a b");
+    r = H_CMD(c, "CLIENT LIST");
+    assert_int_equal(r->type, REDIS_REPLY_STRING);
+    assert_non_null(strstr(r->str, "name=tester"));
+    freeReplyObject(r);
+    r = H_CMD(c, "CLIENT INFO");
+    char want[64];
+    snprintf(want, sizeof want, "id=%lld ", id);
+    assert_true(strncmp(r->str, want, strlen(want)) == 0);
+    freeReplyObject(r);
+    redisContext *victim = h_connect_port(S.port);
+    r = H_CMD(victim, "CLIENT ID");
+    long long vid = r->integer;
+    freeReplyObject(r);
+    h_expect_int(c, 1, "CLIENT KILL ID %lld", vid);
+    h_expect_int(c, 0, "CLIENT KILL ID %lld", id); /* SKIPME yes by default */
+    h_expect_err(c, "ERR No such client", "CLIENT KILL 1.2.3.4:5");
+    h_expect_err(c, "ERR unknown subcommand 'nope'. Try CLIENT HELP.", "CLIENT nope");
+    struct timespec ts = {0, 300 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    r = H_CMD(victim, "PING");
+    assert_true(r == NULL || r->type == REDIS_REPLY_ERROR);
+    freeReplyObject(r);
+    redisFree(victim);
+}
+
+static void test_srv_hello_resp3(void **state)
+{
+    (void)state;
+    const char req[] = "HELLO 3\r\nHGETALL none\r\nGET none\r\nZSCORE none x\r\n"
+                       "ZADD z 1.5 a\r\nZSCORE z a\r\nHSET h f v\r\nHGETALL h\r\n";
+    char *out = raw(req, sizeof req - 1, 300);
+    assert_non_null(strstr(out, "%7\r\n$6\r\nserver\r\n$5\r\nredis\r\n"));
+    assert_non_null(strstr(out, "$5\r\nproto\r\n:3\r\n"));
+    /* RESP3 types: an empty map, nulls, a double, a one-pair map. */
+    assert_non_null(strstr(out, "%0\r\n_\r\n_\r\n:1\r\n,1.5\r\n:1\r\n%1\r\n$1\r\nf\r\n$1\r\nv\r\n"));
+    free(out);
+    out = raw("HELLO 4\r\n", strlen("HELLO 4\r\n"), 200);
+    assert_string_equal(out, "-NOPROTO unsupported protocol version\r\n");
+    free(out);
+}
+
+static void test_srv_config_info_command(void **state)
+{
+    redisContext *c = *state;
+    redisReply *r = H_CMD(c, "CONFIG GET port");
+    assert_int_equal(r->elements, 2);
+    assert_int_equal(atoi(r->element[1]->str), S.port);
+    freeReplyObject(r);
+    r = H_CMD(c, "CONFIG GET *max*");
+    assert_true(r->elements >= 4);
+    freeReplyObject(r);
+    h_expect_array(c, A("save", ""), "CONFIG GET save");
+    h_expect_status(c, "OK", "CONFIG SET timeout 100");
+    h_expect_array(c, A("timeout", "100"), "CONFIG GET timeout");
+    h_expect_status(c, "OK", "CONFIG SET timeout 0");
+    h_expect_err(c, "ERR CONFIG SET failed (possibly related to argument 'port') - can't set "
+                    "immutable config", "CONFIG SET port 1");
+    h_expect_err(c, "ERR Unknown option or number of arguments for CONFIG SET - 'nope'",
+                 "CONFIG SET nope 1");
+    h_expect_err(c, "ERR CONFIG SET failed (possibly related to argument 'maxclients')",
+                 "CONFIG SET maxclients abc");
+    h_expect_status(c, "OK", "CONFIG RESETSTAT");
+    r = H_CMD(c, "INFO");
+    assert_int_equal(r->type, REDIS_REPLY_STRING);
+    assert_non_null(strstr(r->str, "# Server\r\nredis_version:"));
+    assert_non_null(strstr(r->str, "mem_allocator:jemalloc-"));
+    assert_non_null(strstr(r->str, "# Keyspace"));
+    freeReplyObject(r);
+    h_expect_status(c, "OK", "SET k v");
+    r = H_CMD(c, "INFO keyspace");
+    assert_non_null(strstr(r->str, "db0:keys=1,expires=0"));
+    assert_null(strstr(r->str, "# Server"));
+    freeReplyObject(r);
+    r = H_CMD(c, "COMMAND COUNT");
+    assert_true(r->integer > 140);
+    long long count = r->integer;
+    freeReplyObject(r);
+    r = H_CMD(c, "COMMAND INFO get nosuch");
+    assert_int_equal(r->elements, 2);
+    assert_string_equal(r->element[0]->element[0]->str, "get");
+    assert_int_equal(r->element[0]->element[1]->integer, 2);
+    assert_int_equal(r->element[1]->type, REDIS_REPLY_NIL);
+    freeReplyObject(r);
+    r = H_CMD(c, "COMMAND");
+    assert_int_equal((long long)r->elements, count);
+    freeReplyObject(r);
+    r = H_CMD(c, "TIME");
+    assert_int_equal(r->elements, 2);
+    assert_true(atoll(r->element[0]->str) > 1700000000);
+    freeReplyObject(r);
+}
+
+static void test_srv_slowlog(void **state)
+{
+    redisContext *c = *state;
+    h_expect_status(c, "OK", "SLOWLOG RESET");
+    h_expect_status(c, "OK", "CONFIG SET slowlog-log-slower-than 0");
+    h_expect_status(c, "OK", "SET slow value");
+    redisReply *r = H_CMD(c, "SLOWLOG GET 10");
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    assert_true(r->elements >= 2);
+    /* Newest first: [id, time, micros, [args], addr, name]. */
+    redisReply *e = r->element[0];
+    assert_int_equal(e->elements, 6);
+    assert_string_equal(e->element[3]->element[0]->str, "SET");
+    freeReplyObject(r);
+    h_expect_status(c, "OK", "CONFIG SET slowlog-log-slower-than 10000");
+    r = H_CMD(c, "SLOWLOG LEN");
+    assert_true(r->integer >= 2);
+    freeReplyObject(r);
+    h_expect_status(c, "OK", "SLOWLOG RESET");
+    h_expect_int(c, 0, "SLOWLOG LEN");
+}
+
+static void test_srv_bgsave_lastsave(void **state)
+{
+    redisContext *c = *state;
+    h_expect_status(c, "OK", "SET saved 1");
+    h_expect_status(c, "Background saving started", "BGSAVE");
+    redisReply *r = H_CMD(c, "LASTSAVE");
+    assert_true(r->integer > 1700000000);
+    freeReplyObject(r);
+    char path[400];
+    snprintf(path, sizeof path, "%s/data/checkpoints", S.dir);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+}
+
+static void test_srv_unix_socket(void **state)
+{
+    (void)state;
+    redisContext *u = redisConnectUnix(S.sock);
+    assert_non_null(u);
+    assert_int_equal(u->err, 0);
+    h_expect_status(u, "OK", "SET viaunix 1");
+    h_expect_bulk(u, "1", "GET viaunix");
+    redisFree(u);
+}
+
+static void test_srv_auth_and_limits(void **state)
+{
+    (void)state;
+    struct server a;
+    h_prepare(&a, "auth");
+    const char *opts[] = {"--requirepass", "s3cret", "--maxclients", "2", "--timeout", "1", NULL};
+    /* The harness PINGs without AUTH: NOAUTH is an error, not a status. */
+    char port[16], data[300];
+    snprintf(port, sizeof port, "%d", a.port);
+    snprintf(data, sizeof data, "%s/data", a.dir);
+    a.pid = fork();
+    if (a.pid == 0) {
+        char log[300];
+        snprintf(log, sizeof log, "%s/server.log", a.dir);
+        FILE *f = freopen(log, "w", stdout);
+        (void)f;
+        execl(SHMKVD_PATH, SHMKVD_PATH, "--port", port, "--bind", "127.0.0.1", "--dir", data,
+              opts[0], opts[1], opts[2], opts[3], opts[4], opts[5], (char *)NULL);
+        _exit(127);
+    }
+    redisContext *c = NULL;
+    for (int i = 0; i < 200 && !c; i++) {
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        c = h_connect_port(a.port);
+    }
+    assert_non_null(c);
+    h_expect_err(c, "NOAUTH Authentication required.", "GET k");
+    h_expect_err(c, "WRONGPASS invalid username-password pair or user is disabled.", "AUTH bad");
+    h_expect_err(c, "WRONGPASS", "AUTH someone s3cret");
+    h_expect_status(c, "OK", "AUTH s3cret");
+    h_expect_status(c, "OK", "AUTH default s3cret");
+    h_expect_nil(c, "GET k");
+    /* maxclients 2: the third connection is refused with Redis's error. */
+    redisContext *c2 = h_connect_port(a.port);
+    h_expect_err(c2, "NOAUTH", "PING");
+    redisContext *c3 = h_connect_port(a.port);
+    if (c3) {
+        redisReply *r = H_CMD(c3, "PING");
+        assert_true(r == NULL || (r->type == REDIS_REPLY_ERROR &&
+                                  strcmp(r->str, "ERR max number of clients reached") == 0));
+        freeReplyObject(r);
+        redisFree(c3);
+    }
+    /* timeout 1: an idle client is closed. */
+    struct timespec ts = {2, 500 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    redisReply *r = H_CMD(c2, "PING");
+    assert_null(r);
+    redisFree(c2);
+    redisFree(c);
+    h_destroy(&a);
+}
+
+static void test_srv_persistence_across_shutdown(void **state)
+{
+    redisContext *c = *state;
+    h_expect_status(c, "OK", "SET ps v");
+    h_expect_int(c, 2, "HSET ph a 1 b 2");
+    h_expect_int(c, 2, "ZADD pz 1 a 2 b");
+    h_expect_int(c, 3, "RPUSH pl x y z");
+    h_expect_int(c, 1, "SADD pset m");
+    h_expect_int(c, 1, "PEXPIRE ps 100000000");
+    h_expect_status(c, "OK", "SELECT 3");
+    h_expect_status(c, "OK", "SET indb3 yes");
+    /* SHUTDOWN closes the connection without a reply and the server exits 0. */
+    redisReply *r = H_CMD(c, "SHUTDOWN");
+    assert_null(r);
+    int st;
+    assert_int_equal(waitpid(S.pid, &st, 0), S.pid);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    S.pid = 0;
+    h_start_shmkvd_opts(&S, NULL);
+    redisContext *d = h_connect_port(S.port);
+    h_expect_bulk(d, "v", "GET ps");
+    r = H_CMD(d, "PTTL ps");
+    assert_true(r->integer > 99000000);
+    freeReplyObject(r);
+    h_expect_array(d, A("a", "1", "b", "2"), "HGETALL ph");
+    h_expect_array(d, A("a", "b"), "ZRANGE pz 0 -1");
+    h_expect_array(d, A("x", "y", "z"), "LRANGE pl 0 -1");
+    h_expect_int(d, 1, "SISMEMBER pset m");
+    h_expect_status(d, "OK", "SELECT 3");
+    h_expect_bulk(d, "yes", "GET indb3");
+    redisFree(d);
+    /* The fixture's client was closed by SHUTDOWN: give teardown a live one. */
+    redisFree(c);
+    *state = h_connect_port(S.port);
+}
+
+int main(void)
+{
+#define T(fn) cmocka_unit_test_setup_teardown(fn, each_setup, each_teardown)
+    const struct CMUnitTest tests[] = {
+        T(test_srv_ping_echo_errors),   T(test_srv_pipelining_and_inline),
+        T(test_srv_protocol_errors_close), T(test_srv_select_and_dbs),
+        T(test_srv_multi_exec_watch),   T(test_srv_blocking_pops),
+        T(test_srv_client_commands),    T(test_srv_hello_resp3),
+        T(test_srv_config_info_command), T(test_srv_slowlog),
+        T(test_srv_bgsave_lastsave),    T(test_srv_unix_socket),
+        T(test_srv_auth_and_limits),    T(test_srv_persistence_across_shutdown),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
