@@ -3,6 +3,7 @@
  */
 #include "cmd.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 #define KEY(i) c->argv[i].p, c->argv[i].n
@@ -173,6 +174,10 @@ void cmd_hincrbyfloat(struct conn *c)
     long double d;
     if (!cmd_arg_ld(c, 3, &d))
         return;
+    if (isnan(d) || isinf(d)) {
+        resp_error(OUT(c), "ERR value is NaN or Infinity");
+        return;
+    }
     char out[DB_LDSTR_MAX];
     size_t n;
     int rc = db_hincrbyfloat(&srv.db, c->db, KEY(1), KEY(2), d, out, &n);

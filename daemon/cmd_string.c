@@ -315,8 +315,15 @@ void cmd_decrby(struct conn *c)
 void cmd_incrbyfloat(struct conn *c)
 {
     long double d;
-    if (!cmd_arg_ld(c, 2, &d))
+    if (db_str2ld(c->argv[2].p, c->argv[2].n, &d)) {
+        /* Redis checks the key's type before the increment. */
+        int t;
+        int rc = db_type(&srv.db, c->db, KEY(1), &t);
+        if (rc == 0 && t != ENC_TYPE_NONE && t != ENC_TYPE_STRING)
+            rc = ENC_EWRONGTYPE;
+        cmd_reply_err(c, rc ? rc : ENC_ENOTFLOAT);
         return;
+    }
     char out[DB_LDSTR_MAX];
     size_t n;
     int rc = db_incrbyfloat(&srv.db, c->db, KEY(1), d, out, &n);

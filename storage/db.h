@@ -60,7 +60,7 @@ void db_vec_push(struct db_vec *v, const char *p, size_t n, double score);
 void db_vec_push_nil(struct db_vec *v);
 static inline const char *db_vec_ptr(const struct db_vec *v, size_t i)
 {
-    return v->buf + v->items[i].off;
+    return v->buf ? v->buf + v->items[i].off : ""; /* never NULL, even for "" */
 }
 static inline size_t db_vec_len(const struct db_vec *v, size_t i)
 {

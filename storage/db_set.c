@@ -314,10 +314,11 @@ void db_store_vec(struct db *d, struct db_kc *dst, int type, const struct db_vec
         size_t mn = db_vec_len(v, i), kn;
         if (type == ENC_TYPE_ZSET) {
             char s8[8];
-            enc_score_put(s8, v->items[i].score);
+            double sc = v->items[i].score == 0 ? 0.0 : v->items[i].score; /* stored -0 is 0 */
+            enc_score_put(s8, sc);
             const char *k = kc_sub(dst, m, mn, &kn);
             stor_batch_put(&d->b, STOR_CF_SUB, k, kn, s8, 8);
-            k = kc_score(dst, v->items[i].score, m, mn, &kn);
+            k = kc_score(dst, sc, m, mn, &kn);
             stor_batch_put(&d->b, STOR_CF_SCORE, k, kn, "", 0);
         } else {
             const char *k = kc_sub(dst, m, mn, &kn);

@@ -539,27 +539,44 @@ int db_zsetop(struct db *d, unsigned dbi, int op, const struct db_str *keys, siz
         for (size_t i = 0; i < nkeys; i++)
             if (in[i].n == 0)
                 goto out; /* an empty input empties the intersection */
+    /* Scores aggregate in ascending input size, ties in argument order, as
+     * Redis does: with inf + -inf made 0 at each step, and rounding, the
+     * order shows in the result. A stable insertion sort of the indexes. */
+    size_t *order = stor_xmalloc(nkeys * sizeof *order);
+    for (size_t i = 0; i < nkeys; i++) {
+        size_t j = i;
+        while (j > 0 && in[order[j - 1]].n > in[i].n) {
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = i;
+    }
 
     /* Inputs are member-sorted: merge them, one member at a time. */
     for (;;) {
+        /* The smallest member at any input's position. A pointer cannot say
+         * "none": an empty member of an otherwise empty vec is NULL + 0. */
         const char *mm = NULL;
         size_t mmn = 0;
+        bool any = false;
         for (size_t i = 0; i < nkeys; i++) {
             if (pos[i] >= in[i].n)
                 continue;
             const char *m = db_vec_ptr(&in[i], pos[i]);
             size_t mn = db_vec_len(&in[i], pos[i]);
-            if (!mm || bytes_cmp(m, mn, mm, mmn) < 0) {
+            if (!any || bytes_cmp(m, mn, mm, mmn) < 0) {
                 mm = m;
                 mmn = mn;
+                any = true;
             }
         }
-        if (!mm)
+        if (!any)
             break;
         size_t have = 0;
         bool first = false, seen = false;
         double acc = 0;
-        for (size_t i = 0; i < nkeys; i++) {
+        for (size_t j = 0; j < nkeys; j++) {
+            size_t i = op == DB_ZDIFF ? j : order[j];
             if (pos[i] >= in[i].n || bytes_cmp(db_vec_ptr(&in[i], pos[i]),
                                                db_vec_len(&in[i], pos[i]), mm, mmn) != 0)
                 continue;
@@ -578,7 +595,7 @@ int db_zsetop(struct db *d, unsigned dbi, int op, const struct db_str *keys, siz
         bool keep = op == DB_ZUNION || (op == DB_ZINTER && have == nkeys) ||
                     (op == DB_ZDIFF && first && have == 1);
         if (keep)
-            db_vec_push(out, mm, mmn, norm0(acc));
+            db_vec_push(out, mm, mmn, acc); /* a -0 stays -0 in a reply, as in Redis */
         /* Advance every input past mm (inputs are never modified, so mm
          * stays valid while positions move). */
         for (size_t i = 0; i < nkeys; i++)
@@ -586,7 +603,9 @@ int db_zsetop(struct db *d, unsigned dbi, int op, const struct db_str *keys, siz
                                               db_vec_len(&in[i], pos[i]), mm, mmn) == 0)
                 pos[i]++;
     }
-    qsort_r(out->items, out->n, sizeof *out->items, cmp_score_member, out);
+    if (out->n > 1) /* qsort of a NULL array is undefined even for zero items */
+        qsort_r(out->items, out->n, sizeof *out->items, cmp_score_member, out);
+    free(order);
 out:
     for (size_t i = 0; i < nkeys; i++) {
         kc_free(&kcs[i]);

@@ -1,0 +1,738 @@
+/*
+ * test_diff — differential test: seeded random command sequences over the
+ * five types and the key space, sent to Debian's redis-server and to shmkvd,
+ * replies compared.
+ *
+ *   SHMKV_DIFF_SEED=n   the seed (default 1)
+ *   SHMKV_DIFF_COUNT=n  commands per run (default 20000)
+ *
+ * Replies are compared exactly, except where Redis leaves the order
+ * unspecified (SMEMBERS, HGETALL, set algebra, KEYS, SCAN: as multisets),
+ * where a value is random by definition (SRANDMEMBER & co.: by length), and
+ * where time passes between the two servers (TTLs: within a tolerance).
+ * Commands whose outcome depends on randomness (SPOP) only ever take all.
+ */
+#include "harness.h"
+
+#include <stdint.h>
+
+static struct server R, K; /* redis-server, shmkvd */
+static redisContext *cr, *ck;
+
+/* ---- random generation ---- */
+
+static uint64_t rng;
+
+static uint64_t rnd(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+static int pick(int n)
+{
+    return (int)(rnd() % (uint64_t)n);
+}
+
+/* The command being built: argv strings in a small arena. */
+static char arena[8192];
+static size_t used;
+static const char *argv[64];
+static size_t argl[64];
+static int argc;
+
+static void add(const char *s)
+{
+    size_t n = strlen(s);
+    memcpy(arena + used, s, n + 1);
+    argv[argc] = arena + used;
+    argl[argc++] = n;
+    used += n + 1;
+}
+
+static void addf(const char *fmt, long long v)
+{
+    char b[64];
+    snprintf(b, sizeof b, fmt, v);
+    add(b);
+}
+
+/* Each type family draws mostly from its own keys, sometimes from the shared
+ * ones, so type clashes happen without drowning everything in WRONGTYPE. */
+static const char *const keys[] = {"k0", "k1", "k2", "{t}a", "{t}b"};
+static char fam; /* 's' strings, 'h' hashes, 'S' sets, 'z' zsets, 'l' lists, 0 any */
+static const char *const lexkeys[] = {"L0", "L1"}; /* zsets where every score is 0 */
+static const char *const mems[] = {"a", "b", "c", "d", "e", "1", "2", "10", "-3", ""};
+static const char *const scores[] = {"0", "1", "2", "2.5", "-1.5", "10", "-inf", "+inf",
+                                     "1e-5", "3"};
+static const char *const floats[] = {"1.5", "-0.25", "10", "1e2", "abc", "0", "3.0e-3"};
+
+static void key(void)
+{
+    static const char fams[] = "shSzl";
+    char f = fam ? fam : fams[pick(5)];
+    if (pick(5) == 0) {
+        add(keys[pick(5)]);
+        return;
+    }
+    char k[8] = {f, (char)('0' + pick(4)), 0};
+    add(k);
+}
+
+static void mem(void)
+{
+    add(mems[pick(10)]);
+}
+
+static void small_int(int lo, int hi)
+{
+    addf("%lld", lo + pick(hi - lo + 1));
+}
+
+static void value(void)
+{
+    static const char *const v[] = {"v", "hello", "12", "-7", "3.5", "", "x y", "0"};
+    add(v[pick(8)]);
+}
+
+static void score_bound(void)
+{
+    static const char *const b[] = {"-inf", "+inf", "0", "(0", "1", "(1", "2.5", "(2.5", "10"};
+    add(b[pick(9)]);
+}
+
+static void lex_bound(void)
+{
+    static const char *const b[] = {"-", "+", "[a", "(a", "[c", "(c", "[e", "(b", "[", "(zz"};
+    add(b[pick(10)]);
+}
+
+/* How a reply pair is compared. */
+enum cmp { EXACT, UNORDERED, PAIRS, LENGTH, TTL_S, TTL_MS, SCAN };
+
+/* Builds one random command into argv; returns how to compare it. */
+static enum cmp gen(void)
+{
+    used = 0;
+    argc = 0;
+    int which = pick(100);
+    fam = which < 17 ? 's' : which < 27 ? 0 : which < 39 ? 'h' : which < 49 ? 'S'
+        : which < 67 ? 'z' : which < 83 ? 'l' : 0;
+    /* Strings */
+    if (which < 4) {
+        add("SET"), key(), value();
+        int o = pick(8);
+        if (o == 1)
+            add("NX");
+        else if (o == 2)
+            add("XX");
+        else if (o == 3)
+            add("GET");
+        else if (o == 4)
+            add("EX"), add("1000");
+        else if (o == 5)
+            add("KEEPTTL");
+        else if (o == 6)
+            add("PX"), add("0");
+        return EXACT;
+    }
+    if (which < 7) {
+        add("GET"), key();
+        return EXACT;
+    }
+    if (which < 9) {
+        static const char *const c[] = {"INCR", "DECR", "STRLEN", "GETDEL"};
+        add(c[pick(4)]), key();
+        return EXACT;
+    }
+    if (which < 11) {
+        static const char *const c[] = {"INCRBY", "DECRBY", "APPEND", "SETNX", "GETSET"};
+        int i = pick(5);
+        add(c[i]), key();
+        if (i < 2)
+            small_int(-100, 100);
+        else
+            value();
+        return EXACT;
+    }
+    if (which < 12) {
+        add("INCRBYFLOAT"), key(), add(floats[pick(7)]);
+        return EXACT;
+    }
+    if (which < 13) {
+        add("GETRANGE"), key(), small_int(-6, 6), small_int(-6, 6);
+        return EXACT;
+    }
+    if (which < 14) {
+        add("SETRANGE"), key(), small_int(0, 8), value();
+        return EXACT;
+    }
+    if (which < 15) {
+        add(pick(2) ? "MSET" : "MSETNX");
+        for (int i = 0, n = 1 + pick(3); i < n; i++)
+            key(), value();
+        return EXACT;
+    }
+    if (which < 16) {
+        add("MGET");
+        for (int i = 0, n = 1 + pick(4); i < n; i++)
+            key();
+        return EXACT;
+    }
+    if (which < 17) {
+        add("GETEX"), key();
+        if (pick(2))
+            add(pick(2) ? "PERSIST" : "EX"), (argv[argc - 1][0] == 'E' ? add("500") : (void)0);
+        return EXACT;
+    }
+    /* Keys */
+    if (which < 19) {
+        add(pick(2) ? "DEL" : "EXISTS");
+        for (int i = 0, n = 1 + pick(3); i < n; i++)
+            key();
+        return EXACT;
+    }
+    if (which < 20) {
+        add("TYPE"), key();
+        return EXACT;
+    }
+    if (which < 22) {
+        static const char *const c[] = {"EXPIRE", "PEXPIRE", "PERSIST"};
+        int i = pick(3);
+        add(c[i]), key();
+        if (i < 2) {
+            addf("%lld", (i ? 1000000 : 1000) + pick(3) * (i ? 1000 : 1));
+            static const char *const f[] = {NULL, "NX", "XX", "GT", "LT"};
+            const char *fl = f[pick(5)];
+            if (fl)
+                add(fl);
+        }
+        return EXACT;
+    }
+    if (which < 23) {
+        int i = pick(4);
+        static const char *const c[] = {"TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME"};
+        add(c[i]), key();
+        return i % 2 ? TTL_MS : TTL_S;
+    }
+    if (which < 24) {
+        add(pick(2) ? "RENAME" : "RENAMENX"), key(), key();
+        return EXACT;
+    }
+    if (which < 25) {
+        add("COPY"), key(), key();
+        if (pick(2))
+            add("REPLACE");
+        return EXACT;
+    }
+    if (which < 26) {
+        if (pick(2))
+            add("DBSIZE");
+        else
+            add("KEYS"), add(pick(2) ? "*" : "z*");
+        return UNORDERED;
+    }
+    if (which < 27) {
+        add("SCAN"), add("0"), add("COUNT"), add("1000");
+        if (pick(2))
+            add("MATCH"), add("[hk][0-2]*");
+        if (pick(2)) {
+            static const char *const t[] = {"string", "hash", "set", "zset", "list"};
+            add("TYPE"), add(t[pick(5)]);
+        }
+        return SCAN;
+    }
+    /* Hashes */
+    if (which < 31) {
+        add(pick(4) ? "HSET" : "HSETNX"), key();
+        int pairs = argv[0][4] == 'N' ? 1 : 1 + pick(3);
+        for (int i = 0; i < pairs; i++)
+            mem(), value();
+        return EXACT;
+    }
+    if (which < 34) {
+        static const char *const c[] = {"HGET", "HEXISTS", "HSTRLEN", "HDEL"};
+        add(c[pick(4)]), key(), mem();
+        return EXACT;
+    }
+    if (which < 35) {
+        add("HMGET"), key(), mem(), mem();
+        return EXACT;
+    }
+    if (which < 36) {
+        int i = pick(4);
+        static const char *const c[] = {"HGETALL", "HKEYS", "HVALS", "HLEN"};
+        add(c[i]), key();
+        return i == 0 ? PAIRS : UNORDERED;
+    }
+    if (which < 37) {
+        add(pick(2) ? "HINCRBY" : "HINCRBYFLOAT"), key(), mem();
+        if (argv[0][7] == 'F')
+            add(floats[pick(7)]);
+        else
+            small_int(-5, 5);
+        return EXACT;
+    }
+    if (which < 38) {
+        add("HRANDFIELD"), key(), small_int(-4, 4);
+        if (pick(2))
+            add("WITHVALUES");
+        return LENGTH;
+    }
+    if (which < 39) {
+        add("HSCAN"), key(), add("0"), add("COUNT"), add("1000");
+        return SCAN;
+    }
+    /* Sets */
+    if (which < 43) {
+        add(pick(3) ? "SADD" : "SREM"), key();
+        for (int i = 0, n = 1 + pick(3); i < n; i++)
+            mem();
+        return EXACT;
+    }
+    if (which < 45) {
+        int i = pick(5);
+        static const char *const c[] = {"SMEMBERS", "SCARD", "SISMEMBER", "SMISMEMBER", "SPOP"};
+        add(c[i]), key();
+        if (i == 2)
+            mem();
+        if (i == 3)
+            mem(), mem();
+        if (i == 4)
+            add("100"); /* all of it: the outcome is not random */
+        return i == 0 || i == 4 ? UNORDERED : EXACT;
+    }
+    if (which < 46) {
+        add("SRANDMEMBER"), key(), small_int(-4, 4);
+        return LENGTH;
+    }
+    if (which < 47) {
+        add("SMOVE"), key(), key(), mem();
+        return EXACT;
+    }
+    if (which < 49) {
+        static const char *const c[] = {"SINTER", "SUNION", "SDIFF", "SINTERSTORE",
+                                        "SUNIONSTORE", "SDIFFSTORE", "SINTERCARD"};
+        int i = pick(7);
+        add(c[i]);
+        if (i == 6)
+            add("2");
+        for (int j = 0, n = i == 6 ? 2 : 1 + pick(3); j < n; j++)
+            key();
+        return i < 3 ? UNORDERED : EXACT;
+    }
+    /* Sorted sets */
+    if (which < 54) {
+        add("ZADD"), key();
+        static const char *const f[] = {NULL, NULL, "NX", "XX", "GT", "LT", "CH", "INCR"};
+        const char *fl = f[pick(8)];
+        if (fl)
+            add(fl);
+        for (int i = 0, n = fl && fl[0] == 'I' ? 1 : 1 + pick(3); i < n; i++)
+            add(scores[pick(10)]), mem();
+        return EXACT;
+    }
+    if (which < 56) {
+        int i = pick(6);
+        static const char *const c[] = {"ZSCORE", "ZRANK", "ZREVRANK", "ZREM", "ZCARD",
+                                        "ZINCRBY"};
+        add(c[i]), key();
+        if (i == 5)
+            add(scores[pick(10)]);
+        if (i != 4)
+            mem();
+        return EXACT;
+    }
+    if (which < 58) {
+        add("ZRANGE"), key();
+        int by = pick(2); /* rank or score; lex has its own keys */
+        if (by)
+            score_bound(), score_bound(), add("BYSCORE");
+        else
+            small_int(-4, 4), small_int(-4, 4);
+        if (pick(2))
+            add("REV");
+        if (by && pick(2))
+            add("LIMIT"), small_int(-1, 2), small_int(-1, 3);
+        if (pick(2))
+            add("WITHSCORES");
+        return EXACT;
+    }
+    if (which < 59) {
+        static const char *const c[] = {"ZRANGEBYSCORE", "ZREVRANGEBYSCORE", "ZCOUNT",
+                                        "ZREMRANGEBYSCORE"};
+        int i = pick(4);
+        add(c[i]), key(), score_bound(), score_bound();
+        if (i < 2 && pick(2))
+            add("WITHSCORES");
+        return EXACT;
+    }
+    if (which < 60) {
+        static const char *const c[] = {"ZREVRANGE", "ZREMRANGEBYRANK"};
+        add(c[pick(2)]), key(), small_int(-3, 3), small_int(-3, 3);
+        return EXACT;
+    }
+    if (which < 62) {
+        /* Lex ranges only mean something where all scores are equal. */
+        int i = pick(7);
+        static const char *const c[] = {"ZADD", "ZRANGEBYLEX", "ZREVRANGEBYLEX", "ZLEXCOUNT",
+                                        "ZREMRANGEBYLEX", "ZRANGE", "ZREM"};
+        add(c[i]), add(lexkeys[pick(2)]);
+        if (i == 0)
+            add("0"), mem(), add("0"), mem();
+        else if (i == 6)
+            mem();
+        else
+            lex_bound(), lex_bound();
+        if (i == 5) {
+            add("BYLEX");
+            if (pick(2))
+                add("REV");
+        }
+        if ((i == 1 || i == 2 || i == 5) && pick(2))
+            add("LIMIT"), small_int(0, 2), small_int(-1, 3);
+        return EXACT;
+    }
+    if (which < 63) {
+        add(pick(2) ? "ZPOPMIN" : "ZPOPMAX"), key();
+        if (pick(2))
+            small_int(0, 3);
+        return EXACT;
+    }
+    if (which < 64) {
+        add("ZRANDMEMBER"), key(), small_int(-3, 3);
+        return LENGTH;
+    }
+    if (which < 66) {
+        static const char *const c[] = {"ZUNION", "ZINTER", "ZDIFF", "ZUNIONSTORE",
+                                        "ZINTERSTORE", "ZDIFFSTORE", "ZMSCORE"};
+        int i = pick(7);
+        add(c[i]);
+        if (i == 6) {
+            key(), mem(), mem();
+            return EXACT;
+        }
+        if (i >= 3)
+            key();
+        int n = 1 + pick(3);
+        addf("%lld", n);
+        for (int j = 0; j < n; j++)
+            key();
+        if (i % 3 != 2 && pick(2)) {
+            add("WEIGHTS");
+            for (int j = 0; j < n; j++)
+                add(floats[pick(4)]);
+        }
+        if (i % 3 != 2 && pick(2)) {
+            static const char *const a[] = {"SUM", "MIN", "MAX"};
+            add("AGGREGATE"), add(a[pick(3)]);
+        }
+        if (i < 3 && pick(2))
+            add("WITHSCORES");
+        return EXACT;
+    }
+    if (which < 67) {
+        add("ZRANGESTORE"), key(), key(), small_int(-3, 3), small_int(-3, 3);
+        return EXACT;
+    }
+    /* Lists */
+    if (which < 72) {
+        static const char *const c[] = {"LPUSH", "RPUSH", "LPUSHX", "RPUSHX"};
+        add(c[pick(4)]), key();
+        for (int i = 0, n = 1 + pick(3); i < n; i++)
+            mem();
+        return EXACT;
+    }
+    if (which < 75) {
+        static const char *const c[] = {"LPOP", "RPOP", "LLEN"};
+        int i = pick(3);
+        add(c[i]), key();
+        if (i < 2 && pick(2))
+            small_int(0, 3);
+        return EXACT;
+    }
+    if (which < 78) {
+        add("LRANGE"), key(), small_int(-5, 5), small_int(-5, 5);
+        return EXACT;
+    }
+    if (which < 80) {
+        int i = pick(5);
+        static const char *const c[] = {"LINDEX", "LSET", "LREM", "LINSERT", "LTRIM"};
+        add(c[i]), key();
+        if (i == 0)
+            small_int(-4, 4);
+        else if (i == 1)
+            small_int(-4, 4), mem();
+        else if (i == 2)
+            small_int(-2, 2), mem();
+        else if (i == 3)
+            add(pick(2) ? "BEFORE" : "AFTER"), mem(), mem();
+        else
+            small_int(-4, 4), small_int(-4, 4);
+        return EXACT;
+    }
+    if (which < 81) {
+        add("LPOS"), key(), mem();
+        if (pick(2))
+            add("RANK"), small_int(-2, 2);
+        if (pick(2))
+            add("COUNT"), small_int(0, 2);
+        if (pick(2))
+            add("MAXLEN"), small_int(0, 4);
+        return EXACT;
+    }
+    if (which < 83) {
+        if (pick(2)) {
+            add("RPOPLPUSH"), key(), key();
+        } else {
+            add("LMOVE"), key(), key();
+            add(pick(2) ? "LEFT" : "RIGHT"), add(pick(2) ? "LEFT" : "RIGHT");
+        }
+        return EXACT;
+    }
+    /* Errors and oddities: wrong arity, bad numbers, unknown commands. */
+    if (which < 86) {
+        static const char *const c[][4] = {
+            {"GET", NULL},           {"SET", "k0", NULL},    {"INCRBY", "k0", "x", NULL},
+            {"ZADD", "k0", "nan", "a"}, {"LRANGE", "k0", "a", "b"}, {"EXPIRE", "k0", "1", "NX"},
+            {"HSET", "k0", "f", NULL}, {"ZRANGEBYSCORE", "k0", "x", "1"},
+            {"ZRANGEBYLEX", "k0", "a", "b"}, {"NOSUCHCMD", "a", NULL},
+        };
+        int i = pick(10);
+        for (int j = 0; j < 4 && c[i][j]; j++)
+            add(c[i][j]);
+        return EXACT;
+    }
+    if (which < 87) {
+        add("SELECT"), small_int(0, 2);
+        return EXACT;
+    }
+    if (which < 88 && pick(10) == 0) {
+        add("FLUSHDB");
+        return EXACT;
+    }
+    add("EXISTS"), key();
+    return EXACT;
+}
+
+/* ---- comparison ---- */
+
+static char *show(const redisReply *r, char *buf, size_t cap)
+{
+    if (!r) {
+        snprintf(buf, cap, "(no reply)");
+        return buf;
+    }
+    switch (r->type) {
+    case REDIS_REPLY_STRING:
+        snprintf(buf, cap, "\"%.*s\"", (int)r->len, r->str);
+        break;
+    case REDIS_REPLY_STATUS:
+        snprintf(buf, cap, "+%s", r->str);
+        break;
+    case REDIS_REPLY_ERROR:
+        snprintf(buf, cap, "-%s", r->str);
+        break;
+    case REDIS_REPLY_INTEGER:
+        snprintf(buf, cap, ":%lld", r->integer);
+        break;
+    case REDIS_REPLY_NIL:
+        snprintf(buf, cap, "(nil)");
+        break;
+    case REDIS_REPLY_ARRAY: {
+        size_t u = (size_t)snprintf(buf, cap, "[");
+        for (size_t i = 0; i < r->elements && u < cap - 8; i++) {
+            char sub[512];
+            u += (size_t)snprintf(buf + u, cap - u, "%s%s", i ? ", " : "",
+                                  show(r->element[i], sub, sizeof sub));
+        }
+        snprintf(buf + (u < cap ? u : cap - 1), cap - (u < cap ? u : cap - 1), "]");
+        break;
+    }
+    default:
+        snprintf(buf, cap, "(type %d)", r->type);
+    }
+    return buf;
+}
+
+static bool same(const redisReply *a, const redisReply *b)
+{
+    if (a->type != b->type)
+        return false;
+    switch (a->type) {
+    case REDIS_REPLY_STRING:
+    case REDIS_REPLY_STATUS:
+    case REDIS_REPLY_ERROR:
+        return a->len == b->len && memcmp(a->str, b->str, a->len) == 0;
+    case REDIS_REPLY_INTEGER:
+        return a->integer == b->integer;
+    case REDIS_REPLY_ARRAY:
+        if (a->elements != b->elements)
+            return false;
+        for (size_t i = 0; i < a->elements; i++)
+            if (!same(a->element[i], b->element[i]))
+                return false;
+        return true;
+    default:
+        return true;
+    }
+}
+
+/* Sorts groups of `stride` elements by their first string, for multiset
+ * comparison (pairs stay together for HGETALL). */
+static int cmp_str(const void *x, const void *y)
+{
+    const redisReply *a = *(redisReply *const *)x, *b = *(redisReply *const *)y;
+    if (!a->str || !b->str)
+        return (a->str != NULL) - (b->str != NULL);
+    size_t n = a->len < b->len ? a->len : b->len;
+    int c = memcmp(a->str, b->str, n);
+    return c ? c : (a->len > b->len) - (a->len < b->len);
+}
+
+static void sort_groups(redisReply *r, size_t stride)
+{
+    if (r->type != REDIS_REPLY_ARRAY || r->elements == 0 || r->elements % stride)
+        return;
+    size_t n = r->elements / stride;
+    redisReply **tmp = malloc(r->elements * sizeof *tmp);
+    size_t *idx = malloc(n * sizeof *idx);
+    for (size_t i = 0; i < n; i++)
+        idx[i] = i;
+    /* insertion sort on group keys: replies are small */
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && cmp_str(&r->element[idx[j - 1] * stride],
+                                            &r->element[idx[j] * stride]) > 0; j--) {
+            size_t t = idx[j];
+            idx[j] = idx[j - 1];
+            idx[j - 1] = t;
+        }
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < stride; k++)
+            tmp[i * stride + k] = r->element[idx[i] * stride + k];
+    memcpy(r->element, tmp, r->elements * sizeof *tmp);
+    free(tmp);
+    free(idx);
+}
+
+static bool equivalent(enum cmp how, redisReply *a, redisReply *b)
+{
+    if (!a || !b)
+        return false;
+    switch (how) {
+    case UNORDERED:
+        sort_groups(a, 1), sort_groups(b, 1);
+        return same(a, b);
+    case PAIRS:
+        sort_groups(a, 2), sort_groups(b, 2);
+        return same(a, b);
+    case LENGTH:
+        return a->type == b->type &&
+               (a->type != REDIS_REPLY_ARRAY || a->elements == b->elements);
+    case SCAN:
+        if (a->type != REDIS_REPLY_ARRAY || b->type != REDIS_REPLY_ARRAY)
+            return same(a, b);
+        if (a->elements != 2 || b->elements != 2)
+            return false;
+        /* Both must finish in one call (COUNT 1000 over a small key space). */
+        if (strcmp(a->element[0]->str, "0") || strcmp(b->element[0]->str, "0"))
+            return false;
+        sort_groups(a->element[1], argv[0][0] == 'H' ? 2 : 1);
+        sort_groups(b->element[1], argv[0][0] == 'H' ? 2 : 1);
+        return same(a->element[1], b->element[1]);
+    case TTL_S:
+    case TTL_MS:
+        if (a->type == REDIS_REPLY_INTEGER && b->type == REDIS_REPLY_INTEGER && a->integer >= 0 &&
+            b->integer >= 0) {
+            long long d = a->integer - b->integer, tol = how == TTL_S ? 2 : 2000;
+            return d >= -tol && d <= tol;
+        }
+        return same(a, b);
+    default:
+        return same(a, b);
+    }
+}
+
+static int group_setup(void **state)
+{
+    (void)state;
+    if (access(REDIS_SERVER_PATH, X_OK) != 0) {
+        fprintf(stderr, "test_diff: %s not found: nothing to compare against\n",
+                REDIS_SERVER_PATH);
+        return -1;
+    }
+    h_prepare(&R, "redis");
+    char port[16];
+    snprintf(port, sizeof port, "%d", R.port);
+    char *const rargv[] = {REDIS_SERVER_PATH, "--port", port, "--bind", "127.0.0.1", "--save",
+                           "", "--appendonly", "no", "--dir", R.dir, NULL};
+    h_spawn(&R, rargv);
+    h_prepare(&K, "diff");
+    h_start_shmkvd_opts(&K, NULL);
+    cr = h_connect_port(R.port);
+    ck = h_connect_port(K.port);
+    return cr && ck ? 0 : -1;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    redisFree(cr);
+    redisFree(ck);
+    int rc = h_stop(&K);
+    h_destroy(&K);
+    h_destroy(&R);
+    return rc == 0 ? 0 : -1;
+}
+
+static void test_diff_random_commands(void **state)
+{
+    (void)state;
+    const char *s = getenv("SHMKV_DIFF_SEED"), *n = getenv("SHMKV_DIFF_COUNT");
+    uint64_t seed = s ? strtoull(s, NULL, 10) : 1;
+    long count = n ? atol(n) : 20000;
+    rng = seed * 0x9e3779b97f4a7c15ull + 1;
+    long compared = 0, kinds[8] = {0};
+    for (long i = 0; i < count; i++) {
+        enum cmp how = gen();
+        redisReply *a = redisCommandArgv(cr, argc, argv, argl);
+        redisReply *b = redisCommandArgv(ck, argc, argv, argl);
+        if (!equivalent(how, a, b)) {
+            char line[1024] = "", ra[4096], rb[4096];
+            size_t u = 0;
+            for (int j = 0; j < argc && u < sizeof line - 2; j++)
+                u += (size_t)snprintf(line + u, sizeof line - u, "%s'%s'", j ? " " : "",
+                                      argv[j]);
+            fail_msg("seed %llu, command %ld: %s\n  redis:  %s\n  shmkvd: %s",
+                     (unsigned long long)seed, i, line, show(a, ra, sizeof ra),
+                     show(b, rb, sizeof rb));
+        }
+        /* What was compared: errors, nils, integers, strings/status, and
+         * empty and non-empty arrays. */
+        int k = a->type == REDIS_REPLY_ERROR     ? 0
+                : a->type == REDIS_REPLY_NIL     ? 1
+                : a->type == REDIS_REPLY_INTEGER ? 2
+                : a->type == REDIS_REPLY_ARRAY   ? (a->elements ? 5 : 4)
+                                                 : 3;
+        kinds[k]++;
+        freeReplyObject(a);
+        freeReplyObject(b);
+        compared++;
+    }
+    printf("test_diff: seed %llu, %ld commands compared, all equivalent (replies: %ld errors, "
+           "%ld nil, %ld integers, %ld strings, %ld empty arrays, %ld non-empty arrays)\n",
+           (unsigned long long)seed, compared, kinds[0], kinds[1], kinds[2], kinds[3], kinds[4],
+           kinds[5]);
+    /* A run that compared nothing interesting proves nothing. */
+    assert_true(kinds[2] > count / 10 && kinds[5] > count / 20 && kinds[0] > count / 50);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_diff_random_commands),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
