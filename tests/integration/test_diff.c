@@ -112,11 +112,66 @@ static void lex_bound(void)
 /* How a reply pair is compared. */
 enum cmp { EXACT, UNORDERED, PAIRS, LENGTH, TTL_S, TTL_MS, SCAN };
 
+/* The less common commands, one in twenty draws. */
+static enum cmp gen_extra(void)
+{
+    fam = 0;
+    switch (pick(11)) {
+    case 0:
+        fam = 's', add("SETEX"), key(), add("1000"), value();
+        return EXACT;
+    case 1:
+        fam = 's', add("PSETEX"), key(), add(pick(2) ? "1000000" : "0"), value();
+        return EXACT;
+    case 2:
+        fam = 'h', add("HMSET"), key(), mem(), value(), mem(), value();
+        return EXACT;
+    case 3:
+        fam = 's', add("SUBSTR"), key(), small_int(-4, 4), small_int(-4, 4);
+        return EXACT;
+    case 4:
+        add("UNLINK"), key(), key();
+        return EXACT;
+    case 5:
+        /* An absolute time far ahead: both servers store the same instant. */
+        add(pick(2) ? "EXPIREAT" : "PEXPIREAT"), key();
+        add(argv[0][0] == 'E' ? "4102444800" : "4102444800123");
+        if (pick(2))
+            add(pick(2) ? "GT" : "NX");
+        return EXACT;
+    case 6:
+        add("PEXPIRETIME"), key();
+        return TTL_MS; /* relative EXPIREs land a millisecond apart */
+    case 7:
+        fam = 'S', add("SSCAN"), key(), add("0"), add("COUNT"), add("1000");
+        if (pick(2))
+            add("MATCH"), add("[a-c]");
+        return SCAN;
+    case 8:
+        fam = 'z', add("ZSCAN"), key(), add("0"), add("COUNT"), add("1000");
+        return SCAN;
+    case 9:
+        add("RANDOMKEY");
+        return LENGTH;
+    default:
+        fam = 'z', add("ZRANGESTORE"), key(), key();
+        if (pick(2))
+            score_bound(), score_bound(), add("BYSCORE");
+        else
+            small_int(-3, 3), small_int(-3, 3);
+        if (pick(2))
+            add("REV");
+        return EXACT;
+    }
+}
+
 /* Builds one random command into argv; returns how to compare it. */
 static enum cmp gen(void)
 {
     used = 0;
     argc = 0;
+    if (pick(20) == 0)
+        return gen_extra();
     int which = pick(100);
     fam = which < 17 ? 's' : which < 27 ? 0 : which < 39 ? 'h' : which < 49 ? 'S'
         : which < 67 ? 'z' : which < 83 ? 'l' : 0;
@@ -639,8 +694,10 @@ static bool equivalent(enum cmp how, redisReply *a, redisReply *b)
         /* Both must finish in one call (COUNT 1000 over a small key space). */
         if (strcmp(a->element[0]->str, "0") || strcmp(b->element[0]->str, "0"))
             return false;
-        sort_groups(a->element[1], argv[0][0] == 'H' ? 2 : 1);
-        sort_groups(b->element[1], argv[0][0] == 'H' ? 2 : 1);
+        /* HSCAN and ZSCAN return pairs. */
+        size_t stride = argv[0][0] == 'H' || argv[0][0] == 'Z' ? 2 : 1;
+        sort_groups(a->element[1], stride);
+        sort_groups(b->element[1], stride);
         return same(a->element[1], b->element[1]);
     case TTL_S:
     case TTL_MS:
