@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -68,8 +69,14 @@ static inline redisContext *h_connect_port(int port)
  * 20 s for the port to answer PING. */
 static inline void h_spawn(struct server *s, char *const argv[])
 {
+    pid_t parent = getpid();
     s->pid = fork();
     if (s->pid == 0) {
+        /* If the test process dies (a failed assertion, a sanitizer abort),
+         * its servers die with it instead of lingering. */
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid() != parent)
+            _exit(1);
         char log[300];
         snprintf(log, sizeof log, "%s/server.log", s->dir);
         FILE *f = freopen(log, "w", stdout);

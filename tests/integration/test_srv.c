@@ -417,8 +417,12 @@ static void test_srv_auth_and_limits(void **state)
     char port[16], data[300];
     snprintf(port, sizeof port, "%d", a.port);
     snprintf(data, sizeof data, "%s/data", a.dir);
+    pid_t parent = getpid();
     a.pid = fork();
     if (a.pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGTERM); /* as h_spawn: die with the test */
+        if (getppid() != parent)
+            _exit(1);
         char log[300];
         snprintf(log, sizeof log, "%s/server.log", a.dir);
         FILE *f = freopen(log, "w", stdout);

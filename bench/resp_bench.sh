@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# resp_bench.sh — redis-benchmark against shmkvd and Debian's redis-server,
+# same machine, same run, as a Markdown table of medians.
+#
+#   bench/resp_bench.sh [--quick] [--runs N] [--requests N] [--tests get,set,...]
+#                       [--clients N] [--out FILE]
+#
+# Servers: redis-server without persistence, redis-server with appendonly
+# everysec, shmkvd (data in RocksDB, WAL written per commit). Each run
+# benchmarks the three in turn, so they share the machine's noise; the table
+# gives the median requests/s over the runs (min–max) and shmkvd's ratio to
+# redis-server without persistence. Loopback only; every server is started
+# here, stopped by its PID, and its folder removed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+runs=5 requests=200000 tests="get,set" clients=50 out="" pipelines="1 16"
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --quick) runs=1 requests=20000 ;;
+    --runs) runs=$2; shift ;;
+    --requests) requests=$2; shift ;;
+    --tests) tests=$2; shift ;;
+    --clients) clients=$2; shift ;;
+    --out) out=$2; shift ;;
+    *) echo "usage: $0 [--quick] [--runs N] [--requests N] [--tests a,b] [--clients N] [--out FILE]" >&2; exit 2 ;;
+    esac
+    shift
+done
+
+shmkvd=build/daemon/shmkvd
+[ -x "$shmkvd" ] || { echo "resp_bench: build first (scripts/run.sh or cmake --build build)" >&2; exit 1; }
+command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null ||
+    { echo "resp_bench: redis-server and redis-benchmark are needed (scripts/deps.sh)" >&2; exit 1; }
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/shmkv-respbench-XXXXXX")
+pids=()
+cleanup() {
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+free_port() { # a port nothing listens on (the kernel's choice)
+    /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null ||
+        echo $((20000 + RANDOM % 20000))
+}
+
+wait_ready() {
+    for _ in $(seq 1 100); do
+        redis-cli -p "$1" ping 2>/dev/null | grep -q PONG && return 0
+        sleep 0.1
+    done
+    echo "resp_bench: server on port $1 did not start" >&2
+    exit 1
+}
+
+names=(redis redis-aof shmkvd)
+ports=()
+for n in "${names[@]}"; do
+    p=$(free_port)
+    mkdir -p "$work/$n"
+    case $n in
+    redis) redis-server --port "$p" --bind 127.0.0.1 --save '' --appendonly no --dir "$work/$n" >"$work/$n/log" 2>&1 & ;;
+    redis-aof) redis-server --port "$p" --bind 127.0.0.1 --save '' --appendonly yes --appendfsync everysec --dir "$work/$n" >"$work/$n/log" 2>&1 & ;;
+    shmkvd) "$shmkvd" --port "$p" --bind 127.0.0.1 --dir "$work/$n/data" >"$work/$n/log" 2>&1 & ;;
+    esac
+    pids+=($!)
+    ports+=("$p")
+done
+for p in "${ports[@]}"; do wait_ready "$p"; done
+
+# raw lines: server pipeline test rps p99
+raw="$work/raw"
+: >"$raw"
+for run in $(seq 1 "$runs"); do
+    for P in $pipelines; do
+        for i in "${!names[@]}"; do
+            redis-benchmark -p "${ports[$i]}" -t "$tests" -n "$requests" -c "$clients" -P "$P" --csv 2>/dev/null |
+                awk -F, -v s="${names[$i]}" -v P="$P" 'NR > 1 { gsub(/"/, ""); print s, P, $1, $2, $7 }' >>"$raw"
+        done
+    done
+    echo "resp_bench: run $run/$runs done" >&2
+done
+
+# Medians (and min–max) per server, pipeline and test.
+table=$(sort -k3,3 -k2,2n "$raw" | awk '
+function median(arr, n,   i, j, t) {
+    for (i = 2; i <= n; i++) for (j = i; j > 1 && arr[j-1] > arr[j]; j--) { t = arr[j]; arr[j] = arr[j-1]; arr[j-1] = t }
+    return n % 2 ? arr[(n+1)/2] : (arr[n/2] + arr[n/2+1]) / 2
+}
+{ k = $3 SUBSEP $2 SUBSEP $1; n[k]++; r[k, n[k]] = $4; l[k, n[k]] = $5; keys[$3 SUBSEP $2] = 1 }
+END {
+    split("redis redis-aof shmkvd", S, " ")
+    for (tp in keys) {
+        split(tp, a, SUBSEP)
+        line = sprintf("| %s | %s |", a[1], a[2])
+        for (s = 1; s <= 3; s++) {
+            k = tp SUBSEP S[s]; m = n[k]
+            for (i = 1; i <= m; i++) { rr[i] = r[k, i]; ll[i] = l[k, i] }
+            med[s] = median(rr, m); lo = rr[1]; hi = rr[m]; p99 = median(ll, m)
+            line = line sprintf(" %.0f (%.0f–%.0f) | %.3f |", med[s], lo, hi, p99)
+        }
+        line = line sprintf(" %.2fx |", med[3] / med[1])
+        print line
+    }
+}' | sort)
+
+{
+    echo "## resp_bench — $(date -u +%Y-%m-%d), $(nproc) CPUs, $runs runs, $requests requests, $clients clients"
+    echo
+    echo "requests/s: median (min–max) over the runs; p99 latency in ms (median over the runs)."
+    echo
+    echo "| test | pipeline | redis-server | p99 | redis-server aof everysec | p99 | shmkvd | p99 | shmkvd / redis-server |"
+    echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+    echo "$table"
+} | if [ -n "$out" ]; then tee "$out"; else cat; fi
