@@ -430,6 +430,26 @@ void cmd_info(struct conn *c)
         INFO("appendfsync:%s\r\n", srv.conf.appendfsync == 2   ? "always"
                                    : srv.conf.appendfsync == 1 ? "everysec"
                                                                : "no");
+        struct stor_wb_stats w;
+        stor_wb_stats(srv.stor, &w);
+        INFO("writeback_enabled:%d\r\n", srv.conf.writeback);
+        INFO("writeback_last_seq:%llu\r\n", (unsigned long long)w.last_seq);
+        INFO("writeback_flushed_seq:%llu\r\n", (unsigned long long)w.durable_seq);
+        INFO("writeback_pending_sets:%llu\r\n", (unsigned long long)(w.last_seq - w.durable_seq));
+        INFO("writeback_journal_bytes:%llu\r\n", (unsigned long long)w.journal_bytes);
+        INFO("writeback_overlay_entries:%llu\r\n", (unsigned long long)w.overlay_entries);
+        INFO("writeback_overlay_bytes:%llu\r\n", (unsigned long long)w.overlay_bytes);
+        INFO("writeback_flush_batches:%llu\r\n", (unsigned long long)w.flush_batches);
+        INFO("writeback_flushed_sets:%llu\r\n", (unsigned long long)w.flushed_sets);
+        INFO("writeback_flush_avg_us:%llu\r\n",
+             (unsigned long long)(w.flush_batches ? w.flush_us_total / w.flush_batches : 0));
+        INFO("writeback_flush_last_us:%llu\r\n", (unsigned long long)w.flush_us_last);
+        INFO("writeback_flush_max_us:%llu\r\n", (unsigned long long)w.flush_us_max);
+        INFO("writeback_flusher_batch_size:%lld\r\n", (long long)srv.conf.flush_batch_bytes);
+        INFO("writeback_flusher_interval_ms:%d\r\n", srv.conf.flush_interval_ms);
+        INFO("writeback_backpressure_waits:%llu\r\n", (unsigned long long)w.waits);
+        INFO("writeback_backpressure_wait_us:%llu\r\n", (unsigned long long)w.wait_us);
+        INFO("writeback_replayed_sets:%llu\r\n", (unsigned long long)w.replayed_sets);
     }
     if (want_section(c, "stats", true)) {
         SECTION("Stats");

@@ -286,9 +286,25 @@ void conn_free(struct conn *c)
     free(c);
 }
 
+/* Nothing is acknowledged before it is crash-safe: every reply leaves
+ * through here, after the journal has the writes it answers. A journal that
+ * cannot be written means no reply may go out: the daemon stops, and the
+ * next start replays what the journal has. */
+static void sync_before_reply(void)
+{
+    int rc = stor_sync(srv.stor);
+    if (rc) {
+        srv_log(LOG_WARNING, "cannot write the journal: %s. Exiting without acknowledging.",
+                enc_strerror(rc));
+        exit(1);
+    }
+}
+
 /* Writes what it can; returns false if c was freed. */
 static bool conn_flush(struct conn *c)
 {
+    if (resp_buf_used(&c->out))
+        sync_before_reply();
     while (resp_buf_used(&c->out)) {
         ssize_t w = write(c->fd, resp_buf_data(&c->out), resp_buf_used(&c->out));
         if (w > 0) {
@@ -561,7 +577,11 @@ int srv_main(void)
 
     struct stor_opts so = {.dir = srv.conf.dir,
                            .block_cache_bytes = (size_t)srv.conf.block_cache_bytes,
-                           .sync = srv.conf.appendfsync == 2,
+                           .fsync = srv.conf.appendfsync,
+                           .writeback = srv.conf.writeback,
+                           .flush_batch_bytes = (size_t)srv.conf.flush_batch_bytes,
+                           .flush_interval_ms = srv.conf.flush_interval_ms,
+                           .overlay_max_bytes = (size_t)srv.conf.overlay_max_bytes,
                            .compression = 1};
     const char *err = NULL;
     int rc = stor_open(&srv.stor, &so, &err);
@@ -623,6 +643,7 @@ int srv_main(void)
                 conn_flush(c);
         }
         cmd_serve_ready();
+        sync_before_reply(); /* one journal write (and fsync) for the whole iteration */
         for (size_t i = 0; i < npending; i++) {
             struct conn *c = pending[i];
             if (!c)
@@ -631,6 +652,7 @@ int srv_main(void)
             conn_flush(c);
         }
         npending = 0;
+        stor_housekeep(srv.stor);
         uint64_t now = srv_mstime();
         if (now >= next_cron) {
             cron();

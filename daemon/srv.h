@@ -43,6 +43,10 @@ struct srv_conf {
     int64_t block_cache_bytes;
     int hash_coding, set_coding; /* enum enc_coding */
     int appendfsync;             /* 0 no, 1 everysec, 2 always */
+    int writeback;               /* journal + overlay + flusher (docs/writeback.md) */
+    int64_t flush_batch_bytes;
+    int flush_interval_ms;
+    int64_t overlay_max_bytes;
     int64_t slowlog_log_slower_than;
     int slowlog_max_len;
 };

@@ -51,6 +51,11 @@ static const struct param params[] = {
     {"hash-encoding", P_ENUM, OFF(hash_coding), true, 0, 0, codings, NULL},
     {"set-encoding", P_ENUM, OFF(set_coding), true, 0, 0, codings, NULL},
     {"appendfsync", P_ENUM, OFF(appendfsync), false, 0, 0, fsyncs, NULL},
+    {"write-back", P_BOOL, OFF(writeback), false, 0, 1, NULL, NULL},
+    {"flusher-batch-size", P_MEM, OFF(flush_batch_bytes), false, 4096, INT64_MAX, NULL, NULL},
+    {"flusher-interval", P_INT, OFF(flush_interval_ms), false, 0, 10000, NULL, NULL},
+    {"overlay-max-memory", P_MEM, OFF(overlay_max_bytes), false, 1024 * 1024, INT64_MAX, NULL,
+     NULL},
     {"slowlog-log-slower-than", P_MEM, OFF(slowlog_log_slower_than), true, -1, INT64_MAX, NULL,
      NULL},
     {"slowlog-max-len", P_INT, OFF(slowlog_max_len), true, 0, INT32_MAX, NULL, NULL},
@@ -89,6 +94,10 @@ void srv_conf_init(struct srv_conf *c)
     c->hz = 10;
     c->block_cache_bytes = 256ll << 20;
     c->appendfsync = 1;
+    c->writeback = 1;
+    c->flush_batch_bytes = 4ll << 20;
+    c->flush_interval_ms = 2;
+    c->overlay_max_bytes = 256ll << 20;
     c->slowlog_log_slower_than = 10000;
     c->slowlog_max_len = 128;
 }

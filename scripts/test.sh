@@ -15,6 +15,14 @@ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DSHMKV_SANITIZE=ON -DSHMKV_BE
 cmake --build build-asan -j"$jobs"
 ctest --test-dir build-asan --output-on-failure -j"$jobs"
 
+# ThreadSanitizer for the concurrent parts (write-back's flusher thread, in
+# unit tests and in shmkvd under the integration tests). Reports from inside
+# Debian's uninstrumented librocksdb are suppressed (tests/tsan.supp).
+cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DSHMKV_TSAN=ON -DSHMKV_BENCH=OFF >/dev/null
+cmake --build build-tsan -j"$jobs"
+TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/tests/tsan.supp" \
+    ctest --test-dir build-tsan --output-on-failure -j"$jobs" -E 'test_fuzz'
+
 # The benchmarks must keep working: a small run, figures not judged.
 build/bench/storage_bench --quick >/dev/null
 echo "bench: storage_bench --quick ran"

@@ -11,20 +11,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <rocksdb/c.h>
-
+#include "stor_int.h"
 #include "stor_mem.h"
 
 static const char *const cf_names[STOR_CF_COUNT] = {"metadata", "default", "zset_score"};
-
-struct stor {
-    rocksdb_t *db; /* published after open; compaction filters read it */
-    rocksdb_column_family_handle_t *cf[STOR_CF_COUNT];
-    rocksdb_options_t *dbopts;
-    rocksdb_options_t *cfopts[STOR_CF_COUNT];
-    rocksdb_readoptions_t *ropts;
-    rocksdb_writeoptions_t *wopts;
-};
 
 /* ---- errors ---- */
 
@@ -37,7 +27,7 @@ const char *stor_errmsg(void)
 
 /* Turns a RocksDB error string (malloc'd by RocksDB) into a code, keeps its
  * text for stor_errmsg() and frees it. */
-static int take_err(char *err)
+int stor_take_err(char *err)
 {
     snprintf(errbuf, sizeof errbuf, "%s", err);
     int rc = ENC_ESTORAGE;
@@ -50,6 +40,13 @@ static int take_err(char *err)
 }
 
 /* ---- clock ---- */
+
+uint64_t stor_mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
 
 uint64_t stor_clock_override;
 
@@ -238,6 +235,8 @@ int stor_commit(struct stor *s, const struct stor_batch *b)
 {
     if (b->nops == 0)
         return 0;
+    if (s->wb)
+        return wb_commit(s, b);
     rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
     for (size_t i = 0; i < b->nops; i++) {
         const struct stor_op *op = &b->ops[i];
@@ -258,7 +257,7 @@ int stor_commit(struct stor *s, const struct stor_batch *b)
     char *err = NULL;
     rocksdb_write(s->db, s->wopts, wb, &err);
     rocksdb_writebatch_destroy(wb);
-    return err ? take_err(err) : 0;
+    return err ? stor_take_err(err) : 0;
 }
 
 /* ---- compaction filters ---- */
@@ -273,9 +272,11 @@ struct gc_filter {
     int cf;
     char *mkey;
     size_t mkeylen, mkeycap;
-    bool cached, alive;
+    bool cached; /* mkey holds the last key looked up */
+    bool known;  /* the look-up decided; false: keep everything (any doubt) */
+    bool alive;  /* known: the meta record exists and is a collection */
     uint8_t type;
-    uint64_t version, expire_ms;
+    uint64_t version;
 };
 
 static void gc_filter_free(void *state)
@@ -304,28 +305,32 @@ static void gc_lookup_meta(struct gc_filter *f, const struct enc_sub *sk)
     }
     f->mkeylen = enc_meta_key(f->mkey, sk->db, sk->slot, sk->key, sk->klen);
     f->cached = true;
-    f->alive = true; /* on any doubt, keep */
-    rocksdb_t *db = __atomic_load_n(&f->s->db, __ATOMIC_ACQUIRE);
-    if (!db)
+    f->known = false; /* until the look-up decides, nothing is dropped */
+    struct stor *s = f->s;
+    pthread_mutex_lock(&s->gc_mu);
+    if (!s->gc_open) {
+        pthread_mutex_unlock(&s->gc_mu);
         return;
+    }
     char *err = NULL;
     size_t vn = 0;
-    char *v = rocksdb_get_cf(db, f->s->ropts, f->s->cf[STOR_CF_META], f->mkey, f->mkeylen, &vn,
-                             &err);
+    char *v = rocksdb_get_cf(s->db, s->ropts, s->cf[STOR_CF_META], f->mkey, f->mkeylen, &vn, &err);
+    pthread_mutex_unlock(&s->gc_mu);
     if (err) {
         rocksdb_free(err);
         f->cached = false; /* a transient error: ask again next record */
         return;
     }
     if (!v) {
+        f->known = true;
         f->alive = false;
         return;
     }
     struct enc_meta m;
-    if (enc_meta_value_decode(v, vn, &m) == 0) {
+    if (enc_meta_value_decode(v, vn, &m) == 0) { /* a corrupt record decides nothing */
+        f->known = true;
         f->type = m.type;
         f->version = m.version;
-        f->expire_ms = m.expire_ms;
         f->alive = m.type != ENC_TYPE_STRING;
     }
     rocksdb_free(v);
@@ -342,28 +347,18 @@ static unsigned char gc_filter_sub(void *state, int level, const char *key, size
     if (enc_sub_decode(key, klen, &sk))
         return 0; /* not ours to judge */
     gc_lookup_meta(f, &sk);
+    if (!f->known)
+        return 0; /* not open yet (compactions start during open), an error, or corruption */
     if (!f->alive)
         return 1;
     if (f->version != sk.version)
         return 1;
     if (f->cf == STOR_CF_SCORE && f->type != ENC_TYPE_ZSET)
         return 1;
-    if (f->expire_ms && f->expire_ms <= stor_now_ms())
-        return 1;
+    /* Not expiry: RocksDB may lag the overlay (a PERSIST not yet flushed),
+     * so "expired in RocksDB" does not mean expired. Expired keys are
+     * deleted through the write path (db_reap); their records go then. */
     return 0;
-}
-
-static unsigned char gc_filter_meta(void *state, int level, const char *key, size_t klen,
-                                    const char *val, size_t vlen, char **newv, size_t *newvlen,
-                                    unsigned char *changed)
-{
-    (void)state, (void)level, (void)key, (void)klen, (void)newv, (void)newvlen;
-    *changed = 0;
-    uint8_t type;
-    uint64_t exp;
-    if (enc_meta_peek(val, vlen, &type, &exp))
-        return 0;
-    return exp && exp <= stor_now_ms();
 }
 
 static rocksdb_compactionfilter_t *gc_filter_create(void *state,
@@ -375,10 +370,7 @@ static rocksdb_compactionfilter_t *gc_filter_create(void *state,
     const struct gc_filter *proto = state; /* s and cf of this column family */
     fs->s = proto->s;
     fs->cf = proto->cf;
-    return rocksdb_compactionfilter_create(fs, gc_filter_free,
-                                           fs->cf == STOR_CF_META ? gc_filter_meta
-                                                                  : gc_filter_sub,
-                                           gc_filter_name);
+    return rocksdb_compactionfilter_create(fs, gc_filter_free, gc_filter_sub, gc_filter_name);
 }
 
 static void gc_factory_free(void *state)
@@ -449,13 +441,15 @@ static rocksdb_options_t *cf_options(struct stor *s, int cf, const struct stor_o
     rocksdb_options_set_block_based_table_factory(opt, t);
     rocksdb_block_based_options_destroy(t);
 
-    struct gc_filter *proto = stor_xmalloc(sizeof *proto);
-    memset(proto, 0, sizeof *proto);
-    proto->s = s;
-    proto->cf = cf;
-    rocksdb_compactionfilterfactory_t *fac = rocksdb_compactionfilterfactory_create(
-        proto, gc_factory_free, gc_filter_create, gc_factory_name);
-    rocksdb_options_set_compaction_filter_factory(opt, fac); /* options own it */
+    if (cf != STOR_CF_META) { /* sub and score records die with their meta record */
+        struct gc_filter *proto = stor_xmalloc(sizeof *proto);
+        memset(proto, 0, sizeof *proto);
+        proto->s = s;
+        proto->cf = cf;
+        rocksdb_compactionfilterfactory_t *fac = rocksdb_compactionfilterfactory_create(
+            proto, gc_factory_free, gc_filter_create, gc_factory_name);
+        rocksdb_options_set_compaction_filter_factory(opt, fac); /* options own it */
+    }
     return opt;
 }
 
@@ -471,6 +465,11 @@ int stor_open(struct stor **out, const struct stor_opts *o, const char **errmsg)
     }
     struct stor *s = stor_xmalloc(sizeof *s);
     memset(s, 0, sizeof *s);
+    s->o = *o;
+    s->dir = stor_xmemdup(o->dir, strlen(o->dir) + 1);
+    pthread_mutex_init(&s->gc_mu, NULL);
+    s->jfd = -1;
+    ov_init(&s->ov);
 
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     int jobs = o->background_jobs ? o->background_jobs : (ncpu > 2 ? (int)ncpu : 2);
@@ -492,29 +491,39 @@ int stor_open(struct stor **out, const struct stor_opts *o, const char **errmsg)
 
     s->ropts = rocksdb_readoptions_create();
     s->wopts = rocksdb_writeoptions_create();
-    rocksdb_writeoptions_set_sync(s->wopts, o->sync ? 1 : 0);
+    /* Without write-back, appendfsync always syncs RocksDB's WAL per commit;
+     * with it, the journal is what gets synced before a reply. */
+    rocksdb_writeoptions_set_sync(s->wopts, !o->writeback && o->fsync == STOR_FSYNC_ALWAYS);
 
     char *err = NULL;
     rocksdb_t *db = rocksdb_open_column_families(
         s->dbopts, o->dir, STOR_CF_COUNT, (const char *const *)cf_names,
         (const rocksdb_options_t *const *)s->cfopts, s->cf, &err);
     if (err) {
-        rc = take_err(err);
+        rc = stor_take_err(err);
         if (errmsg)
             *errmsg = errbuf;
         stor_close(s);
         return rc;
     }
-    __atomic_store_n(&s->db, db, __ATOMIC_RELEASE);
+    pthread_mutex_lock(&s->gc_mu);
+    s->db = db;
+    s->gc_open = true;
+    pthread_mutex_unlock(&s->gc_mu);
+    if (o->writeback && (rc = wb_open(s, errmsg)) != 0) {
+        stor_close_abandon(s);
+        return rc;
+    }
     *out = s;
     return 0;
 }
 
-void stor_close(struct stor *s)
+static void close_all(struct stor *s, bool clean)
 {
     if (!s)
         return;
-    if (s->db) {
+    wb_close(s, clean);
+    if (s->db && clean) {
         /* Flush the memtables so the next open has no WAL to replay. */
         rocksdb_flushoptions_t *fo = rocksdb_flushoptions_create();
         rocksdb_flushoptions_set_wait(fo, 1);
@@ -525,7 +534,12 @@ void stor_close(struct stor *s)
                 rocksdb_free(err); /* the WAL still has it: only the next open is slower */
         }
         rocksdb_flushoptions_destroy(fo);
+    }
+    if (s->db) {
         rocksdb_cancel_all_background_work(s->db, 1);
+        pthread_mutex_lock(&s->gc_mu); /* no filter look-up runs past here */
+        s->gc_open = false;
+        pthread_mutex_unlock(&s->gc_mu);
         for (int i = 0; i < STOR_CF_COUNT; i++)
             if (s->cf[i])
                 rocksdb_column_family_handle_destroy(s->cf[i]);
@@ -540,20 +554,44 @@ void stor_close(struct stor *s)
         rocksdb_readoptions_destroy(s->ropts);
     if (s->wopts)
         rocksdb_writeoptions_destroy(s->wopts);
+    ov_destroy(&s->ov);
+    pthread_mutex_destroy(&s->gc_mu);
+    free(s->dir);
     free(s);
+}
+
+void stor_close(struct stor *s)
+{
+    close_all(s, true);
+}
+
+void stor_close_abandon(struct stor *s)
+{
+    close_all(s, false);
 }
 
 /* ---- reads ---- */
 
 int stor_get(struct stor *s, int cf, const char *k, size_t kn, char **v, size_t *vn)
 {
+    /* The overlay holds every write RocksDB does not have yet. */
+    const struct ov_node *on = ov_find(&s->ov, cf, k, kn);
+    if (on) {
+        if (!on->val)
+            return ENC_ENOTFOUND;
+        *v = stor_xmemdup(on->val, on->vlen);
+        *vn = on->vlen;
+        return 0;
+    }
+    if (s->ov.nranges && ov_range_covers(&s->ov, cf, k, kn))
+        return ENC_ENOTFOUND;
     char *err = NULL;
     size_t n = 0;
     /* A pinned slice points into the block cache or memtable: one copy into
      * our own buffer, and the caller's free() pairs with our allocator. */
     rocksdb_pinnableslice_t *ps = rocksdb_get_pinned_cf(s->db, s->ropts, s->cf[cf], k, kn, &err);
     if (err)
-        return take_err(err);
+        return stor_take_err(err);
     if (!ps)
         return ENC_ENOTFOUND;
     const char *r = rocksdb_pinnableslice_value(ps, &n);
@@ -563,19 +601,37 @@ int stor_get(struct stor *s, int cf, const char *k, size_t kn, char **v, size_t 
     return 0;
 }
 
+/* An iterator merging RocksDB (r) with the overlay (o) over [lo, hi) of one
+ * column family. The overlay wins on equal keys and its tombstones hide;
+ * pending range deletes hide RocksDB records. `cur` says which side holds
+ * the current entry; `dir` the direction of travel (+1 or -1). */
+enum { IT_NONE = 0, IT_R = 1, IT_O = 2, IT_BOTH = 3 };
+
 struct stor_it {
+    struct stor *s;
+    int cf;
     rocksdb_iterator_t *it;
     rocksdb_readoptions_t *ro;
-    char *lo, *hi; /* the bounds must outlive the iterator */
+    char *lo, *hi; /* the bounds must outlive the RocksDB iterator */
+    size_t lon, hin;
+    const struct ov_node *o;
+    int cur, dir;
+    char *save; /* the current key, kept across a change of direction */
+    size_t savecap;
 };
 
 struct stor_it *stor_it_create(struct stor *s, int cf, const char *lo, size_t lon,
                                const char *hi, size_t hin)
 {
     struct stor_it *it = stor_xmalloc(sizeof *it);
+    memset(it, 0, sizeof *it);
+    it->s = s;
+    it->cf = cf;
     it->ro = rocksdb_readoptions_create();
     it->lo = lo ? stor_xmemdup(lo, lon) : NULL;
     it->hi = hi ? stor_xmemdup(hi, hin) : NULL;
+    it->lon = lon;
+    it->hin = hin;
     if (lo)
         rocksdb_readoptions_set_iterate_lower_bound(it->ro, it->lo, lon);
     if (hi)
@@ -584,56 +640,197 @@ struct stor_it *stor_it_create(struct stor *s, int cf, const char *lo, size_t lo
     return it;
 }
 
+/* Whether overlay node n lies inside the iterator's column family and range. */
+static bool o_inside(const struct stor_it *it, const struct ov_node *n)
+{
+    if (!n || n->cf != it->cf)
+        return false;
+    if (it->lo && ov_cmp(n->cf, n->key, n->klen, it->cf, it->lo, it->lon) < 0)
+        return false;
+    if (it->hi && ov_cmp(n->cf, n->key, n->klen, it->cf, it->hi, it->hin) >= 0)
+        return false;
+    return true;
+}
+
+static void r_step(struct stor_it *it, int dir)
+{
+    if (dir > 0)
+        rocksdb_iter_next(it->it);
+    else
+        rocksdb_iter_prev(it->it);
+}
+
+static void o_step(struct stor_it *it, int dir)
+{
+    it->o = dir > 0 ? ov_next(it->o) : ov_prev(&it->s->ov, it->o);
+}
+
+/* Makes the current entry the first visible one in direction dir. */
+static void settle(struct stor_it *it, int dir)
+{
+    it->dir = dir;
+    const struct ov *ov = &it->s->ov;
+    for (;;) {
+        bool rv = rocksdb_iter_valid(it->it);
+        size_t rn = 0;
+        const char *rk = rv ? rocksdb_iter_key(it->it, &rn) : NULL;
+        if (rv && ov->nranges && ov_range_covers(ov, it->cf, rk, rn)) {
+            r_step(it, dir);
+            continue;
+        }
+        bool ovld = o_inside(it, it->o);
+        if (!rv && !ovld) {
+            it->cur = IT_NONE;
+            return;
+        }
+        int c = !rv ? 1 : !ovld ? -1 : ov_cmp(it->cf, rk, rn, it->cf, it->o->key, it->o->klen);
+        if (!rv || !ovld)
+            c *= dir; /* one side only: "first" whatever the direction */
+        if (c == 0) {
+            if (it->o->val) {
+                it->cur = IT_BOTH;
+                return;
+            }
+            r_step(it, dir); /* a tombstone hides both */
+            o_step(it, dir);
+            continue;
+        }
+        bool r_first = dir > 0 ? c < 0 : c > 0;
+        if (r_first) {
+            it->cur = IT_R;
+            return;
+        }
+        if (it->o->val) {
+            it->cur = IT_O;
+            return;
+        }
+        o_step(it, dir); /* a tombstone with nothing under it */
+    }
+}
+
 void stor_it_seek(struct stor_it *it, const char *k, size_t kn)
 {
     rocksdb_iter_seek(it->it, k, kn);
+    if (it->lo && ov_cmp(it->cf, k, kn, it->cf, it->lo, it->lon) < 0)
+        k = it->lo, kn = it->lon;
+    it->o = ov_seek(&it->s->ov, it->cf, k, kn);
+    settle(it, 1);
 }
 
 void stor_it_seek_prev(struct stor_it *it, const char *k, size_t kn)
 {
     rocksdb_iter_seek_for_prev(it->it, k, kn);
+    if (it->hi && ov_cmp(it->cf, k, kn, it->cf, it->hi, it->hin) >= 0)
+        it->o = ov_seek_before(&it->s->ov, it->cf, it->hi, it->hin);
+    else
+        it->o = ov_seek_prev(&it->s->ov, it->cf, k, kn);
+    settle(it, -1);
 }
 
 void stor_it_first(struct stor_it *it)
 {
     rocksdb_iter_seek_to_first(it->it);
+    it->o = ov_seek(&it->s->ov, it->cf, it->lo ? it->lo : "", it->lo ? it->lon : 0);
+    settle(it, 1);
 }
 
 void stor_it_last(struct stor_it *it)
 {
     rocksdb_iter_seek_to_last(it->it);
+    if (it->hi)
+        it->o = ov_seek_before(&it->s->ov, it->cf, it->hi, it->hin);
+    else
+        it->o = ov_seek_before(&it->s->ov, it->cf + 1, "", 0);
+    settle(it, -1);
+}
+
+/* Turning around: both sides are placed just past the current key in the new
+ * direction, which a RocksDB iterator cannot do by stepping alone. */
+static void turn(struct stor_it *it, int dir)
+{
+    size_t kn;
+    const char *k = stor_it_key(it, &kn);
+    if (kn > it->savecap) {
+        it->save = stor_xrealloc(it->save, kn);
+        it->savecap = kn;
+    }
+    memcpy(it->save, k, kn);
+    const struct ov *ov = &it->s->ov;
+    if (dir < 0) {
+        rocksdb_iter_seek_for_prev(it->it, it->save, kn);
+        if (rocksdb_iter_valid(it->it)) {
+            size_t rn;
+            const char *rk = rocksdb_iter_key(it->it, &rn);
+            if (rn == kn && memcmp(rk, it->save, kn) == 0)
+                rocksdb_iter_prev(it->it);
+        }
+        it->o = ov_seek_before(ov, it->cf, it->save, kn);
+    } else {
+        rocksdb_iter_seek(it->it, it->save, kn);
+        if (rocksdb_iter_valid(it->it)) {
+            size_t rn;
+            const char *rk = rocksdb_iter_key(it->it, &rn);
+            if (rn == kn && memcmp(rk, it->save, kn) == 0)
+                rocksdb_iter_next(it->it);
+        }
+        it->o = ov_seek(ov, it->cf, it->save, kn);
+        if (it->o && ov_cmp(it->o->cf, it->o->key, it->o->klen, it->cf, it->save, kn) == 0)
+            it->o = ov_next(it->o);
+    }
+    settle(it, dir);
+}
+
+static void step(struct stor_it *it, int dir)
+{
+    if (it->cur == IT_NONE)
+        return;
+    if (dir != it->dir) {
+        turn(it, dir);
+        return;
+    }
+    if (it->cur & IT_R)
+        r_step(it, dir);
+    if (it->cur & IT_O)
+        o_step(it, dir);
+    settle(it, dir);
 }
 
 void stor_it_next(struct stor_it *it)
 {
-    rocksdb_iter_next(it->it);
+    step(it, 1);
 }
 
 void stor_it_prev(struct stor_it *it)
 {
-    rocksdb_iter_prev(it->it);
+    step(it, -1);
 }
 
 int stor_it_valid(const struct stor_it *it)
 {
-    return rocksdb_iter_valid(it->it);
+    return it->cur != IT_NONE;
 }
 
 const char *stor_it_key(const struct stor_it *it, size_t *n)
 {
-    return rocksdb_iter_key(it->it, n);
+    if (it->cur == IT_R)
+        return rocksdb_iter_key(it->it, n);
+    *n = it->o->klen;
+    return it->o->key;
 }
 
 const char *stor_it_value(const struct stor_it *it, size_t *n)
 {
-    return rocksdb_iter_value(it->it, n);
+    if (it->cur == IT_R)
+        return rocksdb_iter_value(it->it, n);
+    *n = it->o->vlen;
+    return it->o->val;
 }
 
 int stor_it_status(const struct stor_it *it)
 {
     char *err = NULL;
     rocksdb_iter_get_error(it->it, &err);
-    return err ? take_err(err) : 0;
+    return err ? stor_take_err(err) : 0;
 }
 
 void stor_it_free(struct stor_it *it)
@@ -644,6 +841,7 @@ void stor_it_free(struct stor_it *it)
     rocksdb_readoptions_destroy(it->ro);
     free(it->lo);
     free(it->hi);
+    free(it->save);
     free(it);
 }
 
@@ -651,13 +849,17 @@ void stor_it_free(struct stor_it *it)
 
 int stor_compact(struct stor *s, int cf)
 {
+    int rc = stor_drain(s); /* compaction can only collect what RocksDB has */
+    if (rc)
+        return rc;
+    stor_housekeep(s);
     char *err = NULL;
     rocksdb_flushoptions_t *fo = rocksdb_flushoptions_create();
     rocksdb_flushoptions_set_wait(fo, 1);
     rocksdb_flush_cf(s->db, fo, s->cf[cf], &err);
     rocksdb_flushoptions_destroy(fo);
     if (err)
-        return take_err(err);
+        return stor_take_err(err);
     /* Bottommost level too: otherwise a record already at the last level is
      * never shown to the filter. */
     rocksdb_compactoptions_t *co = rocksdb_compactoptions_create();
@@ -673,10 +875,10 @@ int stor_checkpoint(struct stor *s, const char *dir)
     char *err = NULL;
     rocksdb_checkpoint_t *cp = rocksdb_checkpoint_object_create(s->db, &err);
     if (err)
-        return take_err(err);
+        return stor_take_err(err);
     rocksdb_checkpoint_create(cp, dir, 0, &err);
     rocksdb_checkpoint_object_destroy(cp);
-    return err ? take_err(err) : 0;
+    return err ? stor_take_err(err) : 0;
 }
 
 int stor_property(struct stor *s, int cf, const char *name, uint64_t *out)
@@ -689,7 +891,7 @@ int stor_approx_size(struct stor *s, int cf, const char *lo, size_t lon, const c
 {
     char *err = NULL;
     rocksdb_approximate_sizes_cf(s->db, s->cf[cf], 1, &lo, &lon, &hi, &hin, out, &err);
-    return err ? take_err(err) : 0;
+    return err ? stor_take_err(err) : 0;
 }
 
 int stor_count(struct stor *s, int cf, const char *lo, size_t lon, const char *hi, size_t hin,

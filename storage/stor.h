@@ -7,20 +7,29 @@
  *
  * Write path: a type operation collects every put and delete it makes into one
  * record set (struct stor_batch) and hands it to stor_commit(), which applies
- * it atomically. The write-back journal, the overlay and the shm cache will
- * hook in at that one function.
+ * it atomically.
  *
- * Read path: stor_get() for point reads, struct stor_it for ordered ranges.
+ * With write-back on (docs/writeback.md), stor_commit() gives the record set
+ * a sequence number, applies it to the in-memory overlay and queues it; the
+ * caller must call stor_sync() before acknowledging anything, which appends
+ * the queued record sets to the crash-safe journal (and fsyncs it with
+ * appendfsync always). A flusher thread writes them to RocksDB in large
+ * batches; stor_housekeep() then drops what became durable from the overlay
+ * and the journal. On open, whatever the journal holds beyond RocksDB's last
+ * applied sequence number is replayed. Without write-back, stor_commit()
+ * writes RocksDB directly.
+ *
+ * Read path: stor_get() for point reads, struct stor_it for ordered ranges;
+ * both see the overlay first, so every write is readable at once.
  *
  * Garbage collection: compaction filters drop sub and score records whose
- * meta record is missing, expired, of another type or of another version, and
- * drop expired meta records. Deleting a collection therefore touches only its
- * meta record.
+ * meta record is missing, of another type or of another version. Expiry is
+ * not a filter rule (with write-back, RocksDB may lag a PERSIST): expired
+ * keys are deleted through the write path by active expiry (db_reap).
  *
  * Memory: allocation failure aborts the daemon (as Redis's zmalloc does); all
- * other failures are returned. Thread-safety: stor_get, iterators and
- * stor_commit may be called from several threads; a stor_batch is used by one
- * thread at a time.
+ * other failures are returned. Thread-safety: one thread (the executor) calls
+ * everything here; the flusher thread is internal.
  */
 #ifndef SHMKV_STOR_H
 #define SHMKV_STOR_H
@@ -38,13 +47,33 @@ enum stor_cf {
     STOR_CF_COUNT = 3,
 };
 
+enum { STOR_FSYNC_NO = 0, STOR_FSYNC_EVERYSEC = 1, STOR_FSYNC_ALWAYS = 2 };
+
 struct stor_opts {
     const char *dir;           /* data folder; created if missing */
     size_t block_cache_bytes;  /* shared LRU block cache (0: 256 MiB) */
     size_t write_buffer_bytes; /* per column family memtable (0: 64 MiB) */
     int background_jobs;       /* flush + compaction threads (0: number of CPUs, at least 2) */
-    int sync;                  /* fsync the WAL on every commit */
+    int fsync;                 /* STOR_FSYNC_*: Redis's appendfsync, for journal and WAL */
     int compression;           /* 1: LZ4 on upper levels, ZSTD at the bottom; 0: none */
+    /* write-back */
+    int writeback;             /* 1: journal + overlay + flusher; 0: RocksDB on every commit */
+    size_t flush_batch_bytes;  /* the flusher's largest WriteBatch (0: 4 MiB) */
+    int flush_interval_ms;     /* the flusher waits this long to fill a batch (0: none) */
+    size_t overlay_max_bytes;  /* back-pressure above this much pending data (0: 256 MiB) */
+    size_t journal_segment_bytes; /* journal file size before a new one (0: 64 MiB) */
+    int test_no_flusher;       /* tests only: nothing reaches RocksDB but by replay */
+};
+
+/* What write-back has done, for INFO persistence. */
+struct stor_wb_stats {
+    uint64_t last_seq, durable_seq;
+    uint64_t journal_bytes;      /* live journal files */
+    uint64_t overlay_entries, overlay_bytes;
+    uint64_t flush_batches, flushed_sets;
+    uint64_t flush_us_total, flush_us_last, flush_us_max;
+    uint64_t waits, wait_us;     /* back-pressure */
+    uint64_t replayed_sets;      /* at the last open */
 };
 
 struct stor;
@@ -54,9 +83,25 @@ struct stor;
  * errmsg is not NULL, a static-or-thread-local message in *errmsg. */
 int stor_open(struct stor **out, const struct stor_opts *o, const char **errmsg);
 
-/* Flushes the memtables (so the next open replays no WAL) and closes.
- * Every commit is durable in the WAL already. Accepts NULL. */
+/* Drains write-back into RocksDB, flushes the memtables (so the next open
+ * replays nothing) and closes. Accepts NULL. */
 void stor_close(struct stor *s);
+/* Tests only: stops as a killed process would, leaving the journal as it is
+ * and the overlay unflushed. */
+void stor_close_abandon(struct stor *s);
+
+/* Makes every committed record set crash-safe: writes the journal (and
+ * fsyncs it under appendfsync always). Call before acknowledging a write.
+ * 0, or -errno when the journal cannot be written (nothing may be
+ * acknowledged then). A no-op without write-back. */
+int stor_sync(struct stor *s);
+/* Drops from the overlay and the journal what the flusher made durable; does
+ * the once-a-second fsync of appendfsync everysec. Call between operations,
+ * often (every loop iteration). */
+void stor_housekeep(struct stor *s);
+/* Waits until every committed record set is in RocksDB. */
+int stor_drain(struct stor *s);
+void stor_wb_stats(struct stor *s, struct stor_wb_stats *st);
 
 /* The message of this thread's last storage error. */
 const char *stor_errmsg(void);

@@ -97,12 +97,23 @@ static void test_db_gc_expired_and_overwritten(void **state)
     assert_int_equal(count_cf(f, STOR_CF_SCORE), 2);
     assert_int_equal(count_cf(f, STOR_CF_META), 4);
 
-    /* After it, reads see nothing and compaction reclaims every record. */
+    /* After it, reads see nothing at once. */
     stor_clock_override = 1001000;
     assert_int_equal(db_hlen(d, 0, K("exp"), &n), 0);
     assert_int_equal(n, 0);
     assert_int_equal(db_zcard(d, 0, K("z"), &n), 0);
     assert_int_equal(n, 0);
+    /* Compaction does not judge expiry (RocksDB may lag a PERSIST under
+     * write-back): the records stay until active expiry deletes the keys. */
+    for (int cf = 0; cf < STOR_CF_COUNT; cf++)
+        assert_int_equal(stor_compact(f->s, cf), 0);
+    assert_int_equal(count_cf(f, STOR_CF_SUB), 500 + 2);
+    uint64_t reaped;
+    char *next;
+    size_t nextn;
+    assert_int_equal(db_reap(d, 0, NULL, 0, 1000, &reaped, &next, &nextn), 0);
+    assert_int_equal(reaped, 3); /* exp, z, s */
+    assert_null(next);
     for (int cf = 0; cf < STOR_CF_COUNT; cf++)
         assert_int_equal(stor_compact(f->s, cf), 0);
     assert_int_equal(count_cf(f, STOR_CF_SUB), 0);

@@ -1,0 +1,94 @@
+/*
+ * stor_int — the engine's internals, shared by stor.c (RocksDB, reads,
+ * iterators) and stor_wb.c (journal, flusher, replay). Not an API.
+ */
+#ifndef SHMKV_STOR_INT_H
+#define SHMKV_STOR_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include <rocksdb/c.h>
+
+#include "stor.h"
+#include "stor_ov.h"
+
+/* The reserved metadata key holding the last record set RocksDB applied:
+ * db 255, slot 0xffff, beyond every user key (slots stay below 0x4000). */
+#define STOR_APPLIED_KEY "\xff\xff\xff" "applied"
+#define STOR_APPLIED_KEYLEN 10
+
+/* A committed record set: a journal record, header and payload, exactly as
+ * it is written to the journal file and read back on replay.
+ *   magic(4) seq(8) len(4) crc32c(4) | payload(len)
+ *   payload = ops: kind(1) cf(1) klen(4) vlen(4) key value */
+#define WB_MAGIC 0x534b4a31u /* "SKJ1" */
+#define WB_HDR 20
+struct wb_rec {
+    struct wb_rec *next;
+    uint64_t seq;
+    size_t len; /* of data, header included */
+    char data[];
+};
+
+struct wb_seg {
+    uint64_t first, last; /* sequence numbers it holds */
+    uint64_t bytes;
+};
+
+struct stor {
+    rocksdb_t *db;
+    /* Compaction filters (RocksDB's threads) read meta records through
+     * s->db; gc_mu orders those reads before close frees anything, and
+     * gc_open says whether they may run at all. */
+    pthread_mutex_t gc_mu;
+    bool gc_open;
+    rocksdb_column_family_handle_t *cf[STOR_CF_COUNT];
+    rocksdb_options_t *dbopts;
+    rocksdb_options_t *cfopts[STOR_CF_COUNT];
+    rocksdb_readoptions_t *ropts;
+    rocksdb_writeoptions_t *wopts;
+    struct stor_opts o;
+    char *dir;
+
+    /* ---- write-back; the executor's unless said otherwise ---- */
+    bool wb;
+    struct ov ov;
+    uint64_t last_seq;       /* the last sequence number given out */
+    uint64_t pruned_seq;     /* overlay entries up to here are forgotten */
+    uint64_t journaled_seq;  /* written to the journal up to here */
+    struct wb_rec qsentinel; /* the queue of record sets: qsentinel.next oldest */
+    struct wb_rec *qtail;
+    struct wb_rec *jnext;    /* first record not yet in the journal */
+    int jfd;                 /* the journal file being appended */
+    struct wb_seg jcur;      /* what that file holds */
+    struct wb_seg *segs;     /* closed journal files, oldest first */
+    size_t nsegs, capsegs;
+    uint64_t last_fsync_ms;
+    struct stor_wb_stats st;
+
+    /* shared with the flusher, under mu */
+    pthread_mutex_t mu;
+    pthread_cond_t work;     /* the flusher waits for record sets */
+    pthread_cond_t done;     /* the executor waits for progress */
+    struct wb_rec *fcursor;  /* the last record set the flusher applied */
+    uint64_t durable_seq;    /* = fcursor->seq */
+    size_t qbytes;           /* queued beyond fcursor, not yet in RocksDB */
+    uint64_t fl_batches, fl_sets, fl_us_total, fl_us_last, fl_us_max;
+    bool stop, abandon, flusher_running;
+    pthread_t flusher;
+};
+
+/* stor.c */
+int stor_take_err(char *err);
+uint64_t stor_mono_us(void);
+
+/* stor_wb.c */
+int wb_open(struct stor *s, const char **errmsg);
+void wb_close(struct stor *s, bool drain);
+int wb_commit(struct stor *s, const struct stor_batch *b);
+/* Appends the ops of a journal payload to a RocksDB WriteBatch. */
+int wb_payload_to_batch(struct stor *s, const char *p, size_t n, rocksdb_writebatch_t *wb);
+uint32_t wb_crc32c(uint32_t crc, const void *p, size_t n);
+
+#endif

@@ -1,0 +1,82 @@
+/*
+ * stor_ov — the write-back overlay: records committed but not yet in
+ * RocksDB, as an ordered map (column family, key) → value or tombstone, plus
+ * pending range deletes. Reads consult it before RocksDB; iterators merge it.
+ *
+ * Layer: inside stor_. Single-threaded: only the thread that commits (the
+ * daemon's executor) touches it. Node pointers stay valid until the node is
+ * removed; removal happens only between operations (stor_housekeep), never
+ * while an iterator is open.
+ */
+#ifndef SHMKV_STOR_OV_H
+#define SHMKV_STOR_OV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define OV_MAXLEVEL 24
+
+struct ov_node {
+    uint64_t seq;    /* the record set that last wrote it */
+    char *val;       /* NULL: a tombstone */
+    size_t vlen, klen;
+    uint8_t cf;
+    uint8_t level;
+    struct ov_node *prev; /* level 0, backwards */
+    char *key;            /* points into the node allocation */
+    struct ov_node *next[];
+};
+
+struct ov_range {
+    uint8_t cf;
+    uint64_t seq;
+    char *lo, *hi;
+    size_t lon, hin;
+};
+
+struct ov {
+    struct ov_node *head; /* sentinel, compares below everything */
+    int level;
+    size_t count;
+    size_t bytes; /* keys, values and nodes: what the overlay limit counts */
+    uint64_t rng;
+    struct ov_range *ranges;
+    size_t nranges, capranges;
+};
+
+void ov_init(struct ov *o);
+void ov_destroy(struct ov *o);
+
+/* Compares (cf, key) pairs. */
+int ov_cmp(int acf, const char *a, size_t an, int bcf, const char *b, size_t bn);
+
+/* Writes a value (v != NULL) or a tombstone (v == NULL) for (cf, k). */
+void ov_set(struct ov *o, int cf, const char *k, size_t kn, const char *v, size_t vn,
+            uint64_t seq);
+/* A range delete [lo, hi) of cf: drops the nodes it covers and remembers the
+ * range until it is durable, to hide RocksDB's older records. */
+void ov_set_range(struct ov *o, int cf, const char *lo, size_t lon, const char *hi, size_t hin,
+                  uint64_t seq);
+/* Removes (cf, k) if its node was last written by record set seq. */
+void ov_forget(struct ov *o, int cf, const char *k, size_t kn, uint64_t seq);
+/* Drops range deletes with seq <= durable. */
+void ov_forget_ranges(struct ov *o, uint64_t durable);
+
+/* The node for (cf, k), or NULL. */
+struct ov_node *ov_find(const struct ov *o, int cf, const char *k, size_t kn);
+/* Whether a pending range delete covers (cf, k). */
+int ov_range_covers(const struct ov *o, int cf, const char *k, size_t kn);
+/* First node >= (cf, k); last node <= (cf, k); NULL past the ends. A NULL k
+ * with kn 0 means the start of cf. */
+struct ov_node *ov_seek(const struct ov *o, int cf, const char *k, size_t kn);
+struct ov_node *ov_seek_prev(const struct ov *o, int cf, const char *k, size_t kn);
+/* Last node < (cf, k). */
+struct ov_node *ov_seek_before(const struct ov *o, int cf, const char *k, size_t kn);
+static inline struct ov_node *ov_next(const struct ov_node *n)
+{
+    return n->next[0];
+}
+/* The previous node, NULL before the first. */
+struct ov_node *ov_prev(const struct ov *o, const struct ov_node *n);
+
+#endif

@@ -1,0 +1,699 @@
+/*
+ * stor_wb — write-back: the journal, the flusher thread, housekeeping and
+ * replay. See stor.h and docs/writeback.md.
+ *
+ * Threads: the executor (the daemon's event loop) commits, syncs and does
+ * housekeeping; the flusher only reads queued record sets, writes RocksDB and
+ * publishes how far it got. They share the queue's tail, the flusher's cursor
+ * and durable_seq, under s->mu. Record sets are immutable once queued, and
+ * the executor frees only those strictly older than durable_seq, so the
+ * flusher never reads freed memory.
+ */
+#include "stor_int.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "stor_mem.h"
+
+/* ---- CRC-32C (Castagnoli), table-driven ---- */
+
+static uint32_t crc_table[256];
+static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
+
+static void crc_init(void)
+{
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++)
+            c = (c & 1) ? (c >> 1) ^ 0x82f63b78u : c >> 1;
+        crc_table[i] = c;
+    }
+}
+
+uint32_t wb_crc32c(uint32_t crc, const void *p, size_t n)
+{
+    pthread_once(&crc_once, crc_init);
+    const unsigned char *b = p;
+    crc = ~crc;
+    for (size_t i = 0; i < n; i++)
+        crc = crc_table[(crc ^ b[i]) & 0xff] ^ (crc >> 8);
+    return ~crc;
+}
+
+/* The checksum covers the sequence number and the payload. */
+static uint32_t rec_crc(const char *hdr, const char *payload, size_t n)
+{
+    return wb_crc32c(wb_crc32c(0, hdr + 4, 8), payload, n);
+}
+
+/* ---- record sets ---- */
+
+static struct wb_rec *rec_build(const struct stor_batch *b, uint64_t seq)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < b->nops; i++)
+        n += 10 + b->ops[i].klen + b->ops[i].vlen;
+    struct wb_rec *r = stor_xmalloc(sizeof *r + WB_HDR + n);
+    r->next = NULL;
+    r->seq = seq;
+    r->len = WB_HDR + n;
+    char *p = r->data + WB_HDR;
+    for (size_t i = 0; i < b->nops; i++) {
+        const struct stor_op *op = &b->ops[i];
+        p[0] = (char)op->kind;
+        p[1] = (char)op->cf;
+        enc_put_u32(p + 2, (uint32_t)op->klen);
+        enc_put_u32(p + 6, (uint32_t)op->vlen);
+        memcpy(p + 10, stor_op_key(b, op), op->klen);
+        memcpy(p + 10 + op->klen, stor_op_value(b, op), op->vlen);
+        p += 10 + op->klen + op->vlen;
+    }
+    enc_put_u32(r->data, WB_MAGIC);
+    enc_put_u64(r->data + 4, seq);
+    enc_put_u32(r->data + 12, (uint32_t)n);
+    enc_put_u32(r->data + 16, rec_crc(r->data, r->data + WB_HDR, n));
+    return r;
+}
+
+/* Walks the ops of a payload: fn(arg, kind, cf, k, kn, v, vn). Returns 0,
+ * or ENC_ECORRUPT if an op runs past the payload. */
+typedef void (*op_fn)(void *arg, int kind, int cf, const char *k, size_t kn, const char *v,
+                      size_t vn);
+static int payload_walk(const char *p, size_t n, op_fn fn, void *arg)
+{
+    size_t off = 0;
+    while (off < n) {
+        if (n - off < 10)
+            return ENC_ECORRUPT;
+        int kind = (unsigned char)p[off], cf = (unsigned char)p[off + 1];
+        uint32_t kn = enc_get_u32(p + off + 2), vn = enc_get_u32(p + off + 6);
+        if (kind < STOR_OP_PUT || kind > STOR_OP_DELRANGE || cf >= STOR_CF_COUNT ||
+            kn > n - off - 10 || vn > n - off - 10 - kn)
+            return ENC_ECORRUPT;
+        fn(arg, kind, cf, p + off + 10, kn, p + off + 10 + kn, vn);
+        off += 10 + kn + vn;
+    }
+    return 0;
+}
+
+struct to_batch {
+    struct stor *s;
+    rocksdb_writebatch_t *wb;
+};
+
+static void op_to_batch(void *arg, int kind, int cf, const char *k, size_t kn, const char *v,
+                        size_t vn)
+{
+    struct to_batch *t = arg;
+    rocksdb_column_family_handle_t *h = t->s->cf[cf];
+    if (kind == STOR_OP_PUT)
+        rocksdb_writebatch_put_cf(t->wb, h, k, kn, v, vn);
+    else if (kind == STOR_OP_DEL)
+        rocksdb_writebatch_delete_cf(t->wb, h, k, kn);
+    else
+        rocksdb_writebatch_delete_range_cf(t->wb, h, k, kn, v, vn);
+}
+
+int wb_payload_to_batch(struct stor *s, const char *p, size_t n, rocksdb_writebatch_t *wb)
+{
+    struct to_batch t = {s, wb};
+    return payload_walk(p, n, op_to_batch, &t);
+}
+
+struct to_ov {
+    struct ov *ov;
+    uint64_t seq;
+    bool forget;
+};
+
+static void op_to_ov(void *arg, int kind, int cf, const char *k, size_t kn, const char *v,
+                     size_t vn)
+{
+    struct to_ov *t = arg;
+    if (t->forget) {
+        if (kind != STOR_OP_DELRANGE)
+            ov_forget(t->ov, cf, k, kn, t->seq);
+        return;
+    }
+    if (kind == STOR_OP_PUT)
+        ov_set(t->ov, cf, k, kn, v, vn, t->seq);
+    else if (kind == STOR_OP_DEL)
+        ov_set(t->ov, cf, k, kn, NULL, 0, t->seq);
+    else
+        ov_set_range(t->ov, cf, k, kn, v, vn, t->seq);
+}
+
+static void put_applied(struct stor *s, rocksdb_writebatch_t *wb, uint64_t seq)
+{
+    char v[8];
+    enc_put_u64(v, seq);
+    rocksdb_writebatch_put_cf(wb, s->cf[STOR_CF_META], STOR_APPLIED_KEY, STOR_APPLIED_KEYLEN, v,
+                              8);
+}
+
+/* ---- the flusher ---- */
+
+static void *flusher_main(void *arg)
+{
+    struct stor *s = arg;
+    size_t maxb = s->o.flush_batch_bytes ? s->o.flush_batch_bytes : 4u << 20;
+    pthread_mutex_lock(&s->mu);
+    for (;;) {
+        while (!s->fcursor->next && !s->stop)
+            pthread_cond_wait(&s->work, &s->mu);
+        if (!s->fcursor->next || s->abandon)
+            break; /* stopping with nothing left, or abandoned */
+        if (s->o.flush_interval_ms > 0) {
+            /* Let a batch fill: until the interval passes or a batch is full
+             * (every commit signals, so one wait would not do). */
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            until.tv_nsec += (long)s->o.flush_interval_ms * 1000000L;
+            until.tv_sec += until.tv_nsec / 1000000000L;
+            until.tv_nsec %= 1000000000L;
+            while (!s->stop && s->qbytes < maxb &&
+                   pthread_cond_timedwait(&s->work, &s->mu, &until) == 0)
+                ;
+        }
+        struct wb_rec *first = s->fcursor->next, *last = first;
+        size_t bytes = first->len;
+        while (last->next && bytes < maxb) {
+            last = last->next;
+            bytes += last->len;
+        }
+        pthread_mutex_unlock(&s->mu);
+
+        uint64_t t0 = stor_mono_us();
+        rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
+        for (struct wb_rec *r = first;; r = r->next) {
+            wb_payload_to_batch(s, r->data + WB_HDR, r->len - WB_HDR, wb); /* built by us */
+            if (r == last)
+                break;
+        }
+        put_applied(s, wb, last->seq);
+        char *err = NULL;
+        rocksdb_write(s->db, s->wopts, wb, &err);
+        rocksdb_writebatch_destroy(wb);
+        uint64_t us = stor_mono_us() - t0;
+
+        pthread_mutex_lock(&s->mu);
+        if (err) {
+            /* Nothing is dropped: the same records are tried again. */
+            fprintf(stderr, "shmkv: flusher: RocksDB write failed, retrying: %s\n", err);
+            rocksdb_free(err);
+            pthread_mutex_unlock(&s->mu);
+            usleep(100 * 1000);
+            pthread_mutex_lock(&s->mu);
+            continue;
+        }
+        uint64_t n = last->seq - s->durable_seq;
+        s->qbytes -= bytes;
+        s->fcursor = last;
+        s->durable_seq = last->seq;
+        s->fl_batches++;
+        s->fl_sets += n;
+        s->fl_us_total += us;
+        s->fl_us_last = us;
+        if (us > s->fl_us_max)
+            s->fl_us_max = us;
+        pthread_cond_broadcast(&s->done);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+/* ---- journal files ---- */
+
+static void seg_path(const struct stor *s, uint64_t first, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s/journal/%016" PRIx64, s->dir, first);
+}
+
+static int seg_open_new(struct stor *s, uint64_t first)
+{
+    char path[4096];
+    seg_path(s, first, path, sizeof path);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -errno;
+    s->jfd = fd;
+    s->jcur.first = first;
+    s->jcur.last = first - 1;
+    s->jcur.bytes = 0;
+    return 0;
+}
+
+static void seg_close_current(struct stor *s)
+{
+    if (s->jfd < 0)
+        return;
+    close(s->jfd);
+    s->jfd = -1;
+    if (s->nsegs == s->capsegs) {
+        s->capsegs = s->capsegs ? s->capsegs * 2 : 8;
+        s->segs = stor_xrealloc(s->segs, s->capsegs * sizeof *s->segs);
+    }
+    s->segs[s->nsegs++] = s->jcur;
+}
+
+int stor_sync(struct stor *s)
+{
+    if (!s->wb || !s->jnext)
+        return 0;
+    size_t segmax = s->o.journal_segment_bytes ? s->o.journal_segment_bytes : 64u << 20;
+    while (s->jnext) {
+        struct iovec iov[64];
+        int n = 0;
+        size_t bytes = 0;
+        struct wb_rec *r = s->jnext, *last = NULL;
+        for (; r && n < 64; r = r->next) {
+            iov[n].iov_base = r->data;
+            iov[n].iov_len = r->len;
+            bytes += r->len;
+            n++;
+            last = r;
+        }
+        /* A short write of a regular file only happens when the disk is
+         * full; then no reply may go out, and the caller must stop. */
+        size_t done = 0;
+        while (done < bytes) {
+            ssize_t w = writev(s->jfd, iov, n);
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0)
+                return w < 0 ? -errno : -ENOSPC;
+            done += (size_t)w;
+            /* Skip what was written, resume inside the iovec. */
+            size_t skip = (size_t)w;
+            int i = 0;
+            while (i < n && skip >= iov[i].iov_len)
+                skip -= iov[i++].iov_len;
+            memmove(iov, iov + i, (size_t)(n - i) * sizeof *iov);
+            n -= i;
+            if (n) {
+                iov[0].iov_base = (char *)iov[0].iov_base + skip;
+                iov[0].iov_len -= skip;
+            }
+        }
+        s->jcur.last = last->seq;
+        s->jcur.bytes += bytes;
+        s->journaled_seq = last->seq;
+        s->jnext = last->next;
+    }
+    if (s->o.fsync == STOR_FSYNC_ALWAYS && fdatasync(s->jfd) != 0)
+        return -errno;
+    if (s->jcur.bytes >= segmax) {
+        seg_close_current(s);
+        int rc = seg_open_new(s, s->journaled_seq + 1);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* ---- commit, housekeeping, drain ---- */
+
+static void wait_progress(struct stor *s)
+{
+    uint64_t t0 = stor_mono_us();
+    pthread_mutex_lock(&s->mu);
+    uint64_t d = s->durable_seq;
+    while (s->durable_seq == d && s->durable_seq < s->last_seq) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 1;
+        pthread_cond_timedwait(&s->done, &s->mu, &until);
+    }
+    pthread_mutex_unlock(&s->mu);
+    s->st.waits++;
+    s->st.wait_us += stor_mono_us() - t0;
+}
+
+static bool flusher_behind(struct stor *s)
+{
+    pthread_mutex_lock(&s->mu);
+    bool behind = s->durable_seq < s->last_seq;
+    pthread_mutex_unlock(&s->mu);
+    return behind;
+}
+
+int wb_commit(struct stor *s, const struct stor_batch *b)
+{
+    size_t maxov = s->o.overlay_max_bytes ? s->o.overlay_max_bytes : 256u << 20;
+    /* Back-pressure: above the limit, wait for the flusher; drop nothing. */
+    while (s->ov.bytes > maxov && !s->o.test_no_flusher && flusher_behind(s)) {
+        int rc = stor_sync(s); /* what it waits for must be in the journal */
+        if (rc)
+            return rc;
+        wait_progress(s);
+        stor_housekeep(s);
+    }
+    struct wb_rec *r = rec_build(b, s->last_seq + 1);
+    s->last_seq = r->seq;
+    struct to_ov t = {&s->ov, r->seq, false};
+    payload_walk(r->data + WB_HDR, r->len - WB_HDR, op_to_ov, &t);
+    pthread_mutex_lock(&s->mu);
+    s->qtail->next = r;
+    s->qtail = r;
+    s->qbytes += r->len;
+    pthread_cond_signal(&s->work);
+    pthread_mutex_unlock(&s->mu);
+    if (!s->jnext)
+        s->jnext = r;
+    return 0;
+}
+
+static int sync_rocksdb_wal(struct stor *s)
+{
+    char *err = NULL;
+    rocksdb_flush_wal(s->db, 1, &err);
+    return err ? stor_take_err(err) : 0;
+}
+
+void stor_housekeep(struct stor *s)
+{
+    if (!s->wb)
+        return;
+    pthread_mutex_lock(&s->mu);
+    uint64_t d = s->durable_seq;
+    pthread_mutex_unlock(&s->mu);
+    /* Forget overlay entries that reached RocksDB, unless written since. */
+    for (struct wb_rec *r = s->qsentinel.next; r && r->seq <= d; r = r->next) {
+        if (r->seq <= s->pruned_seq)
+            continue;
+        struct to_ov t = {&s->ov, r->seq, true};
+        payload_walk(r->data + WB_HDR, r->len - WB_HDR, op_to_ov, &t);
+        s->pruned_seq = r->seq;
+    }
+    ov_forget_ranges(&s->ov, d);
+    /* Free record sets older than the flusher's cursor, once journaled. */
+    pthread_mutex_lock(&s->mu);
+    struct wb_rec *r;
+    while ((r = s->qsentinel.next) && r->seq < d && r->seq <= s->journaled_seq &&
+           r->seq <= s->pruned_seq) {
+        s->qsentinel.next = r->next;
+        free(r);
+    }
+    pthread_mutex_unlock(&s->mu);
+    /* Journal files wholly in RocksDB go, once RocksDB's WAL is on disk. */
+    if (s->nsegs && s->segs[0].last <= d) {
+        if (sync_rocksdb_wal(s) == 0) {
+            size_t k = 0;
+            for (; k < s->nsegs && s->segs[k].last <= d; k++) {
+                char path[4096];
+                seg_path(s, s->segs[k].first, path, sizeof path);
+                unlink(path);
+            }
+            memmove(s->segs, s->segs + k, (s->nsegs - k) * sizeof *s->segs);
+            s->nsegs -= k;
+        }
+    }
+    /* appendfsync everysec: the journal reaches the disk once a second. */
+    if (s->o.fsync == STOR_FSYNC_EVERYSEC && s->jfd >= 0) {
+        uint64_t now = stor_mono_us() / 1000;
+        if (now - s->last_fsync_ms >= 1000) {
+            fdatasync(s->jfd);
+            s->last_fsync_ms = now;
+        }
+    }
+}
+
+int stor_drain(struct stor *s)
+{
+    if (!s->wb)
+        return 0;
+    int rc = stor_sync(s);
+    if (rc)
+        return rc;
+    while (!s->o.test_no_flusher && flusher_behind(s))
+        wait_progress(s);
+    stor_housekeep(s);
+    return 0;
+}
+
+void stor_wb_stats(struct stor *s, struct stor_wb_stats *st)
+{
+    *st = s->st;
+    st->last_seq = s->last_seq;
+    pthread_mutex_lock(&s->mu);
+    st->durable_seq = s->durable_seq;
+    st->flush_batches = s->fl_batches;
+    st->flushed_sets = s->fl_sets;
+    st->flush_us_total = s->fl_us_total;
+    st->flush_us_last = s->fl_us_last;
+    st->flush_us_max = s->fl_us_max;
+    pthread_mutex_unlock(&s->mu);
+    st->overlay_entries = s->ov.count;
+    st->overlay_bytes = s->ov.bytes;
+    uint64_t jb = s->jcur.bytes;
+    for (size_t i = 0; i < s->nsegs; i++)
+        jb += s->segs[i].bytes;
+    st->journal_bytes = jb;
+}
+
+/* ---- replay and open ---- */
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The journal files present, by first sequence number. */
+static int list_segments(struct stor *s, uint64_t **out, size_t *n)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/journal", s->dir);
+    if (mkdir(path, 0700) != 0 && errno != EEXIST)
+        return -errno;
+    DIR *d = opendir(path);
+    if (!d)
+        return -errno;
+    size_t cap = 8;
+    *out = stor_xmalloc(cap * sizeof **out);
+    *n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (strlen(e->d_name) != 16 || strspn(e->d_name, "0123456789abcdef") != 16)
+            continue;
+        if (*n == cap)
+            *out = stor_xrealloc(*out, (cap *= 2) * sizeof **out);
+        (*out)[(*n)++] = strtoull(e->d_name, NULL, 16);
+    }
+    closedir(d);
+    qsort(*out, *n, sizeof **out, cmp_u64);
+    return 0;
+}
+
+static int read_file(const char *path, char **buf, size_t *n)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = -errno;
+        close(fd);
+        return e;
+    }
+    *n = (size_t)st.st_size;
+    *buf = stor_xmalloc(*n ? *n : 1);
+    size_t got = 0;
+    while (got < *n) {
+        ssize_t r = read(fd, *buf + got, *n - got);
+        if (r <= 0) {
+            int e = r < 0 ? -errno : -EIO;
+            close(fd);
+            free(*buf);
+            return e;
+        }
+        got += (size_t)r;
+    }
+    close(fd);
+    return 0;
+}
+
+static _Thread_local char wb_errbuf[4200]; /* room for a path */
+
+/* Replays every record set beyond RocksDB's applied sequence number, then
+ * removes the journal files. A record cut short at the very end of the last
+ * file is a write the crash interrupted (never acknowledged): it is dropped.
+ * Any other bad record is corruption: the open fails, naming file and offset. */
+static int replay(struct stor *s, const char **errmsg)
+{
+    uint64_t applied = 0;
+    char *v;
+    size_t vn;
+    int rc = stor_get(s, STOR_CF_META, STOR_APPLIED_KEY, STOR_APPLIED_KEYLEN, &v, &vn);
+    if (rc == 0) {
+        if (vn == 8)
+            applied = enc_get_u64(v);
+        free(v);
+    } else if (rc != ENC_ENOTFOUND) {
+        return rc;
+    }
+    uint64_t *segs = NULL;
+    size_t nsegs = 0;
+    if ((rc = list_segments(s, &segs, &nsegs)))
+        return rc;
+    uint64_t last = applied, replayed = 0;
+    rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
+    size_t pending = 0;
+    for (size_t i = 0; i < nsegs && rc == 0; i++) {
+        char path[4096], *buf = NULL;
+        size_t n = 0;
+        seg_path(s, segs[i], path, sizeof path);
+        if ((rc = read_file(path, &buf, &n)))
+            break;
+        size_t off = 0;
+        while (off < n) {
+            bool ok = n - off >= WB_HDR && enc_get_u32(buf + off) == WB_MAGIC;
+            size_t len = ok ? enc_get_u32(buf + off + 12) : 0;
+            bool whole = ok && len <= n - off - WB_HDR;
+            ok = whole && enc_get_u32(buf + off + 16) == rec_crc(buf + off, buf + off + WB_HDR, len);
+            uint64_t seq = ok ? enc_get_u64(buf + off + 4) : 0;
+            if (ok && seq != last + 1 && seq > applied)
+                ok = false; /* a gap: something is missing */
+            if (!ok) {
+                bool torn = i == nsegs - 1 && (!whole || off + WB_HDR + len == n);
+                if (torn) {
+                    /* Cut the torn tail so appending starts clean. */
+                    if (truncate(path, (off_t)off) != 0)
+                        rc = -errno;
+                    break;
+                }
+                snprintf(wb_errbuf, sizeof wb_errbuf,
+                         "journal %s: bad record at offset %zu (after sequence %" PRIu64 ")",
+                         path, off, last);
+                *errmsg = wb_errbuf;
+                rc = ENC_ECORRUPT;
+                break;
+            }
+            if (seq > applied) {
+                rc = wb_payload_to_batch(s, buf + off + WB_HDR, len, wb);
+                if (rc) {
+                    snprintf(wb_errbuf, sizeof wb_errbuf, "journal %s: bad payload at offset %zu",
+                             path, off);
+                    *errmsg = wb_errbuf;
+                    break;
+                }
+                last = seq;
+                replayed++;
+                pending += len;
+                if (pending >= (4u << 20)) {
+                    put_applied(s, wb, last);
+                    char *err = NULL;
+                    rocksdb_write(s->db, s->wopts, wb, &err);
+                    if (err) {
+                        rc = stor_take_err(err);
+                        break;
+                    }
+                    rocksdb_writebatch_clear(wb);
+                    pending = 0;
+                }
+            } else if (seq > last) {
+                last = seq;
+            }
+            off += WB_HDR + len;
+        }
+        free(buf);
+    }
+    if (rc == 0 && pending) {
+        put_applied(s, wb, last);
+        char *err = NULL;
+        rocksdb_write(s->db, s->wopts, wb, &err);
+        if (err)
+            rc = stor_take_err(err);
+    }
+    rocksdb_writebatch_destroy(wb);
+    /* Everything is in RocksDB: make its WAL durable, then drop the files. */
+    if (rc == 0 && (rc = sync_rocksdb_wal(s)) == 0) {
+        for (size_t i = 0; i < nsegs; i++) {
+            char path[4096];
+            seg_path(s, segs[i], path, sizeof path);
+            unlink(path);
+        }
+    }
+    free(segs);
+    s->last_seq = s->journaled_seq = s->pruned_seq = last;
+    s->st.replayed_sets = replayed;
+    return rc;
+}
+
+int wb_open(struct stor *s, const char **errmsg)
+{
+    s->wb = true;
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->work, NULL);
+    pthread_cond_init(&s->done, NULL);
+    s->qtail = &s->qsentinel;
+    s->fcursor = &s->qsentinel;
+    int rc = replay(s, errmsg);
+    if (rc == 0) {
+        s->durable_seq = s->qsentinel.seq = s->last_seq;
+        rc = seg_open_new(s, s->last_seq + 1);
+    }
+    if (rc == 0 && !s->o.test_no_flusher) {
+        if (pthread_create(&s->flusher, NULL, flusher_main, s) != 0)
+            rc = -EAGAIN;
+        else
+            s->flusher_running = true;
+    }
+    if (rc && !*errmsg) {
+        snprintf(wb_errbuf, sizeof wb_errbuf, "write-back: %s", enc_strerror(rc));
+        *errmsg = wb_errbuf;
+    }
+    return rc;
+}
+
+void wb_close(struct stor *s, bool drain)
+{
+    if (!s->wb)
+        return;
+    if (drain && stor_drain(s) == 0 && !s->o.test_no_flusher) {
+        /* Everything is in RocksDB: the journal files can go. */
+        if (sync_rocksdb_wal(s) == 0) {
+            seg_close_current(s);
+            for (size_t i = 0; i < s->nsegs; i++) {
+                char path[4096];
+                seg_path(s, s->segs[i].first, path, sizeof path);
+                unlink(path);
+            }
+            s->nsegs = 0;
+        }
+    }
+    pthread_mutex_lock(&s->mu);
+    s->stop = true;
+    s->abandon = !drain; /* as a kill would: the batch in flight may land, no more */
+    pthread_cond_broadcast(&s->work);
+    pthread_mutex_unlock(&s->mu);
+    if (s->flusher_running)
+        pthread_join(s->flusher, NULL);
+    s->flusher_running = false;
+    if (s->jfd >= 0)
+        close(s->jfd);
+    s->jfd = -1;
+    struct wb_rec *r = s->qsentinel.next;
+    while (r) {
+        struct wb_rec *next = r->next;
+        free(r);
+        r = next;
+    }
+    s->qsentinel.next = NULL;
+    free(s->segs);
+    s->segs = NULL;
+    pthread_cond_destroy(&s->work);
+    pthread_cond_destroy(&s->done);
+    pthread_mutex_destroy(&s->mu);
+    s->wb = false;
+}
