@@ -5,6 +5,8 @@
 #   bench/resp_bench.sh [--quick] [--runs N] [--requests N] [--tests get,set,...]
 #                       [--clients N] [--out FILE]
 #
+# Keys are drawn at random from 100,000 (-r), not redis-benchmark's single
+# default key, which would flatter any write-back that coalesces overwrites.
 # Servers: redis-server without persistence, redis-server with appendonly
 # everysec, shmkvd (data in RocksDB, WAL written per commit). Each run
 # benchmarks the three in turn, so they share the machine's noise; the table
@@ -14,7 +16,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-runs=5 requests=200000 tests="get,set" clients=50 out="" pipelines="1 16"
+runs=5 requests=200000 tests="get,set" clients=50 out="" pipelines="1 16" keyspace=100000
 while [ $# -gt 0 ]; do
     case "$1" in
     --quick) runs=1 requests=20000 ;;
@@ -77,7 +79,7 @@ raw="$work/raw"
 for run in $(seq 1 "$runs"); do
     for P in $pipelines; do
         for i in "${!names[@]}"; do
-            redis-benchmark -p "${ports[$i]}" -t "$tests" -n "$requests" -c "$clients" -P "$P" --csv 2>/dev/null |
+            redis-benchmark -p "${ports[$i]}" -t "$tests" -n "$requests" -r "$keyspace" -c "$clients" -P "$P" --csv 2>/dev/null |
                 awk -F, -v s="${names[$i]}" -v P="$P" 'NR > 1 { gsub(/"/, ""); print s, P, $1, $2, $7 }' >>"$raw"
         done
     done

@@ -193,7 +193,6 @@ static void free_argv(struct db_str *v, size_t n)
 
 void cmd_call(struct conn *c, const struct cmd *cmd)
 {
-    uint64_t t0 = srv_mstime();
     struct timespec a, b;
     clock_gettime(CLOCK_MONOTONIC, &a);
     c->lastcmd = cmd->name;
@@ -203,9 +202,8 @@ void cmd_call(struct conn *c, const struct cmd *cmd)
                   (uint64_t)((b.tv_nsec - a.tv_nsec) / 1000);
     srv.stats.commands++;
     int64_t slower = srv.conf.slowlog_log_slower_than;
-    if (slower >= 0 && us >= (uint64_t)slower &&
-        !(cmd->flags & CMD_BLOCKING))
-        srv_slowlog_push(c, t0 / 1000, us);
+    if (slower >= 0 && us >= (uint64_t)slower && !(cmd->flags & CMD_BLOCKING))
+        srv_slowlog_push(c, srv_mstime() / 1000, us); /* wall time only when logging */
 }
 
 void cmd_dispatch(struct conn *c)

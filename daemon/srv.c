@@ -357,7 +357,7 @@ static void conn_process(struct conn *c)
             for (size_t i = 0; i < c->req.argc; i++)
                 c->argv[i].p = resp_req_arg(&c->req, data, i, &c->argv[i].n);
             c->argc = c->req.argc;
-            c->last_ms = srv_mstime();
+            c->last_ms = srv.loop_ms; /* the idle clock needs no better than the loop's */
             cmd_dispatch(c);
             cmd_serve_ready();
             c->argc = 0;
@@ -627,6 +627,7 @@ int srv_main(void)
     while (!srv.shutdown_asap) {
         int period = 1000 / srv.conf.hz;
         int n = epoll_wait(srv.epfd, evs, 256, period);
+        srv.loop_ms = srv_mstime();
         for (int i = 0; i < n; i++) {
             uint64_t tag = evs[i].data.u64;
             if (tag & LISTENER_TAG) {

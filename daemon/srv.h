@@ -142,6 +142,7 @@ struct srv {
     size_t nclients;
     uint64_t next_id;
     uint64_t start_ms;
+    uint64_t loop_ms; /* wall time at the start of this loop iteration */
     volatile int shutdown_asap;
     int shutdown_rc;
     struct srv_stats stats;

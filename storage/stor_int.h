@@ -76,6 +76,9 @@ struct stor {
     size_t qbytes;           /* queued beyond fcursor, not yet in RocksDB */
     uint64_t fl_batches, fl_sets, fl_us_total, fl_us_last, fl_us_max;
     bool stop, abandon, flusher_running;
+    bool flusher_idle;       /* waiting for work: a commit wakes it */
+    bool flusher_filling;    /* waiting for a batch to fill: a full batch wakes it */
+    size_t flush_batch_max;
     pthread_t flusher;
 };
 

@@ -166,11 +166,14 @@ static void put_applied(struct stor *s, rocksdb_writebatch_t *wb, uint64_t seq)
 static void *flusher_main(void *arg)
 {
     struct stor *s = arg;
-    size_t maxb = s->o.flush_batch_bytes ? s->o.flush_batch_bytes : 4u << 20;
+    size_t maxb = s->flush_batch_max;
     pthread_mutex_lock(&s->mu);
     for (;;) {
-        while (!s->fcursor->next && !s->stop)
+        while (!s->fcursor->next && !s->stop) {
+            s->flusher_idle = true;
             pthread_cond_wait(&s->work, &s->mu);
+            s->flusher_idle = false;
+        }
         if (!s->fcursor->next || s->abandon)
             break; /* stopping with nothing left, or abandoned */
         if (s->o.flush_interval_ms > 0) {
@@ -181,9 +184,11 @@ static void *flusher_main(void *arg)
             until.tv_nsec += (long)s->o.flush_interval_ms * 1000000L;
             until.tv_sec += until.tv_nsec / 1000000000L;
             until.tv_nsec %= 1000000000L;
+            s->flusher_filling = true;
             while (!s->stop && s->qbytes < maxb &&
                    pthread_cond_timedwait(&s->work, &s->mu, &until) == 0)
                 ;
+            s->flusher_filling = false;
         }
         struct wb_rec *first = s->fcursor->next, *last = first;
         size_t bytes = first->len;
@@ -366,7 +371,11 @@ int wb_commit(struct stor *s, const struct stor_batch *b)
     s->qtail->next = r;
     s->qtail = r;
     s->qbytes += r->len;
-    pthread_cond_signal(&s->work);
+    /* A busy flusher finds this record when it looks again, and one filling
+     * a batch wants waking only once the batch is full: no wake-up (a futex
+     * call) per commit. */
+    if (s->flusher_idle || (s->flusher_filling && s->qbytes >= s->flush_batch_max))
+        pthread_cond_signal(&s->work);
     pthread_mutex_unlock(&s->mu);
     if (!s->jnext)
         s->jnext = r;
@@ -638,6 +647,7 @@ int wb_open(struct stor *s, const char **errmsg)
     pthread_cond_init(&s->done, NULL);
     s->qtail = &s->qsentinel;
     s->fcursor = &s->qsentinel;
+    s->flush_batch_max = s->o.flush_batch_bytes ? s->o.flush_batch_bytes : 4u << 20;
     int rc = replay(s, errmsg);
     if (rc == 0) {
         s->durable_seq = s->qsentinel.seq = s->last_seq;
