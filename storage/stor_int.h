@@ -62,9 +62,6 @@ struct stor {
     struct wb_rec *jnext;    /* first record not yet in the journal */
     int jfd;                 /* the journal file being appended */
     struct wb_seg jcur;      /* what that file holds */
-    struct wb_seg *segs;     /* closed journal files, oldest first */
-    size_t nsegs, capsegs;
-    uint64_t last_fsync_ms;
     struct stor_wb_stats st;
 
     /* shared with the flusher, under mu */
@@ -76,6 +73,13 @@ struct stor {
     size_t qbytes;           /* queued beyond fcursor, not yet in RocksDB */
     uint64_t fl_batches, fl_sets, fl_us_total, fl_us_last, fl_us_max;
     bool stop, abandon, flusher_running;
+    /* Journal files, for the flusher: it deletes closed ones once durable
+     * and does appendfsync everysec's fsync, so neither stalls the executor. */
+    struct wb_seg *segs;     /* closed journal files, oldest first */
+    size_t nsegs, capsegs;
+    int *sync_fds;           /* dups of journal files to fsync; the last is current */
+    size_t nsync_fds;
+    uint64_t last_fsync_ms;  /* the flusher's */
     bool flusher_idle;       /* waiting for work: a commit wakes it */
     bool flusher_filling;    /* waiting for a batch to fill: a full batch wakes it */
     size_t flush_batch_max;

@@ -163,16 +163,76 @@ static void put_applied(struct stor *s, rocksdb_writebatch_t *wb, uint64_t seq)
 
 /* ---- the flusher ---- */
 
+static void seg_path(const struct stor *s, uint64_t first, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s/journal/%016" PRIx64, s->dir, first);
+}
+
+static int sync_rocksdb_wal(struct stor *s)
+{
+    char *err = NULL;
+    rocksdb_flush_wal(s->db, 1, &err);
+    return err ? stor_take_err(err) : 0;
+}
+
+/* The flusher's file duties, with s->mu held on entry and exit (dropped
+ * around every system call): delete journal files whose records are all in
+ * RocksDB, once RocksDB's WAL is on disk; fsync the journal once a second
+ * under appendfsync everysec. */
+static void flusher_files(struct stor *s)
+{
+    if (s->nsegs && s->segs[0].last <= s->durable_seq) {
+        uint64_t upto = s->durable_seq;
+        pthread_mutex_unlock(&s->mu);
+        int rc = sync_rocksdb_wal(s);
+        pthread_mutex_lock(&s->mu);
+        while (rc == 0 && s->nsegs && s->segs[0].last <= upto) {
+            char path[4096];
+            seg_path(s, s->segs[0].first, path, sizeof path);
+            memmove(s->segs, s->segs + 1, (s->nsegs - 1) * sizeof *s->segs);
+            s->nsegs--;
+            pthread_mutex_unlock(&s->mu);
+            unlink(path);
+            pthread_mutex_lock(&s->mu);
+        }
+    }
+    uint64_t now = stor_mono_us() / 1000;
+    if (s->nsync_fds && now - s->last_fsync_ms >= 1000) {
+        /* Retired files get their last fsync and are closed; the current
+         * one stays for the next second. */
+        size_t n = s->nsync_fds;
+        int *fds = stor_xmemdup(s->sync_fds, n * sizeof *fds);
+        s->sync_fds[0] = s->sync_fds[n - 1];
+        s->nsync_fds = 1;
+        pthread_mutex_unlock(&s->mu);
+        for (size_t i = 0; i < n; i++) {
+            fdatasync(fds[i]);
+            if (i + 1 < n)
+                close(fds[i]);
+        }
+        free(fds);
+        pthread_mutex_lock(&s->mu);
+        s->last_fsync_ms = now;
+    }
+}
+
 static void *flusher_main(void *arg)
 {
     struct stor *s = arg;
     size_t maxb = s->flush_batch_max;
     pthread_mutex_lock(&s->mu);
     for (;;) {
+        flusher_files(s);
         while (!s->fcursor->next && !s->stop) {
             s->flusher_idle = true;
-            pthread_cond_wait(&s->work, &s->mu);
+            /* At least once a second: everysec's fsync is due then. */
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            until.tv_sec += 1;
+            int w = pthread_cond_timedwait(&s->work, &s->mu, &until);
             s->flusher_idle = false;
+            if (w != 0)
+                flusher_files(s);
         }
         if (!s->fcursor->next || s->abandon)
             break; /* stopping with nothing left, or abandoned */
@@ -239,11 +299,6 @@ static void *flusher_main(void *arg)
 
 /* ---- journal files ---- */
 
-static void seg_path(const struct stor *s, uint64_t first, char *out, size_t cap)
-{
-    snprintf(out, cap, "%s/journal/%016" PRIx64, s->dir, first);
-}
-
 static int seg_open_new(struct stor *s, uint64_t first)
 {
     char path[4096];
@@ -255,6 +310,17 @@ static int seg_open_new(struct stor *s, uint64_t first)
     s->jcur.first = first;
     s->jcur.last = first - 1;
     s->jcur.bytes = 0;
+    if (s->o.fsync == STOR_FSYNC_EVERYSEC) {
+        /* The flusher fsyncs its own descriptor: the executor may close
+         * and replace jfd whenever it likes. */
+        int d = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+        if (d >= 0) {
+            pthread_mutex_lock(&s->mu);
+            s->sync_fds = stor_xrealloc(s->sync_fds, (s->nsync_fds + 1) * sizeof *s->sync_fds);
+            s->sync_fds[s->nsync_fds++] = d;
+            pthread_mutex_unlock(&s->mu);
+        }
+    }
     return 0;
 }
 
@@ -264,11 +330,13 @@ static void seg_close_current(struct stor *s)
         return;
     close(s->jfd);
     s->jfd = -1;
+    pthread_mutex_lock(&s->mu);
     if (s->nsegs == s->capsegs) {
         s->capsegs = s->capsegs ? s->capsegs * 2 : 8;
         s->segs = stor_xrealloc(s->segs, s->capsegs * sizeof *s->segs);
     }
     s->segs[s->nsegs++] = s->jcur;
+    pthread_mutex_unlock(&s->mu);
 }
 
 int stor_sync(struct stor *s)
@@ -382,13 +450,6 @@ int wb_commit(struct stor *s, const struct stor_batch *b)
     return 0;
 }
 
-static int sync_rocksdb_wal(struct stor *s)
-{
-    char *err = NULL;
-    rocksdb_flush_wal(s->db, 1, &err);
-    return err ? stor_take_err(err) : 0;
-}
-
 void stor_housekeep(struct stor *s)
 {
     if (!s->wb)
@@ -414,27 +475,6 @@ void stor_housekeep(struct stor *s)
         free(r);
     }
     pthread_mutex_unlock(&s->mu);
-    /* Journal files wholly in RocksDB go, once RocksDB's WAL is on disk. */
-    if (s->nsegs && s->segs[0].last <= d) {
-        if (sync_rocksdb_wal(s) == 0) {
-            size_t k = 0;
-            for (; k < s->nsegs && s->segs[k].last <= d; k++) {
-                char path[4096];
-                seg_path(s, s->segs[k].first, path, sizeof path);
-                unlink(path);
-            }
-            memmove(s->segs, s->segs + k, (s->nsegs - k) * sizeof *s->segs);
-            s->nsegs -= k;
-        }
-    }
-    /* appendfsync everysec: the journal reaches the disk once a second. */
-    if (s->o.fsync == STOR_FSYNC_EVERYSEC && s->jfd >= 0) {
-        uint64_t now = stor_mono_us() / 1000;
-        if (now - s->last_fsync_ms >= 1000) {
-            fdatasync(s->jfd);
-            s->last_fsync_ms = now;
-        }
-    }
 }
 
 int stor_drain(struct stor *s)
@@ -465,8 +505,10 @@ void stor_wb_stats(struct stor *s, struct stor_wb_stats *st)
     st->overlay_entries = s->ov.count;
     st->overlay_bytes = s->ov.bytes;
     uint64_t jb = s->jcur.bytes;
+    pthread_mutex_lock(&s->mu);
     for (size_t i = 0; i < s->nsegs; i++)
         jb += s->segs[i].bytes;
+    pthread_mutex_unlock(&s->mu);
     st->journal_bytes = jb;
 }
 
@@ -670,18 +712,7 @@ void wb_close(struct stor *s, bool drain)
 {
     if (!s->wb)
         return;
-    if (drain && stor_drain(s) == 0 && !s->o.test_no_flusher) {
-        /* Everything is in RocksDB: the journal files can go. */
-        if (sync_rocksdb_wal(s) == 0) {
-            seg_close_current(s);
-            for (size_t i = 0; i < s->nsegs; i++) {
-                char path[4096];
-                seg_path(s, s->segs[i].first, path, sizeof path);
-                unlink(path);
-            }
-            s->nsegs = 0;
-        }
-    }
+    bool drained = drain && stor_drain(s) == 0 && !s->o.test_no_flusher;
     pthread_mutex_lock(&s->mu);
     s->stop = true;
     s->abandon = !drain; /* as a kill would: the batch in flight may land, no more */
@@ -690,9 +721,23 @@ void wb_close(struct stor *s, bool drain)
     if (s->flusher_running)
         pthread_join(s->flusher, NULL);
     s->flusher_running = false;
+    /* One thread from here on. Drained: everything is in RocksDB, so every
+     * journal file can go once RocksDB's WAL is on disk. */
     if (s->jfd >= 0)
-        close(s->jfd);
-    s->jfd = -1;
+        seg_close_current(s);
+    if (drained && sync_rocksdb_wal(s) == 0) {
+        for (size_t i = 0; i < s->nsegs; i++) {
+            char path[4096];
+            seg_path(s, s->segs[i].first, path, sizeof path);
+            unlink(path);
+        }
+        s->nsegs = 0;
+    }
+    for (size_t i = 0; i < s->nsync_fds; i++)
+        close(s->sync_fds[i]);
+    free(s->sync_fds);
+    s->sync_fds = NULL;
+    s->nsync_fds = 0;
     struct wb_rec *r = s->qsentinel.next;
     while (r) {
         struct wb_rec *next = r->next;
@@ -702,6 +747,7 @@ void wb_close(struct stor *s, bool drain)
     s->qsentinel.next = NULL;
     free(s->segs);
     s->segs = NULL;
+    s->nsegs = 0;
     pthread_cond_destroy(&s->work);
     pthread_cond_destroy(&s->done);
     pthread_mutex_destroy(&s->mu);
