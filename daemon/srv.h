@@ -41,6 +41,7 @@ struct srv_conf {
     char *pidfile;
     int hz;
     int64_t block_cache_bytes;
+    int64_t write_buffer_bytes;
     int hash_coding, set_coding; /* enum enc_coding */
     int appendfsync;             /* 0 no, 1 everysec, 2 always */
     int writeback;               /* journal + overlay + flusher (docs/writeback.md) */

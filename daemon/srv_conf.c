@@ -48,6 +48,8 @@ static const struct param params[] = {
     {"pidfile", P_STR, OFF(pidfile), false, 0, 0, NULL, NULL},
     {"hz", P_INT, OFF(hz), true, 1, 500, NULL, NULL},
     {"block-cache-size", P_MEM, OFF(block_cache_bytes), false, 1024 * 1024, INT64_MAX, NULL, NULL},
+    {"write-buffer-size", P_MEM, OFF(write_buffer_bytes), false, 1024 * 1024, INT64_MAX, NULL,
+     NULL},
     {"hash-encoding", P_ENUM, OFF(hash_coding), true, 0, 0, codings, NULL},
     {"set-encoding", P_ENUM, OFF(set_coding), true, 0, 0, codings, NULL},
     {"appendfsync", P_ENUM, OFF(appendfsync), false, 0, 0, fsyncs, NULL},
@@ -93,6 +95,7 @@ void srv_conf_init(struct srv_conf *c)
     c->loglevel = LOG_NOTICE;
     c->hz = 10;
     c->block_cache_bytes = 256ll << 20;
+    c->write_buffer_bytes = 64ll << 20;
     c->appendfsync = 1;
     c->writeback = 1;
     c->flush_batch_bytes = 4ll << 20;
