@@ -35,28 +35,8 @@ shmkvd=build/daemon/shmkvd
 command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null ||
     { echo "resp_bench: redis-server and redis-benchmark are needed (scripts/deps.sh)" >&2; exit 1; }
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/shmkv-respbench-XXXXXX")
-pids=()
-cleanup() {
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-    for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-    rm -rf "$work"
-}
-trap cleanup EXIT
-
-free_port() { # a port nothing listens on (the kernel's choice)
-    /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null ||
-        echo $((20000 + RANDOM % 20000))
-}
-
-wait_ready() {
-    for _ in $(seq 1 100); do
-        redis-cli -p "$1" ping 2>/dev/null | grep -q PONG && return 0
-        sleep 0.1
-    done
-    echo "resp_bench: server on port $1 did not start" >&2
-    exit 1
-}
+. bench/lib.sh
+bench_init respbench
 
 names=(redis redis-aof shmkvd)
 ports=()

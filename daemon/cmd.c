@@ -149,6 +149,34 @@ void cmd_reply_vec(struct conn *c, const struct db_vec *v)
     }
 }
 
+void cmd_reply_int(struct conn *c, int rc, int64_t v)
+{
+    if (rc < 0)
+        cmd_reply_err(c, rc);
+    else
+        resp_int(OUT(c), v);
+}
+
+void cmd_reply_ok(struct conn *c, int rc)
+{
+    if (rc < 0)
+        cmd_reply_err(c, rc);
+    else
+        resp_simple(OUT(c), "OK");
+}
+
+void cmd_reply_bulk(struct conn *c, int rc, char *v, size_t vn)
+{
+    if (rc == ENC_ENOTFOUND) {
+        resp_null(OUT(c), c->proto);
+    } else if (rc < 0) {
+        cmd_reply_err(c, rc);
+    } else {
+        resp_bulk(OUT(c), v, vn);
+        free(v);
+    }
+}
+
 /* ---- dispatch ---- */
 
 /* Arguments are not NUL-terminated: every %s of one is bounded by its length. */

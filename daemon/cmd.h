@@ -232,6 +232,11 @@ bool cmd_rand_count(struct conn *c, size_t i, int64_t *count);
 /* "numkeys key [key ...]" with numkeys at argument `at`. */
 bool cmd_numkeys(struct conn *c, size_t at, int64_t *numkeys);
 void cmd_reply_vec(struct conn *c, const struct db_vec *v);     /* array of bulks/nils */
+/* The common reply tails: rc < 0 is an error reply, else the value. */
+void cmd_reply_int(struct conn *c, int rc, int64_t v);
+void cmd_reply_ok(struct conn *c, int rc);
+/* ENC_ENOTFOUND → nil; other rc < 0 → error; else the bulk v, then free(v). */
+void cmd_reply_bulk(struct conn *c, int rc, char *v, size_t vn);
 void cmd_reply_syntax(struct conn *c);                          /* ERR syntax error */
 /* HSCAN/SSCAN/ZSCAN over a collection of type (enum enc_type). */
 void cmd_cscan_generic(struct conn *c, int type);

@@ -42,10 +42,7 @@ void cmd_hsetnx(struct conn *c)
 {
     uint64_t added;
     int rc = db_hset(&srv.db, c->db, KEY(1), c->argv + 2, 1, 1, &added);
-    if (rc)
-        cmd_reply_err(c, rc);
-    else
-        resp_int(OUT(c), (int64_t)added);
+    cmd_reply_int(c, rc, (int64_t)added);
 }
 
 /* HGET key field */
@@ -54,14 +51,7 @@ void cmd_hget(struct conn *c)
     char *v;
     size_t vn;
     int rc = db_hget(&srv.db, c->db, KEY(1), KEY(2), &v, &vn);
-    if (rc == ENC_ENOTFOUND) {
-        resp_null(OUT(c), c->proto);
-    } else if (rc) {
-        cmd_reply_err(c, rc);
-    } else {
-        resp_bulk(OUT(c), v, vn);
-        free(v);
-    }
+    cmd_reply_bulk(c, rc, v, vn);
 }
 
 /* HMGET key field [field ...] */
@@ -117,10 +107,7 @@ void cmd_hdel(struct conn *c)
 {
     uint64_t n;
     int rc = db_hdel(&srv.db, c->db, KEY(1), c->argv + 2, c->argc - 2, &n);
-    if (rc)
-        cmd_reply_err(c, rc);
-    else
-        resp_int(OUT(c), (int64_t)n);
+    cmd_reply_int(c, rc, (int64_t)n);
 }
 
 /* HLEN key */
@@ -128,20 +115,14 @@ void cmd_hlen(struct conn *c)
 {
     uint64_t n;
     int rc = db_hlen(&srv.db, c->db, KEY(1), &n);
-    if (rc)
-        cmd_reply_err(c, rc);
-    else
-        resp_int(OUT(c), (int64_t)n);
+    cmd_reply_int(c, rc, (int64_t)n);
 }
 
 /* HEXISTS key field */
 void cmd_hexists(struct conn *c)
 {
     int rc = db_hexists(&srv.db, c->db, KEY(1), KEY(2));
-    if (rc < 0)
-        cmd_reply_err(c, rc);
-    else
-        resp_int(OUT(c), rc);
+    cmd_reply_int(c, rc, rc);
 }
 
 /* HSTRLEN key field */
@@ -149,10 +130,7 @@ void cmd_hstrlen(struct conn *c)
 {
     uint64_t n;
     int rc = db_hstrlen(&srv.db, c->db, KEY(1), KEY(2), &n);
-    if (rc)
-        cmd_reply_err(c, rc);
-    else
-        resp_int(OUT(c), (int64_t)n);
+    cmd_reply_int(c, rc, (int64_t)n);
 }
 
 /* HINCRBY key field increment */
@@ -162,10 +140,7 @@ void cmd_hincrby(struct conn *c)
     if (!cmd_arg_ll(c, 3, &d))
         return;
     int rc = db_hincrby(&srv.db, c->db, KEY(1), KEY(2), d, &v);
-    if (rc)
-        cmd_reply_err(c, rc);
-    else
-        resp_int(OUT(c), v);
+    cmd_reply_int(c, rc, v);
 }
 
 /* HINCRBYFLOAT key field increment */

@@ -105,10 +105,7 @@ static void expire_generic(struct conn *c, int64_t unit, bool absolute, const ch
     }
     v += base;
     int rc = db_expire(&srv.db, c->db, KEY(1), v < 1 ? 1 : (uint64_t)v, flags);
-    if (rc < 0)
-        cmd_reply_err(c, rc);
-    else
-        resp_int(OUT(c), rc);
+    cmd_reply_int(c, rc, rc);
 }
 
 void cmd_expire(struct conn *c)
@@ -176,10 +173,7 @@ void cmd_pexpiretime(struct conn *c)
 void cmd_persist(struct conn *c)
 {
     int rc = db_persist(&srv.db, c->db, KEY(1));
-    if (rc < 0)
-        cmd_reply_err(c, rc);
-    else
-        resp_int(OUT(c), rc);
+    cmd_reply_int(c, rc, rc);
 }
 
 static void rename_generic(struct conn *c, int nx)
@@ -405,14 +399,7 @@ void cmd_randomkey(struct conn *c)
     char *k;
     size_t kn;
     int rc = db_randomkey(&srv.db, c->db, &k, &kn);
-    if (rc == ENC_ENOTFOUND) {
-        resp_null(OUT(c), c->proto);
-    } else if (rc) {
-        cmd_reply_err(c, rc);
-    } else {
-        resp_bulk(OUT(c), k, kn);
-        free(k);
-    }
+    cmd_reply_bulk(c, rc, k, kn);
 }
 
 /* DBSIZE */
@@ -420,10 +407,7 @@ void cmd_dbsize(struct conn *c)
 {
     uint64_t n;
     int rc = db_dbsize(&srv.db, c->db, &n);
-    if (rc)
-        cmd_reply_err(c, rc);
-    else
-        resp_int(OUT(c), (int64_t)n);
+    cmd_reply_int(c, rc, (int64_t)n);
 }
 
 /* SELECT index */
@@ -451,10 +435,7 @@ void cmd_flushdb(struct conn *c)
     if (!flush_opts(c))
         return;
     int rc = db_flushdb(&srv.db, c->db);
-    if (rc)
-        cmd_reply_err(c, rc);
-    else
-        resp_simple(OUT(c), "OK");
+    cmd_reply_ok(c, rc);
 }
 
 void cmd_flushall(struct conn *c)
@@ -462,10 +443,7 @@ void cmd_flushall(struct conn *c)
     if (!flush_opts(c))
         return;
     int rc = db_flushall(&srv.db);
-    if (rc)
-        cmd_reply_err(c, rc);
-    else
-        resp_simple(OUT(c), "OK");
+    cmd_reply_ok(c, rc);
 }
 
 /* The Redis 7.0 encoding a key of this shape would have, by Redis's default

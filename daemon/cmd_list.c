@@ -16,10 +16,7 @@ static void push_generic(struct conn *c, int left, int xx)
 {
     uint64_t n;
     int rc = db_push(&srv.db, c->db, KEY(1), left, c->argv + 2, c->argc - 2, xx, &n);
-    if (rc)
-        cmd_reply_err(c, rc);
-    else
-        resp_int(OUT(c), (int64_t)n);
+    cmd_reply_int(c, rc, (int64_t)n);
 }
 
 void cmd_lpush(struct conn *c)
@@ -86,10 +83,7 @@ void cmd_llen(struct conn *c)
 {
     uint64_t n;
     int rc = db_llen(&srv.db, c->db, KEY(1), &n);
-    if (rc)
-        cmd_reply_err(c, rc);
-    else
-        resp_int(OUT(c), (int64_t)n);
+    cmd_reply_int(c, rc, (int64_t)n);
 }
 
 /* LRANGE key start stop */
@@ -117,14 +111,7 @@ void cmd_lindex(struct conn *c)
     char *v;
     size_t vn;
     int rc = db_lindex(&srv.db, c->db, KEY(1), i, &v, &vn);
-    if (rc == ENC_ENOTFOUND) {
-        resp_null(OUT(c), c->proto);
-    } else if (rc) {
-        cmd_reply_err(c, rc);
-    } else {
-        resp_bulk(OUT(c), v, vn);
-        free(v);
-    }
+    cmd_reply_bulk(c, rc, v, vn);
 }
 
 /* LSET key index element */
@@ -134,10 +121,7 @@ void cmd_lset(struct conn *c)
     if (!cmd_arg_ll(c, 2, &i))
         return;
     int rc = db_lset(&srv.db, c->db, KEY(1), i, KEY(3));
-    if (rc)
-        cmd_reply_err(c, rc);
-    else
-        resp_simple(OUT(c), "OK");
+    cmd_reply_ok(c, rc);
 }
 
 /* LREM key count element */
@@ -148,10 +132,7 @@ void cmd_lrem(struct conn *c)
         return;
     uint64_t n;
     int rc = db_lrem(&srv.db, c->db, KEY(1), count, KEY(3), &n);
-    if (rc)
-        cmd_reply_err(c, rc);
-    else
-        resp_int(OUT(c), (int64_t)n);
+    cmd_reply_int(c, rc, (int64_t)n);
 }
 
 /* LINSERT key BEFORE|AFTER pivot element */
@@ -168,10 +149,7 @@ void cmd_linsert(struct conn *c)
     }
     int64_t n;
     int rc = db_linsert(&srv.db, c->db, KEY(1), before, KEY(3), KEY(4), &n);
-    if (rc)
-        cmd_reply_err(c, rc);
-    else
-        resp_int(OUT(c), n);
+    cmd_reply_int(c, rc, n);
 }
 
 /* LTRIM key start stop */
@@ -181,10 +159,7 @@ void cmd_ltrim(struct conn *c)
     if (!cmd_arg_ll(c, 2, &s) || !cmd_arg_ll(c, 3, &e))
         return;
     int rc = db_ltrim(&srv.db, c->db, KEY(1), s, e);
-    if (rc)
-        cmd_reply_err(c, rc);
-    else
-        resp_simple(OUT(c), "OK");
+    cmd_reply_ok(c, rc);
 }
 
 /* LPOS key element [RANK rank] [COUNT num-matches] [MAXLEN len] */

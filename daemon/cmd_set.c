@@ -19,10 +19,7 @@ void cmd_sadd(struct conn *c)
 {
     uint64_t n;
     int rc = db_sadd(&srv.db, c->db, KEY(1), c->argv + 2, c->argc - 2, &n);
-    if (rc)
-        cmd_reply_err(c, rc);
-    else
-        resp_int(OUT(c), (int64_t)n);
+    cmd_reply_int(c, rc, (int64_t)n);
 }
 
 /* SREM key member [member ...] */
@@ -30,10 +27,7 @@ void cmd_srem(struct conn *c)
 {
     uint64_t n;
     int rc = db_srem(&srv.db, c->db, KEY(1), c->argv + 2, c->argc - 2, &n);
-    if (rc)
-        cmd_reply_err(c, rc);
-    else
-        resp_int(OUT(c), (int64_t)n);
+    cmd_reply_int(c, rc, (int64_t)n);
 }
 
 /* SMEMBERS key */
@@ -53,10 +47,7 @@ void cmd_smembers(struct conn *c)
 void cmd_sismember(struct conn *c)
 {
     int rc = db_sismember(&srv.db, c->db, KEY(1), KEY(2));
-    if (rc < 0)
-        cmd_reply_err(c, rc);
-    else
-        resp_int(OUT(c), rc);
+    cmd_reply_int(c, rc, rc);
 }
 
 /* SMISMEMBER key member [member ...] */
@@ -83,10 +74,7 @@ void cmd_scard(struct conn *c)
 {
     uint64_t n;
     int rc = db_scard(&srv.db, c->db, KEY(1), &n);
-    if (rc)
-        cmd_reply_err(c, rc);
-    else
-        resp_int(OUT(c), (int64_t)n);
+    cmd_reply_int(c, rc, (int64_t)n);
 }
 
 /* SPOP key [count] */
@@ -154,10 +142,7 @@ void cmd_srandmember(struct conn *c)
 void cmd_smove(struct conn *c)
 {
     int rc = db_smove(&srv.db, c->db, KEY(1), KEY(2), KEY(3));
-    if (rc < 0)
-        cmd_reply_err(c, rc);
-    else
-        resp_int(OUT(c), rc);
+    cmd_reply_int(c, rc, rc);
 }
 
 static void setop_generic(struct conn *c, int op)
@@ -176,10 +161,7 @@ static void setop_store_generic(struct conn *c, int op)
 {
     uint64_t n;
     int rc = db_setop_store(&srv.db, c->db, op, KEY(1), c->argv + 2, c->argc - 2, &n);
-    if (rc)
-        cmd_reply_err(c, rc);
-    else
-        resp_int(OUT(c), (int64_t)n);
+    cmd_reply_int(c, rc, (int64_t)n);
 }
 
 void cmd_sinter(struct conn *c)
@@ -248,10 +230,7 @@ void cmd_sintercard(struct conn *c)
     struct db_vec v;
     db_vec_init(&v);
     int rc = db_setop(&srv.db, c->db, DB_SINTER, c->argv + 2, (size_t)nk, (uint64_t)limit, &v);
-    if (rc)
-        cmd_reply_err(c, rc);
-    else
-        resp_int(OUT(c), (int64_t)v.n);
+    cmd_reply_int(c, rc, (int64_t)v.n);
     db_vec_destroy(&v);
 }
 

@@ -109,10 +109,7 @@ void cmd_set(struct conn *c)
 void cmd_setnx(struct conn *c)
 {
     int rc = db_set(&srv.db, c->db, KEY(1), KEY(2), 0, DB_SET_NX, NULL, NULL);
-    if (rc < 0)
-        cmd_reply_err(c, rc);
-    else
-        resp_int(OUT(c), rc);
+    cmd_reply_int(c, rc, rc);
 }
 
 static void setex_generic(struct conn *c, int64_t unit, const char *name)
@@ -121,10 +118,7 @@ static void setex_generic(struct conn *c, int64_t unit, const char *name)
     if (!expire_arg(c, 2, unit, false, &exp, name))
         return;
     int rc = db_set(&srv.db, c->db, KEY(1), KEY(3), exp, 0, NULL, NULL);
-    if (rc < 0)
-        cmd_reply_err(c, rc);
-    else
-        resp_simple(OUT(c), "OK");
+    cmd_reply_ok(c, rc);
 }
 
 /* SETEX key seconds value */
@@ -251,10 +245,7 @@ void cmd_append(struct conn *c)
 {
     uint64_t n;
     int rc = db_append(&srv.db, c->db, KEY(1), KEY(2), &n);
-    if (rc)
-        cmd_reply_err(c, rc);
-    else
-        resp_int(OUT(c), (int64_t)n);
+    cmd_reply_int(c, rc, (int64_t)n);
 }
 
 /* STRLEN key */
@@ -262,20 +253,14 @@ void cmd_strlen(struct conn *c)
 {
     uint64_t n;
     int rc = db_strlen(&srv.db, c->db, KEY(1), &n);
-    if (rc)
-        cmd_reply_err(c, rc);
-    else
-        resp_int(OUT(c), (int64_t)n);
+    cmd_reply_int(c, rc, (int64_t)n);
 }
 
 static void incr_generic(struct conn *c, int64_t delta)
 {
     int64_t v;
     int rc = db_incrby(&srv.db, c->db, KEY(1), delta, &v);
-    if (rc)
-        cmd_reply_err(c, rc);
-    else
-        resp_int(OUT(c), v);
+    cmd_reply_int(c, rc, v);
 }
 
 /* INCR key */
@@ -362,8 +347,5 @@ void cmd_setrange(struct conn *c)
     }
     uint64_t n;
     int rc = db_setrange(&srv.db, c->db, KEY(1), (uint64_t)off, KEY(3), &n);
-    if (rc)
-        cmd_reply_err(c, rc);
-    else
-        resp_int(OUT(c), (int64_t)n);
+    cmd_reply_int(c, rc, (int64_t)n);
 }

@@ -113,10 +113,7 @@ void cmd_zrem(struct conn *c)
 {
     uint64_t n;
     int rc = db_zrem(&srv.db, c->db, KEY(1), c->argv + 2, c->argc - 2, &n);
-    if (rc)
-        cmd_reply_err(c, rc);
-    else
-        resp_int(OUT(c), (int64_t)n);
+    cmd_reply_int(c, rc, (int64_t)n);
 }
 
 /* ZSCORE key member */
@@ -158,10 +155,7 @@ void cmd_zcard(struct conn *c)
 {
     uint64_t n;
     int rc = db_zcard(&srv.db, c->db, KEY(1), &n);
-    if (rc)
-        cmd_reply_err(c, rc);
-    else
-        resp_int(OUT(c), (int64_t)n);
+    cmd_reply_int(c, rc, (int64_t)n);
 }
 
 /* ---- range arguments ---- */
@@ -307,10 +301,7 @@ void cmd_zrangestore(struct conn *c)
         return;
     uint64_t n;
     int rc = db_zrangestore(&srv.db, c->db, KEY(1), KEY(2), &sp, &n);
-    if (rc)
-        cmd_reply_err(c, rc);
-    else
-        resp_int(OUT(c), (int64_t)n);
+    cmd_reply_int(c, rc, (int64_t)n);
 }
 
 /* The pre-6.2 range commands: [WITHSCORES] [LIMIT offset count]. */
@@ -369,10 +360,7 @@ static void count_generic(struct conn *c, int by)
         return;
     uint64_t n;
     int rc = db_zcount(&srv.db, c->db, KEY(1), &sp, &n);
-    if (rc)
-        cmd_reply_err(c, rc);
-    else
-        resp_int(OUT(c), (int64_t)n);
+    cmd_reply_int(c, rc, (int64_t)n);
 }
 
 /* ZCOUNT key min max */
@@ -417,10 +405,7 @@ static void remrange_generic(struct conn *c, int by)
         return;
     uint64_t n;
     int rc = db_zremrange(&srv.db, c->db, KEY(1), &sp, &n);
-    if (rc)
-        cmd_reply_err(c, rc);
-    else
-        resp_int(OUT(c), (int64_t)n);
+    cmd_reply_int(c, rc, (int64_t)n);
 }
 
 void cmd_zremrangebyrank(struct conn *c)

@@ -566,28 +566,38 @@ static void db_range(unsigned dbi, char lo[3], char hi[3])
     hi[2] = 0;
 }
 
-int db_scan(struct db *d, unsigned dbi, const char *cursor, size_t cn, const char *pat,
-            size_t patn, int type, uint64_t count, struct db_vec *out, char **next,
-            size_t *nextn)
+/* An iterator over db dbi's meta records, at the first key after `cursor`
+ * (or at cursor itself when !after), or at the start for a NULL cursor. */
+static struct stor_it *meta_iter_at(struct db *d, unsigned dbi, const char *cursor, size_t cn,
+                                    bool after)
 {
     char lo[3], hi[3];
     db_range(dbi, lo, hi);
     struct stor_it *it = stor_it_create(d->s, STOR_CF_META, lo, 3, hi, 3);
+    if (!cursor) {
+        stor_it_first(it);
+        return it;
+    }
     struct db_buf start;
     dbb_init(&start);
-    if (cursor) {
-        dbb_reserve(&start, enc_meta_key_len(cn));
-        start.n = enc_meta_key(start.p, dbi, enc_slot(cursor, cn), cursor, cn);
-        stor_it_seek(it, start.p, start.n);
-        size_t kn;
-        if (stor_it_valid(it)) {
-            const char *k = stor_it_key(it, &kn);
-            if (kn == start.n && memcmp(k, start.p, kn) == 0)
-                stor_it_next(it);
-        }
-    } else {
-        stor_it_first(it);
+    dbb_reserve(&start, enc_meta_key_len(cn));
+    start.n = enc_meta_key(start.p, dbi, enc_slot(cursor, cn), cursor, cn);
+    stor_it_seek(it, start.p, start.n);
+    size_t kn;
+    if (after && stor_it_valid(it)) {
+        const char *k = stor_it_key(it, &kn);
+        if (kn == start.n && memcmp(k, start.p, kn) == 0)
+            stor_it_next(it);
     }
+    dbb_free(&start);
+    return it;
+}
+
+int db_scan(struct db *d, unsigned dbi, const char *cursor, size_t cn, const char *pat,
+            size_t patn, int type, uint64_t count, struct db_vec *out, char **next,
+            size_t *nextn)
+{
+    struct stor_it *it = meta_iter_at(d, dbi, cursor, cn, true);
     uint64_t now = stor_now_ms(), seen = 0;
     *next = NULL;
     *nextn = 0;
@@ -621,7 +631,6 @@ int db_scan(struct db *d, unsigned dbi, const char *cursor, size_t cn, const cha
     }
     int rc = stor_it_status(it);
     stor_it_free(it);
-    dbb_free(&start);
     if (rc) {
         free(*next);
         *next = NULL;
@@ -673,11 +682,9 @@ int db_randomkey(struct db *d, unsigned dbi, char **key, size_t *klen)
 
 int db_keycount(struct db *d, unsigned dbi, uint64_t *keys, uint64_t *expires)
 {
-    char lo[3], hi[3];
-    db_range(dbi, lo, hi);
-    struct stor_it *it = stor_it_create(d->s, STOR_CF_META, lo, 3, hi, 3);
+    struct stor_it *it = meta_iter_at(d, dbi, NULL, 0, false);
     uint64_t now = stor_now_ms(), c = 0, e = 0;
-    for (stor_it_first(it); stor_it_valid(it); stor_it_next(it)) {
+    for (; stor_it_valid(it); stor_it_next(it)) {
         size_t vn;
         const char *v = stor_it_value(it, &vn);
         uint8_t t;
@@ -703,18 +710,8 @@ int db_dbsize(struct db *d, unsigned dbi, uint64_t *n)
 int db_reap(struct db *d, unsigned dbi, const char *cursor, size_t cn, uint64_t budget,
             uint64_t *reaped, char **next, size_t *nextn)
 {
-    char lo[3], hi[3];
-    db_range(dbi, lo, hi);
-    struct stor_it *it = stor_it_create(d->s, STOR_CF_META, lo, 3, hi, 3);
-    struct db_buf start;
-    dbb_init(&start);
-    if (cursor) {
-        dbb_reserve(&start, enc_meta_key_len(cn));
-        start.n = enc_meta_key(start.p, dbi, enc_slot(cursor, cn), cursor, cn);
-        stor_it_seek(it, start.p, start.n);
-    } else {
-        stor_it_first(it);
-    }
+    /* The cursor key was not looked at yet: start on it. */
+    struct stor_it *it = meta_iter_at(d, dbi, cursor, cn, false);
     db_begin(d);
     uint64_t now = stor_now_ms(), seen = 0;
     *reaped = 0;
@@ -739,7 +736,6 @@ int db_reap(struct db *d, unsigned dbi, const char *cursor, size_t cn, uint64_t 
     }
     int rc = stor_it_status(it);
     stor_it_free(it);
-    dbb_free(&start);
     if (rc == 0)
         rc = db_commit(d);
     if (rc) {

@@ -21,6 +21,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <stdint.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -163,6 +164,25 @@ static inline void h_destroy(struct server *s)
 {
     h_stop(s);
     nftw(s->dir, h_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* For a group teardown: stops the server, removes its folder, and fails
+ * unless it exited cleanly on SIGTERM (under ASan: no leak, no error). */
+static inline int h_group_stop(struct server *s)
+{
+    int rc = h_stop(s);
+    h_destroy(s);
+    return rc == 0 ? 0 : -1;
+}
+
+/* xorshift64: the seeded generator of the randomised tests. */
+static inline uint64_t h_rnd(uint64_t *state)
+{
+    uint64_t x = *state;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return *state = x;
 }
 
 /* ---- reply assertions ---- */

@@ -25,10 +25,7 @@ static uint64_t rng;
 
 static uint64_t rnd(void)
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
+    return h_rnd(&rng);
 }
 
 static int pick(int n)

@@ -17,10 +17,7 @@ static uint64_t rng;
 
 static uint64_t rnd(void)
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
+    return h_rnd(&rng);
 }
 
 static int group_setup(void **state)
@@ -33,9 +30,7 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
     (void)state;
-    int rc = h_stop(&S);
-    h_destroy(&S);
-    return rc == 0 ? 0 : -1;
+    return h_group_stop(&S);
 }
 
 static int dial(void)

@@ -22,9 +22,7 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
     (void)state;
-    int rc = h_stop(&S);
-    h_destroy(&S);
-    return rc == 0 ? 0 : -1;
+    return h_group_stop(&S);
 }
 
 /* Runs a shell command line; returns its output (malloc'd) and status. */

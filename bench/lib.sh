@@ -1,0 +1,29 @@
+# lib.sh — helpers the benchmark scripts share: a scratch folder removed on
+# exit, servers started on free loopback ports and stopped by their PIDs.
+# Source it after `set -euo pipefail`; call bench_init NAME first.
+
+bench_init() { # NAME: makes $work and arranges the cleanup
+    work=$(mktemp -d "${TMPDIR:-/tmp}/shmkv-$1-XXXXXX")
+    pids=()
+    trap bench_cleanup EXIT
+}
+
+bench_cleanup() {
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+    rm -rf "$work"
+}
+
+free_port() { # a port nothing listens on (the kernel's choice)
+    /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null ||
+        echo $((20000 + RANDOM % 20000))
+}
+
+wait_ready() { # PORT: until the server there answers PING (20 s at most)
+    for _ in $(seq 1 200); do
+        redis-cli -p "$1" ping 2>/dev/null | grep -q PONG && return 0
+        sleep 0.1
+    done
+    echo "$(basename "$0"): server on port $1 did not start" >&2
+    exit 1
+}
