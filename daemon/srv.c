@@ -170,10 +170,15 @@ int srv_cursor_find(uint64_t id, const char **key, size_t *klen)
 
 /* ---- clients ---- */
 
+/* Watches c for output too, or not; a system call only on a change (this
+ * runs after every reply). */
 static void ev_set(struct conn *c, bool want_out)
 {
+    if (c->out_armed == want_out)
+        return;
     struct epoll_event ev = {.events = EPOLLIN | (want_out ? EPOLLOUT : 0), .data.ptr = c};
     epoll_ctl(srv.epfd, EPOLL_CTL_MOD, c->fd, &ev);
+    c->out_armed = want_out;
 }
 
 static void sockaddr_str(const struct sockaddr_storage *sa, char *out, size_t cap, bool unix_sock)

@@ -89,6 +89,7 @@ struct conn {
     int fd;
     uint64_t id;
     uint32_t flags;
+    bool out_armed; /* epoll also watches for output */
     int proto; /* 2 or 3 */
     unsigned db;
     struct resp_buf in, out;
