@@ -48,8 +48,10 @@ static void list_push(struct db *d, struct db_kc *kc, int left, const struct db_
     kc_put_meta(d, kc);
 }
 
+/* Pops up to count elements; settle: delete the key if it is left empty (a
+ * rotation onto the same key must not, or the key would lose its TTL). */
 static int list_pop(struct db *d, struct db_kc *kc, int left, uint64_t count,
-                    struct db_vec *out)
+                    struct db_vec *out, bool settle)
 {
     for (uint64_t i = 0; i < count && kc->m.size > 0; i++) {
         uint64_t pos = left ? kc->m.head : kc->m.tail - 1;
@@ -67,7 +69,7 @@ static int list_pop(struct db *d, struct db_kc *kc, int left, uint64_t count,
             kc->m.tail--;
         kc->m.size--;
     }
-    return kc_settle(d, kc);
+    return settle ? kc_settle(d, kc) : 0;
 }
 
 int db_push(struct db *d, unsigned dbi, const char *key, size_t klen, int left,
@@ -93,7 +95,7 @@ int db_pop(struct db *d, unsigned dbi, const char *key, size_t klen, int left, u
     db_begin(d);
     int rc = kc_open(d, &kc, dbi, key, klen, ENC_TYPE_LIST);
     if (rc == 0)
-        rc = list_pop(d, &kc, left, count, out);
+        rc = list_pop(d, &kc, left, count, out, true);
     if (rc == 0)
         rc = db_commit(d);
     if (rc)
@@ -393,13 +395,20 @@ int db_lmove(struct db *d, unsigned dbi, const char *src, size_t srcn, const cha
         goto out;
     }
     kc_free(&t);
-    if ((rc = list_pop(d, &s, from_left, 1, &one)))
+    memset(&t, 0, sizeof t);
+    bool same = srcn == dstn && memcmp(src, dst, srcn) == 0;
+    /* Onto itself it is a rotation: the key never goes empty, so it keeps
+     * its expiry even with one element (as Redis does). */
+    if ((rc = list_pop(d, &s, from_left, 1, &one, !same)))
         goto out;
-    /* Reload dst through the pending record set: it may be src itself. */
-    if ((rc = kc_open_write(d, &t, dbi, dst, dstn, ENC_TYPE_LIST)))
-        goto out;
+    struct db_kc *to = &s;
+    if (!same) {
+        if ((rc = kc_open_write(d, &t, dbi, dst, dstn, ENC_TYPE_LIST)))
+            goto out;
+        to = &t;
+    }
     struct db_str e = {db_vec_ptr(&one, 0), db_vec_len(&one, 0)};
-    list_push(d, &t, to_left, &e, 1);
+    list_push(d, to, to_left, &e, 1);
     if ((rc = db_commit(d)) == 0) {
         *v = stor_xmemdup(e.p, e.n);
         *vn = e.n;

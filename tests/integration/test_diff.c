@@ -5,6 +5,7 @@
  *
  *   SHMKV_DIFF_SEED=n   the seed (default 1)
  *   SHMKV_DIFF_COUNT=n  commands per run (default 20000)
+ *   SHMKV_DIFF_TRACE=1  print every command, numbered (to study a mismatch)
  *
  * Replies are compared exactly, except where Redis leaves the order
  * unspecified (SMEMBERS, HGETALL, set algebra, KEYS, SCAN: as multisets),
@@ -749,8 +750,15 @@ static void test_diff_random_commands(void **state)
     long count = n ? atol(n) : 20000;
     rng = seed * 0x9e3779b97f4a7c15ull + 1;
     long compared = 0, kinds[8] = {0};
+    bool trace = getenv("SHMKV_DIFF_TRACE") != NULL;
     for (long i = 0; i < count; i++) {
         enum cmp how = gen();
+        if (trace) {
+            printf("%ld:", i);
+            for (int j = 0; j < argc; j++)
+                printf(" '%s'", argv[j]);
+            printf("\n");
+        }
         redisReply *a = redisCommandArgv(cr, argc, argv, argl);
         redisReply *b = redisCommandArgv(ck, argc, argv, argl);
         if (!equivalent(how, a, b)) {

@@ -230,11 +230,16 @@ static void test_db_list_lmove(void **state)
     assert_int_equal(db_set(d, 0, K("s"), K("v"), 0, 0, NULL, NULL), 1);
     assert_int_equal(db_lmove(d, 0, K("l"), K("s"), 1, 0, &e, &en), ENC_EWRONGTYPE);
     assert_list(d, "ab"); /* nothing moved */
-    /* A one-element list moved onto itself survives. */
+    /* A one-element list moved onto itself survives, expiry and all (the
+     * differential test found it losing the TTL). */
     make_list(d, "z");
+    assert_int_equal(db_expire(d, 0, K("l"), stor_now_ms() + 100000, 0), 1);
     assert_int_equal(db_lmove(d, 0, K("l"), K("l"), 1, 0, &e, &en), 0);
     free(e);
     assert_list(d, "z");
+    uint64_t exp;
+    assert_int_equal(db_expiretime(d, 0, K("l"), &exp), 0);
+    assert_true(exp > 0);
 }
 
 int main(void)
