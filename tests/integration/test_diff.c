@@ -130,13 +130,19 @@ static enum cmp gen_extra(void)
     case 4:
         add("UNLINK"), key(), key();
         return EXACT;
-    case 5:
-        /* An absolute time far ahead: both servers store the same instant. */
+    case 5: {
+        /* Absolute times far ahead: both servers store the same instants,
+         * so GT and LT compare the same way on both. */
+        static const char *const secs[] = {"4102444800", "4102444900", "4102445000"};
+        static const char *const msecs[] = {"4102444800123", "4102444850000", "4102445000000"};
+        static const char *const f[] = {NULL, "NX", "XX", "GT", "LT"};
         add(pick(2) ? "EXPIREAT" : "PEXPIREAT"), key();
-        add(argv[0][0] == 'E' ? "4102444800" : "4102444800123");
-        if (pick(2))
-            add(pick(2) ? "GT" : "NX");
+        add(argv[0][0] == 'E' ? secs[pick(3)] : msecs[pick(3)]);
+        const char *fl = f[pick(5)];
+        if (fl)
+            add(fl);
         return EXACT;
+    }
     case 6:
         add("PEXPIRETIME"), key();
         return TTL_MS; /* relative EXPIREs land a millisecond apart */
@@ -257,8 +263,11 @@ static enum cmp gen(void)
         add(c[i]), key();
         if (i < 2) {
             addf("%lld", (i ? 1000000 : 1000) + pick(3) * (i ? 1000 : 1));
-            static const char *const f[] = {NULL, "NX", "XX", "GT", "LT"};
-            const char *fl = f[pick(5)];
+            /* No GT/LT with relative times: equal deadlines set a moment
+             * apart compare by whether each server's clock ticked between
+             * them. GT/LT go with absolute times (gen_extra). */
+            static const char *const f[] = {NULL, "NX", "XX"};
+            const char *fl = f[pick(3)];
             if (fl)
                 add(fl);
         }
