@@ -494,6 +494,8 @@ int stor_open(struct stor **out, const struct stor_opts *o, const char **errmsg)
     /* Without write-back, appendfsync always syncs RocksDB's WAL per commit;
      * with it, the journal is what gets synced before a reply. */
     rocksdb_writeoptions_set_sync(s->wopts, !o->writeback && o->fsync == STOR_FSYNC_ALWAYS);
+    s->wopts_nowal = rocksdb_writeoptions_create();
+    rocksdb_writeoptions_disable_WAL(s->wopts_nowal, 1);
 
     char *err = NULL;
     rocksdb_t *db = rocksdb_open_column_families(
@@ -554,6 +556,8 @@ static void close_all(struct stor *s, bool clean)
         rocksdb_readoptions_destroy(s->ropts);
     if (s->wopts)
         rocksdb_writeoptions_destroy(s->wopts);
+    if (s->wopts_nowal)
+        rocksdb_writeoptions_destroy(s->wopts_nowal);
     ov_destroy(&s->ov);
     pthread_mutex_destroy(&s->gc_mu);
     free(s->dir);

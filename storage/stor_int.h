@@ -13,8 +13,9 @@
 #include "stor.h"
 #include "stor_ov.h"
 
-/* The reserved metadata key holding the last record set RocksDB applied:
- * db 255, slot 0xffff, beyond every user key (slots stay below 0x4000). */
+/* The reserved key holding the last record set RocksDB applied, written to
+ * every column family with each flusher batch: db 255, slot 0xffff, beyond
+ * every user key (slots stay below 0x4000) and not a valid sub key. */
 #define STOR_APPLIED_KEY "\xff\xff\xff" "applied"
 #define STOR_APPLIED_KEYLEN 10
 
@@ -48,6 +49,7 @@ struct stor {
     rocksdb_options_t *cfopts[STOR_CF_COUNT];
     rocksdb_readoptions_t *ropts;
     rocksdb_writeoptions_t *wopts;
+    rocksdb_writeoptions_t *wopts_nowal; /* the flusher's: the journal is the log */
     struct stor_opts o;
     char *dir;
 

@@ -153,12 +153,17 @@ static void op_to_ov(void *arg, int kind, int cf, const char *k, size_t kn, cons
         ov_set_range(t->ov, cf, k, kn, v, vn, t->seq);
 }
 
+/* The flusher writes RocksDB without its WAL (the journal is the log, and
+ * writing both doubled the disk traffic). A crash then leaves each column
+ * family at its last flush, each a prefix of its own history but not all
+ * at the same point: so every family records how far it got, and replay
+ * starts from the smallest. Re-applying record sets in order is harmless. */
 static void put_applied(struct stor *s, rocksdb_writebatch_t *wb, uint64_t seq)
 {
     char v[8];
     enc_put_u64(v, seq);
-    rocksdb_writebatch_put_cf(wb, s->cf[STOR_CF_META], STOR_APPLIED_KEY, STOR_APPLIED_KEYLEN, v,
-                              8);
+    for (int cf = 0; cf < STOR_CF_COUNT; cf++)
+        rocksdb_writebatch_put_cf(wb, s->cf[cf], STOR_APPLIED_KEY, STOR_APPLIED_KEYLEN, v, 8);
 }
 
 /* ---- the flusher ---- */
@@ -175,16 +180,33 @@ static int sync_rocksdb_wal(struct stor *s)
     return err ? stor_take_err(err) : 0;
 }
 
+/* Makes everything RocksDB holds so far durable without a WAL: every
+ * column family's memtable goes to an SST file (RocksDB syncs those). */
+static int flush_memtables(struct stor *s)
+{
+    rocksdb_flushoptions_t *fo = rocksdb_flushoptions_create();
+    rocksdb_flushoptions_set_wait(fo, 1);
+    int rc = 0;
+    for (int cf = 0; cf < STOR_CF_COUNT && rc == 0; cf++) {
+        char *err = NULL;
+        rocksdb_flush_cf(s->db, fo, s->cf[cf], &err);
+        if (err)
+            rc = stor_take_err(err);
+    }
+    rocksdb_flushoptions_destroy(fo);
+    return rc;
+}
+
 /* The flusher's file duties, with s->mu held on entry and exit (dropped
  * around every system call): delete journal files whose records are all in
- * RocksDB, once RocksDB's WAL is on disk; fsync the journal once a second
- * under appendfsync everysec. */
+ * RocksDB's SST files (after a memtable flush: the flusher writes no WAL);
+ * fsync the journal once a second under appendfsync everysec. */
 static void flusher_files(struct stor *s)
 {
     if (s->nsegs && s->segs[0].last <= s->durable_seq) {
         uint64_t upto = s->durable_seq;
         pthread_mutex_unlock(&s->mu);
-        int rc = sync_rocksdb_wal(s);
+        int rc = flush_memtables(s);
         pthread_mutex_lock(&s->mu);
         while (rc == 0 && s->nsegs && s->segs[0].last <= upto) {
             char path[4096];
@@ -267,7 +289,7 @@ static void *flusher_main(void *arg)
         }
         put_applied(s, wb, last->seq);
         char *err = NULL;
-        rocksdb_write(s->db, s->wopts, wb, &err);
+        rocksdb_write(s->db, s->wopts_nowal, wb, &err);
         rocksdb_writebatch_destroy(wb);
         uint64_t us = stor_mono_us() - t0;
 
@@ -582,17 +604,26 @@ static _Thread_local char wb_errbuf[4200]; /* room for a path */
  * Any other bad record is corruption: the open fails, naming file and offset. */
 static int replay(struct stor *s, const char **errmsg)
 {
-    uint64_t applied = 0;
-    char *v;
-    size_t vn;
-    int rc = stor_get(s, STOR_CF_META, STOR_APPLIED_KEY, STOR_APPLIED_KEYLEN, &v, &vn);
-    if (rc == 0) {
-        if (vn == 8)
-            applied = enc_get_u64(v);
-        free(v);
-    } else if (rc != ENC_ENOTFOUND) {
-        return rc;
+    /* The smallest of the column families' applied sequence numbers: each
+     * family may have reached a different point before the crash. */
+    uint64_t applied = UINT64_MAX;
+    int rc = 0;
+    for (int cf = 0; cf < STOR_CF_COUNT; cf++) {
+        char *v;
+        size_t vn;
+        uint64_t a = 0;
+        rc = stor_get(s, cf, STOR_APPLIED_KEY, STOR_APPLIED_KEYLEN, &v, &vn);
+        if (rc == 0) {
+            if (vn == 8)
+                a = enc_get_u64(v);
+            free(v);
+        } else if (rc != ENC_ENOTFOUND) {
+            return rc;
+        }
+        if (a < applied)
+            applied = a;
     }
+    rc = 0;
     uint64_t *segs = NULL;
     size_t nsegs = 0;
     if ((rc = list_segments(s, &segs, &nsegs)))
@@ -725,7 +756,7 @@ void wb_close(struct stor *s, bool drain)
      * journal file can go once RocksDB's WAL is on disk. */
     if (s->jfd >= 0)
         seg_close_current(s);
-    if (drained && sync_rocksdb_wal(s) == 0) {
+    if (drained && flush_memtables(s) == 0) {
         for (size_t i = 0; i < s->nsegs; i++) {
             char path[4096];
             seg_path(s, s->segs[i].first, path, sizeof path);
