@@ -195,12 +195,7 @@ void cmd_getdel(struct conn *c)
     char *v;
     size_t vn;
     int rc = db_getdel(&srv.db, c->db, KEY(1), &v, &vn);
-    if (rc == ENC_ENOTFOUND)
-        resp_null(OUT(c), c->proto);
-    else if (rc)
-        cmd_reply_err(c, rc);
-    else
-        reply_old(c, v, vn);
+    cmd_reply_bulk(c, rc, v, vn);
 }
 
 /* GETEX key [EX s|PX ms|EXAT s|PXAT ms|PERSIST] */
@@ -232,12 +227,7 @@ void cmd_getex(struct conn *c)
     char *v;
     size_t vn;
     int rc = db_getex(&srv.db, c->db, KEY(1), mode, exp, &v, &vn);
-    if (rc == ENC_ENOTFOUND)
-        resp_null(OUT(c), c->proto);
-    else if (rc)
-        cmd_reply_err(c, rc);
-    else
-        reply_old(c, v, vn);
+    cmd_reply_bulk(c, rc, v, vn);
 }
 
 /* APPEND key value */
