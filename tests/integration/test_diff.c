@@ -554,11 +554,13 @@ static enum cmp gen(void)
         }
         return EXACT;
     }
-    /* Errors and oddities: wrong arity, bad numbers, unknown commands. */
+    /* Errors and oddities: wrong arity, bad numbers, unknown commands. TTLs
+     * stay far off, as everywhere here: a key expiring mid-run makes DBSIZE
+     * differ, since Redis counts an expired key until it is reaped. */
     if (which < 86) {
         static const char *const c[][4] = {
             {"GET", NULL},           {"SET", "k0", NULL},    {"INCRBY", "k0", "x", NULL},
-            {"ZADD", "k0", "nan", "a"}, {"LRANGE", "k0", "a", "b"}, {"EXPIRE", "k0", "1", "NX"},
+            {"ZADD", "k0", "nan", "a"}, {"LRANGE", "k0", "a", "b"}, {"EXPIRE", "k0", "1000", "NX"},
             {"HSET", "k0", "f", NULL}, {"ZRANGEBYSCORE", "k0", "x", "1"},
             {"ZRANGEBYLEX", "k0", "a", "b"}, {"NOSUCHCMD", "a", NULL},
         };
