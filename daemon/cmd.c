@@ -97,7 +97,7 @@ bool cmd_arg_is(const struct conn *c, size_t i, const char *lit)
 
 bool cmd_arg_ll(struct conn *c, size_t i, int64_t *v)
 {
-    if (db_str2ll(c->argv[i].p, c->argv[i].n, v) == 0)
+    if (enc_str2ll(c->argv[i].p, c->argv[i].n, v) == 0)
         return true;
     resp_error(OUT(c), "ERR value is not an integer or out of range");
     return false;
@@ -105,7 +105,7 @@ bool cmd_arg_ll(struct conn *c, size_t i, int64_t *v)
 
 bool cmd_arg_count(struct conn *c, size_t i, int64_t *v)
 {
-    if (db_str2ll(c->argv[i].p, c->argv[i].n, v) == 0 && *v >= 0)
+    if (enc_str2ll(c->argv[i].p, c->argv[i].n, v) == 0 && *v >= 0)
         return true;
     resp_error(OUT(c), "ERR value is out of range, must be positive");
     return false;

@@ -457,7 +457,7 @@ static const char *encoding_name(const struct db_keyinfo *ki, unsigned dbi, cons
         int64_t ll;
         const char *name = "raw";
         if (db_get(&srv.db, dbi, k->p, k->n, &v, &vn) == 0) {
-            if (vn <= 20 && db_str2ll(v, vn, &ll) == 0)
+            if (vn <= 20 && enc_str2ll(v, vn, &ll) == 0)
                 name = "int";
             else if (vn <= 44)
                 name = "embstr";
@@ -478,7 +478,7 @@ static const char *encoding_name(const struct db_keyinfo *ki, unsigned dbi, cons
             int64_t ll;
             name = "intset";
             for (size_t i = 0; i < v.n; i++)
-                if (db_str2ll(db_vec_ptr(&v, i), db_vec_len(&v, i), &ll))
+                if (enc_str2ll(db_vec_ptr(&v, i), db_vec_len(&v, i), &ll))
                     name = "hashtable";
         }
         db_vec_destroy(&v);

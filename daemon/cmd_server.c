@@ -84,7 +84,7 @@ void cmd_hello(struct conn *c)
     int64_t ver = 0;
     size_t i = 1;
     if (c->argc >= 2) {
-        if (db_str2ll(c->argv[1].p, c->argv[1].n, &ver)) {
+        if (enc_str2ll(c->argv[1].p, c->argv[1].n, &ver)) {
             resp_error(OUT(c), "ERR Protocol version is not an integer or out of range");
             return;
         }
@@ -223,7 +223,7 @@ static void client_kill(struct conn *c)
     }
     for (size_t i = 2; i + 1 < c->argc; i += 2) {
         if (cmd_arg_is(c, i, "id")) {
-            if (db_str2ll(c->argv[i + 1].p, c->argv[i + 1].n, &id) || id <= 0) {
+            if (enc_str2ll(c->argv[i + 1].p, c->argv[i + 1].n, &id) || id <= 0) {
                 resp_error(OUT(c), "ERR client-id should be greater than 0");
                 return;
             }
@@ -653,7 +653,7 @@ void cmd_slowlog(struct conn *c)
     } else if (cmd_arg_is(c, 1, "get") && c->argc <= 3) {
         int64_t want = 10;
         if (c->argc == 3) {
-            if (db_str2ll(c->argv[2].p, c->argv[2].n, &want) || want < -1) {
+            if (enc_str2ll(c->argv[2].p, c->argv[2].n, &want) || want < -1) {
                 resp_error(OUT(c), "ERR count should be greater than or equal to -1");
                 return;
             }

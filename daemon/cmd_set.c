@@ -218,7 +218,7 @@ void cmd_sintercard(struct conn *c)
         return;
     for (size_t i = 2 + (size_t)nk; i < c->argc; i += 2) {
         if (cmd_arg_is(c, i, "limit") && i + 1 < c->argc) {
-            if (db_str2ll(c->argv[i + 1].p, c->argv[i + 1].n, &limit) || limit < 0) {
+            if (enc_str2ll(c->argv[i + 1].p, c->argv[i + 1].n, &limit) || limit < 0) {
                 resp_error(OUT(c), "ERR LIMIT can't be negative");
                 return;
             }

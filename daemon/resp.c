@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "enc.h"
+
 static void oom(size_t n)
 {
     fprintf(stderr, "shmkvd: out of memory allocating %zu bytes\n", n);
@@ -121,29 +123,6 @@ const char *resp_req_arg(const struct resp_req *r, const char *data, size_t i, s
 {
     *n = r->len[i];
     return (r->is_inline ? r->scratch : data) + r->off[i];
-}
-
-/* Parses a decimal line "[-]digits" of exactly n bytes into *v. */
-static bool parse_ll(const char *p, size_t n, int64_t *v)
-{
-    if (n == 0 || n > 20)
-        return false;
-    bool neg = p[0] == '-';
-    size_t i = neg;
-    if (i == n)
-        return false;
-    uint64_t x = 0;
-    for (; i < n; i++) {
-        if (p[i] < '0' || p[i] > '9')
-            return false;
-        if (x > (UINT64_MAX - 9) / 10)
-            return false;
-        x = x * 10 + (uint64_t)(p[i] - '0');
-    }
-    if (x > (uint64_t)INT64_MAX)
-        return false;
-    *v = neg ? -(int64_t)x : (int64_t)x;
-    return true;
 }
 
 static int hexval(int c)
@@ -282,7 +261,7 @@ int resp_req_parse(struct resp_req *r, const char *data, size_t n, const struct 
             return RESP_AGAIN;
         }
         int64_t cnt;
-        if (!parse_ll(data + r->pos + 1, (size_t)(e - data) - r->pos - 1, &cnt) ||
+        if (enc_str2ll(data + r->pos + 1, (size_t)(e - data) - r->pos - 1, &cnt) ||
             cnt > lim->max_args) {
             *err = "ERR Protocol error: invalid multibulk length";
             return RESP_PROTO;
@@ -313,7 +292,7 @@ int resp_req_parse(struct resp_req *r, const char *data, size_t n, const struct 
                 return RESP_AGAIN;
             }
             int64_t len;
-            if (!parse_ll(data + r->pos + 1, (size_t)(e - data) - r->pos - 1, &len) || len < 0 ||
+            if (enc_str2ll(data + r->pos + 1, (size_t)(e - data) - r->pos - 1, &len) || len < 0 ||
                 len > lim->max_bulk) {
                 *err = "ERR Protocol error: invalid bulk length";
                 return RESP_PROTO;

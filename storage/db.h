@@ -373,9 +373,6 @@ int db_lmove(struct db *d, unsigned dbi, const char *src, size_t srcn, const cha
 
 /* Redis glob matching (*, ?, [abc], [^a-z], \x), optionally case-folded. */
 int db_glob_match(const char *pat, size_t patn, const char *s, size_t sn, int nocase);
-/* Redis's strict integer parse: no spaces, no '+', no leading zeros. 0 or
- * ENC_ENOTINT. */
-int db_str2ll(const char *s, size_t n, int64_t *out);
 /* Redis's long double parse for INCRBYFLOAT: 0 or ENC_ENOTFLOAT. */
 int db_str2ld(const char *s, size_t n, long double *out);
 /* Formats as Redis's human long double (%.17Lf without trailing zeros).

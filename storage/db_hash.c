@@ -251,7 +251,7 @@ int db_hincrby(struct db *d, unsigned dbi, const char *key, size_t klen, const c
     if (rc)
         goto out;
     int64_t cur = 0;
-    if (had && db_parse_ll_value(v, vn, &cur)) {
+    if (had && enc_str2ll(v, vn, &cur)) {
         rc = ENC_EHASHINT;
         goto out;
     }

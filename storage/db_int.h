@@ -154,7 +154,4 @@ void db_vec_sort_unique(struct db_vec *v);
  * the items); an empty v deletes dst. */
 void db_store_vec(struct db *d, struct db_kc *dst, int type, const struct db_vec *v);
 
-/* Parses a stored integer / long double the way Redis does. */
-int db_parse_ll_value(const char *v, size_t vn, int64_t *out);
-
 #endif

@@ -214,7 +214,7 @@ int db_incrby(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t 
     if (rc)
         goto out;
     int64_t cur = 0;
-    if (kc.m.type == ENC_TYPE_STRING && (rc = db_parse_ll_value(kc.m.value, kc.m.vlen, &cur)))
+    if (kc.m.type == ENC_TYPE_STRING && (rc = enc_str2ll(kc.m.value, kc.m.vlen, &cur)))
         goto out;
     if ((delta > 0 && cur > INT64_MAX - delta) || (delta < 0 && cur < INT64_MIN - delta)) {
         rc = ENC_EOVERFLOW;

@@ -97,48 +97,6 @@ int db_glob_match(const char *pat, size_t patn, const char *s, size_t sn, int no
     return pi == patn;
 }
 
-int db_str2ll(const char *s, size_t n, int64_t *out)
-{
-    if (n == 0 || n > 20)
-        return ENC_ENOTINT;
-    if (n == 1 && s[0] == '0') {
-        *out = 0;
-        return 0;
-    }
-    size_t i = 0;
-    bool neg = false;
-    if (s[0] == '-') {
-        neg = true;
-        if (++i == n)
-            return ENC_ENOTINT;
-    }
-    if (s[i] < '1' || s[i] > '9')
-        return ENC_ENOTINT;
-    uint64_t v = 0;
-    for (; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return ENC_ENOTINT;
-        if (v > (UINT64_MAX - 9) / 10)
-            return ENC_ENOTINT;
-        v = v * 10 + (uint64_t)(s[i] - '0');
-    }
-    if (neg) {
-        if (v > (uint64_t)INT64_MAX + 1)
-            return ENC_ENOTINT;
-        *out = v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v;
-    } else {
-        if (v > (uint64_t)INT64_MAX)
-            return ENC_ENOTINT;
-        *out = (int64_t)v;
-    }
-    return 0;
-}
-
-int db_parse_ll_value(const char *v, size_t vn, int64_t *out)
-{
-    return db_str2ll(v, vn, out);
-}
-
 int db_str2ld(const char *s, size_t n, long double *out)
 {
     char buf[DB_LDSTR_MAX];

@@ -4,6 +4,7 @@
 #include "enc.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <string.h>
 
 void enc_put_u16(char *p, uint16_t v)
@@ -230,6 +231,43 @@ int enc_meta_value_decode(const char *p, size_t n, struct enc_meta *m)
         m->tail = enc_get_u64(t + 24);
         if (m->tail < m->head || m->tail - m->head != m->size)
             return ENC_ECORRUPT;
+    }
+    return 0;
+}
+
+int enc_str2ll(const char *s, size_t n, int64_t *out)
+{
+    if (n == 0 || n > 20)
+        return ENC_ENOTINT;
+    if (n == 1 && s[0] == '0') {
+        *out = 0;
+        return 0;
+    }
+    size_t i = 0;
+    bool neg = false;
+    if (s[0] == '-') {
+        neg = true;
+        if (++i == n)
+            return ENC_ENOTINT;
+    }
+    if (s[i] < '1' || s[i] > '9')
+        return ENC_ENOTINT;
+    uint64_t v = 0;
+    for (; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return ENC_ENOTINT;
+        if (v > (UINT64_MAX - 9) / 10)
+            return ENC_ENOTINT;
+        v = v * 10 + (uint64_t)(s[i] - '0');
+    }
+    if (neg) {
+        if (v > (uint64_t)INT64_MAX + 1)
+            return ENC_ENOTINT;
+        *out = v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v;
+    } else {
+        if (v > (uint64_t)INT64_MAX)
+            return ENC_ENOTINT;
+        *out = (int64_t)v;
     }
     return 0;
 }

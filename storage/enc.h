@@ -14,6 +14,10 @@
  * into a caller buffer sized with the matching _len() function and return the
  * number of bytes written; they cannot fail. Decoders never trust their input:
  * they return 0 or ENC_ECORRUPT and never read past the given length.
+ *
+ * It also holds Redis's decimal integer parse (enc_str2ll): the one text
+ * format the protocol, the commands and stored values share, kept here so
+ * the protocol library need not link the engine.
  */
 #ifndef SHMKV_ENC_H
 #define SHMKV_ENC_H
@@ -127,5 +131,10 @@ int enc_meta_value_decode(const char *p, size_t n, struct enc_meta *m);
 /* Reads only flags and expiry: what a compaction filter or a shm reader needs
  * to decide liveness without decoding the rest. */
 int enc_meta_peek(const char *p, size_t n, uint8_t *type, uint64_t *expire_ms);
+
+/* Redis's strict decimal integer: no spaces, no '+', no leading zeros, within
+ * int64. The one parser for arguments, stored values and the protocol's
+ * length lines. 0 or ENC_ENOTINT. */
+int enc_str2ll(const char *s, size_t n, int64_t *out);
 
 #endif

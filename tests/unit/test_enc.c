@@ -194,6 +194,39 @@ static void test_enc_integer_order(void **state)
     assert_int_equal(enc_get_u16(a), 0xbeef);
 }
 
+static void test_enc_str2ll(void **state)
+{
+    (void)state;
+    struct {
+        const char *in;
+        int ok;
+        int64_t v;
+    } c[] = {
+        {"0", 1, 0},
+        {"7", 1, 7},
+        {"-12", 1, -12},
+        {"9223372036854775807", 1, INT64_MAX},
+        {"-9223372036854775808", 1, INT64_MIN},
+        {"9223372036854775808", 0, 0},
+        {"-9223372036854775809", 0, 0},
+        {"99999999999999999999", 0, 0},
+        {"", 0, 0},
+        {"-", 0, 0},
+        {"-0", 0, 0},
+        {"007", 0, 0},
+        {"+1", 0, 0},
+        {" 1", 0, 0},
+        {"1 ", 0, 0},
+        {"1x", 0, 0},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        int64_t v = 42;
+        int rc = enc_str2ll(c[i].in, strlen(c[i].in), &v);
+        assert_int_equal(rc, c[i].ok ? 0 : ENC_ENOTINT);
+        assert_int_equal(v, c[i].ok ? c[i].v : 42);
+    }
+}
+
 static void test_enc_strerror(void **state)
 {
     (void)state;
@@ -216,6 +249,7 @@ int main(void)
         cmocka_unit_test(test_enc_meta_value_string_and_list),
         cmocka_unit_test(test_enc_score_order),
         cmocka_unit_test(test_enc_integer_order),
+        cmocka_unit_test(test_enc_str2ll),
         cmocka_unit_test(test_enc_strerror),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -138,6 +138,12 @@ static void test_resp_protocol_errors(void **state)
         {"*1\r\n$1001\r\n", "ERR Protocol error: invalid bulk length"},
         {"*1\r\n$1x\r\n", "ERR Protocol error: invalid bulk length"},
         {"*1\r\n$\r\n", "ERR Protocol error: invalid bulk length"},
+        /* Redis parses lengths strictly: no leading zeros, no "-0", no '+'. */
+        {"*02\r\n", "ERR Protocol error: invalid multibulk length"},
+        {"*-0\r\n", "ERR Protocol error: invalid multibulk length"},
+        {"*+1\r\n", "ERR Protocol error: invalid multibulk length"},
+        {"*1\r\n$02\r\n", "ERR Protocol error: invalid bulk length"},
+        {"*1\r\n$-0\r\n", "ERR Protocol error: invalid bulk length"},
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         assert_int_equal(parse_all(&r, c[i].in, strlen(c[i].in), &err), RESP_PROTO);
