@@ -12,20 +12,7 @@
 #include <string.h>
 
 #include "enc.h"
-
-static void oom(size_t n)
-{
-    fprintf(stderr, "shmkvd: out of memory allocating %zu bytes\n", n);
-    abort();
-}
-
-static void *xrealloc(void *p, size_t n)
-{
-    void *q = realloc(p, n ? n : 1);
-    if (!q)
-        oom(n);
-    return q;
-}
+#include "stor_mem.h"
 
 /* ---- buffers ---- */
 
@@ -49,7 +36,7 @@ char *resp_buf_reserve(struct resp_buf *b, size_t n)
             size_t cap = b->cap ? b->cap : 256;
             while (cap < b->len + n)
                 cap *= 2;
-            b->p = xrealloc(b->p, cap);
+            b->p = stor_xrealloc(b->p, cap);
             b->cap = cap;
         }
     }
@@ -110,8 +97,8 @@ static void push_arg(struct resp_req *r, size_t off, size_t len)
 {
     if (r->argc == r->cap) {
         size_t cap = r->cap ? r->cap * 2 : 8;
-        r->off = xrealloc(r->off, cap * sizeof *r->off);
-        r->len = xrealloc(r->len, cap * sizeof *r->len);
+        r->off = stor_xrealloc(r->off, cap * sizeof *r->off);
+        r->len = stor_xrealloc(r->len, cap * sizeof *r->len);
         r->cap = cap;
     }
     r->off[r->argc] = off;
@@ -140,7 +127,7 @@ static int split_inline(struct resp_req *r, const char *line, size_t n)
 {
     /* Unquoting only ever shrinks the text: n bytes of scratch suffice. */
     if (r->scratchcap < n) {
-        r->scratch = xrealloc(r->scratch, n);
+        r->scratch = stor_xrealloc(r->scratch, n);
         r->scratchcap = n;
     }
     char *out = r->scratch;

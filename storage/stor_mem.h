@@ -1,5 +1,6 @@
 /*
- * stor_mem — allocation for the storage layer. Running out of memory aborts,
+ * stor_mem — allocation for the storage layer and the daemon (header-only, so
+ * the protocol library can use it too). Running out of memory aborts,
  * as in Redis: a half-applied command is worse than a crash the journal
  * recovers from. Every other failure is returned as a value.
  */
