@@ -138,6 +138,18 @@ static inline void h_start_shmkvd(struct server *s)
     h_start_shmkvd_opts(s, NULL);
 }
 
+/* Starts the reference redis-server, without persistence, in a fresh folder
+ * named after tag. */
+static inline void h_start_redis(struct server *s, const char *tag)
+{
+    h_prepare(s, tag);
+    char port[16];
+    snprintf(port, sizeof port, "%d", s->port);
+    char *const argv[] = {REDIS_SERVER_PATH, "--port", port, "--bind", "127.0.0.1", "--save",
+                          "", "--appendonly", "no", "--dir", s->dir, NULL};
+    h_spawn(s, argv);
+}
+
 /* Stops the server: SIGTERM, then SIGKILL after 20 s. Returns the exit
  * status (or -1 if it had to be killed). Keeps the folder. */
 static inline int h_stop(struct server *s)

@@ -192,12 +192,7 @@ static void run_cycles(const char *fsync)
     int cycles = sc ? atoi(sc) : 20;
     rng = (ss ? strtoull(ss, NULL, 10) : 7) * 0x9e3779b97f4a7c15ull + 1;
     h_prepare(&K, "crash");
-    h_prepare(&R, "crashref");
-    char rport[16];
-    snprintf(rport, sizeof rport, "%d", R.port);
-    char *const rargv[] = {REDIS_SERVER_PATH, "--port", rport, "--bind", "127.0.0.1", "--save",
-                           "", "--appendonly", "no", "--dir", R.dir, NULL};
-    h_spawn(&R, rargv);
+    h_start_redis(&R, "crashref");
     redisContext *ref = h_connect_port(R.port);
     start_shmkvd(fsync);
     struct cmd inflight;

@@ -729,12 +729,7 @@ static int group_setup(void **state)
                 REDIS_SERVER_PATH);
         return -1;
     }
-    h_prepare(&R, "redis");
-    char port[16];
-    snprintf(port, sizeof port, "%d", R.port);
-    char *const rargv[] = {REDIS_SERVER_PATH, "--port", port, "--bind", "127.0.0.1", "--save",
-                           "", "--appendonly", "no", "--dir", R.dir, NULL};
-    h_spawn(&R, rargv);
+    h_start_redis(&R, "redis");
     h_prepare(&K, "diff");
     h_start_shmkvd_opts(&K, NULL);
     cr = h_connect_port(R.port);
