@@ -12,6 +12,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "srv_cache.h"
 #include "stor_mem.h"
 
 static const struct cmd table[] = {
@@ -224,7 +225,9 @@ void cmd_call(struct conn *c, const struct cmd *cmd)
     struct timespec a, b;
     clock_gettime(CLOCK_MONOTONIC, &a);
     c->lastcmd = cmd->name;
+    srv_cache_begin(); /* local readers see the command all or nothing */
     cmd->fn(c);
+    srv_cache_end();
     clock_gettime(CLOCK_MONOTONIC, &b);
     uint64_t us = (uint64_t)(b.tv_sec - a.tv_sec) * 1000000 +
                   (uint64_t)((b.tv_nsec - a.tv_nsec) / 1000);
@@ -447,6 +450,7 @@ static bool blocked_on(const struct conn *c, unsigned dbi, const char *k, size_t
 void cmd_on_commit(void *arg, const struct stor_batch *b)
 {
     (void)arg;
+    srv_cache_apply(b); /* before anything can be acknowledged */
     /* Blocked clients re-try after this command if it touched their keys. */
     for (size_t i = 0; i < b->nops && nblocked && !ready; i++) {
         const struct stor_op *op = &b->ops[i];
@@ -499,7 +503,9 @@ void cmd_serve_ready(void)
             c->argv = c->bargv;
             c->argc = c->bargc;
             size_t before = resp_buf_used(&c->out);
+            srv_cache_begin();
             c->bcmd->fn(c); /* replies only if it could pop */
+            srv_cache_end();
             bool served = resp_buf_used(&c->out) != before;
             c->argv = saved;
             c->argc = savedc;

@@ -14,6 +14,8 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "shmc_w.h"
+#include "srv_cache.h"
 #include "srv_conf.h"
 
 #define KEY(i) c->argv[i].p, c->argv[i].n
@@ -480,6 +482,10 @@ void cmd_info(struct conn *c)
                  (unsigned long long)keys, (unsigned long long)sst, (unsigned long long)mem);
         }
     }
+    if (want_section(c, "cache", true)) {
+        SECTION("Cache");
+        srv_cache_info(&b);
+    }
     if (want_section(c, "keyspace", true)) {
         SECTION("Keyspace");
         for (int d = 0; d < srv.conf.databases; d++) {
@@ -517,6 +523,7 @@ void cmd_config(struct conn *c)
         resp_simple(OUT(c), "OK");
     } else if (cmd_arg_is(c, 1, "resetstat") && c->argc == 2) {
         memset(&srv.stats, 0, sizeof srv.stats);
+        srv_cache_resetstat();
         resp_simple(OUT(c), "OK");
     } else if (cmd_arg_is(c, 1, "help") && c->argc == 2) {
         static const char *const lines[] = {
@@ -691,6 +698,30 @@ void cmd_slowlog(struct conn *c)
 }
 
 /* LASTSAVE */
+/* SHMKV.ATTACH: hands a local client the shm cache — the sealed segment
+ * and its hint area, two memfds passed with SCM_RIGHTS along with this
+ * reply — after AUTH like any command. Unix socket only: a descriptor
+ * cannot travel over TCP. Replies [abi, segment bytes, generation]. */
+void cmd_shmkv_attach(struct conn *c)
+{
+    if (!srv.cache) {
+        resp_error(OUT(c), "ERR the shm cache is disabled (shm-cache-size is 0)");
+        return;
+    }
+    if (!(c->flags & CONN_UNIX)) {
+        resp_error(OUT(c), "ERR SHMKV.ATTACH needs a Unix socket connection");
+        return;
+    }
+    const struct shmc_hdr *h = shmc_w_hdr(srv.cache);
+    char gen[24];
+    int n = snprintf(gen, sizeof gen, "%016llx", (unsigned long long)h->generation);
+    resp_array(OUT(c), 3);
+    resp_int(OUT(c), h->abi);
+    resp_int(OUT(c), (int64_t)h->seg_size);
+    resp_bulk(OUT(c), gen, (size_t)n);
+    c->flags |= CONN_PASS_FDS;
+}
+
 void cmd_lastsave(struct conn *c)
 {
     resp_int(OUT(c), (int64_t)srv.lastsave_s);

@@ -24,6 +24,8 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "shmc_w.h"
+#include "srv_cache.h"
 #include "srv_conf.h"
 #include "stor_mem.h"
 
@@ -305,13 +307,39 @@ static void sync_before_reply(void)
     }
 }
 
+/* Writes the output buffer's first bytes with the shm cache's two memfds
+ * attached (SHMKV.ATTACH), once. */
+static ssize_t send_fds(struct conn *c)
+{
+    int fds[2] = {shmc_w_fd(srv.cache), shmc_w_hint_fd(srv.cache)};
+    union {
+        char buf[CMSG_SPACE(sizeof fds)];
+        struct cmsghdr align;
+    } u;
+    struct iovec iov = {.iov_base = (void *)resp_buf_data(&c->out),
+                        .iov_len = resp_buf_used(&c->out)};
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+                       .msg_controllen = sizeof u.buf};
+    struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof fds);
+    memcpy(CMSG_DATA(cm), fds, sizeof fds);
+    ssize_t w = sendmsg(c->fd, &m, MSG_NOSIGNAL);
+    if (w > 0)
+        c->flags &= ~(uint32_t)CONN_PASS_FDS;
+    return w;
+}
+
 /* Writes what it can; returns false if c was freed. */
 static bool conn_flush(struct conn *c)
 {
     if (resp_buf_used(&c->out))
         sync_before_reply();
     while (resp_buf_used(&c->out)) {
-        ssize_t w = write(c->fd, resp_buf_data(&c->out), resp_buf_used(&c->out));
+        ssize_t w = (c->flags & CONN_PASS_FDS)
+                        ? send_fds(c)
+                        : write(c->fd, resp_buf_data(&c->out), resp_buf_used(&c->out));
         if (w > 0) {
             srv.stats.net_out += (uint64_t)w;
             resp_buf_consume(&c->out, (size_t)w);
@@ -598,6 +626,8 @@ int srv_main(void)
     db_init(&srv.db, srv.stor, NULL);
     srv.db.on_commit = cmd_on_commit;
     srv_conf_changed();
+    if (srv_cache_open() != 0)
+        goto fail;
 
     srv.epfd = epoll_create1(EPOLL_CLOEXEC);
     for (int i = 0; i < srv.conf.nbind; i++) {
@@ -667,6 +697,7 @@ int srv_main(void)
         }
     }
 
+    srv_cache_close(); /* local readers stop using the segment at once */
     srv_log(LOG_WARNING, "shmkvd is now ready to exit, bye bye...");
     rc = srv.shutdown_rc;
     goto out;
@@ -682,6 +713,7 @@ out:
         unlink(srv.conf.unixsocket);
     }
     close(srv.epfd);
+    srv_cache_destroy();
     db_destroy(&srv.db);
     stor_close(srv.stor); /* every commit is in the WAL: closing is all it takes */
     srv_slowlog_reset();

@@ -48,6 +48,8 @@ struct srv_conf {
     int64_t flush_batch_bytes;
     int flush_interval_ms;
     int64_t overlay_max_bytes;
+    int64_t shm_cache_bytes; /* 0: no shared-memory cache */
+    int64_t shm_max_record;
     int64_t slowlog_log_slower_than;
     int slowlog_max_len;
 };
@@ -76,6 +78,7 @@ enum {
     CONN_PENDING_WRITE = 1 << 7,
     CONN_CLOSE_ASAP = 1 << 8,
     CONN_IN_EXEC = 1 << 9, /* running EXEC's queue: blocking commands do not block */
+    CONN_PASS_FDS = 1 << 10, /* the next write carries the shm cache's memfds */
 };
 
 /* One queued MULTI command: its own copy of the arguments. */
@@ -132,9 +135,12 @@ struct srv_stats {
         keyspace_misses;
 };
 
+struct shmc_w;
+
 struct srv {
     struct srv_conf conf;
     struct stor *stor;
+    struct shmc_w *cache; /* the shared-memory cache, NULL when disabled */
     struct db db;
     int epfd;
     int lfd[SRV_MAX_BIND + 1];

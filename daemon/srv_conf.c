@@ -58,6 +58,8 @@ static const struct param params[] = {
     {"flusher-interval", P_INT, OFF(flush_interval_ms), false, 0, 10000, NULL, NULL},
     {"overlay-max-memory", P_MEM, OFF(overlay_max_bytes), false, 1024 * 1024, INT64_MAX, NULL,
      NULL},
+    {"shm-cache-size", P_MEM, OFF(shm_cache_bytes), false, 0, INT64_MAX, NULL, NULL},
+    {"shm-cache-max-record", P_MEM, OFF(shm_max_record), false, 64, INT64_MAX, NULL, NULL},
     {"slowlog-log-slower-than", P_MEM, OFF(slowlog_log_slower_than), true, -1, INT64_MAX, NULL,
      NULL},
     {"slowlog-max-len", P_INT, OFF(slowlog_max_len), true, 0, INT32_MAX, NULL, NULL},
@@ -101,6 +103,8 @@ void srv_conf_init(struct srv_conf *c)
     c->flush_batch_bytes = 4ll << 20;
     c->flush_interval_ms = 2;
     c->overlay_max_bytes = 256ll << 20;
+    c->shm_cache_bytes = 64ll << 20;
+    c->shm_max_record = 1ll << 20;
     c->slowlog_log_slower_than = 10000;
     c->slowlog_max_len = 128;
 }

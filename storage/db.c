@@ -153,8 +153,26 @@ int db_rget(struct db *d, int cf, const char *k, size_t kn, char **v, size_t *vn
     case STOR_DELETED:
         return ENC_ENOTFOUND;
     default:
-        return stor_get(d->s, cf, k, kn, v, vn);
+        break;
     }
+    if (!d->cache_get || cf == STOR_CF_SCORE)
+        return stor_get(d->s, cf, k, kn, v, vn);
+    switch (d->cache_get(d->cache_arg, cf, k, kn, &bv, &bn)) {
+    case DB_CACHE_HIT:
+        *v = stor_xmemdup(bv, bn);
+        *vn = bn;
+        return 0;
+    case DB_CACHE_ABSENT:
+        return ENC_ENOTFOUND;
+    default:
+        break;
+    }
+    int rc = stor_get(d->s, cf, k, kn, v, vn);
+    if (rc == 0)
+        d->cache_fill(d->cache_arg, cf, k, kn, *v, *vn);
+    else if (rc == ENC_ENOTFOUND)
+        d->cache_fill(d->cache_arg, cf, k, kn, NULL, 0);
+    return rc;
 }
 
 int db_rhas(struct db *d, int cf, const char *k, size_t kn)

@@ -87,7 +87,18 @@ struct db {
      * the one place that sees every change (WATCH, blocked clients, caches). */
     void (*on_commit)(void *arg, const struct stor_batch *b);
     void *on_commit_arg;
+    /* A read-through cache of committed records (the daemon's shm cache),
+     * consulted by every point read of the meta and sub CFs. get returns
+     * DB_CACHE_MISS, or DB_CACHE_HIT with *v and *vn pointing at the
+     * cached bytes until the cache next changes, or DB_CACHE_ABSENT. fill
+     * is told what storage answered on a miss (v NULL: absent). Coherence
+     * is on_commit's job. */
+    int (*cache_get)(void *arg, int cf, const char *k, size_t kn, const char **v, size_t *vn);
+    void (*cache_fill)(void *arg, int cf, const char *k, size_t kn, const char *v, size_t vn);
+    void *cache_arg;
 };
+
+enum { DB_CACHE_MISS = 0, DB_CACHE_HIT = 1, DB_CACHE_ABSENT = 2 };
 
 /* For an on_commit hook: the (db, user key) a committed record belongs to.
  * 0, or ENC_ECORRUPT for a key of no known layout. Range deletes have no

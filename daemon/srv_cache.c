@@ -1,0 +1,255 @@
+/*
+ * srv_cache — coherence between storage/ and shm/ (see srv_cache.h).
+ *
+ * A cached record's key is cf(1) | the encoded RocksDB key, so meta and sub
+ * records never collide; its group is the database (the encoded key's first
+ * byte), which FLUSHDB drops at once. The score index is not cached: no
+ * local read needs it.
+ */
+#include "srv_cache.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include <ck_pr.h>
+
+#include "shmc_w.h"
+#include "srv.h"
+#include "stor_mem.h"
+
+static struct {
+    pthread_t beat;
+    bool beating;
+    int stop;
+    char *key; /* scratch for cf | key */
+    size_t keycap;
+    uint64_t fills, fills_absent, applied_sets;
+} cs;
+
+static uint64_t mono_coarse_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* The lease is kept by its own thread, so a long command on the loop does
+ * not make every client fall back to the socket. It dies with the process,
+ * which is the point. */
+static void *beat_main(void *arg)
+{
+    (void)arg;
+    struct timespec pause = {.tv_nsec = SRV_CACHE_LEASE_MS / 10 * 1000000L};
+    while (!ck_pr_load_int(&cs.stop)) {
+        shmc_w_beat(srv.cache, mono_coarse_ms());
+        nanosleep(&pause, NULL);
+    }
+    return NULL;
+}
+
+static const char *cache_key(int cf, const char *k, size_t kn, size_t *n)
+{
+    if (kn + 1 > cs.keycap) {
+        cs.keycap = kn + 64;
+        cs.key = stor_xrealloc(cs.key, cs.keycap);
+    }
+    cs.key[0] = (char)cf;
+    memcpy(cs.key + 1, k, kn);
+    *n = kn + 1;
+    return cs.key;
+}
+
+static int hook_get(void *arg, int cf, const char *k, size_t kn, const char **v, size_t *vn)
+{
+    (void)arg;
+    if (!kn)
+        return DB_CACHE_MISS;
+    size_t n;
+    const char *ck = cache_key(cf, k, kn, &n);
+    switch (shmc_w_get(srv.cache, (unsigned char)k[0], ck, n, v, vn)) {
+    case SHMC_W_HIT:
+        return DB_CACHE_HIT;
+    case SHMC_W_NEG:
+        return DB_CACHE_ABSENT;
+    default:
+        return DB_CACHE_MISS;
+    }
+}
+
+static uint64_t expiry_of(int cf, const char *v, size_t vn)
+{
+    uint8_t type;
+    uint64_t exp = 0;
+    if (cf == STOR_CF_META && enc_meta_peek(v, vn, &type, &exp) != 0)
+        exp = 0;
+    return exp;
+}
+
+static void hook_fill(void *arg, int cf, const char *k, size_t kn, const char *v, size_t vn)
+{
+    (void)arg;
+    if (!kn)
+        return;
+    size_t n;
+    const char *ck = cache_key(cf, k, kn, &n);
+    unsigned g = (unsigned char)k[0];
+    shmc_w_begin(srv.cache);
+    if (v) {
+        shmc_w_put(srv.cache, g, ck, n, v, vn, expiry_of(cf, v, vn));
+        cs.fills++;
+    } else {
+        shmc_w_put_neg(srv.cache, g, ck, n);
+        cs.fills_absent++;
+    }
+    shmc_w_end(srv.cache);
+}
+
+void srv_cache_apply(const struct stor_batch *b)
+{
+    if (!srv.cache)
+        return;
+    shmc_w_begin(srv.cache);
+    for (size_t i = 0; i < b->nops; i++) {
+        const struct stor_op *op = &b->ops[i];
+        const char *k = stor_op_key(b, op);
+        if (op->kind == STOR_OP_DELRANGE) {
+            /* FLUSHDB / FLUSHALL: [lo db, hi db] by their first bytes. */
+            unsigned lo = (unsigned char)k[0];
+            unsigned hi = op->vlen ? (unsigned char)stor_op_value(b, op)[0] : lo;
+            for (unsigned g = lo; g <= hi && g < SHMC_GROUPS; g++)
+                shmc_w_drop_group(srv.cache, g);
+            continue;
+        }
+        if (op->cf == STOR_CF_SCORE || !op->klen)
+            continue;
+        size_t n;
+        const char *ck = cache_key(op->cf, k, op->klen, &n);
+        unsigned g = (unsigned char)k[0];
+        if (op->kind == STOR_OP_PUT) {
+            const char *v = stor_op_value(b, op);
+            shmc_w_put(srv.cache, g, ck, n, v, op->vlen, expiry_of(op->cf, v, op->vlen));
+        } else {
+            shmc_w_deleted(srv.cache, g, ck, n);
+        }
+    }
+    cs.applied_sets++;
+    shmc_w_end(srv.cache);
+}
+
+int srv_cache_open(void)
+{
+    /* Storage is open, so its lock is ours and any previous daemon is
+     * dead; its heartbeat stopped at the latest now. */
+    struct timespec wait = {.tv_nsec = SRV_CACHE_LEASE_MS * 1000000L};
+    nanosleep(&wait, NULL);
+    if (srv.conf.shm_cache_bytes <= 0)
+        return 0;
+    struct shmc_w_opts o = {.size = (size_t)srv.conf.shm_cache_bytes,
+                            .max_record = (size_t)srv.conf.shm_max_record,
+                            .socket_path = srv.conf.unixsocket,
+                            .lease_ms = SRV_CACHE_LEASE_MS};
+    char err[256];
+    if (shmc_w_create(&srv.cache, &o, err, sizeof err) != 0) {
+        srv_log(LOG_WARNING, "%s", err);
+        return -1;
+    }
+    shmc_w_beat(srv.cache, mono_coarse_ms());
+    cs.stop = 0;
+    if (pthread_create(&cs.beat, NULL, beat_main, NULL) != 0) {
+        srv_log(LOG_WARNING, "cannot start the shm cache heartbeat");
+        shmc_w_destroy(srv.cache);
+        srv.cache = NULL;
+        return -1;
+    }
+    cs.beating = true;
+    srv.db.cache_get = hook_get;
+    srv.db.cache_fill = hook_fill;
+    const struct shmc_hdr *h = shmc_w_hdr(srv.cache);
+    srv_log(LOG_NOTICE, "shm cache: %llu bytes, %u buckets, records up to %u bytes",
+            (unsigned long long)h->seg_size, h->nbuckets, h->max_record);
+    return 0;
+}
+
+void srv_cache_close(void)
+{
+    if (srv.cache)
+        shmc_w_close(srv.cache);
+}
+
+void srv_cache_destroy(void)
+{
+    if (cs.beating) {
+        ck_pr_store_int(&cs.stop, 1);
+        pthread_join(cs.beat, NULL);
+        cs.beating = false;
+    }
+    srv.db.cache_get = NULL;
+    srv.db.cache_fill = NULL;
+    shmc_w_destroy(srv.cache);
+    srv.cache = NULL;
+    free(cs.key);
+    cs.key = NULL;
+    cs.keycap = 0;
+}
+
+void srv_cache_begin(void)
+{
+    if (srv.cache)
+        shmc_w_begin(srv.cache);
+}
+
+void srv_cache_end(void)
+{
+    if (srv.cache)
+        shmc_w_end(srv.cache);
+}
+
+void srv_cache_resetstat(void)
+{
+    cs.fills = cs.fills_absent = cs.applied_sets = 0;
+    if (srv.cache)
+        shmc_w_stats_reset(srv.cache);
+}
+
+#define LINE(...)                                                                              \
+    do {                                                                                       \
+        char l_[160];                                                                          \
+        int n_ = snprintf(l_, sizeof l_, __VA_ARGS__);                                         \
+        resp_buf_append(out, l_, (size_t)n_);                                                  \
+    } while (0)
+
+void srv_cache_info(struct resp_buf *out)
+{
+    LINE("cache_enabled:%d\r\n", srv.cache != NULL);
+    if (!srv.cache)
+        return;
+    struct shmc_w_stats st;
+    shmc_w_stats(srv.cache, &st);
+    const struct shmc_hdr *h = shmc_w_hdr(srv.cache);
+    unsigned long long looks = st.lookups, hits = st.hits + st.neg_hits;
+    LINE("cache_segment_bytes:%llu\r\n", (unsigned long long)h->seg_size);
+    LINE("cache_log_bytes:%llu\r\n", (unsigned long long)st.size);
+    LINE("cache_used_bytes:%llu\r\n", (unsigned long long)st.used);
+    LINE("cache_max_record:%u\r\n", h->max_record);
+    LINE("cache_records:%llu\r\n", (unsigned long long)st.records);
+    LINE("cache_negative_entries:%llu\r\n", (unsigned long long)st.negatives);
+    LINE("cache_fills:%llu\r\n", (unsigned long long)cs.fills);
+    LINE("cache_negative_fills:%llu\r\n", (unsigned long long)cs.fills_absent);
+    LINE("cache_inserts:%llu\r\n", (unsigned long long)st.inserts);
+    LINE("cache_updates:%llu\r\n", (unsigned long long)st.updates);
+    LINE("cache_refused:%llu\r\n", (unsigned long long)st.refused);
+    LINE("cache_evictions:%llu\r\n", (unsigned long long)st.evictions);
+    LINE("cache_index_evictions:%llu\r\n", (unsigned long long)st.index_evictions);
+    LINE("cache_promotions:%llu\r\n", (unsigned long long)st.promotions);
+    LINE("cache_reinserts:%llu\r\n", (unsigned long long)st.reinserts);
+    LINE("cache_ghost_hits:%llu\r\n", (unsigned long long)st.ghost_hits);
+    LINE("cache_lookups:%llu\r\n", looks);
+    LINE("cache_hits:%llu\r\n", hits);
+    LINE("cache_negative_hits:%llu\r\n", (unsigned long long)st.neg_hits);
+    LINE("cache_hit_ratio:%.4f\r\n", looks ? (double)hits / (double)looks : 0.0);
+    LINE("cache_applied_sets:%llu\r\n", (unsigned long long)cs.applied_sets);
+    LINE("cache_generation:%016llx\r\n", (unsigned long long)h->generation);
+    LINE("cache_lease_ms:%u\r\n", h->lease_ms);
+}
