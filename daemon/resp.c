@@ -396,16 +396,12 @@ void resp_set(struct resp_buf *b, size_t n, int proto)
 
 void resp_double(struct resp_buf *b, double d, int proto)
 {
-    char tmp[64];
-    int n;
-    if (isinf(d))
-        n = snprintf(tmp, sizeof tmp, "%s", d > 0 ? "inf" : "-inf");
-    else
-        n = snprintf(tmp, sizeof tmp, "%.17g", d);
+    char tmp[32];
+    size_t n = enc_double_str(tmp, d);
     if (proto >= 3)
-        put_line(b, ',', tmp, (size_t)n);
+        put_line(b, ',', tmp, n);
     else
-        resp_bulk(b, tmp, (size_t)n);
+        resp_bulk(b, tmp, n);
 }
 
 void resp_bool(struct resp_buf *b, int v, int proto)

@@ -55,7 +55,7 @@ static const char *cache_key(int cf, const char *k, size_t kn, size_t *n)
         cs.keycap = kn + 64;
         cs.key = stor_xrealloc(cs.key, cs.keycap);
     }
-    cs.key[0] = (char)cf;
+    cs.key[0] = (char)(cf == STOR_CF_META ? ENC_CACHE_META : ENC_CACHE_SUB);
     memcpy(cs.key + 1, k, kn);
     *n = kn + 1;
     return cs.key;

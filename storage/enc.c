@@ -4,6 +4,7 @@
 #include "enc.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -288,4 +289,14 @@ const char *enc_strerror(int err)
     if (err < 0 && err > -4096)
         return strerror(-err);
     return "unknown error";
+}
+
+size_t enc_double_str(char *out, double d)
+{
+    int n;
+    if (isinf(d))
+        n = snprintf(out, 32, "%s", d > 0 ? "inf" : "-inf");
+    else
+        n = snprintf(out, 32, "%.17g", d);
+    return (size_t)n;
 }

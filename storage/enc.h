@@ -27,6 +27,11 @@
 
 #include "enc_err.h"
 
+/* The shared-memory cache keys a record by this byte, then the encoded
+ * key: the daemon writes and libshmkv reads the same bytes. (The score
+ * index is not cached.) */
+enum { ENC_CACHE_META = 0, ENC_CACHE_SUB = 1 };
+
 /* Redis types, the low 4 bits of a meta value's flags. 0 means "no key". */
 enum enc_type {
     ENC_TYPE_NONE = 0,
@@ -136,5 +141,9 @@ int enc_meta_peek(const char *p, size_t n, uint8_t *type, uint64_t *expire_ms);
  * int64. The one parser for arguments, stored values and the protocol's
  * length lines. 0 or ENC_ENOTINT. */
 int enc_str2ll(const char *s, size_t n, int64_t *out);
+
+/* A double as Redis 7.0 replies it: "inf", "-inf", or %.17g. Writes a
+ * NUL-terminated string into out (32 bytes are enough); returns its length. */
+size_t enc_double_str(char *out, double d);
 
 #endif

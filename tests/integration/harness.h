@@ -90,7 +90,9 @@ static inline void h_spawn(struct server *s, char *const argv[])
         redisContext *c = h_connect_port(s->port);
         if (c) {
             redisReply *r = redisCommand(c, "PING");
-            bool ok = r && r->type == REDIS_REPLY_STATUS;
+            /* NOAUTH is an answer too: a server with requirepass. */
+            bool ok = r && (r->type == REDIS_REPLY_STATUS ||
+                            (r->type == REDIS_REPLY_ERROR && strncmp(r->str, "NOAUTH", 6) == 0));
             freeReplyObject(r);
             redisFree(c);
             if (ok)

@@ -1,0 +1,385 @@
+/*
+ * test_client — libshmkv against a real shmkvd: every cacheable read,
+ * answered from shared memory, replies exactly as the daemon does over TCP
+ * (absent keys, wrong types, expiry, blind collections, list indexes);
+ * writes are visible to the cache at once; AUTH guards the segment; a
+ * disabled cache, MULTI, SELECT, and daemon restarts (SHUTDOWN and kill -9)
+ * are handled.
+ */
+#include "harness.h"
+
+#include "shmkv.h"
+
+static struct server S;
+static redisContext *C; /* TCP: the daemon's own answers */
+
+static int group_setup(void **state)
+{
+    (void)state;
+    h_prepare(&S, "client");
+    const char *opts[] = {"--hash-encoding", "counted", NULL};
+    h_start_shmkvd_opts(&S, opts);
+    C = h_connect_port(S.port);
+    return C ? 0 : -1;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    redisFree(C);
+    return h_group_stop(&S);
+}
+
+static shmkv *open_ok(const struct shmkv_opts *o)
+{
+    shmkv *h = NULL;
+    int rc = shmkv_open(&h, S.sock, o);
+    if (rc != SHMKV_OK)
+        fail_msg("shmkv_open: %s (%s)", shmkv_strerror(rc), shmkv_errmsg());
+    return h;
+}
+
+static bool same(const shmkv_reply *a, const redisReply *b)
+{
+    static const int map[] = {[REDIS_REPLY_STRING] = SHMKV_REPLY_STRING,
+                              [REDIS_REPLY_ARRAY] = SHMKV_REPLY_ARRAY,
+                              [REDIS_REPLY_INTEGER] = SHMKV_REPLY_INTEGER,
+                              [REDIS_REPLY_NIL] = SHMKV_REPLY_NIL,
+                              [REDIS_REPLY_STATUS] = SHMKV_REPLY_STATUS,
+                              [REDIS_REPLY_ERROR] = SHMKV_REPLY_ERROR};
+    if (b->type < 1 || b->type > 6 || a->type != map[b->type])
+        return false;
+    switch (a->type) {
+    case SHMKV_REPLY_INTEGER:
+        return a->integer == b->integer;
+    case SHMKV_REPLY_ARRAY:
+        if (a->elements != b->elements)
+            return false;
+        for (size_t i = 0; i < a->elements; i++)
+            if (!same(a->element[i], b->element[i]))
+                return false;
+        return true;
+    case SHMKV_REPLY_NIL:
+        return true;
+    default:
+        return a->len == b->len && memcmp(a->str, b->str, a->len) == 0;
+    }
+}
+
+static uint64_t hits(shmkv *h)
+{
+    struct shmkv_stats st;
+    shmkv_stats(h, &st);
+    return st.hits;
+}
+
+/* Runs argv through the library twice (the first may fill the cache) and
+ * through TCP; the replies must agree, and the second library call must be
+ * a cache hit when want_hit. */
+static void cmp(shmkv *h, bool want_hit, int argc, const char **argv)
+{
+    shmkv_reply *a;
+    assert_int_equal(shmkv_command(h, &a, argc, argv, NULL), SHMKV_OK);
+    shmkv_reply_free(a);
+    uint64_t before = hits(h);
+    assert_int_equal(shmkv_command(h, &a, argc, argv, NULL), SHMKV_OK);
+    bool hit = hits(h) > before;
+    redisReply *b = redisCommandArgv(C, argc, argv, NULL);
+    assert_non_null(b);
+    char line[200] = "";
+    for (int i = 0; i < argc; i++)
+        snprintf(line + strlen(line), sizeof line - strlen(line), "%s ", argv[i]);
+    if (!same(a, b))
+        fail_msg("%s: the library and the daemon disagree (types %d/%d)", line, a->type, b->type);
+    if (hit != want_hit)
+        fail_msg("%s: %s from the cache", line, hit ? "unexpectedly served" : "not served");
+    shmkv_reply_free(a);
+    freeReplyObject(b);
+}
+
+#define CMP(h, hit, ...)                                                                       \
+    do {                                                                                       \
+        const char *argv_[] = {__VA_ARGS__};                                                   \
+        cmp((h), (hit), (int)(sizeof argv_ / sizeof argv_[0]), argv_);                         \
+    } while (0)
+
+static void run(shmkv *h, const char *fmt)
+{
+    freeReplyObject(redisCommand(C, fmt));
+    (void)h;
+}
+
+static void test_reads_agree(void **state)
+{
+    (void)state;
+    shmkv *h = open_ok(NULL);
+    assert_null(shmkv_cache_error(h));
+    run(h, "FLUSHALL");
+    run(h, "SET s hello");
+    run(h, "SET e v PX 100000");
+    run(h, "HSET h f1 v1 f2 v2");
+    run(h, "SADD st m1 m2");
+    run(h, "ZADD z 1.5 a -2 b inf c");
+    run(h, "RPUSH l x y z");
+    /* strings and keys */
+    CMP(h, true, "GET", "s");
+    CMP(h, true, "GET", "nokey");
+    CMP(h, false, "GET", "h"); /* WRONGTYPE: the daemon's words */
+    CMP(h, true, "MGET", "s", "nokey", "h", "s");
+    CMP(h, true, "EXISTS", "s", "nokey", "h", "s");
+    CMP(h, true, "TYPE", "s");
+    CMP(h, true, "TYPE", "z");
+    CMP(h, true, "TYPE", "nokey");
+    CMP(h, true, "TTL", "s");
+    CMP(h, true, "TTL", "nokey");
+    CMP(h, true, "STRLEN", "s");
+    CMP(h, true, "STRLEN", "nokey");
+    CMP(h, false, "STRLEN", "l");
+    /* hashes */
+    CMP(h, true, "HGET", "h", "f1");
+    CMP(h, true, "HGET", "h", "nofield");
+    CMP(h, true, "HGET", "nokey", "f");
+    CMP(h, true, "HMGET", "h", "f2", "nofield", "f1");
+    CMP(h, true, "HEXISTS", "h", "f1");
+    CMP(h, true, "HEXISTS", "h", "nofield");
+    CMP(h, true, "HLEN", "h");
+    CMP(h, true, "HLEN", "nokey");
+    CMP(h, false, "HGET", "s", "f");
+    /* sets */
+    CMP(h, true, "SISMEMBER", "st", "m1");
+    CMP(h, true, "SISMEMBER", "st", "zz");
+    CMP(h, true, "SMISMEMBER", "st", "zz", "m2", "m1");
+    CMP(h, true, "SMISMEMBER", "nokey", "a", "b");
+    CMP(h, true, "SCARD", "st");
+    /* sorted sets */
+    CMP(h, true, "ZSCORE", "z", "a");
+    CMP(h, true, "ZSCORE", "z", "b");
+    CMP(h, true, "ZSCORE", "z", "c");
+    CMP(h, true, "ZSCORE", "z", "none");
+    CMP(h, true, "ZMSCORE", "z", "c", "none", "a");
+    CMP(h, true, "ZCARD", "z");
+    CMP(h, true, "ZCARD", "nokey");
+    /* lists */
+    CMP(h, true, "LLEN", "l");
+    CMP(h, true, "LINDEX", "l", "0");
+    CMP(h, true, "LINDEX", "l", "-1");
+    CMP(h, true, "LINDEX", "l", "3");
+    CMP(h, true, "LINDEX", "l", "-4");
+    CMP(h, true, "LINDEX", "nokey", "0");
+    CMP(h, false, "LINDEX", "l", "x"); /* not an integer: the daemon's error */
+    CMP(h, false, "LINDEX", "l", "01");
+    /* wrong arity: the daemon's error */
+    CMP(h, false, "GET", "a", "b");
+    /* everything else goes to the daemon */
+    CMP(h, false, "LRANGE", "l", "0", "-1");
+    shmkv_close(h);
+}
+
+static void test_writes_visible(void **state)
+{
+    (void)state;
+    shmkv *h = open_ok(NULL);
+    char *v;
+    size_t n;
+    /* A write through the library, then through TCP: each visible to the
+     * next cached read at once. */
+    const char *set[] = {"SET", "w", "one"};
+    shmkv_reply *r;
+    assert_int_equal(shmkv_command(h, &r, 3, set, NULL), SHMKV_OK);
+    assert_string_equal(r->str, "OK");
+    shmkv_reply_free(r);
+    for (int i = 0; i < 50; i++) {
+        char want[16];
+        snprintf(want, sizeof want, "v%d", i);
+        freeReplyObject(redisCommand(C, "SET w %s", want));
+        uint64_t before = hits(h);
+        assert_int_equal(shmkv_get(h, "w", 1, &v, &n), SHMKV_OK);
+        assert_int_equal(hits(h), before + 1);
+        assert_string_equal(v, want);
+        free(v);
+    }
+    freeReplyObject(redisCommand(C, "DEL w"));
+    assert_int_equal(shmkv_get(h, "w", 1, &v, &n), SHMKV_NIL);
+    freeReplyObject(redisCommand(C, "HSET w a 1"));
+    assert_int_equal(shmkv_get(h, "w", 1, &v, &n), SHMKV_EREPLY);
+    assert_non_null(strstr(shmkv_errmsg(), "WRONGTYPE"));
+    /* HDEL leaves a negative entry; HSET fills it again. */
+    CMP(h, true, "HGET", "w", "a");
+    freeReplyObject(redisCommand(C, "HDEL w a"));
+    CMP(h, true, "HGET", "w", "a");
+    CMP(h, true, "EXISTS", "w");
+    /* Expiry: a key read from the cache disappears when it expires. */
+    freeReplyObject(redisCommand(C, "SET x 1 PX 150"));
+    assert_int_equal(shmkv_get(h, "x", 1, &v, &n), SHMKV_OK);
+    free(v);
+    struct timespec ts = {0, 300 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    assert_int_equal(shmkv_get(h, "x", 1, &v, &n), SHMKV_NIL);
+    /* FLUSHDB drops the whole database from the cache. */
+    freeReplyObject(redisCommand(C, "SET y 1"));
+    CMP(h, true, "GET", "y");
+    freeReplyObject(redisCommand(C, "FLUSHDB"));
+    CMP(h, true, "GET", "y");
+    shmkv_close(h);
+}
+
+static void test_blind_and_select(void **state)
+{
+    (void)state;
+    shmkv *h = open_ok(NULL);
+    freeReplyObject(redisCommand(C, "CONFIG SET set-encoding blind"));
+    freeReplyObject(redisCommand(C, "DEL bs"));
+    freeReplyObject(redisCommand(C, "SADD bs a b"));
+    CMP(h, false, "SCARD", "bs"); /* counted by scan: the daemon answers */
+    CMP(h, true, "SISMEMBER", "bs", "a");
+    freeReplyObject(redisCommand(C, "CONFIG SET set-encoding counted"));
+    /* SELECT moves the handle's reads to another database. */
+    freeReplyObject(redisCommand(C, "SELECT 3"));
+    freeReplyObject(redisCommand(C, "SET d3 three"));
+    const char *sel[] = {"SELECT", "3"};
+    shmkv_reply *r;
+    assert_int_equal(shmkv_command(h, &r, 2, sel, NULL), SHMKV_OK);
+    shmkv_reply_free(r);
+    CMP(h, true, "GET", "d3");
+    freeReplyObject(redisCommand(C, "SELECT 0"));
+    shmkv_close(h);
+}
+
+static void test_multi(void **state)
+{
+    (void)state;
+    shmkv *h = open_ok(NULL);
+    const char *multi[] = {"MULTI"}, *get[] = {"GET", "s"}, *exec[] = {"EXEC"};
+    shmkv_reply *r;
+    freeReplyObject(redisCommand(C, "SET s hello"));
+    assert_int_equal(shmkv_command(h, &r, 1, multi, NULL), SHMKV_OK);
+    shmkv_reply_free(r);
+    assert_int_equal(shmkv_command(h, &r, 2, get, NULL), SHMKV_OK);
+    assert_int_equal(r->type, SHMKV_REPLY_STATUS);
+    assert_string_equal(r->str, "QUEUED");
+    shmkv_reply_free(r);
+    assert_int_equal(shmkv_command(h, &r, 1, exec, NULL), SHMKV_OK);
+    assert_int_equal(r->type, SHMKV_REPLY_ARRAY);
+    assert_string_equal(r->element[0]->str, "hello");
+    shmkv_reply_free(r);
+    uint64_t before = hits(h);
+    assert_int_equal(shmkv_command(h, &r, 2, get, NULL), SHMKV_OK);
+    assert_int_equal(hits(h), before + 1);
+    shmkv_reply_free(r);
+    shmkv_close(h);
+}
+
+/* Only a Unix-socket client gets the segment, and only after AUTH. */
+static void test_attach_rules(void **state)
+{
+    (void)state;
+    redisReply *r = redisCommand(C, "SHMKV.ATTACH");
+    assert_int_equal(r->type, REDIS_REPLY_ERROR);
+    assert_non_null(strstr(r->str, "Unix socket"));
+    freeReplyObject(r);
+
+    struct server P;
+    h_prepare(&P, "client-auth");
+    const char *opts[] = {"--requirepass", "sekret", NULL};
+    h_start_shmkvd_opts(&P, opts);
+    /* Without a password the connection opens, as Redis's would, but the
+     * daemon refuses the segment and every command. */
+    shmkv *h = NULL;
+    assert_int_equal(shmkv_open(&h, P.sock, NULL), SHMKV_OK);
+    assert_non_null(strstr(shmkv_cache_error(h), "NOAUTH"));
+    char *v;
+    size_t n;
+    assert_int_equal(shmkv_get(h, "k", 1, &v, &n), SHMKV_EREPLY);
+    assert_non_null(strstr(shmkv_errmsg(), "NOAUTH"));
+    shmkv_close(h);
+    struct shmkv_opts o = {.password = "wrong"};
+    assert_int_equal(shmkv_open(&h, P.sock, &o), SHMKV_ECONNECT);
+    assert_non_null(strstr(shmkv_errmsg(), "WRONGPASS"));
+    o.password = "sekret";
+    assert_int_equal(shmkv_open(&h, P.sock, &o), SHMKV_OK);
+    assert_null(shmkv_cache_error(h));
+    assert_int_equal(shmkv_get(h, "k", 1, &v, &n), SHMKV_NIL);
+    shmkv_close(h);
+    assert_int_equal(h_stop(&P), 0);
+    h_destroy(&P);
+
+    /* A daemon without a cache: everything through the socket. */
+    h_prepare(&P, "client-nocache");
+    const char *off[] = {"--shm-cache-size", "0", NULL};
+    h_start_shmkvd_opts(&P, off);
+    assert_int_equal(shmkv_open(&h, P.sock, NULL), SHMKV_OK);
+    assert_non_null(strstr(shmkv_cache_error(h), "disabled"));
+    const char *set[] = {"SET", "k", "v"};
+    shmkv_reply *r2;
+    assert_int_equal(shmkv_command(h, &r2, 3, set, NULL), SHMKV_OK);
+    shmkv_reply_free(r2);
+    assert_int_equal(shmkv_get(h, "k", 1, &v, &n), SHMKV_OK);
+    assert_string_equal(v, "v");
+    free(v);
+    assert_int_equal(hits(h), 0);
+    shmkv_close(h);
+    assert_int_equal(h_stop(&P), 0);
+    h_destroy(&P);
+}
+
+/* The daemon restarts (cleanly, then killed): the handle notices on its
+ * next call, reconnects and maps the new segment. */
+static void test_restart(void **state)
+{
+    (void)state;
+    struct server P;
+    h_prepare(&P, "client-restart");
+    h_start_shmkvd_opts(&P, NULL);
+    shmkv *h;
+    assert_int_equal(shmkv_open(&h, P.sock, NULL), SHMKV_OK);
+    const char *set1[] = {"SET", "k", "one"}, *set2[] = {"SET", "k", "two"};
+    shmkv_reply *r;
+    assert_int_equal(shmkv_command(h, &r, 3, set1, NULL), SHMKV_OK);
+    shmkv_reply_free(r);
+    char *v;
+    size_t n;
+    for (int round = 0; round < 2; round++) {
+        if (round == 0) {
+            assert_int_equal(h_stop(&P), 0);
+        } else {
+            kill(P.pid, SIGKILL);
+            waitpid(P.pid, NULL, 0);
+            P.pid = 0;
+        }
+        /* No daemon: a cached read must not be served from the old segment
+         * once the lease ran out. */
+        struct timespec ts = {0, 400 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        assert_int_equal(shmkv_get(h, "k", 1, &v, &n), SHMKV_ECONNECT);
+        h_start_shmkvd_opts(&P, NULL);
+        redisContext *c = h_connect_port(P.port);
+        freeReplyObject(redisCommandArgv(c, 3, round ? set1 : set2, NULL));
+        redisFree(c);
+        assert_int_equal(shmkv_get(h, "k", 1, &v, &n), SHMKV_OK);
+        assert_string_equal(v, round ? "one" : "two");
+        free(v);
+        uint64_t before = hits(h);
+        assert_int_equal(shmkv_get(h, "k", 1, &v, &n), SHMKV_OK);
+        free(v);
+        assert_int_equal(hits(h), before + 1); /* from the new segment */
+    }
+    struct shmkv_stats st;
+    shmkv_stats(h, &st);
+    assert_int_equal(st.attaches, 3);
+    shmkv_close(h);
+    assert_int_equal(h_stop(&P), 0);
+    h_destroy(&P);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_reads_agree),
+        cmocka_unit_test(test_writes_visible),
+        cmocka_unit_test(test_blind_and_select),
+        cmocka_unit_test(test_multi),
+        cmocka_unit_test(test_attach_rules),
+        cmocka_unit_test(test_restart),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
