@@ -8,7 +8,7 @@
  */
 #include "harness.h"
 
-#include "shmkv.h"
+#include "h_client.h"
 
 static struct server S;
 static redisContext *C; /* TCP: the daemon's own answers */
@@ -39,40 +39,6 @@ static shmkv *open_ok(const struct shmkv_opts *o)
     return h;
 }
 
-static bool same(const shmkv_reply *a, const redisReply *b)
-{
-    static const int map[] = {[REDIS_REPLY_STRING] = SHMKV_REPLY_STRING,
-                              [REDIS_REPLY_ARRAY] = SHMKV_REPLY_ARRAY,
-                              [REDIS_REPLY_INTEGER] = SHMKV_REPLY_INTEGER,
-                              [REDIS_REPLY_NIL] = SHMKV_REPLY_NIL,
-                              [REDIS_REPLY_STATUS] = SHMKV_REPLY_STATUS,
-                              [REDIS_REPLY_ERROR] = SHMKV_REPLY_ERROR};
-    if (b->type < 1 || b->type > 6 || a->type != map[b->type])
-        return false;
-    switch (a->type) {
-    case SHMKV_REPLY_INTEGER:
-        return a->integer == b->integer;
-    case SHMKV_REPLY_ARRAY:
-        if (a->elements != b->elements)
-            return false;
-        for (size_t i = 0; i < a->elements; i++)
-            if (!same(a->element[i], b->element[i]))
-                return false;
-        return true;
-    case SHMKV_REPLY_NIL:
-        return true;
-    default:
-        return a->len == b->len && memcmp(a->str, b->str, a->len) == 0;
-    }
-}
-
-static uint64_t hits(shmkv *h)
-{
-    struct shmkv_stats st;
-    shmkv_stats(h, &st);
-    return st.hits;
-}
-
 /* Runs argv through the library twice (the first may fill the cache) and
  * through TCP; the replies must agree, and the second library call must be
  * a cache hit when want_hit. */
@@ -81,15 +47,15 @@ static void cmp(shmkv *h, bool want_hit, int argc, const char **argv)
     shmkv_reply *a;
     assert_int_equal(shmkv_command(h, &a, argc, argv, NULL), SHMKV_OK);
     shmkv_reply_free(a);
-    uint64_t before = hits(h);
+    uint64_t before = h_lib_hits(h);
     assert_int_equal(shmkv_command(h, &a, argc, argv, NULL), SHMKV_OK);
-    bool hit = hits(h) > before;
+    bool hit = h_lib_hits(h) > before;
     redisReply *b = redisCommandArgv(C, argc, argv, NULL);
     assert_non_null(b);
     char line[200] = "";
     for (int i = 0; i < argc; i++)
         snprintf(line + strlen(line), sizeof line - strlen(line), "%s ", argv[i]);
-    if (!same(a, b))
+    if (!h_same_reply(a, b))
         fail_msg("%s: the library and the daemon disagree (types %d/%d)", line, a->type, b->type);
     if (hit != want_hit)
         fail_msg("%s: %s from the cache", line, hit ? "unexpectedly served" : "not served");
@@ -192,9 +158,9 @@ static void test_writes_visible(void **state)
         char want[16];
         snprintf(want, sizeof want, "v%d", i);
         freeReplyObject(redisCommand(C, "SET w %s", want));
-        uint64_t before = hits(h);
+        uint64_t before = h_lib_hits(h);
         assert_int_equal(shmkv_get(h, "w", 1, &v, &n), SHMKV_OK);
-        assert_int_equal(hits(h), before + 1);
+        assert_int_equal(h_lib_hits(h), before + 1);
         assert_string_equal(v, want);
         free(v);
     }
@@ -262,9 +228,9 @@ static void test_multi(void **state)
     assert_int_equal(r->type, SHMKV_REPLY_ARRAY);
     assert_string_equal(r->element[0]->str, "hello");
     shmkv_reply_free(r);
-    uint64_t before = hits(h);
+    uint64_t before = h_lib_hits(h);
     assert_int_equal(shmkv_command(h, &r, 2, get, NULL), SHMKV_OK);
-    assert_int_equal(hits(h), before + 1);
+    assert_int_equal(h_lib_hits(h), before + 1);
     shmkv_reply_free(r);
     shmkv_close(h);
 }
@@ -316,7 +282,7 @@ static void test_attach_rules(void **state)
     assert_int_equal(shmkv_get(h, "k", 1, &v, &n), SHMKV_OK);
     assert_string_equal(v, "v");
     free(v);
-    assert_int_equal(hits(h), 0);
+    assert_int_equal(h_lib_hits(h), 0);
     shmkv_close(h);
     assert_int_equal(h_stop(&P), 0);
     h_destroy(&P);
@@ -358,10 +324,10 @@ static void test_restart(void **state)
         assert_int_equal(shmkv_get(h, "k", 1, &v, &n), SHMKV_OK);
         assert_string_equal(v, round ? "one" : "two");
         free(v);
-        uint64_t before = hits(h);
+        uint64_t before = h_lib_hits(h);
         assert_int_equal(shmkv_get(h, "k", 1, &v, &n), SHMKV_OK);
         free(v);
-        assert_int_equal(hits(h), before + 1); /* from the new segment */
+        assert_int_equal(h_lib_hits(h), before + 1); /* from the new segment */
     }
     struct shmkv_stats st;
     shmkv_stats(h, &st);

@@ -12,13 +12,24 @@
  * where a value is random by definition (SRANDMEMBER & co.: by length), and
  * where time passes between the two servers (TTLs: within a tolerance).
  * Commands whose outcome depends on randomness (SPOP) only ever take all.
+ *
+ * The shm cache: after every command, a cacheable read of the key it named
+ * (GET, HMGET, SISMEMBER, ZSCORE, LINDEX, TYPE, ...) goes through libshmkv,
+ * which answers from shared memory when it can, and is compared with
+ * redis-server's answer: so the cache never disagrees with storage after
+ * any write command. The run reports how many of those reads the cache
+ * served.
  */
 #include "harness.h"
 
 #include <stdint.h>
 
+#include "h_client.h"
+
 static struct server R, K; /* redis-server, shmkvd */
 static redisContext *cr, *ck;
+static redisContext *pr; /* redis-server, for the cache probes */
+static shmkv *pk;        /* shmkvd through libshmkv */
 
 /* ---- random generation ---- */
 
@@ -721,6 +732,92 @@ static bool equivalent(enum cmp how, redisReply *a, redisReply *b)
     }
 }
 
+/* ---- cache probes ---- */
+
+static uint64_t prng;
+
+static const char *ppick(const char *const *v, int n)
+{
+    return v[h_rnd(&prng) % (uint64_t)n];
+}
+
+/* A cacheable read of key, fitting the type its name suggests (the shared
+ * keys get any): what libshmkv can answer from shared memory. */
+static int probe_cmd(const char *key, const char **pv)
+{
+    static const char *const idx[] = {"0", "1", "-1", "-2", "5"};
+    static const char *const any[] = {"TYPE", "EXISTS", "GET", "STRLEN", "HLEN",
+                                      "SCARD", "ZCARD", "LLEN"};
+    char f = key[0];
+    if (strchr("shSzl", f) == NULL || key[1] < '0' || key[1] > '9')
+        f = "shSzl"[h_rnd(&prng) % 5];
+    int n = 0;
+    pv[n++] = NULL;
+    pv[n++] = key;
+    switch (h_rnd(&prng) % 3 == 0 ? 0 : f) {
+    case 's':
+        pv[0] = ppick((const char *const[]){"GET", "STRLEN", "MGET"}, 3);
+        if (pv[0][0] == 'M')
+            pv[n++] = ppick(keys, 5), pv[n++] = key;
+        break;
+    case 'h':
+        pv[0] = ppick((const char *const[]){"HGET", "HEXISTS", "HMGET", "HLEN"}, 4);
+        if (pv[0][1] != 'L')
+            pv[n++] = ppick(mems, 10);
+        if (pv[0][1] == 'M')
+            pv[n++] = ppick(mems, 10);
+        break;
+    case 'S':
+        pv[0] = ppick((const char *const[]){"SISMEMBER", "SMISMEMBER", "SCARD"}, 3);
+        if (pv[0][1] != 'C')
+            pv[n++] = ppick(mems, 10);
+        if (pv[0][1] == 'M')
+            pv[n++] = ppick(mems, 10);
+        break;
+    case 'z':
+        pv[0] = ppick((const char *const[]){"ZSCORE", "ZMSCORE", "ZCARD"}, 3);
+        if (pv[0][1] != 'C')
+            pv[n++] = ppick(mems, 10);
+        if (pv[0][1] == 'M')
+            pv[n++] = ppick(mems, 10);
+        break;
+    case 'l':
+        pv[0] = ppick((const char *const[]){"LLEN", "LINDEX"}, 2);
+        if (pv[0][1] == 'I')
+            pv[n++] = ppick(idx, 5);
+        break;
+    default:
+        pv[0] = ppick(any, 8);
+    }
+    return n;
+}
+
+/* Reads the key command i named through the cache and through redis. */
+static void probe(uint64_t seed, long i, long *served)
+{
+    const char *pv[8];
+    const char *key = argc > 1 ? argv[1] : keys[h_rnd(&prng) % 5];
+    int n = probe_cmd(key, pv);
+    uint64_t before = h_lib_hits(pk);
+    shmkv_reply *a;
+    if (shmkv_command(pk, &a, n, pv, NULL) != SHMKV_OK)
+        fail_msg("seed %llu, after command %ld: libshmkv: %s", (unsigned long long)seed, i,
+                 shmkv_errmsg());
+    *served += h_lib_hits(pk) > before;
+    redisReply *b = redisCommandArgv(pr, n, pv, NULL);
+    if (!h_same_reply(a, b)) {
+        char line[256] = "", rb[1024];
+        for (int j = 0; j < n; j++)
+            snprintf(line + strlen(line), sizeof line - strlen(line), " '%s'", pv[j]);
+        fail_msg("seed %llu, after command %ld (%s): cache read%s: libshmkv type %d '%s', "
+                 "redis %s",
+                 (unsigned long long)seed, i, argv[0], line, a->type, a->str ? a->str : "",
+                 show(b, rb, sizeof rb));
+    }
+    shmkv_reply_free(a);
+    freeReplyObject(b);
+}
+
 static int group_setup(void **state)
 {
     (void)state;
@@ -734,7 +831,12 @@ static int group_setup(void **state)
     h_start_shmkvd_opts(&K, NULL);
     cr = h_connect_port(R.port);
     ck = h_connect_port(K.port);
-    return cr && ck ? 0 : -1;
+    pr = h_connect_port(R.port);
+    if (shmkv_open(&pk, K.sock, NULL) != SHMKV_OK || shmkv_cache_error(pk)) {
+        fprintf(stderr, "test_diff: libshmkv: %s\n", pk ? shmkv_cache_error(pk) : shmkv_errmsg());
+        return -1;
+    }
+    return cr && ck && pr ? 0 : -1;
 }
 
 static int group_teardown(void **state)
@@ -742,6 +844,8 @@ static int group_teardown(void **state)
     (void)state;
     redisFree(cr);
     redisFree(ck);
+    redisFree(pr);
+    shmkv_close(pk);
     int rc = h_stop(&K);
     h_destroy(&K);
     h_destroy(&R);
@@ -755,7 +859,8 @@ static void test_diff_random_commands(void **state)
     uint64_t seed = s ? strtoull(s, NULL, 10) : 1;
     long count = n ? atol(n) : 20000;
     rng = seed * 0x9e3779b97f4a7c15ull + 1;
-    long compared = 0, kinds[8] = {0};
+    prng = seed * 0xbf58476d1ce4e5b9ull + 7;
+    long compared = 0, kinds[8] = {0}, probes = 0, served = 0;
     bool trace = getenv("SHMKV_DIFF_TRACE") != NULL;
     for (long i = 0; i < count; i++) {
         enum cmp how = gen();
@@ -788,11 +893,17 @@ static void test_diff_random_commands(void **state)
         freeReplyObject(a);
         freeReplyObject(b);
         compared++;
+        probe(seed, i, &served);
+        probes++;
     }
     printf("test_diff: seed %llu, %ld commands compared, all equivalent (replies: %ld errors, "
            "%ld nil, %ld integers, %ld strings, %ld empty arrays, %ld non-empty arrays)\n",
            (unsigned long long)seed, compared, kinds[0], kinds[1], kinds[2], kinds[3], kinds[4],
            kinds[5]);
+    printf("test_diff: %ld cache reads after those commands agreed with redis-server, %ld of "
+           "them served from shared memory\n",
+           probes, served);
+    assert_true(served > probes / 3);
     /* A run that compared nothing interesting proves nothing. */
     assert_true(kinds[2] > count / 10 && kinds[5] > count / 20 && kinds[0] > count / 50);
 }
