@@ -44,10 +44,14 @@ uint64_t enc_get_u64(const char *p)
 }
 
 /* CRC16-CCITT, polynomial 0x1021, initial value 0, no reflection. Every
- * command computes its keys' slots, so the table (built from the polynomial
- * at first use; a racing double build writes the same values) pays for
- * itself: the bitwise loop was 5% of a SET in the profile. */
-static uint16_t crc16_table[256];
+ * command computes its keys' slots, and a shm cache hit does little else,
+ * so it goes four bytes a step. tab[k][x] is the CRC of byte x followed by
+ * k zero bytes: the CRC is linear and only 16 bits wide, so after four
+ * bytes the old state has been shifted out entirely and each byte's
+ * effect is one look-up, independent of the others. (Built at first use;
+ * a racing double build writes the same values.) The byte-at-a-time loop
+ * was 11% of a cache hit in the profile. */
+static uint16_t crc16_tab[4][256];
 static int crc16_ready;
 
 static void crc16_build(void)
@@ -56,8 +60,13 @@ static void crc16_build(void)
         uint16_t crc = (uint16_t)(i << 8);
         for (int b = 0; b < 8; b++)
             crc = (crc & 0x8000) ? (uint16_t)((crc << 1) ^ 0x1021) : (uint16_t)(crc << 1);
-        crc16_table[i] = crc;
+        crc16_tab[0][i] = crc;
     }
+    for (int k = 1; k < 4; k++)
+        for (unsigned i = 0; i < 256; i++) {
+            uint16_t c = crc16_tab[k - 1][i];
+            crc16_tab[k][i] = (uint16_t)((c << 8) ^ crc16_tab[0][c >> 8]);
+        }
     __atomic_store_n(&crc16_ready, 1, __ATOMIC_RELEASE);
 }
 
@@ -65,9 +74,13 @@ uint16_t enc_crc16(const char *p, size_t n)
 {
     if (!__atomic_load_n(&crc16_ready, __ATOMIC_ACQUIRE))
         crc16_build();
+    const unsigned char *b = (const unsigned char *)p;
     uint16_t crc = 0;
-    for (size_t i = 0; i < n; i++)
-        crc = (uint16_t)((crc << 8) ^ crc16_table[((crc >> 8) ^ (unsigned char)p[i]) & 0xff]);
+    for (; n >= 4; n -= 4, b += 4)
+        crc = crc16_tab[3][(crc >> 8) ^ b[0]] ^ crc16_tab[2][(crc & 0xff) ^ b[1]] ^
+              crc16_tab[1][b[2]] ^ crc16_tab[0][b[3]];
+    for (; n; n--, b++)
+        crc = (uint16_t)((crc << 8) ^ crc16_tab[0][(crc >> 8) ^ *b]);
     return crc;
 }
 

@@ -19,6 +19,23 @@ static void test_enc_crc16_golden(void **state)
     /* The check value of CRC16-CCITT/XModem, as the Redis Cluster spec gives it. */
     assert_int_equal(enc_crc16("123456789", 9), 0x31C3);
     assert_int_equal(enc_crc16("", 0), 0);
+    /* The table-driven CRC against the bitwise definition, every length
+     * from 0 to 40 (the four-byte steps and every tail). */
+    char buf[40];
+    uint32_t x = 12345;
+    for (int round = 0; round < 50; round++) {
+        for (size_t i = 0; i < sizeof buf; i++)
+            buf[i] = (char)((x = x * 1103515245u + 12345u) >> 16);
+        for (size_t n = 0; n <= sizeof buf; n++) {
+            uint16_t want = 0;
+            for (size_t i = 0; i < n; i++) {
+                want ^= (uint16_t)((unsigned char)buf[i] << 8);
+                for (int b = 0; b < 8; b++)
+                    want = (want & 0x8000) ? (uint16_t)((want << 1) ^ 0x1021) : (uint16_t)(want << 1);
+            }
+            assert_int_equal(enc_crc16(buf, n), want);
+        }
+    }
 }
 
 static void test_enc_slot_hashtags(void **state)
