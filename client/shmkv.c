@@ -86,7 +86,12 @@ const char *shmkv_strerror(int code)
     }
 }
 
-#define COUNT(h, f) __atomic_add_fetch(&(h)->st.f, 1, __ATOMIC_RELAXED)
+/* Per-handle counters: a relaxed load and store, not a locked add, so a
+ * hit pays a few cycles for them. Threads sharing a handle may lose an
+ * increment now and then (shmkv.h says the figures are approximate). */
+#define COUNT(h, f)                                                                            \
+    __atomic_store_n(&(h)->st.f, __atomic_load_n(&(h)->st.f, __ATOMIC_RELAXED) + 1,            \
+                     __ATOMIC_RELAXED)
 
 /* ---- replies ---- */
 
@@ -434,28 +439,46 @@ static uint64_t clock_ms(clockid_t id)
     return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* One look-up's scratch: the cache key and the copied record. */
+/* One command's look-ups: the cache key being built, the key's meta record
+ * and the last sub record. Values point into the segment (shmc_rtx_peek):
+ * they are copied into the reply, and the reply counts only if the read
+ * transaction validates. */
 struct rd {
     struct shmc_rtx t;
     unsigned db;
-    struct shmc_buf key, meta, val;
+    char *key;
+    size_t keycap;
+    char kin[256];
     struct enc_meta m;
     const char *ukey;
     size_t uklen;
     uint16_t slot;
+    const char *val;
+    size_t vlen;
 };
 
-static __thread struct rd tl_rd;
-
-static bool key_room(struct shmc_buf *b, size_t n)
+static void rd_init(struct rd *rd, unsigned db)
 {
-    if (n <= b->cap)
+    rd->db = db;
+    rd->key = rd->kin;
+    rd->keycap = sizeof rd->kin;
+}
+
+static void rd_free(struct rd *rd)
+{
+    if (rd->key != rd->kin)
+        free(rd->key);
+}
+
+static bool key_room(struct rd *rd, size_t n)
+{
+    if (n <= rd->keycap)
         return true;
-    char *p = realloc(b->p, n);
+    char *p = rd->key == rd->kin ? malloc(n) : realloc(rd->key, n);
     if (!p)
         return false;
-    b->p = p;
-    b->cap = n;
+    rd->key = p;
+    rd->keycap = n;
     return true;
 }
 
@@ -464,15 +487,17 @@ static bool key_room(struct shmc_buf *b, size_t n)
 static int get_meta(struct rd *rd, const char *key, size_t klen)
 {
     size_t n = 1 + enc_meta_key_len(klen);
-    if (!key_room(&rd->key, n))
+    if (!key_room(rd, n))
         return SHMC_RETRY;
     rd->ukey = key;
     rd->uklen = klen;
     rd->slot = enc_slot(key, klen);
-    rd->key.p[0] = ENC_CACHE_META;
-    enc_meta_key(rd->key.p + 1, rd->db, rd->slot, key, klen);
-    int rc = shmc_rtx_get(&rd->t, rd->key.p, n, &rd->meta);
-    if (rc == SHMC_HIT && enc_meta_value_decode(rd->meta.p, rd->meta.len, &rd->m) != 0)
+    rd->key[0] = ENC_CACHE_META;
+    enc_meta_key(rd->key + 1, rd->db, rd->slot, key, klen);
+    const char *v;
+    size_t vn;
+    int rc = shmc_rtx_peek(&rd->t, rd->key, n, &v, &vn);
+    if (rc == SHMC_HIT && enc_meta_value_decode(v, vn, &rd->m) != 0)
         return SHMC_RETRY; /* torn: validation would fail anyway */
     return rc;
 }
@@ -481,13 +506,13 @@ static int get_meta(struct rd *rd, const char *key, size_t klen)
 static int get_sub(struct rd *rd, const char *f, size_t fn)
 {
     size_t plen = enc_sub_prefix_len(rd->uklen), n = 1 + plen + fn;
-    if (!key_room(&rd->key, n))
+    if (!key_room(rd, n))
         return SHMC_RETRY;
-    rd->key.p[0] = ENC_CACHE_SUB;
-    enc_sub_prefix(rd->key.p + 1, rd->db, rd->slot, rd->ukey, rd->uklen, rd->m.version);
+    rd->key[0] = ENC_CACHE_SUB;
+    enc_sub_prefix(rd->key + 1, rd->db, rd->slot, rd->ukey, rd->uklen, rd->m.version);
     if (fn)
-        memcpy(rd->key.p + 1 + plen, f, fn);
-    return shmc_rtx_get(&rd->t, rd->key.p, n, &rd->val);
+        memcpy(rd->key + 1 + plen, f, fn);
+    return shmc_rtx_peek(&rd->t, rd->key, n, &rd->val, &rd->vlen);
 }
 
 static const char *type_name(int t)
@@ -511,17 +536,17 @@ static shmkv_reply *field_reply(struct rd *rd, int op, const char *f, size_t fn,
     switch (op) {
     case OP_HGET:
     case OP_HMGET:
-        return hit ? r_str(SHMKV_REPLY_STRING, rd->val.p, rd->val.len) : r_new(SHMKV_REPLY_NIL);
+        return hit ? r_str(SHMKV_REPLY_STRING, rd->val, rd->vlen) : r_new(SHMKV_REPLY_NIL);
     case OP_ZSCORE:
     case OP_ZMSCORE: {
         if (!hit)
             return r_new(SHMKV_REPLY_NIL);
-        if (rd->val.len != 8) {
+        if (rd->vlen != 8) {
             *retry = true;
             return NULL;
         }
         char s[32];
-        size_t n = enc_double_str(s, enc_score_get(rd->val.p));
+        size_t n = enc_double_str(s, enc_score_get(rd->val));
         return r_str(SHMKV_REPLY_STRING, s, n);
     }
     default: /* HEXISTS, SISMEMBER, SMISMEMBER */
@@ -628,7 +653,7 @@ static int cached_once(struct rd *rd, int op, int want, int argc, const char **a
             enc_put_u64(pos, rd->m.head + (uint64_t)idx);
             rc = get_sub(rd, pos, 8);
             if (rc == SHMC_HIT)
-                r = r_str(SHMKV_REPLY_STRING, rd->val.p, rd->val.len);
+                r = r_str(SHMKV_REPLY_STRING, rd->val, rd->vlen);
             else if (rc == SHMC_RETRY)
                 retry = true;
             else
@@ -675,35 +700,24 @@ static struct seg *live_seg(shmkv *h)
     return s;
 }
 
-/* Expiry is judged with the coarse clock, moved forward by its resolution:
- * a record is never served past its expiry, at worst a few ms before. */
-static uint64_t expiry_now(void)
-{
-    static __thread uint64_t res_ms;
-    if (!res_ms) {
-        struct timespec r;
-        clock_getres(CLOCK_REALTIME_COARSE, &r);
-        res_ms = (uint64_t)r.tv_sec * 1000 + (uint64_t)r.tv_nsec / 1000000 + 1;
-    }
-    return clock_ms(CLOCK_REALTIME_COARSE) + res_ms;
-}
-
 static int try_cached(shmkv *h, int i, int argc, const char **argv, const size_t *lens,
                       shmkv_reply **out)
 {
     struct seg *s = live_seg(h);
     if (!s)
         return 0;
-    struct rd *rd = &tl_rd;
-    rd->db = h->db;
+    struct rd rd;
+    rd_init(&rd, h->db);
+    int rc = 0;
     for (int attempt = 0; attempt < RETRIES; attempt++) {
-        shmc_rtx_begin(&rd->t, &s->r, h->db, expiry_now());
-        int rc = cached_once(rd, OPS[i].op, OPS[i].type, argc, argv, lens, out);
-        if (rc >= 0)
-            return rc;
+        shmc_rtx_begin(&rd.t, &s->r, h->db);
+        if ((rc = cached_once(&rd, OPS[i].op, OPS[i].type, argc, argv, lens, out)) >= 0)
+            break;
         COUNT(h, retries);
+        rc = 0;
     }
-    return 0;
+    rd_free(&rd);
+    return rc;
 }
 
 /* ---- the socket path ---- */
@@ -834,10 +848,52 @@ int shmkv_command(shmkv *h, shmkv_reply **out, int argc, const char **argv,
     return rc;
 }
 
+/* GET from the cache straight into the caller's buffer, no reply object:
+ * 1 (*val set, or NULL for a missing key), or 0 for the daemon. */
+static int get_cached(shmkv *h, const char *key, size_t klen, char **val, size_t *vlen)
+{
+    struct seg *s = live_seg(h);
+    if (!s)
+        return 0;
+    struct rd rd;
+    rd_init(&rd, h->db);
+    int served = 0;
+    for (int attempt = 0; attempt < RETRIES && !served; attempt++) {
+        shmc_rtx_begin(&rd.t, &s->r, h->db);
+        int rc = get_meta(&rd, key, klen);
+        char *v = NULL;
+        if (rc == SHMC_HIT && rd.m.type == ENC_TYPE_STRING) {
+            if (!(v = malloc(rd.m.vlen + 1))) {
+                shmc_rtx_end(&rd.t);
+                break;
+            }
+            memcpy(v, rd.m.value, rd.m.vlen);
+            v[rd.m.vlen] = 0;
+        }
+        bool valid = shmc_rtx_end(&rd.t) == 0 && rc != SHMC_RETRY;
+        if (valid && (rc == SHMC_NEG || v)) {
+            *val = v;
+            *vlen = v ? rd.m.vlen : 0;
+            served = 1;
+        } else {
+            free(v);
+            if (valid)
+                break; /* a miss, or another type: the daemon answers */
+            COUNT(h, retries);
+        }
+    }
+    rd_free(&rd);
+    return served;
+}
+
 int shmkv_get(shmkv *h, const void *key, size_t klen, char **val, size_t *vlen)
 {
     *val = NULL;
     *vlen = 0;
+    if (h && get_cached(h, key, klen, val, vlen)) {
+        COUNT(h, hits);
+        return *val ? SHMKV_OK : SHMKV_NIL;
+    }
     const char *argv[2] = {"GET", key};
     size_t lens[2] = {3, klen};
     shmkv_reply *r;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include <ck_pr.h>
 
@@ -59,6 +60,7 @@ int shmc_r_attach(struct shmc_r *r, int fd, int hint_fd, char *err, size_t errle
     const char *seg = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
     if (seg == MAP_FAILED)
         return fail(err, errlen, errno, "shm cache: cannot map: %s", strerror(errno));
+    madvise((void *)seg, size, MADV_HUGEPAGE); /* see shmc_w.c */
     const struct shmc_hdr *h = (const struct shmc_hdr *)seg;
     int rc = 0;
     const char *why;
@@ -111,12 +113,12 @@ bool shmc_r_alive(const struct shmc_r *r, uint64_t now_mono_ms)
            now_mono_ms < ck_pr_load_64(&r->h->alive_until_ms);
 }
 
-void shmc_rtx_begin(struct shmc_rtx *t, const struct shmc_r *r, unsigned group, uint64_t now_ms)
+void shmc_rtx_begin(struct shmc_rtx *t, const struct shmc_r *r, unsigned group)
 {
     t->r = r;
     t->group = group & 0xff;
     t->gen = ck_pr_load_32(&r->h->group_gen[t->group]);
-    t->now_ms = now_ms;
+    t->now_ms = 0;
     t->n = 0;
     t->cap = SHMC_RTX_INLINE;
     t->tb = t->inl;
@@ -154,7 +156,21 @@ static bool rec_sane(const struct shmc_r *r, uint64_t off, const struct shmc_rec
            (uint64_t)h->klen + h->vlen <= h->size - sizeof *h;
 }
 
-int shmc_rtx_get(struct shmc_rtx *t, const void *key, size_t klen, struct shmc_buf *out)
+static uint64_t expiry_now(void)
+{
+    static uint64_t res_ms; /* the same for every thread: a benign race */
+    if (!res_ms) {
+        struct timespec r;
+        clock_getres(CLOCK_REALTIME_COARSE, &r);
+        res_ms = (uint64_t)r.tv_sec * 1000 + (uint64_t)r.tv_nsec / 1000000 + 1;
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000 + res_ms;
+}
+
+int shmc_rtx_peek(struct shmc_rtx *t, const void *key, size_t klen, const char **v,
+                  size_t *vlen)
 {
     const struct shmc_r *r = t->r;
     uint64_t hash = shmc_hash(key, klen);
@@ -189,21 +205,37 @@ int shmc_rtx_get(struct shmc_rtx *t, const void *key, size_t klen, struct shmc_b
         }
         if (h.flags & SHMC_REC_NEG)
             return SHMC_NEG;
-        if (h.expire_ms && h.expire_ms <= t->now_ms)
-            return SHMC_MISS;
-        if (h.vlen > out->cap) {
-            char *p = realloc(out->p, h.vlen);
-            if (!p)
-                return SHMC_RETRY;
-            out->p = p;
-            out->cap = h.vlen;
+        if (h.expire_ms) {
+            if (!t->now_ms)
+                t->now_ms = expiry_now();
+            if (h.expire_ms <= t->now_ms)
+                return SHMC_MISS;
         }
-        if (h.vlen)
-            memcpy(out->p, r->seg + off + sizeof h + klen, h.vlen);
-        out->len = h.vlen;
+        *v = r->seg + off + sizeof h + klen;
+        *vlen = h.vlen;
         return SHMC_HIT;
     }
     return SHMC_MISS;
+}
+
+int shmc_rtx_get(struct shmc_rtx *t, const void *key, size_t klen, struct shmc_buf *out)
+{
+    const char *v;
+    size_t n;
+    int rc = shmc_rtx_peek(t, key, klen, &v, &n);
+    if (rc != SHMC_HIT)
+        return rc;
+    if (n > out->cap) {
+        char *p = realloc(out->p, n);
+        if (!p)
+            return SHMC_RETRY;
+        out->p = p;
+        out->cap = n;
+    }
+    if (n)
+        memcpy(out->p, v, n);
+    out->len = n;
+    return SHMC_HIT;
 }
 
 int shmc_rtx_end(struct shmc_rtx *t)

@@ -67,17 +67,26 @@ struct shmc_rtx {
     const struct shmc_r *r;
     unsigned group;
     uint32_t gen;
-    uint64_t now_ms; /* records expiring at or before this read as misses */
+    /* Records expiring at or before this (Unix ms) read as misses. 0 until
+     * a record with an expiry is met: then CLOCK_REALTIME_COARSE moved
+     * forward by its resolution, so nothing is served past its expiry (at
+     * worst a few ms before it). A caller may set it after begin. */
+    uint64_t now_ms;
     size_t n, cap;
     uint32_t (*tb)[2]; /* (bucket, seq) pairs seen */
     uint32_t inl[SHMC_RTX_INLINE][2];
 };
 
-/* Starts a read transaction over one group (database). now_ms: Unix ms,
- * already rounded up by the caller's clock resolution. */
-void shmc_rtx_begin(struct shmc_rtx *t, const struct shmc_r *r, unsigned group, uint64_t now_ms);
+/* Starts a read transaction over one group (database). */
+void shmc_rtx_begin(struct shmc_rtx *t, const struct shmc_r *r, unsigned group);
 /* Looks key up. On SHMC_HIT the value is in out->p[0..out->len). */
 int shmc_rtx_get(struct shmc_rtx *t, const void *key, size_t klen, struct shmc_buf *out);
+/* Looks key up without copying: on SHMC_HIT *v and *vlen describe the
+ * value inside the segment (bounds-checked). The bytes may change under
+ * the caller: copy what is needed, decide nothing before shmc_rtx_end()
+ * says the copy stands, and never hand the pointer on. */
+int shmc_rtx_peek(struct shmc_rtx *t, const void *key, size_t klen, const char **v,
+                  size_t *vlen);
 /* 0 if every look-up since begin still stands, else SHMC_RETRY. Releases
  * what the transaction allocated; t may be begun again. */
 int shmc_rtx_end(struct shmc_rtx *t);

@@ -113,6 +113,9 @@ int shmc_w_create(struct shmc_w **out, const struct shmc_w_opts *o, char *err, s
         shmc_w_destroy(w);
         return fail(err, errlen, e, "cannot map the shm cache: %s", strerror(e));
     }
+    /* Random hits cost a TLB miss each on 4 KiB pages; where the kernel
+     * allows huge pages for shared memory on request, ask. */
+    madvise(w->seg, size, MADV_HUGEPAGE);
     w->size = size;
     w->nb = nb;
     w->h = (struct shmc_hdr *)w->seg;

@@ -62,7 +62,8 @@ static void check(struct pair *p)
 static int rget(struct pair *p, unsigned g, const char *k, size_t kn)
 {
     struct shmc_rtx t;
-    shmc_rtx_begin(&t, &p->r, g, 1000);
+    shmc_rtx_begin(&t, &p->r, g);
+    t.now_ms = 1000;
     int rc = shmc_rtx_get(&t, k, kn, &p->buf);
     int v = shmc_rtx_end(&t);
     return v ? SHMC_RETRY : rc;
@@ -126,7 +127,7 @@ static void test_transaction_all_or_nothing(void **state)
     /* A reader that read a before the transaction and b after it must not
      * accept the pair. */
     struct shmc_rtx t;
-    shmc_rtx_begin(&t, &p.r, 0, 0);
+    shmc_rtx_begin(&t, &p.r, 0);
     assert_int_equal(shmc_rtx_get(&t, "a", 1, &p.buf), SHMC_HIT);
     shmc_w_begin(p.w);
     shmc_w_put(p.w, 0, "a", 1, "2", 1, 0);
@@ -147,7 +148,7 @@ static void test_transaction_all_or_nothing(void **state)
     assert_int_equal(rget(&p, 0, "a", 1), SHMC_HIT);
     assert_memory_equal(p.buf.p, "3", 1);
     /* A group dropped under a reader invalidates what it read. */
-    shmc_rtx_begin(&t, &p.r, 0, 0);
+    shmc_rtx_begin(&t, &p.r, 0);
     assert_int_equal(shmc_rtx_get(&t, "a", 1, &p.buf), SHMC_HIT);
     shmc_w_drop_group(p.w, 0);
     assert_int_equal(shmc_rtx_end(&t), SHMC_RETRY);
