@@ -623,6 +623,16 @@ int srv_main(void)
         srv_log(LOG_WARNING, "cannot open storage in %s: %s", srv.conf.dir, err ? err : "");
         return 1;
     }
+    if (!srv.conf.unixsocket) {
+        /* Local clients (libshmkv) reach the cache through a Unix socket:
+         * by default one inside the data folder, private to this daemon. */
+        char p[sizeof ((struct sockaddr_un *)0)->sun_path];
+        int n = snprintf(p, sizeof p, "%s/shmkv.sock", srv.conf.dir);
+        if (n > 0 && (size_t)n < sizeof p)
+            srv.conf.unixsocket = stor_xmemdup(p, (size_t)n + 1);
+        else
+            srv_log(LOG_NOTICE, "no Unix socket: %s/shmkv.sock is too long a path", srv.conf.dir);
+    }
     db_init(&srv.db, srv.stor, NULL);
     srv.db.on_commit = cmd_on_commit;
     srv_conf_changed();
