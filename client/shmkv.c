@@ -26,6 +26,7 @@
 #include "shmc_r.h"
 
 #define RETRIES 8 /* cache reads tried before the daemon answers instead */
+#define VIEW_OFF (1u << 31)
 
 struct seg {
     struct shmc_r r;
@@ -39,6 +40,9 @@ struct shmkv {
     unsigned db;
     bool db_unknown; /* a SELECT ran inside EXEC: the cache is not used */
     bool in_multi, queued_select;
+    /* What the lock-free cache path needs of the above, in one word:
+     * db, or VIEW_OFF when the cache must not answer (set under mu). */
+    unsigned view;
     redisContext *ctx;   /* NULL: reconnect on the next call */
     struct seg *seg;     /* the current segment (read without the lock) */
     struct seg *retired; /* older segments, unmapped at close */
@@ -243,6 +247,13 @@ static int raw_cmd(int fd, int argc, const char **argv, redisReply **out, int *f
     return rc;
 }
 
+/* After any change to db, db_unknown or in_multi (under mu). */
+static void publish_view(shmkv *h)
+{
+    unsigned v = h->db | (h->db_unknown || h->in_multi ? VIEW_OFF : 0);
+    __atomic_store_n(&h->view, v, __ATOMIC_RELEASE);
+}
+
 static void publish_seg(shmkv *h, struct seg *s)
 {
     struct seg *old = h->seg;
@@ -331,6 +342,7 @@ static int connect_locked(shmkv *h)
         return rc;
     }
     h->db_unknown = h->in_multi = h->queued_select = false;
+    publish_view(h);
     return SHMKV_OK;
 }
 
@@ -690,10 +702,13 @@ static int cached_once(struct rd *rd, int op, int want, int argc, const char **a
     return 1;
 }
 
-static struct seg *live_seg(shmkv *h)
+/* The segment to read and the database to read it in, or NULL. */
+static struct seg *live_seg(shmkv *h, unsigned *db)
 {
-    if (h->db_unknown || h->in_multi)
+    unsigned v = __atomic_load_n(&h->view, __ATOMIC_ACQUIRE);
+    if (v & VIEW_OFF)
         return NULL;
+    *db = v;
     struct seg *s = __atomic_load_n(&h->seg, __ATOMIC_ACQUIRE);
     if (!s || !shmc_r_alive(&s->r, clock_ms(CLOCK_MONOTONIC_COARSE)))
         return NULL;
@@ -703,14 +718,15 @@ static struct seg *live_seg(shmkv *h)
 static int try_cached(shmkv *h, int i, int argc, const char **argv, const size_t *lens,
                       shmkv_reply **out)
 {
-    struct seg *s = live_seg(h);
+    unsigned db;
+    struct seg *s = live_seg(h, &db);
     if (!s)
         return 0;
     struct rd rd;
-    rd_init(&rd, h->db);
+    rd_init(&rd, db);
     int rc = 0;
     for (int attempt = 0; attempt < RETRIES; attempt++) {
-        shmc_rtx_begin(&rd.t, &s->r, h->db);
+        shmc_rtx_begin(&rd.t, &s->r, db);
         if ((rc = cached_once(&rd, OPS[i].op, OPS[i].type, argc, argv, lens, out)) >= 0)
             break;
         COUNT(h, retries);
@@ -754,6 +770,7 @@ static void track(shmkv *h, int argc, const char **argv, const size_t *lens, con
         h->db = 0;
         h->db_unknown = h->in_multi = h->queued_select = false;
     }
+    publish_view(h);
 }
 
 /* hiredis writes with write(): a daemon gone away would raise SIGPIPE and
@@ -852,14 +869,15 @@ int shmkv_command(shmkv *h, shmkv_reply **out, int argc, const char **argv,
  * 1 (*val set, or NULL for a missing key), or 0 for the daemon. */
 static int get_cached(shmkv *h, const char *key, size_t klen, char **val, size_t *vlen)
 {
-    struct seg *s = live_seg(h);
+    unsigned db;
+    struct seg *s = live_seg(h, &db);
     if (!s)
         return 0;
     struct rd rd;
-    rd_init(&rd, h->db);
+    rd_init(&rd, db);
     int served = 0;
     for (int attempt = 0; attempt < RETRIES && !served; attempt++) {
-        shmc_rtx_begin(&rd.t, &s->r, h->db);
+        shmc_rtx_begin(&rd.t, &s->r, db);
         int rc = get_meta(&rd, key, klen);
         char *v = NULL;
         if (rc == SHMC_HIT && rd.m.type == ENC_TYPE_STRING) {

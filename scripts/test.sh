@@ -10,6 +10,18 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$jobs"
 ctest --test-dir build --output-on-failure -j"$jobs"
 
+# libshmkv as a user gets it: installed, found with pkg-config, linked
+# shared and static.
+inst=$(mktemp -d)
+trap 'rm -rf "$inst"' EXIT
+cmake --install build --prefix "$inst" >/dev/null
+export PKG_CONFIG_PATH=$(dirname "$(find "$inst" -name shmkv.pc)")
+cc -Wall -Werror -o "$inst/ex" client/example.c $(pkg-config --cflags --libs shmkv) -Wl,-rpath,"$(pkg-config --variable=libdir shmkv)"
+cc -Wall -Werror -o "$inst/ex-static" client/example.c $(pkg-config --cflags shmkv) \
+    "$(find "$inst" -name libshmkv.a)" $(pkg-config --static --libs shmkv | sed 's/-lshmkv//')
+unset PKG_CONFIG_PATH
+echo "libshmkv: installed, linked shared and static with pkg-config"
+
 # Sanitizers: everything but the benchmarks, under ASan+UBSan.
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DSHMKV_SANITIZE=ON -DSHMKV_BENCH=OFF >/dev/null
 cmake --build build-asan -j"$jobs"

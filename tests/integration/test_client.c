@@ -8,6 +8,8 @@
  */
 #include "harness.h"
 
+#include <pthread.h>
+
 #include "h_client.h"
 
 static struct server S;
@@ -337,6 +339,56 @@ static void test_restart(void **state)
     h_destroy(&P);
 }
 
+/* Threads sharing one handle: cache hits need no lock, the socket one at a
+ * time; every thread reads back its own writes. (Under TSan in CI.) */
+struct th {
+    shmkv *h;
+    int id;
+    int bad;
+};
+
+static void *th_main(void *arg)
+{
+    struct th *t = arg;
+    char key[32], val[32];
+    for (int i = 0; i < 2000 && !t->bad; i++) {
+        snprintf(key, sizeof key, "t%d:%d", t->id, i % 50);
+        snprintf(val, sizeof val, "v%d", i);
+        const char *set[] = {"SET", key, val};
+        shmkv_reply *r;
+        if (shmkv_command(t->h, &r, 3, set, NULL) != SHMKV_OK)
+            t->bad = 1;
+        else
+            shmkv_reply_free(r);
+        for (int j = 0; j < 5; j++) {
+            char *v;
+            size_t n;
+            if (shmkv_get(t->h, key, strlen(key), &v, &n) != SHMKV_OK || strcmp(v, val) != 0)
+                t->bad = 2;
+            free(v);
+        }
+    }
+    return NULL;
+}
+
+static void test_threads(void **state)
+{
+    (void)state;
+    shmkv *h = open_ok(NULL);
+    pthread_t tid[4];
+    struct th t[4];
+    for (int i = 0; i < 4; i++) {
+        t[i] = (struct th){.h = h, .id = i};
+        assert_int_equal(pthread_create(&tid[i], NULL, th_main, &t[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(tid[i], NULL);
+        assert_int_equal(t[i].bad, 0);
+    }
+    assert_true(h_lib_hits(h) > 0);
+    shmkv_close(h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -344,6 +396,7 @@ int main(void)
         cmocka_unit_test(test_writes_visible),
         cmocka_unit_test(test_blind_and_select),
         cmocka_unit_test(test_multi),
+        cmocka_unit_test(test_threads),
         cmocka_unit_test(test_attach_rules),
         cmocka_unit_test(test_restart),
     };
