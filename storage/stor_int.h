@@ -59,6 +59,7 @@ struct stor {
     uint64_t last_seq;       /* the last sequence number given out */
     uint64_t pruned_seq;     /* overlay entries up to here are forgotten */
     uint64_t journaled_seq;  /* written to the journal up to here */
+    size_t hk_credit;        /* journal bytes committed since the last housekeeping */
     struct wb_rec qsentinel; /* the queue of record sets: qsentinel.next oldest */
     struct wb_rec *qtail;
     struct wb_rec *jnext;    /* first record not yet in the journal */

@@ -457,6 +457,7 @@ int wb_commit(struct stor *s, const struct stor_batch *b)
     s->last_seq = r->seq;
     struct to_ov t = {&s->ov, r->seq, false};
     payload_walk(r->data + WB_HDR, r->len - WB_HDR, op_to_ov, &t);
+    s->hk_credit += r->len;
     pthread_mutex_lock(&s->mu);
     s->qtail->next = r;
     s->qtail = r;
@@ -472,6 +473,8 @@ int wb_commit(struct stor *s, const struct stor_batch *b)
     return 0;
 }
 
+#define HK_SLICE (64u << 10) /* journal bytes forgotten per call, beyond the credit */
+
 void stor_housekeep(struct stor *s)
 {
     if (!s->wb)
@@ -479,15 +482,23 @@ void stor_housekeep(struct stor *s)
     pthread_mutex_lock(&s->mu);
     uint64_t d = s->durable_seq;
     pthread_mutex_unlock(&s->mu);
-    /* Forget overlay entries that reached RocksDB, unless written since. */
-    for (struct wb_rec *r = s->qsentinel.next; r && r->seq <= d; r = r->next) {
+    /* Forget overlay entries that reached RocksDB, unless written since.
+     * A bounded amount per call — a fixed slice plus twice what was
+     * committed since the last call, so it keeps pace with any write rate
+     * — because after a burst of writes, forgetting all of them at once
+     * held the loop for milliseconds. */
+    size_t budget = HK_SLICE + 2 * s->hk_credit;
+    s->hk_credit = 0;
+    for (struct wb_rec *r = s->qsentinel.next; r && r->seq <= d && budget; r = r->next) {
         if (r->seq <= s->pruned_seq)
             continue;
         struct to_ov t = {&s->ov, r->seq, true};
         payload_walk(r->data + WB_HDR, r->len - WB_HDR, op_to_ov, &t);
         s->pruned_seq = r->seq;
+        budget = r->len < budget ? budget - r->len : 0;
     }
-    ov_forget_ranges(&s->ov, d);
+    if (s->pruned_seq >= d)
+        ov_forget_ranges(&s->ov, d);
     /* Free record sets older than the flusher's cursor, once journaled. */
     pthread_mutex_lock(&s->mu);
     struct wb_rec *r;
@@ -508,7 +519,11 @@ int stor_drain(struct stor *s)
         return rc;
     while (!s->o.test_no_flusher && flusher_behind(s))
         wait_progress(s);
-    stor_housekeep(s);
+    /* Housekeeping goes a slice at a time: repeat until it stops moving. */
+    for (uint64_t before = UINT64_MAX; before != s->pruned_seq;) {
+        before = s->pruned_seq;
+        stor_housekeep(s);
+    }
     return 0;
 }
 
