@@ -196,6 +196,7 @@ struct cmd {
     X("lastsave", lastsave, 1, CMD_F, 0, 0, 0, "server")                                           \
     X("bgsave", bgsave, -1, CMD_ADMIN, 0, 0, 0, "server")                                      \
     X("shmkv.attach", shmkv_attach, 1, 0, 0, 0, 0, "server")                                   \
+    X("shmkv.compact", shmkv_compact, 1, CMD_ADMIN, 0, 0, 0, "server")                         \
     X("shutdown", shutdown, -1, CMD_ADMIN | CMD_NOQUEUE, 0, 0, 0, "server")
 
 #define CMD_PROTO(name, fn, ...) void cmd_##fn(struct conn *c);

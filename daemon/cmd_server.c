@@ -753,6 +753,23 @@ void cmd_bgsave(struct conn *c)
     resp_simple(OUT(c), "Background saving started");
 }
 
+/* SHMKV.COMPACT: writes everything pending to RocksDB and compacts every
+ * column family, running the garbage-collecting filters over all of it.
+ * It blocks the server meanwhile (as SAVE does Redis): an operator's and a
+ * benchmark's tool, for "bytes on disk after compaction". */
+void cmd_shmkv_compact(struct conn *c)
+{
+    int rc = stor_drain(srv.stor);
+    for (int cf = 0; rc == 0 && cf < STOR_CF_COUNT; cf++)
+        rc = stor_compact(srv.stor, cf);
+    if (rc) {
+        cmd_reply_err(c, rc);
+        return;
+    }
+    srv_log(LOG_NOTICE, "SHMKV.COMPACT: every column family compacted");
+    resp_simple(OUT(c), "OK");
+}
+
 /* SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]: every write is already
  * durable in RocksDB, so SAVE and NOSAVE end the same way. */
 void cmd_shutdown(struct conn *c)
