@@ -60,7 +60,11 @@ for run in $(seq 1 "$runs"); do
     for P in $pipelines; do
         for i in "${!names[@]}"; do
             redis-benchmark -p "${ports[$i]}" -t "$tests" -n "$requests" -r "$keyspace" -c "$clients" -P "$P" --csv 2>/dev/null |
-                awk -F, -v s="${names[$i]}" -v P="$P" 'NR > 1 { gsub(/"/, ""); print s, P, $1, $2, $7 }' >>"$raw"
+                awk -F, -v s="${names[$i]}" -v P="$P" 'NR > 1 {
+                    gsub(/"/, "")
+                    if ($1 ~ /needed to benchmark/) next # LRANGE'"'"'s own LPUSH warm-up
+                    split($1, w, " ")                    # "MSET (10 keys)" -> MSET
+                    print s, P, w[1], $2, $7 }' >>"$raw"
         done
     done
     echo "resp_bench: run $run/$runs done" >&2

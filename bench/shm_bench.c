@@ -3,8 +3,8 @@
  * trip through hiredis over a Unix socket (to shmkvd or redis-server).
  *
  *   shm_bench load    SOCK KEYS                  SET KEYS keys (16-byte keys, 100-byte values)
- *   shm_bench shm     SOCK KEYS OPS PROCS DIST   timed shmkv_get() from PROCS processes
- *   shm_bench hiredis SOCK KEYS OPS PROCS DIST   timed GET round trips
+ *   shm_bench shm     SOCK KEYS OPS PROCS DIST [CDF]  timed shmkv_get() from PROCS processes
+ *   shm_bench hiredis SOCK KEYS OPS PROCS DIST [CDF]  timed GET round trips
  *
  * DIST is uniform or zipf (0.99, ranks scattered over the keys). Each
  * process times every operation with the TSC (calibrated against
@@ -12,6 +12,8 @@
  * all processes are pooled. Prints one line:
  *   p50_ns p99_ns p999_ns reads_per_s hit_ratio
  * reads_per_s is the sum over processes; hit_ratio is libshmkv's (shm) or 1.
+ * CDF, if given, is a file that gets the latency distribution: lines of
+ * "ns fraction" at 1,000 evenly spaced ranks (for the report's plot).
  */
 #include <math.h>
 #include <stdbool.h>
@@ -101,10 +103,14 @@ static void load(const char *sock, uint32_t keys)
 {
     redisContext *c = hconnect(sock);
     char k[16], v[100];
-    memset(v, 'v', sizeof v);
     uint32_t pending = 0;
+    uint64_t vr = 7;
     for (uint32_t i = 0; i < keys; i++) {
         key_of(k, i);
+        /* Random letters: the footprint figures must not ride on values
+         * that compress to nothing. */
+        for (size_t j = 0; j < sizeof v; j++)
+            v[j] = (char)('a' + zipf_rnd(&vr) % 26);
         redisAppendCommand(c, "SET %b %b", k, sizeof k, v, sizeof v);
         if (++pending == 1000 || i + 1 == keys) {
             while (pending--) {
@@ -185,9 +191,9 @@ int main(int argc, char **argv)
         load(argv[2], (uint32_t)atol(argv[3]));
         return 0;
     }
-    if (argc != 7 || (strcmp(argv[1], "shm") && strcmp(argv[1], "hiredis"))) {
+    if ((argc != 7 && argc != 8) || (strcmp(argv[1], "shm") && strcmp(argv[1], "hiredis"))) {
         fprintf(stderr, "usage: shm_bench load SOCK KEYS\n"
-                        "       shm_bench shm|hiredis SOCK KEYS OPS PROCS uniform|zipf\n");
+                        "       shm_bench shm|hiredis SOCK KEYS OPS PROCS uniform|zipf [CDF]\n");
         return 2;
     }
     bool shm = !strcmp(argv[1], "shm"), zipf = !strcmp(argv[6], "zipf");
@@ -221,6 +227,14 @@ int main(int argc, char **argv)
         rate += sh->rate[i];
         hits += (double)sh->hits[i];
         all += (double)(sh->hits[i] + sh->misses[i]);
+    }
+    if (argc == 8) {
+        FILE *f = fopen(argv[7], "w");
+        if (!f)
+            die("cannot write the CDF file");
+        for (size_t i = 0; i < 1000; i++)
+            fprintf(f, "%u %.4f\n", sh->ns[i * (n - 1) / 999], (double)i / 999);
+        fclose(f);
     }
     printf("%u %u %u %.0f %.4f\n", sh->ns[n / 2], sh->ns[n * 99 / 100], sh->ns[n * 999 / 1000],
            rate, all ? hits / all : 0);

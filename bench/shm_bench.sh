@@ -3,7 +3,7 @@
 # against a GET round trip through hiredis over a Unix socket, to shmkvd
 # and to Debian's redis-server, same machine, same run.
 #
-#   bench/shm_bench.sh [--quick] [--runs N] [--keys N] [--ops N] [--out FILE]
+#   bench/shm_bench.sh [--quick] [--runs N] [--keys N] [--ops N] [--out FILE] [--cdf DIR]
 #
 # 16-byte keys, 100-byte values, loaded into both servers; the cache is
 # warmed by one pass of reads. Each run measures, in turn: shm hits from 1
@@ -12,12 +12,14 @@
 # (1,000 keys) shows a hit whose records sit in the CPU caches. Latencies
 # are per operation (TSC, pooled over the processes), reported as the
 # median over the runs of each run's percentiles; reads/s is the sum over
-# processes. Loopback sockets only; servers are stopped by their PIDs and
+# processes. --cdf DIR keeps the last run's latency distributions (shm hit,
+# GET to shmkvd, GET to redis-server; 1 process, uniform) for a plot.
+# Loopback sockets only; servers are stopped by their PIDs and
 # their folders removed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-runs=5 keys=100000 ops=1000000 out=""
+runs=5 keys=100000 ops=1000000 out="" cdf=""
 while [ $# -gt 0 ]; do
     case "$1" in
     --quick) runs=1 keys=20000 ops=100000 ;;
@@ -25,7 +27,8 @@ while [ $# -gt 0 ]; do
     --keys) keys=$2; shift ;;
     --ops) ops=$2; shift ;;
     --out) out=$2; shift ;;
-    *) echo "usage: $0 [--quick] [--runs N] [--keys N] [--ops N] [--out FILE]" >&2; exit 2 ;;
+    --cdf) cdf=$2; shift ;;
+    *) echo "usage: $0 [--quick] [--runs N] [--keys N] [--ops N] [--out FILE] [--cdf DIR]" >&2; exit 2 ;;
     esac
     shift
 done
@@ -60,12 +63,22 @@ raw="$work/raw"
 : >"$raw"
 for run in $(seq 1 "$runs"); do
     for P in 1 2; do
+        # The CDF files of the last run, one process, uniform keys.
+        c1="" c2="" c3=""
+        if [ -n "$cdf" ] && [ "$run" = "$runs" ] && [ "$P" = 1 ]; then
+            mkdir -p "$cdf"
+            c1="$cdf/shm.cdf" c2="$cdf/hiredis-shmkvd.cdf" c3="$cdf/hiredis-redis.cdf"
+        fi
         for d in uniform zipf; do
-            echo "shm-$P-$d $("$bench" shm "$ksock" "$keys" "$ops" "$P" "$d")" >>"$raw"
+            if [ "$d" = uniform ]; then
+                echo "shm-$P-$d $("$bench" shm "$ksock" "$keys" "$ops" "$P" "$d" $c1)" >>"$raw"
+            else
+                echo "shm-$P-$d $("$bench" shm "$ksock" "$keys" "$ops" "$P" "$d")" >>"$raw"
+            fi
         done
         echo "shm-$P-hot $("$bench" shm "$ksock" "$hot" "$ops" "$P" uniform)" >>"$raw"
-        echo "hiredis-shmkvd-$P-uniform $("$bench" hiredis "$ksock" "$keys" "$rtt_ops" "$P" uniform)" >>"$raw"
-        echo "hiredis-redis-$P-uniform $("$bench" hiredis "$rsock" "$keys" "$rtt_ops" "$P" uniform)" >>"$raw"
+        echo "hiredis-shmkvd-$P-uniform $("$bench" hiredis "$ksock" "$keys" "$rtt_ops" "$P" uniform $c2)" >>"$raw"
+        echo "hiredis-redis-$P-uniform $("$bench" hiredis "$rsock" "$keys" "$rtt_ops" "$P" uniform $c3)" >>"$raw"
     done
     echo "shm_bench: run $run/$runs done" >&2
 done

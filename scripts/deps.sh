@@ -5,7 +5,7 @@ set -euo pipefail
 
 PKGS=(build-essential cmake pkg-config
       librocksdb-dev libck-dev libjemalloc-dev libhiredis-dev libcmocka-dev
-      redis-server redis-tools)
+      redis-server redis-tools gnuplot-nox)
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -1,0 +1,275 @@
+/*
+ * kvtool — the report's small measuring clients (bench/report.sh).
+ *
+ *   kvtool fill HOST PORT KEY TYPE N          a hash (TYPE hash) or sorted set (zset) of N
+ *                                             fields, 1,000 per pipelined command
+ *   kvtool timecmd HOST PORT CMD [ARG...]     one command's round trip in µs
+ *   kvtool timeline HOST PORT CLIENTS SECONDS OUT
+ *                                             SET from CLIENTS connections for SECONDS;
+ *                                             OUT gets "second p50_us p99_us p999_us ops"
+ *   kvtool zipfread SOCK KEYS SECONDS INTERVAL_MS OUT
+ *                                             libshmkv GETs of Zipf(0.99) keys; OUT gets
+ *                                             "t_ms reads_per_s hit_ratio" per interval
+ *
+ * Everything is bounded by a count or a time and talks to loopback or a
+ * Unix socket only.
+ */
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <hiredis/hiredis.h>
+
+#include "shmkv.h"
+#include "zipf.h"
+
+static void die(const char *what)
+{
+    fprintf(stderr, "kvtool: %s\n", what);
+    exit(1);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static redisContext *tcp(const char *host, int port)
+{
+    struct timeval tv = {60, 0};
+    redisContext *c = redisConnectWithTimeout(host, port, tv);
+    if (!c || c->err)
+        die("cannot connect");
+    redisSetTimeout(c, tv);
+    return c;
+}
+
+static void expect_ok(redisReply *r)
+{
+    if (!r || r->type == REDIS_REPLY_ERROR)
+        die(r ? r->str : "connection lost");
+    freeReplyObject(r);
+}
+
+/* ---- fill ---- */
+
+static int fill(const char *host, int port, const char *key, const char *type, long n)
+{
+    redisContext *c = tcp(host, port);
+    bool zset = !strcmp(type, "zset");
+    enum { PER = 1000 };
+    const char **argv = malloc((2 + 2 * PER) * sizeof *argv);
+    size_t *lens = malloc((2 + 2 * PER) * sizeof *lens);
+    char (*buf)[2][24] = malloc(PER * sizeof *buf);
+    if (!argv || !lens || !buf)
+        die("out of memory");
+    long pending = 0;
+    for (long done = 0; done < n;) {
+        int k = 2;
+        argv[0] = zset ? "ZADD" : "HSET";
+        argv[1] = key;
+        for (int i = 0; i < PER && done < n; i++, done++) {
+            snprintf(buf[i][0], 24, "f%ld", done);
+            snprintf(buf[i][1], 24, "%ld", done);
+            argv[k++] = zset ? buf[i][1] : buf[i][0];
+            argv[k++] = zset ? buf[i][0] : buf[i][1];
+        }
+        for (int i = 0; i < k; i++)
+            lens[i] = strlen(argv[i]);
+        redisAppendCommandArgv(c, k, argv, lens);
+        if (++pending == 16 || done == n) {
+            while (pending--) {
+                redisReply *r;
+                if (redisGetReply(c, (void **)&r) != REDIS_OK)
+                    die("fill failed");
+                expect_ok(r);
+            }
+            pending = 0;
+        }
+    }
+    free(argv);
+    free(lens);
+    free(buf);
+    redisFree(c);
+    return 0;
+}
+
+/* ---- timecmd ---- */
+
+static int timecmd(const char *host, int port, int argc, const char **argv)
+{
+    redisContext *c = tcp(host, port);
+    double t0 = now_s();
+    redisReply *r = redisCommandArgv(c, argc, argv, NULL);
+    double us = (now_s() - t0) * 1e6;
+    expect_ok(r);
+    printf("%.0f\n", us);
+    redisFree(c);
+    return 0;
+}
+
+/* ---- timeline ---- */
+
+struct tl {
+    const char *host;
+    int port, id;
+    double t0, secs;
+    /* per second: latencies in µs */
+    uint32_t **lat;
+    size_t *n, *cap;
+};
+
+static void *tl_main(void *arg)
+{
+    struct tl *t = arg;
+    redisContext *c = tcp(t->host, t->port);
+    uint64_t rng = 0x9e3779b97f4a7c15ull * (uint64_t)(t->id + 1);
+    char key[24], val[100];
+    memset(val, 'x', sizeof val);
+    for (;;) {
+        double a = now_s();
+        if (a - t->t0 >= t->secs)
+            break;
+        snprintf(key, sizeof key, "tl:%llu", (unsigned long long)(zipf_rnd(&rng) % 1000000));
+        expect_ok(redisCommand(c, "SET %s %b", key, val, sizeof val));
+        double b = now_s();
+        size_t s = (size_t)(a - t->t0);
+        if (t->n[s] == t->cap[s]) {
+            t->cap[s] = t->cap[s] ? t->cap[s] * 2 : 1024;
+            t->lat[s] = realloc(t->lat[s], t->cap[s] * sizeof *t->lat[s]);
+            if (!t->lat[s])
+                die("out of memory");
+        }
+        t->lat[s][t->n[s]++] = (uint32_t)((b - a) * 1e6);
+    }
+    redisFree(c);
+    return NULL;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int timeline(const char *host, int port, int clients, int secs, const char *out)
+{
+    if (clients < 1 || clients > 256 || secs < 1 || secs > 3600)
+        die("bad arguments");
+    struct tl *t = calloc((size_t)clients, sizeof *t);
+    pthread_t *tid = calloc((size_t)clients, sizeof *tid);
+    if (!t || !tid)
+        die("out of memory");
+    double t0 = now_s();
+    for (int i = 0; i < clients; i++) {
+        t[i] = (struct tl){.host = host, .port = port, .id = i, .t0 = t0, .secs = secs};
+        t[i].lat = calloc((size_t)secs + 1, sizeof *t[i].lat);
+        t[i].n = calloc((size_t)secs + 1, sizeof *t[i].n);
+        t[i].cap = calloc((size_t)secs + 1, sizeof *t[i].cap);
+        if (!t[i].lat || !t[i].n || !t[i].cap || pthread_create(&tid[i], NULL, tl_main, &t[i]))
+            die("cannot start a client");
+    }
+    for (int i = 0; i < clients; i++)
+        pthread_join(tid[i], NULL);
+    FILE *f = fopen(out, "w");
+    if (!f)
+        die("cannot write the output");
+    for (int s = 0; s < secs; s++) {
+        size_t total = 0;
+        for (int i = 0; i < clients; i++)
+            total += t[i].n[s];
+        if (!total)
+            continue;
+        uint32_t *all = malloc(total * sizeof *all);
+        if (!all)
+            die("out of memory");
+        size_t k = 0;
+        for (int i = 0; i < clients; i++) {
+            memcpy(all + k, t[i].lat[s], t[i].n[s] * sizeof *all);
+            k += t[i].n[s];
+        }
+        qsort(all, total, sizeof *all, cmp_u32);
+        fprintf(f, "%d %u %u %u %zu\n", s, all[total / 2], all[total * 99 / 100],
+                all[total * 999 / 1000], total);
+        free(all);
+    }
+    fclose(f);
+    for (int i = 0; i < clients; i++) {
+        for (int s = 0; s <= secs; s++)
+            free(t[i].lat[s]);
+        free(t[i].lat);
+        free(t[i].n);
+        free(t[i].cap);
+    }
+    free(t);
+    free(tid);
+    return 0;
+}
+
+/* ---- zipfread ---- */
+
+static int zipfread(const char *sock, uint32_t keys, int secs, int interval_ms, const char *out)
+{
+    shmkv *h;
+    if (shmkv_open(&h, sock, NULL) != SHMKV_OK)
+        die(shmkv_errmsg());
+    uint64_t rng = 42;
+    size_t nseq = 1u << 22;
+    uint32_t *seq = zipf_sequence(keys, nseq, 0.99, &rng);
+    FILE *f = fopen(out, "w");
+    if (!f)
+        die("cannot write the output");
+    double t0 = now_s(), next = t0 + interval_ms / 1000.0, last_t = t0;
+    struct shmkv_stats last = {0}, st;
+    size_t i = 0;
+    uint64_t reads = 0, last_reads = 0;
+    char key[17];
+    while (now_s() - t0 < secs) {
+        snprintf(key, sizeof key, "key:%012u", seq[i++ & (nseq - 1)]);
+        char *v;
+        size_t n;
+        int rc = shmkv_get(h, key, 16, &v, &n);
+        if (rc == SHMKV_OK)
+            free(v);
+        else if (rc < 0)
+            die(shmkv_errmsg());
+        reads++;
+        if ((reads & 255) == 0 && now_s() >= next) {
+            double t = now_s();
+            shmkv_stats(h, &st);
+            uint64_t hits = st.hits - last.hits, all = hits + (st.misses - last.misses);
+            fprintf(f, "%.0f %.0f %.4f\n", (t - t0) * 1000,
+                    (double)(reads - last_reads) / (t - last_t),
+                    all ? (double)hits / (double)all : 0.0);
+            last_t = t;
+            last = st;
+            last_reads = reads;
+            next += interval_ms / 1000.0;
+        }
+    }
+    fclose(f);
+    free(seq);
+    shmkv_close(h);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 7 && !strcmp(argv[1], "fill"))
+        return fill(argv[2], atoi(argv[3]), argv[4], argv[5], atol(argv[6]));
+    if (argc >= 5 && !strcmp(argv[1], "timecmd"))
+        return timecmd(argv[2], atoi(argv[3]), argc - 4, (const char **)argv + 4);
+    if (argc == 7 && !strcmp(argv[1], "timeline"))
+        return timeline(argv[2], atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), argv[6]);
+    if (argc == 7 && !strcmp(argv[1], "zipfread"))
+        return zipfread(argv[2], (uint32_t)atol(argv[3]), atoi(argv[4]), atoi(argv[5]),
+                        argv[6]);
+    fprintf(stderr, "usage: see the top of bench/kvtool.c\n");
+    return 2;
+}

@@ -1,0 +1,317 @@
+#!/usr/bin/env bash
+# report.sh — the benchmark report: shmkv against Debian's redis-server on
+# this machine, in this run, as a Markdown report and PNG plots (gnuplot).
+#
+#   bench/report.sh [--quick] [--out DIR]
+#
+# Builds what it needs, then measures, each as medians over repeated runs
+# with min–max where a section repeats, and as ratios against the peer
+# measured in the same run:
+#   1. local reads: a libshmkv shm hit against GET round trips over the
+#      Unix socket to shmkvd and redis-server (bench/shm_bench.sh)
+#   2. RESP throughput and p99: redis-benchmark, 8 tests, pipeline 1 and 16,
+#      50 clients, shmkvd against redis-server with and without AOF
+#      (bench/resp_bench.sh)
+#   3. writes under compaction pressure: SET latency second by second while
+#      a bulk load keeps RocksDB compacting, write-back on and off
+#   4. larger than memory: Zipf 0.99 reads over 10x the keys the shm cache
+#      holds, and the cold start after a restart
+#   5. big keys: DEL and EXPIRE of a 1M-field hash and a 1M-member sorted
+#      set, against redis-server's DEL and UNLINK
+#   6. footprint: bytes on disk per record after compaction and RSS, for
+#      10M small strings, against redis-server's RSS
+# The default scale takes about 15 minutes on 2 CPUs; --quick (about 2
+# minutes, run by CI so the code never rots) shrinks every count and judges
+# nothing. Output: DIR/REPORT.md and DIR/*.png (default bench/results).
+# Loopback and Unix sockets only; every server is started here, stopped by
+# its PID, and its folder removed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+quick=0 out=bench/results
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --quick) quick=1 ;;
+    --out) out=$2; shift ;;
+    *) echo "usage: $0 [--quick] [--out DIR]" >&2; exit 2 ;;
+    esac
+    shift
+done
+
+scripts/deps.sh
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$(nproc)" >/dev/null
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+shmkvd=$PWD/build/daemon/shmkvd kvtool=$PWD/build/bench/kvtool shmb=$PWD/build/bench/shm_bench
+
+. bench/lib.sh
+bench_init report
+
+if [ "$quick" = 1 ]; then
+    shm_args=(--quick) resp_args=(--quick) tl_secs=4 tl_load=200000 ltm_cache=2mb ltm_secs=2
+    big=20000 fp_keys=100000
+else
+    shm_args=(--runs 3) resp_args=(--runs 3 --requests 100000) tl_secs=30 tl_load=3000000
+    ltm_cache=16mb ltm_secs=10 big=1000000 fp_keys=10000000
+fi
+started=$(date +%s)
+note() { echo "report: $* ($(($(date +%s) - started)) s)" >&2; }
+
+# Starts a server; sets $port and $pid. start NAME shmkvd|redis [ARGS...]
+start() {
+    local name=$1 kind=$2
+    shift 2
+    port=$(free_port)
+    mkdir -p "$work/$name"
+    if [ "$kind" = shmkvd ]; then
+        "$shmkvd" --port "$port" --bind 127.0.0.1 --dir "$work/$name/data" \
+            --unixsocket "$work/$name/sock" "$@" >"$work/$name/log" 2>&1 &
+    else
+        redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$work/$name" \
+            --unixsocket "$work/$name/sock" "$@" >"$work/$name/log" 2>&1 &
+    fi
+    pid=$!
+    pids+=("$pid")
+    wait_ready "$port"
+}
+
+stop() { # PID: SIGTERM, then wait for it
+    kill "$1" 2>/dev/null || true
+    wait "$1" 2>/dev/null || true
+}
+
+rss_kb() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status"; }
+
+md="$work/report.md"
+: >"$md"
+
+# ---- 1. local reads ----
+note "1/6 local reads"
+bench/shm_bench.sh "${shm_args[@]}" --cdf "$work/cdf" --out "$work/shm.md" >/dev/null 2>&1
+{
+    echo "## 1. Local reads: shm hit against GET round trips"
+    echo
+    tail -n +3 "$work/shm.md"
+    echo
+    echo "![latency CDF](local_reads_cdf.png)"
+    echo
+} >>"$md"
+gnuplot <<EOF
+set terminal pngcairo size 900,500 noenhanced
+set output "$out/local_reads_cdf.png"
+set title "Local read latency, 1 process, uniform keys"
+set logscale x
+set xlabel "latency (ns, log scale)"
+set ylabel "fraction of reads"
+set key bottom right
+set grid
+plot "$work/cdf/shm.cdf" using 1:2 with lines lw 2 title "libshmkv shm hit", \
+     "$work/cdf/hiredis-shmkvd.cdf" using 1:2 with lines lw 2 title "hiredis GET, Unix socket, shmkvd", \
+     "$work/cdf/hiredis-redis.cdf" using 1:2 with lines lw 2 title "hiredis GET, Unix socket, redis-server"
+EOF
+
+# ---- 2. RESP throughput ----
+note "2/6 RESP throughput"
+bench/resp_bench.sh "${resp_args[@]}" --tests get,set,hset,lpush,sadd,zadd,lrange_100,mset \
+    --out "$work/resp.md" >/dev/null 2>&1
+{
+    echo "## 2. RESP throughput and p99 (redis-benchmark, 50 clients, TCP loopback)"
+    echo
+    tail -n +3 "$work/resp.md"
+    echo
+    echo "![throughput](resp_throughput.png)"
+    echo
+} >>"$md"
+# test pipeline redis aof shmkvd: the medians, first number of each cell
+grep '^| [A-Z]' "$work/resp.md" | awk -F'|' '{
+    gsub(/ /, "", $2); gsub(/ /, "", $3)
+    split($4, a, " "); split($6, b, " "); split($8, c, " ")
+    printf "%s/P%s %s %s %s\n", $2, $3, a[1], b[1], c[1] }' >"$work/resp.dat"
+gnuplot <<EOF
+set terminal pngcairo size 1100,500 noenhanced
+set output "$out/resp_throughput.png"
+set title "redis-benchmark requests/s (median), 50 clients"
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set xtics rotate by -35
+set ylabel "requests/s"
+set grid ytics
+set key top left
+plot "$work/resp.dat" using 2:xtic(1) title "redis-server", '' using 3 title "redis-server aof everysec", '' using 4 title "shmkvd"
+EOF
+
+# ---- 3. writes under compaction pressure ----
+note "3/6 writes under compaction pressure"
+tl_rows=""
+for mode in on off; do
+    start "tl-$mode" shmkvd --write-buffer-size 4mb --write-back "$([ $mode = on ] && echo yes || echo no)"
+    redis-benchmark -p "$port" -t set -n "$tl_load" -r 10000000 -d 4096 -c 4 -P 8 >/dev/null 2>&1 &
+    loader=$!
+    "$kvtool" timeline 127.0.0.1 "$port" 50 "$tl_secs" "$work/tl-$mode.dat"
+    kill "$loader" 2>/dev/null || true
+    wait "$loader" 2>/dev/null || true
+    stop "$pid"
+    tl_rows+=$(awk -v m="$mode" '
+        function median(arr, n,   i, j, t) {
+            for (i = 2; i <= n; i++) for (j = i; j > 1 && arr[j-1] > arr[j]; j--) { t = arr[j]; arr[j] = arr[j-1]; arr[j-1] = t }
+            return n % 2 ? arr[(n+1)/2] : (arr[n/2] + arr[n/2+1]) / 2 }
+        { n++; p50[n] = $2; p99[n] = $3; p999[n] = $4; ops[n] = $5; if ($4 > mx) mx = $4 }
+        END { printf "| write-back %s | %d | %d | %d | %d | %.0f |\n", m, median(p50, n), median(p99, n), median(p999, n), mx, median(ops, n) }' "$work/tl-$mode.dat")
+    tl_rows+=$'\n'
+done
+{
+    echo "## 3. Writes under compaction pressure"
+    echo
+    echo "SET, 100-byte values, from 50 connections for $tl_secs s, while redis-benchmark bulk-loads 4 KiB values; 4 MiB memtables, so RocksDB flushes and compacts throughout. Per second: latency percentiles in µs; the table gives their medians over the seconds and the worst second's p99.9."
+    echo
+    echo "| shmkvd | p50 µs | p99 µs | p99.9 µs | worst p99.9 µs | SET/s |"
+    echo "|---|---:|---:|---:|---:|---:|"
+    printf '%s' "$tl_rows"
+    echo
+    echo "![latency over time](writes_under_compaction.png)"
+    echo
+} >>"$md"
+gnuplot <<EOF
+set terminal pngcairo size 900,500 noenhanced
+set output "$out/writes_under_compaction.png"
+set title "SET latency per second during a bulk load"
+set xlabel "second"
+set ylabel "latency (µs, log scale)"
+set logscale y
+set grid
+plot "$work/tl-on.dat" using 1:4 with lines lw 2 title "write-back on, p99.9", \
+     "$work/tl-off.dat" using 1:4 with lines lw 2 title "write-back off, p99.9", \
+     "$work/tl-on.dat" using 1:3 with lines dt 2 title "write-back on, p99", \
+     "$work/tl-off.dat" using 1:3 with lines dt 2 title "write-back off, p99"
+EOF
+
+# ---- 4. larger than memory ----
+note "4/6 larger than memory"
+start ltm shmkvd --shm-cache-size "$ltm_cache"
+ltm_port=$port
+records=$(redis-cli -p "$port" info cache | awk -F: '/^cache_log_bytes/ { printf "%d", $2 / 176 }')
+keys=$((records * 10))
+"$shmb" load "$work/ltm/sock" "$keys"
+"$kvtool" zipfread "$work/ltm/sock" "$keys" "$ltm_secs" 1000 "$work/ltm-warm.dat"
+stop "$pid"
+"$shmkvd" --port "$ltm_port" --bind 127.0.0.1 --dir "$work/ltm/data" --unixsocket "$work/ltm/sock" \
+    --shm-cache-size "$ltm_cache" >>"$work/ltm/log" 2>&1 &
+pid=$!
+pids+=("$pid")
+wait_ready "$ltm_port"
+"$kvtool" zipfread "$work/ltm/sock" "$keys" "$ltm_secs" 100 "$work/ltm-cold.dat"
+stop "$pid"
+{
+    echo "## 4. Larger than memory"
+    echo
+    echo "Zipf 0.99 GETs through libshmkv over $keys keys (16-byte keys, 100-byte values), 10x the about $records records the $ltm_cache shm cache holds; one process."
+    echo
+    # Steady state: the second half of the warm run.
+    read -r steady_rps steady_hit < <(awk '{ n++; r[n] = $2; h[n] = $3 } END {
+        for (i = int(n / 2) + 1; i <= n; i++) { rs += r[i]; hs += h[i]; m++ }
+        printf "%.0f %.4f\n", rs / m, hs / m }' "$work/ltm-warm.dat")
+    echo "| phase | reads/s | shm hit ratio |"
+    echo "|---|---:|---:|"
+    echo "| steady state (the second half of a $ltm_secs s run) | $steady_rps | $steady_hit |"
+    awk -v s="$steady_hit" '{ m++; if (m == 1) printf "| cold start, first 100 ms after a restart | %.0f | %.4f |\n", $2, $3
+        if (!t90 && $3 >= 0.9 * s) t90 = $1 }
+        END { if (t90) printf "| cold start: 90%% of the steady hit ratio reached after | %d ms | |\n", t90
+              else printf "| cold start: 90%% of the steady hit ratio | not reached in %d s | |\n", '"$ltm_secs"' }' "$work/ltm-cold.dat"
+    echo
+    echo "![cold start](cold_start.png)"
+    echo
+} >>"$md"
+gnuplot <<EOF
+set terminal pngcairo size 900,500 noenhanced
+set output "$out/cold_start.png"
+set title "Cold start after a restart: Zipf 0.99 over 10x the cache"
+set xlabel "ms since the first read"
+set ylabel "shm hit ratio"
+set y2label "reads/s"
+set ytics nomirror
+set y2tics
+set yrange [0:1]
+set grid
+plot "$work/ltm-cold.dat" using 1:3 with lines lw 2 title "hit ratio", \
+     "$work/ltm-cold.dat" using 1:2 axes x1y2 with lines title "reads/s"
+EOF
+
+# ---- 5. big keys ----
+note "5/6 big keys"
+start big-k shmkvd
+kport=$port kpid=$pid
+start big-r redis
+rport=$port rpid=$pid
+# Waits (60 s at most) until shmkvd's write-back has caught up, so a timed
+# command does not share the loop with the clean-up of the fill before it.
+settle() {
+    for _ in $(seq 1 600); do
+        n=$(redis-cli -p "$1" info persistence | awk -F: '/^writeback_overlay_entries/ { print $2 + 0 }')
+        [ "${n:-0}" = 0 ] && return 0
+        sleep 0.1
+    done
+}
+bk() { # server-port type command...: fills key "big", then times the command
+    local p=$1 type=$2
+    shift 2
+    "$kvtool" fill 127.0.0.1 "$p" big "$type" "$big"
+    settle "$p"
+    "$kvtool" timecmd 127.0.0.1 "$p" "$@"
+}
+{
+    echo "## 5. Big keys"
+    echo
+    echo "One command's round trip, in µs, on a key of $big fields or members (a single run each)."
+    echo
+    echo "| key | shmkvd DEL | shmkvd EXPIRE (PEXPIRE 0) | redis-server DEL | redis-server UNLINK | redis-server EXPIRE (PEXPIRE 0) |"
+    echo "|---|---:|---:|---:|---:|---:|"
+    for t in hash zset; do
+        printf '| %s | %s | %s | %s | %s | %s |\n' "$t" \
+            "$(bk "$kport" $t DEL big)" "$(bk "$kport" $t PEXPIRE big 0)" \
+            "$(bk "$rport" $t DEL big)" "$(bk "$rport" $t UNLINK big)" "$(bk "$rport" $t PEXPIRE big 0)"
+    done
+    echo
+} >>"$md"
+stop "$kpid"
+stop "$rpid"
+
+# ---- 6. footprint ----
+note "6/6 footprint"
+start fp-k shmkvd
+kport=$port kpid=$pid
+start fp-r redis
+rport=$port rpid=$pid
+"$shmb" load "$work/fp-k/sock" "$fp_keys"
+"$shmb" load "$work/fp-r/sock" "$fp_keys"
+redis-cli -p "$kport" shmkv.compact >/dev/null
+sst=$(redis-cli -p "$kport" info storage | awk -F'[=,:]' '/^cf_/ { s += $5 } END { printf "%d", s }')
+krss=$(rss_kb "$kpid") rrss=$(rss_kb "$rpid")
+rused=$(redis-cli -p "$rport" info memory | awk -F: '/^used_memory:/ { printf "%d", $2 }')
+{
+    echo "## 6. Footprint"
+    echo
+    echo "$fp_keys strings (16-byte keys, 100-byte values, 116 bytes of data each), loaded into both; shmkvd then compacted (SHMKV.COMPACT)."
+    echo
+    echo "| | shmkvd | redis-server |"
+    echo "|---|---:|---:|"
+    echo "| bytes on disk per record (SST files after compaction) | $(awk -v s="$sst" -v n="$fp_keys" 'BEGIN { printf "%.1f", s / n }') | — |"
+    echo "| RSS (MiB) | $((krss / 1024)) | $((rrss / 1024)) |"
+    echo "| RSS per record (bytes) | $((krss * 1024 / fp_keys)) | $((rrss * 1024 / fp_keys)) |"
+    echo "| redis used_memory per record (bytes) | — | $((rused / fp_keys)) |"
+    echo
+    echo "shmkvd's RSS is bounded by its configuration — the shm cache (64 MiB), RocksDB's block cache and memtables — not by the data, which lives on disk; redis-server's grows with the data."
+    echo
+} >>"$md"
+stop "$kpid"
+stop "$rpid"
+
+{
+    echo "# shmkv benchmark report"
+    echo
+    echo "Measured $(date -u '+%Y-%m-%d %H:%M UTC') on $(nproc) CPUs ($(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), Linux $(uname -r); shmkvd $(git rev-parse --short HEAD 2>/dev/null || echo '?'), redis-server $(redis-server --version | awk '{ print $3 }' | cut -d= -f2)$([ "$quick" = 1 ] && echo ', --quick scale: figures not meaningful'). Made by \`bench/report.sh\` in $(($(date +%s) - started)) s."
+    echo
+    cat "$md"
+} >"$out/REPORT.md"
+note "done: $out/REPORT.md"
