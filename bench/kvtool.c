@@ -7,6 +7,9 @@
  *   kvtool timeline HOST PORT CLIENTS SECONDS OUT
  *                                             SET from CLIENTS connections for SECONDS;
  *                                             OUT gets "second p50_us p99_us p999_us ops"
+ *   kvtool load HOST PORT MBPS SECONDS        SET 4 KiB values at MBPS MiB/s for SECONDS
+ *                                             (pipelined, paced every 10 ms): a background
+ *                                             load that keeps RocksDB flushing and compacting
  *   kvtool zipfread SOCK KEYS SECONDS INTERVAL_MS OUT
  *                                             libshmkv GETs of Zipf(0.99) keys; OUT gets
  *                                             "t_ms reads_per_s hit_ratio" per interval
@@ -212,6 +215,43 @@ static int timeline(const char *host, int port, int clients, int secs, const cha
     return 0;
 }
 
+/* ---- load ---- */
+
+static int load(const char *host, int port, double mbps, int secs)
+{
+    redisContext *c = tcp(host, port);
+    static char val[4096];
+    uint64_t rng = 99;
+    for (size_t i = 0; i < sizeof val; i++)
+        val[i] = (char)('a' + zipf_rnd(&rng) % 26); /* incompressible enough */
+    double per_tick = mbps * 1048576.0 / 100 / sizeof val; /* values per 10 ms */
+    double t0 = now_s(), owed = 0;
+    uint64_t n = 0;
+    while (now_s() - t0 < secs) {
+        owed += per_tick;
+        int batch = (int)owed;
+        owed -= batch;
+        for (int i = 0; i < batch; i++) {
+            char key[24];
+            snprintf(key, sizeof key, "bulk:%llu", (unsigned long long)(n++ % 20000000));
+            redisAppendCommand(c, "SET %s %b", key, val, sizeof val);
+        }
+        for (int i = 0; i < batch; i++) {
+            redisReply *r;
+            if (redisGetReply(c, (void **)&r) != REDIS_OK)
+                die("load failed");
+            expect_ok(r);
+        }
+        double next = t0 + (double)(long)((now_s() - t0) * 100 + 1) / 100;
+        while (now_s() < next) {
+            struct timespec ts = {0, 1000000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    redisFree(c);
+    return 0;
+}
+
 /* ---- zipfread ---- */
 
 static int zipfread(const char *sock, uint32_t keys, int secs, int interval_ms, const char *out)
@@ -267,6 +307,8 @@ int main(int argc, char **argv)
         return timecmd(argv[2], atoi(argv[3]), argc - 4, (const char **)argv + 4);
     if (argc == 7 && !strcmp(argv[1], "timeline"))
         return timeline(argv[2], atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), argv[6]);
+    if (argc == 6 && !strcmp(argv[1], "load"))
+        return load(argv[2], atoi(argv[3]), atof(argv[4]), atoi(argv[5]));
     if (argc == 7 && !strcmp(argv[1], "zipfread"))
         return zipfread(argv[2], (uint32_t)atol(argv[3]), atoi(argv[4]), atoi(argv[5]),
                         argv[6]);
