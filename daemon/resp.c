@@ -309,11 +309,26 @@ static void put_line(struct resp_buf *b, char type, const char *s, size_t n)
     b->len += n + 3;
 }
 
+/* v in decimal, written backwards from end; returns the first byte. Every
+ * bulk reply's length goes through here: snprintf was 16% of LRANGE. */
+static char *fmt_i64(char *end, int64_t v)
+{
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    char *p = end;
+    do {
+        *--p = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        *--p = '-';
+    return p;
+}
+
 static void put_num(struct resp_buf *b, char type, int64_t v)
 {
     char tmp[24];
-    int n = snprintf(tmp, sizeof tmp, "%lld", (long long)v);
-    put_line(b, type, tmp, (size_t)n);
+    char *p = fmt_i64(tmp + sizeof tmp, v);
+    put_line(b, type, p, (size_t)(tmp + sizeof tmp - p));
 }
 
 void resp_simple(struct resp_buf *b, const char *s)
@@ -362,8 +377,8 @@ void resp_bulk_cstr(struct resp_buf *b, const char *s)
 void resp_bulk_int(struct resp_buf *b, int64_t v)
 {
     char tmp[24];
-    int n = snprintf(tmp, sizeof tmp, "%lld", (long long)v);
-    resp_bulk(b, tmp, (size_t)n);
+    char *p = fmt_i64(tmp + sizeof tmp, v);
+    resp_bulk(b, p, (size_t)(tmp + sizeof tmp - p));
 }
 
 void resp_null(struct resp_buf *b, int proto)

@@ -189,6 +189,14 @@ static void test_resp_replies(void **state)
     assert_buf(&b, "-ERR unknown command 'foo'\r\n");
     resp_int(&b, -42);
     assert_buf(&b, ":-42\r\n");
+    resp_int(&b, 0);
+    assert_buf(&b, ":0\r\n");
+    resp_int(&b, INT64_MIN);
+    assert_buf(&b, ":-9223372036854775808\r\n");
+    resp_int(&b, INT64_MAX);
+    assert_buf(&b, ":9223372036854775807\r\n");
+    resp_bulk_int(&b, -1234567);
+    assert_buf(&b, "$8\r\n-1234567\r\n");
     resp_bulk(&b, "a\0b", 3);
     assert_int_equal(resp_buf_used(&b), 9);
     assert_memory_equal(resp_buf_data(&b), "$3\r\na\0b\r\n", 9);
