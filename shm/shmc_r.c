@@ -14,16 +14,8 @@
 
 #include <ck_pr.h>
 
-static int fail(char *err, size_t errlen, int e, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -e;
-}
+#include "shmc_err.h"
+
 
 /* Every region must lie inside the segment, in order, 8-aligned. */
 static const char *hdr_problem(const struct shmc_hdr *h, size_t size, size_t hint_size)
@@ -51,26 +43,26 @@ int shmc_r_attach(struct shmc_r *r, int fd, int hint_fd, char *err, size_t errle
     memset(r, 0, sizeof *r);
     struct stat st, hst = {0};
     if (fstat(fd, &st) < 0)
-        return fail(err, errlen, errno, "shm cache: %s", strerror(errno));
+        return shmc_fail(err, errlen, errno, "shm cache: %s", strerror(errno));
     if (hint_fd >= 0 && fstat(hint_fd, &hst) < 0)
-        return fail(err, errlen, errno, "shm cache hints: %s", strerror(errno));
+        return shmc_fail(err, errlen, errno, "shm cache hints: %s", strerror(errno));
     if (st.st_size < (off_t)SHMC_HDR_SIZE)
-        return fail(err, errlen, EBADMSG, "shm cache: segment too small for a header");
+        return shmc_fail(err, errlen, EBADMSG, "shm cache: segment too small for a header");
     size_t size = (size_t)st.st_size;
     const char *seg = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
     if (seg == MAP_FAILED)
-        return fail(err, errlen, errno, "shm cache: cannot map: %s", strerror(errno));
+        return shmc_fail(err, errlen, errno, "shm cache: cannot map: %s", strerror(errno));
     madvise((void *)seg, size, MADV_HUGEPAGE); /* see shmc_w.c */
     const struct shmc_hdr *h = (const struct shmc_hdr *)seg;
     int rc = 0;
     const char *why;
     if (h->magic != SHMC_MAGIC) {
-        rc = fail(err, errlen, EBADMSG, "shm cache: not a shmkv segment (bad magic)");
+        rc = shmc_fail(err, errlen, EBADMSG, "shm cache: not a shmkv segment (bad magic)");
     } else if (h->abi != SHMC_ABI) {
-        rc = fail(err, errlen, EPROTO, "shm cache: ABI version %u, this library reads %u", h->abi,
+        rc = shmc_fail(err, errlen, EPROTO, "shm cache: ABI version %u, this library reads %u", h->abi,
                   SHMC_ABI);
     } else if ((why = hdr_problem(h, size, hint_fd >= 0 ? (size_t)hst.st_size : 0))) {
-        rc = fail(err, errlen, EBADMSG, "shm cache: corrupt header: %s", why);
+        rc = shmc_fail(err, errlen, EBADMSG, "shm cache: corrupt header: %s", why);
     }
     if (rc) {
         munmap((void *)seg, size);
@@ -80,7 +72,7 @@ int shmc_r_attach(struct shmc_r *r, int fd, int hint_fd, char *err, size_t errle
         void *hp = mmap(NULL, (size_t)hst.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, hint_fd, 0);
         if (hp == MAP_FAILED) {
             munmap((void *)seg, size);
-            return fail(err, errlen, errno, "shm cache hints: cannot map: %s", strerror(errno));
+            return shmc_fail(err, errlen, errno, "shm cache hints: cannot map: %s", strerror(errno));
         }
         r->hints = hp;
         r->hint_size = (size_t)hst.st_size;

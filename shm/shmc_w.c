@@ -22,6 +22,8 @@
 
 #include <ck_pr.h>
 
+#include "shmc_err.h"
+
 enum { Q_SMALL = 0, Q_MAIN = 1 };
 
 /* A circular log: positions grow forever; byte offset = base + pos % size. */
@@ -57,16 +59,6 @@ static void *xrealloc(void *p, size_t n)
     return q;
 }
 
-static int fail(char *err, size_t errlen, int e, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -e;
-}
 
 /* ---- creation ---- */
 
@@ -75,7 +67,7 @@ int shmc_w_create(struct shmc_w **out, const struct shmc_w_opts *o, char *err, s
     *out = NULL;
     size_t size = o->size & ~(size_t)4095;
     if (size < (1u << 20))
-        return fail(err, errlen, EINVAL, "shm cache size %zu is below 1 MiB", o->size);
+        return shmc_fail(err, errlen, EINVAL, "shm cache size %zu is below 1 MiB", o->size);
     /* An eighth for the index, at about one slot per 64 bytes of log. */
     uint32_t nb = 64;
     while ((uint64_t)nb * 2 * SHMC_BUCKET_SIZE <= size / 8 && nb < (1u << 30))
@@ -100,7 +92,7 @@ int shmc_w_create(struct shmc_w **out, const struct shmc_w_opts *o, char *err, s
         ftruncate(w->hfd, (off_t)w->hint_size) < 0) {
         e = errno;
         shmc_w_destroy(w);
-        return fail(err, errlen, e, "cannot create the shm cache: %s", strerror(e));
+        return shmc_fail(err, errlen, e, "cannot create the shm cache: %s", strerror(e));
     }
     w->seg = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, w->fd, 0);
     w->hints = mmap(NULL, w->hint_size, PROT_READ | PROT_WRITE, MAP_SHARED, w->hfd, 0);
@@ -111,7 +103,7 @@ int shmc_w_create(struct shmc_w **out, const struct shmc_w_opts *o, char *err, s
         if (w->hints == MAP_FAILED)
             w->hints = NULL;
         shmc_w_destroy(w);
-        return fail(err, errlen, e, "cannot map the shm cache: %s", strerror(e));
+        return shmc_fail(err, errlen, e, "cannot map the shm cache: %s", strerror(e));
     }
     /* Random hits cost a TLB miss each on 4 KiB pages; where the kernel
      * allows huge pages for shared memory on request, ask. */
@@ -158,7 +150,7 @@ int shmc_w_create(struct shmc_w **out, const struct shmc_w_opts *o, char *err, s
         fcntl(w->hfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
         e = errno;
         shmc_w_destroy(w);
-        return fail(err, errlen, e, "cannot seal the shm cache: %s", strerror(e));
+        return shmc_fail(err, errlen, e, "cannot seal the shm cache: %s", strerror(e));
     }
     w->st.size = log_size;
     *out = w;
