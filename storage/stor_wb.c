@@ -442,16 +442,23 @@ static bool flusher_behind(struct stor *s)
     return behind;
 }
 
+static void housekeep_all(struct stor *s);
+
 int wb_commit(struct stor *s, const struct stor_batch *b)
 {
     size_t maxov = s->o.overlay_max_bytes ? s->o.overlay_max_bytes : 256u << 20;
-    /* Back-pressure: above the limit, wait for the flusher; drop nothing. */
-    while (s->ov.bytes > maxov && !s->o.test_no_flusher && flusher_behind(s)) {
+    /* Back-pressure: above the limit, first forget all that is already
+     * durable (housekeeping's slices are for the loop's latency; this is a
+     * stall anyway), and wait for the flusher only if that is not enough.
+     * Nothing is dropped. */
+    while (s->ov.bytes > maxov && !s->o.test_no_flusher) {
+        housekeep_all(s);
+        if (s->ov.bytes <= maxov || !flusher_behind(s))
+            break;
         int rc = stor_sync(s); /* what it waits for must be in the journal */
         if (rc)
             return rc;
         wait_progress(s);
-        stor_housekeep(s);
     }
     struct wb_rec *r = rec_build(b, s->last_seq + 1);
     s->last_seq = r->seq;
@@ -510,6 +517,15 @@ void stor_housekeep(struct stor *s)
     pthread_mutex_unlock(&s->mu);
 }
 
+/* Housekeeping goes a slice at a time: repeat until it stops moving. */
+static void housekeep_all(struct stor *s)
+{
+    for (uint64_t before = UINT64_MAX; before != s->pruned_seq;) {
+        before = s->pruned_seq;
+        stor_housekeep(s);
+    }
+}
+
 int stor_drain(struct stor *s)
 {
     if (!s->wb)
@@ -519,11 +535,7 @@ int stor_drain(struct stor *s)
         return rc;
     while (!s->o.test_no_flusher && flusher_behind(s))
         wait_progress(s);
-    /* Housekeeping goes a slice at a time: repeat until it stops moving. */
-    for (uint64_t before = UINT64_MAX; before != s->pruned_seq;) {
-        before = s->pruned_seq;
-        stor_housekeep(s);
-    }
+    housekeep_all(s);
     return 0;
 }
 
