@@ -48,6 +48,7 @@ struct shmc_w {
     size_t ntouched, captouched;
     int depth;
     char *tmp; /* a record being given another round */
+    uint64_t slot_changes; /* any slot set: a slot found before may have moved */
     struct shmc_w_stats st;
 };
 
@@ -282,6 +283,7 @@ static void count(struct shmc_w *w, uint64_t s, int d)
 
 static void slot_set(struct shmc_w *w, uint32_t bi, unsigned i, uint64_t v)
 {
+    w->slot_changes++;
     touch(w, bi);
     struct shmc_bucket *b = &w->bk[bi];
     count(w, b->slot[i], -1);
@@ -470,13 +472,17 @@ static void evict_head(struct shmc_w *w, int qi)
 
 /* ---- records ---- */
 
+/* Writes key's record; with only_cached, only over one already cached. */
 static void put_rec(struct shmc_w *w, unsigned group, const void *key, size_t klen,
-                    const void *val, size_t vlen, uint64_t expire_ms, uint8_t flags)
+                    const void *val, size_t vlen, uint64_t expire_ms, uint8_t flags,
+                    bool only_cached)
 {
     uint64_t hash = shmc_hash(key, klen);
     size_t r = shmc_rec_size(klen, vlen);
     uint32_t bi;
     int si = find(w, hash, group, key, klen, &bi);
+    if (si < 0 && only_cached)
+        return;
     if (r > w->max_record) {
         if (si >= 0)
             slot_set(w, bi, (unsigned)si, 0);
@@ -497,6 +503,7 @@ static void put_rec(struct shmc_w *w, unsigned group, const void *key, size_t kl
         }
         w->st.inserts++;
     }
+    uint64_t changes = w->slot_changes;
     uint64_t off = log_alloc(w, qi, r);
     struct shmc_rec *n = rec_at(w, off);
     n->size = (uint32_t)r;
@@ -513,9 +520,11 @@ static void put_rec(struct shmc_w *w, unsigned group, const void *key, size_t kl
     memcpy((char *)(n + 1), key, klen);
     if (vlen)
         memcpy((char *)(n + 1) + klen, val, vlen);
-    /* The allocation may have moved or dropped the old record: look again. */
+    /* The allocation may have moved or dropped the old record: if it
+     * changed any slot, look again. */
     uint64_t s = SHMC_SLOT_MAKE(shmc_tag_of(hash), off);
-    si = find(w, hash, group, key, klen, &bi);
+    if (w->slot_changes != changes)
+        si = find(w, hash, group, key, klen, &bi);
     if (si >= 0)
         slot_set(w, bi, (unsigned)si, s);
     else
@@ -526,23 +535,22 @@ void shmc_w_put(struct shmc_w *w, unsigned group, const void *key, size_t klen, 
                 size_t vlen, uint64_t expire_ms)
 {
     shmc_w_begin(w);
-    put_rec(w, group, key, klen, val, vlen, expire_ms, 0);
+    put_rec(w, group, key, klen, val, vlen, expire_ms, 0, false);
     shmc_w_end(w);
 }
 
 void shmc_w_put_neg(struct shmc_w *w, unsigned group, const void *key, size_t klen)
 {
     shmc_w_begin(w);
-    put_rec(w, group, key, klen, NULL, 0, 0, SHMC_REC_NEG);
+    put_rec(w, group, key, klen, NULL, 0, 0, SHMC_REC_NEG, false);
     shmc_w_end(w);
 }
 
 void shmc_w_deleted(struct shmc_w *w, unsigned group, const void *key, size_t klen)
 {
-    uint32_t bi;
-    if (find(w, shmc_hash(key, klen), group, key, klen, &bi) < 0)
-        return;
-    shmc_w_put_neg(w, group, key, klen);
+    shmc_w_begin(w);
+    put_rec(w, group, key, klen, NULL, 0, 0, SHMC_REC_NEG, true);
+    shmc_w_end(w);
 }
 
 void shmc_w_remove(struct shmc_w *w, unsigned group, const void *key, size_t klen)
