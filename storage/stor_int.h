@@ -87,6 +87,9 @@ struct stor {
     bool flusher_filling;    /* waiting for a batch to fill: a full batch wakes it */
     size_t flush_batch_max;
     pthread_t flusher;
+    /* the flusher's own: a batch's ops, sorted before they go to RocksDB */
+    struct wb_fop *fops;
+    size_t nfops, capfops;
 };
 
 /* stor.c */

@@ -3,6 +3,7 @@
  */
 #include "stor_ov.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 #include "stor_mem.h"
@@ -20,14 +21,25 @@ static int node_cmp(const struct ov_node *n, int cf, const char *k, size_t kn)
     return ov_cmp(n->cf, n->key, n->klen, cf, k, kn);
 }
 
+/* Backward link of level l (level 0 is n->prev). */
+static struct ov_node **prevp(struct ov_node *n, int l)
+{
+    return l == 0 ? &n->prev : &n->next[n->level + l - 1];
+}
+
+static size_t node_links(int level)
+{
+    return (size_t)(2 * level - 1) * sizeof(struct ov_node *);
+}
+
 static struct ov_node *node_new(int level, int cf, const char *k, size_t kn)
 {
-    struct ov_node *n =
-        stor_xmalloc(sizeof *n + (size_t)level * sizeof(struct ov_node *) + kn);
-    memset(n, 0, sizeof *n + (size_t)level * sizeof(struct ov_node *));
+    size_t links = node_links(level);
+    struct ov_node *n = stor_xmalloc(sizeof *n + links + kn);
+    memset(n, 0, sizeof *n + links);
     n->level = (uint8_t)level;
     n->cf = (uint8_t)cf;
-    n->key = (char *)(n->next + level);
+    n->key = (char *)n->next + links;
     if (kn)
         memcpy(n->key, k, kn);
     n->klen = kn;
@@ -36,8 +48,106 @@ static struct ov_node *node_new(int level, int cf, const char *k, size_t kn)
 
 static size_t node_bytes(const struct ov_node *n)
 {
-    return sizeof *n + n->level * sizeof(struct ov_node *) + n->klen + n->vlen;
+    return sizeof *n + node_links(n->level) + n->klen + n->vlen;
 }
+
+/* ---- the hash index ---- */
+
+#define OV_TAB_MIN 1024
+
+static uint64_t mix(uint64_t h)
+{
+    h ^= h >> 31;
+    h *= 0x7fb5d329728ea185ull;
+    h ^= h >> 27;
+    h *= 0x81dadef4bc2dd44dull;
+    return h ^ (h >> 33);
+}
+
+static uint64_t ov_hash(int cf, const char *k, size_t kn)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ ((uint64_t)kn << 8) ^ (uint64_t)(cf & 0xff);
+    size_t i = 0;
+    for (; i + 8 <= kn; i += 8) {
+        uint64_t w;
+        memcpy(&w, k + i, 8);
+        h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+        h ^= h >> 29;
+    }
+    uint64_t w = 0;
+    if (i < kn)
+        memcpy(&w, k + i, kn - i);
+    return mix(h ^ w);
+}
+
+static size_t tab_slot(const struct ov *o, uint64_t h, int cf, const char *k, size_t kn)
+{
+    size_t i = h & o->tabmask;
+    for (;; i = (i + 1) & o->tabmask) {
+        const struct ov_slot *t = &o->tab[i];
+        if (!t->n || (t->hash == h && t->n->cf == cf && t->n->klen == kn &&
+                      memcmp(t->n->key, k, kn) == 0))
+            return i;
+    }
+}
+
+static struct ov_slot *tab_new(size_t cap)
+{
+    struct ov_slot *t = calloc(cap, sizeof *t);
+    if (!t)
+        stor_oom(cap * sizeof *t);
+    return t;
+}
+
+static void tab_resize(struct ov *o, size_t cap)
+{
+    struct ov_slot *old = o->tab;
+    size_t oldcap = o->tabmask + 1;
+    o->tab = tab_new(cap);
+    o->tabmask = cap - 1;
+    for (size_t i = 0; i < oldcap; i++) {
+        if (!old[i].n)
+            continue;
+        size_t j = old[i].hash & o->tabmask;
+        while (o->tab[j].n)
+            j = (j + 1) & o->tabmask;
+        o->tab[j] = old[i];
+    }
+    free(old);
+}
+
+/* Removes node x from the index and shifts back the run after it, so
+ * probes never need tombstones. */
+static void tab_delete(struct ov *o, const struct ov_node *x)
+{
+    size_t i = x->hash & o->tabmask, j;
+    while (o->tab[i].n != x)
+        i = (i + 1) & o->tabmask;
+    j = i;
+    for (;;) {
+        o->tab[i].n = NULL;
+        for (;;) {
+            j = (j + 1) & o->tabmask;
+            if (!o->tab[j].n)
+                return;
+            size_t home = o->tab[j].hash & o->tabmask;
+            /* Move j back to i unless its home lies cyclically in (i, j]. */
+            if (i <= j ? (home <= i || home > j) : (home <= i && home > j))
+                break;
+        }
+        o->tab[i] = o->tab[j];
+        i = j;
+    }
+}
+
+static void tab_shrink(struct ov *o)
+{
+    size_t cap = o->tabmask + 1;
+    if (cap > OV_TAB_MIN && o->count * 8 < cap)
+        tab_resize(o, cap / 2);
+}
+
+/* ---- the list ---- */
 
 void ov_init(struct ov *o)
 {
@@ -45,6 +155,8 @@ void ov_init(struct ov *o)
     o->head = node_new(OV_MAXLEVEL, -1, NULL, 0);
     o->level = 1;
     o->rng = 0x2545f4914f6cdd1dull;
+    o->tab = tab_new(OV_TAB_MIN);
+    o->tabmask = OV_TAB_MIN - 1;
 }
 
 void ov_destroy(struct ov *o)
@@ -61,6 +173,7 @@ void ov_destroy(struct ov *o)
         free(o->ranges[i].hi);
     }
     free(o->ranges);
+    free(o->tab);
     memset(o, 0, sizeof *o);
 }
 
@@ -95,23 +208,31 @@ static int random_level(struct ov *o)
 void ov_set(struct ov *o, int cf, const char *k, size_t kn, const char *v, size_t vn,
             uint64_t seq)
 {
-    struct ov_node *preds[OV_MAXLEVEL];
-    struct ov_node *x = find_preds(o, cf, k, kn, preds)->next[0];
-    if (!x || node_cmp(x, cf, k, kn) != 0) {
+    uint64_t h = ov_hash(cf, k, kn);
+    size_t slot = tab_slot(o, h, cf, k, kn);
+    struct ov_node *x = o->tab[slot].n;
+    if (!x) {
+        struct ov_node *preds[OV_MAXLEVEL];
+        find_preds(o, cf, k, kn, preds);
         int level = random_level(o);
         for (int l = o->level; l < level; l++)
             preds[l] = o->head;
         if (level > o->level)
             o->level = level;
         x = node_new(level, cf, k, kn);
+        x->hash = h;
         for (int l = 0; l < level; l++) {
-            x->next[l] = preds[l]->next[l];
+            struct ov_node *nx = preds[l]->next[l];
+            x->next[l] = nx;
             preds[l]->next[l] = x;
+            *prevp(x, l) = preds[l] == o->head ? NULL : preds[l];
+            if (nx)
+                *prevp(nx, l) = x;
         }
-        x->prev = preds[0] == o->head ? NULL : preds[0];
-        if (x->next[0])
-            x->next[0]->prev = x;
+        o->tab[slot] = (struct ov_slot){h, x};
         o->count++;
+        if (o->count * 2 > o->tabmask + 1)
+            tab_resize(o, (o->tabmask + 1) * 2);
     } else {
         o->bytes -= node_bytes(x);
         free(x->val);
@@ -122,14 +243,18 @@ void ov_set(struct ov *o, int cf, const char *k, size_t kn, const char *v, size_
     o->bytes += node_bytes(x);
 }
 
-static void unlink_node(struct ov *o, struct ov_node *x, struct ov_node **preds)
+/* Takes x out of the list and the index, and frees it. */
+static void unlink_node(struct ov *o, struct ov_node *x)
 {
-    for (int l = 0; l < x->level; l++)
-        preds[l]->next[l] = x->next[l];
-    if (x->next[0])
-        x->next[0]->prev = x->prev;
+    for (int l = 0; l < x->level; l++) {
+        struct ov_node *p = *prevp(x, l), *nx = x->next[l];
+        (p ? p : o->head)->next[l] = nx;
+        if (nx)
+            *prevp(nx, l) = p;
+    }
     while (o->level > 1 && !o->head->next[o->level - 1])
         o->level--;
+    tab_delete(o, x);
     o->bytes -= node_bytes(x);
     o->count--;
     free(x->val);
@@ -138,10 +263,11 @@ static void unlink_node(struct ov *o, struct ov_node *x, struct ov_node **preds)
 
 void ov_forget(struct ov *o, int cf, const char *k, size_t kn, uint64_t seq)
 {
-    struct ov_node *preds[OV_MAXLEVEL];
-    struct ov_node *x = find_preds(o, cf, k, kn, preds)->next[0];
-    if (x && node_cmp(x, cf, k, kn) == 0 && x->seq == seq)
-        unlink_node(o, x, preds);
+    struct ov_node *x = o->tab[tab_slot(o, ov_hash(cf, k, kn), cf, k, kn)].n;
+    if (x && x->seq == seq) {
+        unlink_node(o, x);
+        tab_shrink(o);
+    }
 }
 
 void ov_set_range(struct ov *o, int cf, const char *lo, size_t lon, const char *hi, size_t hin,
@@ -149,12 +275,12 @@ void ov_set_range(struct ov *o, int cf, const char *lo, size_t lon, const char *
 {
     /* Nodes inside the range are superseded by it. */
     for (;;) {
-        struct ov_node *preds[OV_MAXLEVEL];
-        struct ov_node *x = find_preds(o, cf, lo, lon, preds)->next[0];
+        struct ov_node *x = find_preds(o, cf, lo, lon, NULL)->next[0];
         if (!x || node_cmp(x, cf, hi, hin) >= 0)
             break;
-        unlink_node(o, x, preds);
+        unlink_node(o, x);
     }
+    tab_shrink(o);
     if (o->nranges == o->capranges) {
         o->capranges = o->capranges ? o->capranges * 2 : 4;
         o->ranges = stor_xrealloc(o->ranges, o->capranges * sizeof *o->ranges);
@@ -195,8 +321,7 @@ int ov_range_covers(const struct ov *o, int cf, const char *k, size_t kn)
 
 struct ov_node *ov_find(const struct ov *o, int cf, const char *k, size_t kn)
 {
-    struct ov_node *x = find_preds(o, cf, k, kn, NULL)->next[0];
-    return x && node_cmp(x, cf, k, kn) == 0 ? x : NULL;
+    return o->tab[tab_slot(o, ov_hash(cf, k, kn), cf, k, kn)].n;
 }
 
 struct ov_node *ov_seek(const struct ov *o, int cf, const char *k, size_t kn)
@@ -223,4 +348,36 @@ struct ov_node *ov_prev(const struct ov *o, const struct ov_node *n)
 {
     (void)o;
     return n->prev;
+}
+
+int ov_check(const struct ov *o)
+{
+    size_t n = 0, bytes = 0;
+    for (int l = 0; l < o->level; l++) {
+        const struct ov_node *p = NULL;
+        for (struct ov_node *x = o->head->next[l]; x; p = x, x = x->next[l]) {
+            if (x->level <= l)
+                return 1; /* on a level above its own */
+            if (*prevp(x, l) != p)
+                return 2; /* backward link */
+            if (p && node_cmp(p, x->cf, x->key, x->klen) >= 0)
+                return 3; /* order */
+            if (l == 0) {
+                n++;
+                bytes += node_bytes(x);
+                if (x->hash != ov_hash(x->cf, x->key, x->klen) ||
+                    o->tab[tab_slot(o, x->hash, x->cf, x->key, x->klen)].n != x)
+                    return 4; /* the index */
+            }
+        }
+    }
+    for (int l = o->level; l < OV_MAXLEVEL; l++)
+        if (o->head->next[l])
+            return 5; /* a level above o->level */
+    size_t used = 0;
+    for (size_t i = 0; i <= o->tabmask; i++)
+        used += o->tab[i].n != NULL && o->tab[i].hash == o->tab[i].n->hash;
+    if (n != o->count || used != n || bytes != o->bytes)
+        return 6;
+    return 0;
 }

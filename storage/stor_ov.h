@@ -18,13 +18,23 @@
 
 struct ov_node {
     uint64_t seq;    /* the record set that last wrote it */
+    uint64_t hash;   /* of (cf, key): its slot in the hash index */
     char *val;       /* NULL: a tombstone */
     size_t vlen, klen;
     uint8_t cf;
     uint8_t level;
     struct ov_node *prev; /* level 0, backwards */
     char *key;            /* points into the node allocation */
+    /* next[0 .. level-1], then the backward links of levels 1 .. level-1:
+     * with a link back on every level a node leaves in O(level), no search. */
     struct ov_node *next[];
+};
+
+/* A hash index slot: the hash beside the node, so a probe reads no node
+ * until the hashes match. n == NULL: empty. */
+struct ov_slot {
+    uint64_t hash;
+    struct ov_node *n;
 };
 
 struct ov_range {
@@ -36,6 +46,10 @@ struct ov_range {
 
 struct ov {
     struct ov_node *head; /* sentinel, compares below everything */
+    /* Hash index over the nodes, open addressing with linear probing: point
+     * reads, rewrites of a pending key and ov_forget never walk the list. */
+    struct ov_slot *tab;
+    size_t tabmask;
     int level;
     size_t count;
     size_t bytes; /* keys, values and nodes: what the overlay limit counts */
@@ -78,5 +92,10 @@ static inline struct ov_node *ov_next(const struct ov_node *n)
 }
 /* The previous node, NULL before the first. */
 struct ov_node *ov_prev(const struct ov *o, const struct ov_node *n);
+
+/* Checks every invariant (order, links both ways on every level, the hash
+ * index, count and bytes): 0, or the number of the first that failed. For
+ * tests; O(n). */
+int ov_check(const struct ov *o);
 
 #endif

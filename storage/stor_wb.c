@@ -153,6 +153,79 @@ static void op_to_ov(void *arg, int kind, int cf, const char *k, size_t kn, cons
         ov_set_range(t->ov, cf, k, kn, v, vn, t->seq);
 }
 
+/* ---- a flush batch in key order ----
+ *
+ * The flusher hands RocksDB each batch sorted by (column family, key), and
+ * only the last write of each key in it. Inserting sorted keys into
+ * RocksDB's memtable skiplist reuses the search path of the key before
+ * (its insert "splice") instead of descending from the top with a cache
+ * miss per level: the flusher's CPU per record roughly halves, and it was
+ * the busiest thread of a write-heavy daemon on a small machine. Order only
+ * matters between writes of one key, which the sort keeps (ties break on
+ * the op's position); a range delete is a barrier: ops are sorted only
+ * between range deletes. */
+
+struct wb_fop {
+    const char *k, *v;
+    uint32_t kn, vn;
+    uint32_t ord;
+    uint8_t kind, cf;
+};
+
+static int fop_cmp(const void *pa, const void *pb)
+{
+    const struct wb_fop *a = pa, *b = pb;
+    int c = ov_cmp(a->cf, a->k, a->kn, b->cf, b->k, b->kn);
+    return c ? c : (a->ord > b->ord) - (a->ord < b->ord);
+}
+
+static void op_to_fops(void *arg, int kind, int cf, const char *k, size_t kn, const char *v,
+                       size_t vn)
+{
+    struct stor *s = arg;
+    if (s->nfops == s->capfops) {
+        s->capfops = s->capfops ? s->capfops * 2 : 1024;
+        s->fops = stor_xrealloc(s->fops, s->capfops * sizeof *s->fops);
+    }
+    s->fops[s->nfops] = (struct wb_fop){k, v, (uint32_t)kn, (uint32_t)vn, (uint32_t)s->nfops,
+                                         (uint8_t)kind, (uint8_t)cf};
+    s->nfops++;
+}
+
+static void fops_emit(struct stor *s, struct wb_fop *f, size_t n, rocksdb_writebatch_t *wb)
+{
+    struct to_batch t = {s, wb};
+    qsort(f, n, sizeof *f, fop_cmp);
+    for (size_t i = 0; i < n; i++) {
+        if (i + 1 < n && ov_cmp(f[i].cf, f[i].k, f[i].kn, f[i + 1].cf, f[i + 1].k, f[i + 1].kn) == 0)
+            continue; /* a later write of this key in the batch replaces it */
+        op_to_batch(&t, f[i].kind, f[i].cf, f[i].k, f[i].kn, f[i].v, f[i].vn);
+    }
+}
+
+/* Builds the WriteBatch of the queued record sets first..last. */
+static void flush_batch_build(struct stor *s, struct wb_rec *first, struct wb_rec *last,
+                              rocksdb_writebatch_t *wb)
+{
+    s->nfops = 0;
+    for (struct wb_rec *r = first;; r = r->next) {
+        payload_walk(r->data + WB_HDR, r->len - WB_HDR, op_to_fops, s); /* built by us */
+        if (r == last)
+            break;
+    }
+    size_t run = 0;
+    for (size_t i = 0; i < s->nfops; i++) {
+        if (s->fops[i].kind != STOR_OP_DELRANGE)
+            continue;
+        fops_emit(s, s->fops + run, i - run, wb);
+        struct to_batch t = {s, wb};
+        op_to_batch(&t, STOR_OP_DELRANGE, s->fops[i].cf, s->fops[i].k, s->fops[i].kn,
+                    s->fops[i].v, s->fops[i].vn);
+        run = i + 1;
+    }
+    fops_emit(s, s->fops + run, s->nfops - run, wb);
+}
+
 /* The flusher writes RocksDB without its WAL (the journal is the log, and
  * writing both doubled the disk traffic). A crash then leaves each column
  * family at its last flush, each a prefix of its own history but not all
@@ -282,11 +355,7 @@ static void *flusher_main(void *arg)
 
         uint64_t t0 = stor_mono_us();
         rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
-        for (struct wb_rec *r = first;; r = r->next) {
-            wb_payload_to_batch(s, r->data + WB_HDR, r->len - WB_HDR, wb); /* built by us */
-            if (r == last)
-                break;
-        }
+        flush_batch_build(s, first, last, wb);
         put_applied(s, wb, last->seq);
         char *err = NULL;
         rocksdb_write(s->db, s->wopts_nowal, wb, &err);
@@ -806,6 +875,9 @@ void wb_close(struct stor *s, bool drain)
     free(s->segs);
     s->segs = NULL;
     s->nsegs = 0;
+    free(s->fops);
+    s->fops = NULL;
+    s->nfops = s->capfops = 0;
     pthread_cond_destroy(&s->work);
     pthread_cond_destroy(&s->done);
     pthread_mutex_destroy(&s->mu);

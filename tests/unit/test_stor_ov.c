@@ -1,0 +1,192 @@
+/*
+ * test_stor_ov — the write-back overlay on its own: random writes, forgets
+ * and range deletes over a key universe with shared prefixes, checked against
+ * a plain array model after every step (point reads, both directions of the
+ * ordered walk, seeks) and against ov_check's invariants (order, links back
+ * on every level, the hash index through growth and shrinking).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "stor_ov.h"
+
+#define NKEYS 3000
+
+struct mkey {
+    int cf;
+    char k[16];
+    size_t kn;
+    bool present;
+    bool tomb;
+    uint64_t seq;
+    char v[8];
+    size_t vn;
+};
+
+static struct mkey keys[NKEYS]; /* sorted by (cf, key) */
+static uint64_t rng = 88172645463325252ull;
+
+static uint64_t rnd(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+static int mkey_cmp(const void *a, const void *b)
+{
+    const struct mkey *x = a, *y = b;
+    return ov_cmp(x->cf, x->k, x->kn, y->cf, y->k, y->kn);
+}
+
+/* Distinct keys of 0..11 bytes from a 3-letter alphabet, so many share
+ * prefixes and some are prefixes of others; two column families. */
+static void make_universe(void)
+{
+    size_t n = 0;
+    while (n < NKEYS) {
+        struct mkey m = {.cf = (int)(rnd() % 2), .kn = rnd() % 12};
+        for (size_t i = 0; i < m.kn; i++)
+            m.k[i] = "ab\xff"[rnd() % 3];
+        bool dup = false;
+        for (size_t i = 0; i < n && !dup; i++)
+            dup = mkey_cmp(&keys[i], &m) == 0;
+        if (!dup)
+            keys[n++] = m;
+    }
+    qsort(keys, NKEYS, sizeof keys[0], mkey_cmp);
+}
+
+static void check_all(struct ov *o)
+{
+    assert_int_equal(ov_check(o), 0);
+    size_t live = 0;
+    for (size_t i = 0; i < NKEYS; i++) {
+        struct mkey *m = &keys[i];
+        struct ov_node *n = ov_find(o, m->cf, m->k, m->kn);
+        if (!m->present) {
+            assert_null(n);
+            continue;
+        }
+        live++;
+        assert_non_null(n);
+        assert_int_equal(n->seq, m->seq);
+        if (m->tomb) {
+            assert_null(n->val);
+        } else {
+            assert_non_null(n->val);
+            assert_int_equal(n->vlen, m->vn);
+            assert_memory_equal(n->val, m->v, m->vn);
+        }
+    }
+    assert_int_equal(o->count, live);
+    /* The walk forward and back visits the model's keys in order. */
+    struct ov_node *n = ov_seek(o, 0, "", 0), *last = NULL;
+    for (size_t i = 0; i < NKEYS; i++) {
+        if (!keys[i].present)
+            continue;
+        assert_non_null(n);
+        assert_int_equal(ov_cmp(n->cf, n->key, n->klen, keys[i].cf, keys[i].k, keys[i].kn), 0);
+        last = n;
+        n = ov_next(n);
+    }
+    assert_null(n);
+    for (size_t i = NKEYS; i-- > 0;) {
+        if (!keys[i].present)
+            continue;
+        assert_ptr_equal(last, ov_find(o, keys[i].cf, keys[i].k, keys[i].kn));
+        last = ov_prev(o, last);
+    }
+    assert_null(last);
+}
+
+static size_t first_present_from(size_t i)
+{
+    while (i < NKEYS && !keys[i].present)
+        i++;
+    return i;
+}
+
+static void test_ov_matches_model(void **state)
+{
+    (void)state;
+    make_universe();
+    struct ov o;
+    ov_init(&o);
+    uint64_t seq = 0;
+    size_t maxcount = 0;
+    bool shrank = false;
+    for (int step = 0; step < 60000; step++) {
+        /* Phases: grow towards the whole universe, then drain it, twice, so
+         * the index grows and shrinks. */
+        bool filling = (step / 15000) % 2 == 0;
+        size_t i = rnd() % NKEYS;
+        struct mkey *m = &keys[i];
+        unsigned op = (unsigned)(rnd() % 100);
+        if (op < (filling ? 70u : 2u)) {
+            m->present = true;
+            m->seq = ++seq;
+            m->tomb = rnd() % 4 == 0;
+            m->vn = m->tomb ? 0 : rnd() % 8;
+            for (size_t j = 0; j < m->vn; j++)
+                m->v[j] = (char)rnd();
+            ov_set(&o, m->cf, m->k, m->kn, m->tomb ? NULL : m->v, m->vn, m->seq);
+        } else if (op < 99) {
+            /* Forget with the node's own sequence number (it goes) or an
+             * older one (a newer write replaced it: it stays). */
+            uint64_t s = m->present && rnd() % 4 ? m->seq : m->seq ? m->seq - 1 : 7;
+            ov_forget(&o, m->cf, m->k, m->kn, s);
+            if (m->present && s == m->seq)
+                m->present = false;
+        } else {
+            /* A range delete drops what it covers. */
+            size_t j = i + rnd() % 40;
+            if (j >= NKEYS)
+                j = NKEYS - 1;
+            if (j == i || keys[j].cf != m->cf)
+                continue;
+            ov_set_range(&o, m->cf, m->k, m->kn, keys[j].k, keys[j].kn, ++seq);
+            for (size_t x = i; x < j; x++)
+                keys[x].present = false;
+            assert_true(ov_range_covers(&o, m->cf, m->k, m->kn));
+            ov_forget_ranges(&o, seq);
+            assert_false(ov_range_covers(&o, m->cf, m->k, m->kn));
+        }
+        if (o.count > maxcount)
+            maxcount = o.count;
+        if (o.tabmask + 1 > 1024 && o.count * 8 < o.tabmask + 1)
+            fail_msg("index not shrunk: %zu entries, %zu slots", o.count, o.tabmask + 1);
+        if (maxcount > 1500 && o.tabmask + 1 <= 1024)
+            shrank = true;
+        if (step % 500 == 0 || step > 59900)
+            check_all(&o);
+        /* A seek lands on the first present key at or after the target. */
+        size_t t = rnd() % NKEYS, f = first_present_from(t);
+        struct ov_node *sk = ov_seek(&o, keys[t].cf, keys[t].k, keys[t].kn);
+        if (f == NKEYS) {
+            assert_null(sk);
+        } else {
+            assert_non_null(sk);
+            assert_int_equal(ov_cmp(sk->cf, sk->key, sk->klen, keys[f].cf, keys[f].k, keys[f].kn),
+                             0);
+        }
+    }
+    assert_true(maxcount > 1500); /* the index grew past its first size */
+    assert_true(shrank);          /* and came back down */
+    ov_destroy(&o);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_ov_matches_model)};
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
