@@ -673,7 +673,7 @@ static void o_step(struct stor_it *it, int dir)
 static void settle(struct stor_it *it, int dir)
 {
     it->dir = dir;
-    const struct ov *ov = &it->s->ov;
+    struct ov *ov = &it->s->ov;
     for (;;) {
         bool rv = rocksdb_iter_valid(it->it);
         size_t rn = 0;
@@ -759,7 +759,7 @@ static void turn(struct stor_it *it, int dir)
         it->savecap = kn;
     }
     memcpy(it->save, k, kn);
-    const struct ov *ov = &it->s->ov;
+    struct ov *ov = &it->s->ov;
     if (dir < 0) {
         rocksdb_iter_seek_for_prev(it->it, it->save, kn);
         if (rocksdb_iter_valid(it->it)) {

@@ -168,6 +168,11 @@ void ov_destroy(struct ov *o)
         free(n);
         n = next;
     }
+    for (size_t i = 0; i < o->npend; i++) {
+        free(o->pend[i]->val);
+        free(o->pend[i]);
+    }
+    free(o->pend);
     for (size_t i = 0; i < o->nranges; i++) {
         free(o->ranges[i].lo);
         free(o->ranges[i].hi);
@@ -205,6 +210,70 @@ static int random_level(struct ov *o)
     return l;
 }
 
+/* ---- nodes waiting for the order ---- */
+
+static void pend_add(struct ov *o, struct ov_node *x)
+{
+    if (o->npend == o->cappend) {
+        o->cappend = o->cappend ? o->cappend * 2 : 256;
+        o->pend = stor_xrealloc(o->pend, o->cappend * sizeof *o->pend);
+    }
+    x->pidx = (uint32_t)o->npend;
+    o->pend[o->npend++] = x;
+}
+
+static void pend_remove(struct ov *o, struct ov_node *x)
+{
+    struct ov_node *last = o->pend[--o->npend];
+    o->pend[x->pidx] = last;
+    last->pidx = x->pidx;
+}
+
+static int pend_cmp(const void *pa, const void *pb)
+{
+    const struct ov_node *a = *(struct ov_node *const *)pa, *b = *(struct ov_node *const *)pb;
+    return ov_cmp(a->cf, a->key, a->klen, b->cf, b->key, b->klen);
+}
+
+/* Links every waiting node into the skiplist: sorted first, so each search
+ * starts on every level from the previous node's position there, whenever
+ * that is further on than where the level above left off. */
+static void ov_order(struct ov *o)
+{
+    if (!o->npend)
+        return;
+    qsort(o->pend, o->npend, sizeof *o->pend, pend_cmp);
+    struct ov_node *preds[OV_MAXLEVEL];
+    for (int l = 0; l < OV_MAXLEVEL; l++)
+        preds[l] = o->head;
+    for (size_t i = 0; i < o->npend; i++) {
+        struct ov_node *x = o->pend[i];
+        if (x->level > o->level)
+            o->level = x->level;
+        struct ov_node *p = o->head;
+        for (int l = o->level - 1; l >= 0; l--) {
+            if (preds[l] != o->head &&
+                (p == o->head || ov_cmp(preds[l]->cf, preds[l]->key, preds[l]->klen, p->cf,
+                                        p->key, p->klen) > 0))
+                p = preds[l];
+            while (p->next[l] && node_cmp(p->next[l], x->cf, x->key, x->klen) < 0)
+                p = p->next[l];
+            preds[l] = p;
+        }
+        for (int l = 0; l < x->level; l++) {
+            struct ov_node *nx = preds[l]->next[l];
+            x->next[l] = nx;
+            preds[l]->next[l] = x;
+            *prevp(x, l) = preds[l] == o->head ? NULL : preds[l];
+            if (nx)
+                *prevp(nx, l) = x;
+            preds[l] = x;
+        }
+        x->linked = true;
+    }
+    o->npend = 0;
+}
+
 void ov_set(struct ov *o, int cf, const char *k, size_t kn, const char *v, size_t vn,
             uint64_t seq)
 {
@@ -212,23 +281,9 @@ void ov_set(struct ov *o, int cf, const char *k, size_t kn, const char *v, size_
     size_t slot = tab_slot(o, h, cf, k, kn);
     struct ov_node *x = o->tab[slot].n;
     if (!x) {
-        struct ov_node *preds[OV_MAXLEVEL];
-        find_preds(o, cf, k, kn, preds);
-        int level = random_level(o);
-        for (int l = o->level; l < level; l++)
-            preds[l] = o->head;
-        if (level > o->level)
-            o->level = level;
-        x = node_new(level, cf, k, kn);
+        x = node_new(random_level(o), cf, k, kn);
         x->hash = h;
-        for (int l = 0; l < level; l++) {
-            struct ov_node *nx = preds[l]->next[l];
-            x->next[l] = nx;
-            preds[l]->next[l] = x;
-            *prevp(x, l) = preds[l] == o->head ? NULL : preds[l];
-            if (nx)
-                *prevp(nx, l) = x;
-        }
+        pend_add(o, x);
         o->tab[slot] = (struct ov_slot){h, x};
         o->count++;
         if (o->count * 2 > o->tabmask + 1)
@@ -243,17 +298,22 @@ void ov_set(struct ov *o, int cf, const char *k, size_t kn, const char *v, size_
     o->bytes += node_bytes(x);
 }
 
-/* Takes x out of the list and the index, and frees it. */
+/* Takes x out of the list (or the waiting nodes) and the index, and frees
+ * it. */
 static void unlink_node(struct ov *o, struct ov_node *x)
 {
-    for (int l = 0; l < x->level; l++) {
-        struct ov_node *p = *prevp(x, l), *nx = x->next[l];
-        (p ? p : o->head)->next[l] = nx;
-        if (nx)
-            *prevp(nx, l) = p;
+    if (!x->linked) {
+        pend_remove(o, x);
+    } else {
+        for (int l = 0; l < x->level; l++) {
+            struct ov_node *p = *prevp(x, l), *nx = x->next[l];
+            (p ? p : o->head)->next[l] = nx;
+            if (nx)
+                *prevp(nx, l) = p;
+        }
+        while (o->level > 1 && !o->head->next[o->level - 1])
+            o->level--;
     }
-    while (o->level > 1 && !o->head->next[o->level - 1])
-        o->level--;
     tab_delete(o, x);
     o->bytes -= node_bytes(x);
     o->count--;
@@ -274,6 +334,7 @@ void ov_set_range(struct ov *o, int cf, const char *lo, size_t lon, const char *
                   uint64_t seq)
 {
     /* Nodes inside the range are superseded by it. */
+    ov_order(o);
     for (;;) {
         struct ov_node *x = find_preds(o, cf, lo, lon, NULL)->next[0];
         if (!x || node_cmp(x, cf, hi, hin) >= 0)
@@ -324,19 +385,22 @@ struct ov_node *ov_find(const struct ov *o, int cf, const char *k, size_t kn)
     return o->tab[tab_slot(o, ov_hash(cf, k, kn), cf, k, kn)].n;
 }
 
-struct ov_node *ov_seek(const struct ov *o, int cf, const char *k, size_t kn)
+struct ov_node *ov_seek(struct ov *o, int cf, const char *k, size_t kn)
 {
+    ov_order(o);
     return find_preds(o, cf, k, kn, NULL)->next[0];
 }
 
-struct ov_node *ov_seek_before(const struct ov *o, int cf, const char *k, size_t kn)
+struct ov_node *ov_seek_before(struct ov *o, int cf, const char *k, size_t kn)
 {
+    ov_order(o);
     struct ov_node *x = find_preds(o, cf, k, kn, NULL);
     return x == o->head ? NULL : x;
 }
 
-struct ov_node *ov_seek_prev(const struct ov *o, int cf, const char *k, size_t kn)
+struct ov_node *ov_seek_prev(struct ov *o, int cf, const char *k, size_t kn)
 {
+    ov_order(o);
     struct ov_node *x = find_preds(o, cf, k, kn, NULL);
     struct ov_node *n = x->next[0];
     if (n && node_cmp(n, cf, k, kn) == 0)
@@ -363,6 +427,8 @@ int ov_check(const struct ov *o)
             if (p && node_cmp(p, x->cf, x->key, x->klen) >= 0)
                 return 3; /* order */
             if (l == 0) {
+                if (!x->linked)
+                    return 7; /* listed but marked waiting */
                 n++;
                 bytes += node_bytes(x);
                 if (x->hash != ov_hash(x->cf, x->key, x->klen) ||
@@ -374,6 +440,14 @@ int ov_check(const struct ov *o)
     for (int l = o->level; l < OV_MAXLEVEL; l++)
         if (o->head->next[l])
             return 5; /* a level above o->level */
+    for (size_t i = 0; i < o->npend; i++) {
+        const struct ov_node *x = o->pend[i];
+        if (x->linked || x->pidx != i || x->hash != ov_hash(x->cf, x->key, x->klen) ||
+            o->tab[tab_slot(o, x->hash, x->cf, x->key, x->klen)].n != x)
+            return 8; /* a waiting node */
+        n++;
+        bytes += node_bytes(x);
+    }
     size_t used = 0;
     for (size_t i = 0; i <= o->tabmask; i++)
         used += o->tab[i].n != NULL && o->tab[i].hash == o->tab[i].n->hash;

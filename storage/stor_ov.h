@@ -3,6 +3,12 @@
  * RocksDB, as an ordered map (column family, key) → value or tombstone, plus
  * pending range deletes. Reads consult it before RocksDB; iterators merge it.
  *
+ * Every node is in a hash index. A new node joins the ordered skiplist only
+ * when something needs the order (a seek, a range delete): most records
+ * reach RocksDB and are forgotten before any iterator asks, and then they
+ * never cost a skiplist search. Ordering links the waiting nodes in one
+ * sorted pass, each search resuming from the one before.
+ *
  * Layer: inside stor_. Single-threaded: only the thread that commits (the
  * daemon's executor) touches it. Node pointers stay valid until the node is
  * removed; removal happens only between operations (stor_housekeep), never
@@ -11,6 +17,7 @@
 #ifndef SHMKV_STOR_OV_H
 #define SHMKV_STOR_OV_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,6 +30,8 @@ struct ov_node {
     size_t vlen, klen;
     uint8_t cf;
     uint8_t level;
+    bool linked;          /* in the skiplist; else waiting in ov.pend */
+    uint32_t pidx;        /* its index in ov.pend while waiting */
     struct ov_node *prev; /* level 0, backwards */
     char *key;            /* points into the node allocation */
     /* next[0 .. level-1], then the backward links of levels 1 .. level-1:
@@ -50,6 +59,8 @@ struct ov {
      * reads, rewrites of a pending key and ov_forget never walk the list. */
     struct ov_slot *tab;
     size_t tabmask;
+    struct ov_node **pend; /* nodes not yet in the skiplist, in no order */
+    size_t npend, cappend;
     int level;
     size_t count;
     size_t bytes; /* keys, values and nodes: what the overlay limit counts */
@@ -81,11 +92,12 @@ struct ov_node *ov_find(const struct ov *o, int cf, const char *k, size_t kn);
 /* Whether a pending range delete covers (cf, k). */
 int ov_range_covers(const struct ov *o, int cf, const char *k, size_t kn);
 /* First node >= (cf, k); last node <= (cf, k); NULL past the ends. A NULL k
- * with kn 0 means the start of cf. */
-struct ov_node *ov_seek(const struct ov *o, int cf, const char *k, size_t kn);
-struct ov_node *ov_seek_prev(const struct ov *o, int cf, const char *k, size_t kn);
+ * with kn 0 means the start of cf. A seek first links the waiting nodes, so
+ * ov_next and ov_prev from its result walk everything written before it. */
+struct ov_node *ov_seek(struct ov *o, int cf, const char *k, size_t kn);
+struct ov_node *ov_seek_prev(struct ov *o, int cf, const char *k, size_t kn);
 /* Last node < (cf, k). */
-struct ov_node *ov_seek_before(const struct ov *o, int cf, const char *k, size_t kn);
+struct ov_node *ov_seek_before(struct ov *o, int cf, const char *k, size_t kn);
 static inline struct ov_node *ov_next(const struct ov_node *n)
 {
     return n->next[0];
@@ -94,7 +106,7 @@ static inline struct ov_node *ov_next(const struct ov_node *n)
 struct ov_node *ov_prev(const struct ov *o, const struct ov_node *n);
 
 /* Checks every invariant (order, links both ways on every level, the hash
- * index, count and bytes): 0, or the number of the first that failed. For
+ * index, the waiting nodes, count and bytes): 0, or the number of the first that failed. For
  * tests; O(n). */
 int ov_check(const struct ov *o);
 
