@@ -4,8 +4,13 @@
  *   kvtool fill HOST PORT KEY TYPE N          a hash (TYPE hash) or sorted set (zset) of N
  *                                             fields, 1,000 per pipelined command
  *   kvtool timecmd HOST PORT CMD [ARG...]     one command's round trip in µs
- *   kvtool timeline HOST PORT CLIENTS SECONDS OUT
- *                                             SET from CLIENTS connections for SECONDS;
+ *   kvtool timeline HOST PORT CLIENTS SECONDS OUT [RATE [set|hset]]
+ *                                             SET (or HSET) from CLIENTS connections for
+ *                                             SECONDS, each as fast as it can, or, with
+ *                                             RATE, all together at RATE commands/s on a
+ *                                             fixed schedule, latency counted from each
+ *                                             command's scheduled time (so a stall also
+ *                                             counts for the commands it delayed);
  *                                             OUT gets "second p50_us p99_us p999_us ops"
  *   kvtool load HOST PORT MBPS SECONDS        SET 4 KiB values at MBPS MiB/s for SECONDS
  *                                             (pipelined, paced every 10 ms): a background
@@ -121,8 +126,10 @@ static int timecmd(const char *host, int port, int argc, const char **argv)
 
 struct tl {
     const char *host;
-    int port, id;
+    int port, id, clients;
     double t0, secs;
+    double interval; /* s between this client's commands; 0: back to back */
+    bool hset;
     /* per second: latencies in µs */
     uint32_t **lat;
     size_t *n, *cap;
@@ -133,14 +140,31 @@ static void *tl_main(void *arg)
     struct tl *t = arg;
     redisContext *c = tcp(t->host, t->port);
     uint64_t rng = 0x9e3779b97f4a7c15ull * (uint64_t)(t->id + 1);
-    char key[24], val[100];
+    char key[24], field[24], val[100];
     memset(val, 'x', sizeof val);
+    /* Paced clients start spread over one interval. */
+    double due = t->t0 + t->interval * t->id / t->clients;
     for (;;) {
         double a = now_s();
+        if (t->interval > 0) {
+            if (a < due) {
+                struct timespec ts = {0, (long)((due - a) * 1e9)};
+                nanosleep(&ts, NULL);
+            }
+            a = due; /* latency from the schedule, not from when we got to it */
+            due += t->interval;
+        }
         if (a - t->t0 >= t->secs)
             break;
-        snprintf(key, sizeof key, "tl:%llu", (unsigned long long)(zipf_rnd(&rng) % 1000000));
-        expect_ok(redisCommand(c, "SET %s %b", key, val, sizeof val));
+        unsigned long long k = (unsigned long long)(zipf_rnd(&rng) % 1000000);
+        if (t->hset) {
+            snprintf(key, sizeof key, "tlh:%llu", k % 1000);
+            snprintf(field, sizeof field, "f:%llu", k);
+            expect_ok(redisCommand(c, "HSET %s %s %b", key, field, val, sizeof val));
+        } else {
+            snprintf(key, sizeof key, "tl:%llu", k);
+            expect_ok(redisCommand(c, "SET %s %b", key, val, sizeof val));
+        }
         double b = now_s();
         size_t s = (size_t)(a - t->t0);
         if (t->n[s] == t->cap[s]) {
@@ -161,9 +185,10 @@ static int cmp_u32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static int timeline(const char *host, int port, int clients, int secs, const char *out)
+static int timeline(const char *host, int port, int clients, int secs, const char *out,
+                    double rate, bool hset)
 {
-    if (clients < 1 || clients > 256 || secs < 1 || secs > 3600)
+    if (clients < 1 || clients > 256 || secs < 1 || secs > 3600 || rate < 0)
         die("bad arguments");
     struct tl *t = calloc((size_t)clients, sizeof *t);
     pthread_t *tid = calloc((size_t)clients, sizeof *tid);
@@ -171,7 +196,9 @@ static int timeline(const char *host, int port, int clients, int secs, const cha
         die("out of memory");
     double t0 = now_s();
     for (int i = 0; i < clients; i++) {
-        t[i] = (struct tl){.host = host, .port = port, .id = i, .t0 = t0, .secs = secs};
+        t[i] = (struct tl){.host = host, .port = port, .id = i, .clients = clients, .t0 = t0,
+                           .secs = secs,
+                           .interval = rate > 0 ? clients / rate : 0, .hset = hset};
         t[i].lat = calloc((size_t)secs + 1, sizeof *t[i].lat);
         t[i].n = calloc((size_t)secs + 1, sizeof *t[i].n);
         t[i].cap = calloc((size_t)secs + 1, sizeof *t[i].cap);
@@ -305,8 +332,9 @@ int main(int argc, char **argv)
         return fill(argv[2], atoi(argv[3]), argv[4], argv[5], atol(argv[6]));
     if (argc >= 5 && !strcmp(argv[1], "timecmd"))
         return timecmd(argv[2], atoi(argv[3]), argc - 4, (const char **)argv + 4);
-    if (argc == 7 && !strcmp(argv[1], "timeline"))
-        return timeline(argv[2], atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), argv[6]);
+    if (argc >= 7 && argc <= 9 && !strcmp(argv[1], "timeline"))
+        return timeline(argv[2], atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), argv[6],
+                        argc >= 8 ? atof(argv[7]) : 0, argc == 9 && !strcmp(argv[8], "hset"));
     if (argc == 6 && !strcmp(argv[1], "load"))
         return load(argv[2], atoi(argv[3]), atof(argv[4]), atoi(argv[5]));
     if (argc == 7 && !strcmp(argv[1], "zipfread"))
