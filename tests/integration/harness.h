@@ -28,6 +28,8 @@
 #include <cmocka.h>
 #include <hiredis/hiredis.h>
 
+#include "t_rnd.h"
+
 struct server {
     pid_t pid;
     int port;
@@ -187,16 +189,6 @@ static inline int h_group_stop(struct server *s)
     int rc = h_stop(s);
     h_destroy(s);
     return rc == 0 ? 0 : -1;
-}
-
-/* xorshift64: the seeded generator of the randomised tests. */
-static inline uint64_t h_rnd(uint64_t *state)
-{
-    uint64_t x = *state;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return *state = x;
 }
 
 /* ---- reply assertions ---- */

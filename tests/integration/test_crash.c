@@ -21,7 +21,7 @@ static uint64_t rng;
 
 static uint64_t rnd(void)
 {
-    return h_rnd(&rng);
+    return t_rnd(&rng);
 }
 
 /* One command, as argv. */

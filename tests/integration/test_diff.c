@@ -37,7 +37,7 @@ static uint64_t rng;
 
 static uint64_t rnd(void)
 {
-    return h_rnd(&rng);
+    return t_rnd(&rng);
 }
 
 static int pick(int n)
@@ -738,7 +738,7 @@ static uint64_t prng;
 
 static const char *ppick(const char *const *v, int n)
 {
-    return v[h_rnd(&prng) % (uint64_t)n];
+    return v[t_rnd(&prng) % (uint64_t)n];
 }
 
 /* A cacheable read of key, fitting the type its name suggests (the shared
@@ -750,11 +750,11 @@ static int probe_cmd(const char *key, const char **pv)
                                       "SCARD", "ZCARD", "LLEN"};
     char f = key[0];
     if (strchr("shSzl", f) == NULL || key[1] < '0' || key[1] > '9')
-        f = "shSzl"[h_rnd(&prng) % 5];
+        f = "shSzl"[t_rnd(&prng) % 5];
     int n = 0;
     pv[n++] = NULL;
     pv[n++] = key;
-    switch (h_rnd(&prng) % 3 == 0 ? 0 : f) {
+    switch (t_rnd(&prng) % 3 == 0 ? 0 : f) {
     case 's':
         pv[0] = ppick((const char *const[]){"GET", "STRLEN", "MGET"}, 3);
         if (pv[0][0] == 'M')
@@ -796,7 +796,7 @@ static int probe_cmd(const char *key, const char **pv)
 static void probe(uint64_t seed, long i, long *served)
 {
     const char *pv[8];
-    const char *key = argc > 1 ? argv[1] : keys[h_rnd(&prng) % 5];
+    const char *key = argc > 1 ? argv[1] : keys[t_rnd(&prng) % 5];
     int n = probe_cmd(key, pv);
     uint64_t before = h_lib_hits(pk);
     shmkv_reply *a;

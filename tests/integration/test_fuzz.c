@@ -17,7 +17,7 @@ static uint64_t rng;
 
 static uint64_t rnd(void)
 {
-    return h_rnd(&rng);
+    return t_rnd(&rng);
 }
 
 static int group_setup(void **state)

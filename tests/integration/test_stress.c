@@ -59,12 +59,12 @@ static uint64_t fnv(const char *p, size_t n)
 /* value = seq(8) writer(4) key(4) payload(n) fnv(8) */
 static size_t make_value(char *v, uint64_t seq, uint32_t w, uint32_t k, uint64_t *rng)
 {
-    size_t n = 16 + h_rnd(rng) % PAYLOAD;
+    size_t n = 16 + t_rnd(rng) % PAYLOAD;
     memcpy(v, &seq, 8);
     memcpy(v + 8, &w, 4);
     memcpy(v + 12, &k, 4);
     for (size_t i = 16; i < n; i++)
-        v[i] = (char)h_rnd(rng);
+        v[i] = (char)t_rnd(rng);
     uint64_t s = fnv(v, n);
     memcpy(v + n, &s, 8);
     return n + 8;
@@ -109,7 +109,7 @@ static void writer(int w, uint64_t seed)
     uint64_t rng = seed, seqs[NK] = {0};
     char v[PAYLOAD + 40], ka[32], kb[32], kh[32];
     while (!__atomic_load_n(&SH->stop, __ATOMIC_ACQUIRE)) {
-        uint32_t k = (uint32_t)(h_rnd(&rng) % NK);
+        uint32_t k = (uint32_t)(t_rnd(&rng) % NK);
         uint64_t seq = ++seqs[k];
         size_t n = make_value(v, seq, (uint32_t)w, k, &rng);
         snprintf(ka, sizeof ka, "s:%d:%u", w, k);
@@ -149,8 +149,8 @@ static void reader(int id, uint64_t seed)
     uint64_t rng = seed, seen[NW][NK][3] = {{{0}}};
     char ka[32], kb[32];
     while (!__atomic_load_n(&SH->stop, __ATOMIC_ACQUIRE)) {
-        uint32_t w = (uint32_t)(h_rnd(&rng) % NW), k = (uint32_t)(h_rnd(&rng) % NK);
-        int shape = (int)(h_rnd(&rng) % 3);
+        uint32_t w = (uint32_t)(t_rnd(&rng) % NW), k = (uint32_t)(t_rnd(&rng) % NK);
+        int shape = (int)(t_rnd(&rng) % 3);
         uint64_t acked = __atomic_load_n(&SH->acked[w][k], __ATOMIC_ACQUIRE);
         shmkv_reply *r;
         uint64_t seq = 0;
@@ -286,7 +286,7 @@ static void victim(int id, uint64_t seed)
     uint64_t rng = seed;
     for (;;) {
         char k[32];
-        snprintf(k, sizeof k, "s:0:%u", (unsigned)(h_rnd(&rng) % NK));
+        snprintf(k, sizeof k, "s:0:%u", (unsigned)(t_rnd(&rng) % NK));
         char *v;
         size_t n;
         if (shmkv_get(h, k, strlen(k), &v, &n) == SHMKV_OK)
@@ -302,8 +302,8 @@ static void test_readers_killed(void **state)
     uint64_t rng = 5;
     int kills = 0;
     for (long end_ms = seconds() * 1000L, t = 0; t < end_ms; kills++) {
-        pid_t v = spawn(victim, 0, h_rnd(&rng));
-        long ms = 5 + (long)(h_rnd(&rng) % 40);
+        pid_t v = spawn(victim, 0, t_rnd(&rng));
+        long ms = 5 + (long)(t_rnd(&rng) % 40);
         sleep_ms(ms);
         kill(v, SIGKILL);
         waitpid(v, NULL, 0);

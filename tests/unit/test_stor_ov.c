@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "stor_ov.h"
+#include "t_rnd.h"
 
 #define NKEYS 3000
 
@@ -37,10 +38,7 @@ static uint64_t rng = 88172645463325252ull;
 
 static uint64_t rnd(void)
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
+    return t_rnd(&rng);
 }
 
 static int mkey_cmp(const void *a, const void *b)

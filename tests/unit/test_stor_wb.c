@@ -5,6 +5,7 @@
  * and back-pressure.
  */
 #include "fixture.h"
+#include "t_rnd.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -74,10 +75,7 @@ static void keyname(int i, char *out)
 static uint64_t rng = 88172645463325252ull;
 static uint64_t rnd(void)
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
+    return t_rnd(&rng);
 }
 
 /* Checks point reads and a full scan, forward then backward, with a random
