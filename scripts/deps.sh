@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages shmkv builds, tests and benchmarks with,
 # skipping those already present. Safe to run again; needs root or sudo.
+# The compression libraries come with librocksdb-dev anyway; they are named
+# because the release build links librocksdb.a and them directly.
 set -euo pipefail
 
 PKGS=(build-essential cmake pkg-config
       librocksdb-dev libck-dev libjemalloc-dev libhiredis-dev libcmocka-dev
+      libsnappy-dev zlib1g-dev libbz2-dev liblz4-dev libzstd-dev
       redis-server redis-tools gnuplot-nox)
 
 missing=()
