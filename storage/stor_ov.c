@@ -1,5 +1,6 @@
 /*
- * stor_ov — the write-back overlay, a skiplist. See stor_ov.h.
+ * stor_ov — the write-back overlay: a skiplist with a hash index beside it.
+ * See stor_ov.h.
  */
 #include "stor_ov.h"
 
@@ -333,13 +334,14 @@ void ov_forget(struct ov *o, int cf, const char *k, size_t kn, uint64_t seq)
 void ov_set_range(struct ov *o, int cf, const char *lo, size_t lon, const char *hi, size_t hin,
                   uint64_t seq)
 {
-    /* Nodes inside the range are superseded by it. */
+    /* Nodes inside the range are superseded by it: one seek, then a walk
+     * (a node leaves through its own back links). */
     ov_order(o);
-    for (;;) {
-        struct ov_node *x = find_preds(o, cf, lo, lon, NULL)->next[0];
-        if (!x || node_cmp(x, cf, hi, hin) >= 0)
-            break;
+    struct ov_node *x = find_preds(o, cf, lo, lon, NULL)->next[0];
+    while (x && node_cmp(x, cf, hi, hin) < 0) {
+        struct ov_node *next = x->next[0];
         unlink_node(o, x);
+        x = next;
     }
     tab_shrink(o);
     if (o->nranges == o->capranges) {
