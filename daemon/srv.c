@@ -503,20 +503,39 @@ static void add_listener(int fd)
 static void active_expire(void)
 {
     /* Walk the key space a slice per tick, deleting keys whose time passed,
-     * so expired keys go away even if nobody reads them. */
-    uint64_t reaped = 0;
+     * so expired keys go away even if nobody reads them. Each slice reads
+     * whole meta records (a string's value with it), which held the loop
+     * for milliseconds under a load of large values: so once a full pass
+     * finds no key with an expiry, the walk sleeps until one is written. */
+    if (srv.expire_idle) {
+        if (srv.db.ttl_puts == srv.expire_pass_puts)
+            return;
+        srv.expire_idle = false;
+    }
+    if (srv.expire_db == 0 && !srv.expire_key) {
+        srv.expire_pass_puts = srv.db.ttl_puts;
+        srv.expire_pass_ttls = 0;
+    }
+    uint64_t reaped = 0, ttls = 0;
     char *next = NULL;
     size_t nextn = 0;
     int rc = db_reap(&srv.db, srv.expire_db, srv.expire_key, srv.expire_keylen, EXPIRE_BUDGET,
-                     &reaped, &next, &nextn);
-    if (rc)
+                     &reaped, &ttls, &next, &nextn);
+    if (rc) {
         srv_log(LOG_WARNING, "active expiry: %s %s", enc_strerror(rc), stor_errmsg());
+        ttls = 1; /* not a pass to trust */
+    }
     srv.stats.expired_keys += reaped;
+    srv.expire_pass_ttls += ttls;
     free(srv.expire_key);
     srv.expire_key = next;
     srv.expire_keylen = nextn;
-    if (!next)
+    if (!next) {
         srv.expire_db = (srv.expire_db + 1) % (unsigned)srv.conf.databases;
+        if (srv.expire_db == 0 && srv.expire_pass_ttls == 0 &&
+            srv.db.ttl_puts == srv.expire_pass_puts)
+            srv.expire_idle = true;
+    }
 }
 
 static void cron(void)

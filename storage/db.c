@@ -276,6 +276,7 @@ void kc_put_meta(struct db *d, struct db_kc *kc)
     char *buf = n <= sizeof small ? small : stor_xmalloc(n);
     enc_meta_value(buf, &kc->m);
     stor_batch_put(&d->b, STOR_CF_META, kc->mk.p, kc->mk.n, buf, n);
+    d->ttl_puts += kc->m.expire_ms != 0;
     if (buf != small)
         free(buf);
 }
@@ -726,13 +727,13 @@ int db_dbsize(struct db *d, unsigned dbi, uint64_t *n)
 }
 
 int db_reap(struct db *d, unsigned dbi, const char *cursor, size_t cn, uint64_t budget,
-            uint64_t *reaped, char **next, size_t *nextn)
+            uint64_t *reaped, uint64_t *ttls, char **next, size_t *nextn)
 {
     /* The cursor key was not looked at yet: start on it. */
     struct stor_it *it = meta_iter_at(d, dbi, cursor, cn, false);
     db_begin(d);
     uint64_t now = stor_now_ms(), seen = 0;
-    *reaped = 0;
+    *reaped = *ttls = 0;
     *next = NULL;
     *nextn = 0;
     for (; stor_it_valid(it); stor_it_next(it)) {
@@ -747,9 +748,12 @@ int db_reap(struct db *d, unsigned dbi, const char *cursor, size_t cn, uint64_t 
         }
         uint8_t t;
         uint64_t exp;
-        if (enc_meta_peek(v, vn, &t, &exp) == 0 && exp && exp <= now) {
-            stor_batch_del(&d->b, STOR_CF_META, k, kn);
-            (*reaped)++;
+        if (enc_meta_peek(v, vn, &t, &exp) == 0 && exp) {
+            (*ttls)++;
+            if (exp <= now) {
+                stor_batch_del(&d->b, STOR_CF_META, k, kn);
+                (*reaped)++;
+            }
         }
     }
     int rc = stor_it_status(it);

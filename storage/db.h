@@ -83,6 +83,7 @@ struct db {
     uint32_t counter;
     uint64_t rng;
     uint64_t last_commit_ops; /* records in the last committed record set */
+    uint64_t ttl_puts;        /* meta records written with an expiry, ever */
     /* Called after every successful commit with the record set just applied:
      * the one place that sees every change (WATCH, blocked clients, caches). */
     void (*on_commit)(void *arg, const struct stor_batch *b);
@@ -159,10 +160,11 @@ int db_dbsize(struct db *d, unsigned dbi, uint64_t *n);
 int db_keycount(struct db *d, unsigned dbi, uint64_t *keys, uint64_t *expires);
 /* Active expiry: looks at up to budget meta records of db dbi after cursor
  * (NULL: from the start) and deletes those whose expiry has passed, in one
- * record set. *reaped: how many; *next (malloc'd): where to continue, NULL
- * at the end of the db. */
+ * record set. *reaped: how many; *ttls: how many of those looked at had an
+ * expiry, passed or not; *next (malloc'd): where to continue, NULL at the
+ * end of the db. */
 int db_reap(struct db *d, unsigned dbi, const char *cursor, size_t cn, uint64_t budget,
-            uint64_t *reaped, char **next, size_t *nextn);
+            uint64_t *reaped, uint64_t *ttls, char **next, size_t *nextn);
 /* O(1) range deletes of every record of db dbi, or of all dbs. */
 int db_flushdb(struct db *d, unsigned dbi);
 int db_flushall(struct db *d);

@@ -482,6 +482,43 @@ static void test_srv_auth_and_limits(void **state)
     h_destroy(&a);
 }
 
+static unsigned long long info_stat(redisContext *c, const char *field)
+{
+    redisReply *r = H_CMD(c, "INFO stats");
+    assert_non_null(r);
+    const char *p = strstr(r->str, field);
+    assert_non_null(p);
+    unsigned long long v = strtoull(p + strlen(field) + 1, NULL, 10);
+    freeReplyObject(r);
+    return v;
+}
+
+/* Keys with a TTL go away in the background, unread: also once the walk
+ * has gone to sleep after a pass that met no key with an expiry. */
+static void test_srv_active_expiry(void **state)
+{
+    redisContext *c = *state;
+    h_expect_status(c, "OK", "CONFIG SET hz 100");
+    for (int i = 0; i < 100; i++)
+        h_expect_status(c, "OK", "SET plain:%d v", i);
+    struct timespec ts = {0, 500 * 1000 * 1000}; /* passes over all 16 dbs, none with a TTL */
+    nanosleep(&ts, NULL);
+    unsigned long long before = info_stat(c, "expired_keys");
+    for (int i = 0; i < 20; i++)
+        h_expect_status(c, "OK", "SET vol:%d v PX 30", i);
+    h_expect_int(c, 1, "HSET volh f v");
+    h_expect_int(c, 1, "PEXPIRE volh 30");
+    unsigned long long now = before;
+    for (int i = 0; i < 100 && now < before + 21; i++) {
+        ts.tv_nsec = 50 * 1000 * 1000;
+        nanosleep(&ts, NULL);
+        now = info_stat(c, "expired_keys");
+    }
+    assert_int_equal(now, before + 21);
+    h_expect_int(c, 100, "DBSIZE");
+    h_expect_status(c, "OK", "CONFIG SET hz 10");
+}
+
 static void test_srv_persistence_across_shutdown(void **state)
 {
     redisContext *c = *state;
@@ -528,7 +565,7 @@ int main(void)
         T(test_srv_client_commands),    T(test_srv_hello_resp3),
         T(test_srv_config_info_command), T(test_srv_slowlog),
         T(test_srv_bgsave_lastsave),    T(test_srv_compact),
-        T(test_srv_unix_socket),
+        T(test_srv_unix_socket),        T(test_srv_active_expiry),
         T(test_srv_auth_and_limits),    T(test_srv_persistence_across_shutdown),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

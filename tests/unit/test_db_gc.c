@@ -108,11 +108,13 @@ static void test_db_gc_expired_and_overwritten(void **state)
     for (int cf = 0; cf < STOR_CF_COUNT; cf++)
         assert_int_equal(stor_compact(f->s, cf), 0);
     assert_int_equal(count_cf(f, STOR_CF_SUB), 500 + 2);
-    uint64_t reaped;
+    uint64_t reaped, ttls;
     char *next;
     size_t nextn;
-    assert_int_equal(db_reap(d, 0, NULL, 0, 1000, &reaped, &next, &nextn), 0);
+    assert_int_equal(db_reap(d, 0, NULL, 0, 1000, &reaped, &ttls, &next, &nextn), 0);
     assert_int_equal(reaped, 3); /* exp, z, s */
+    assert_int_equal(ttls, 3);
+    assert_true(d->ttl_puts >= 3); /* the expiries set above */
     assert_null(next);
     for (int cf = 0; cf < STOR_CF_COUNT; cf++)
         assert_int_equal(stor_compact(f->s, cf), 0);
