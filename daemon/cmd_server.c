@@ -439,6 +439,8 @@ void cmd_info(struct conn *c)
         INFO("writeback_flushed_seq:%llu\r\n", (unsigned long long)w.durable_seq);
         INFO("writeback_pending_sets:%llu\r\n", (unsigned long long)(w.last_seq - w.durable_seq));
         INFO("writeback_journal_bytes:%llu\r\n", (unsigned long long)w.journal_bytes);
+        INFO("writeback_journal_dir:%s\r\n", w.journal_dir ? w.journal_dir : "");
+        INFO("writeback_journal_shm:%d\r\n", w.journal_shm);
         INFO("writeback_overlay_entries:%llu\r\n", (unsigned long long)w.overlay_entries);
         INFO("writeback_overlay_bytes:%llu\r\n", (unsigned long long)w.overlay_bytes);
         INFO("writeback_flush_batches:%llu\r\n", (unsigned long long)w.flush_batches);

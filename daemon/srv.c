@@ -635,12 +635,19 @@ int srv_main(void)
                            .flush_batch_bytes = (size_t)srv.conf.flush_batch_bytes,
                            .flush_interval_ms = srv.conf.flush_interval_ms,
                            .overlay_max_bytes = (size_t)srv.conf.overlay_max_bytes,
+                           .journal_shm_dir = srv.conf.journal_shm_dir,
                            .compression = 1};
     const char *err = NULL;
     int rc = stor_open(&srv.stor, &so, &err);
     if (rc) {
         srv_log(LOG_WARNING, "cannot open storage in %s: %s", srv.conf.dir, err ? err : "");
         return 1;
+    }
+    if (srv.conf.writeback) {
+        struct stor_wb_stats w;
+        stor_wb_stats(srv.stor, &w);
+        srv_log(LOG_NOTICE, "write-back journal in %s (%s)", w.journal_dir,
+                w.journal_shm ? "shared memory; RocksDB's WAL is the disk log" : "on disk");
     }
     if (!srv.conf.unixsocket) {
         /* Local clients (libshmkv) reach the cache through a Unix socket:

@@ -56,6 +56,7 @@ static const struct param params[] = {
     {"write-back", P_BOOL, OFF(writeback), false, 0, 1, NULL, NULL},
     {"flusher-batch-size", P_MEM, OFF(flush_batch_bytes), false, 4096, INT64_MAX, NULL, NULL},
     {"flusher-interval", P_INT, OFF(flush_interval_ms), false, 0, 10000, NULL, NULL},
+    {"journal-shm-dir", P_STR, OFF(journal_shm_dir), false, 0, 0, NULL, NULL},
     {"overlay-max-memory", P_MEM, OFF(overlay_max_bytes), false, 1024 * 1024, INT64_MAX, NULL,
      NULL},
     {"shm-cache-size", P_MEM, OFF(shm_cache_bytes), false, 0, INT64_MAX, NULL, NULL},
@@ -103,6 +104,7 @@ void srv_conf_init(struct srv_conf *c)
     c->flush_batch_bytes = 4ll << 20;
     c->flush_interval_ms = 2;
     c->overlay_max_bytes = 256ll << 20;
+    c->journal_shm_dir = xstrdup("/dev/shm");
     c->shm_cache_bytes = 64ll << 20;
     c->shm_max_record = 1ll << 20;
     c->slowlog_log_slower_than = 10000;
@@ -118,6 +120,7 @@ void srv_conf_free(struct srv_conf *c)
     free(c->requirepass);
     free(c->logfile);
     free(c->pidfile);
+    free(c->journal_shm_dir);
     memset(c, 0, sizeof *c);
 }
 

@@ -13,8 +13,9 @@
  * a sequence number, applies it to the in-memory overlay and queues it; the
  * caller must call stor_sync() before acknowledging anything, which appends
  * the queued record sets to the crash-safe journal (and fsyncs it with
- * appendfsync always). A flusher thread writes them to RocksDB in large
- * batches; stor_housekeep() then drops what became durable from the overlay
+ * appendfsync always; under everysec and no the journal can live in a
+ * shared-memory folder, o->journal_shm_dir, with RocksDB's WAL as the disk
+ * log). A flusher thread writes them to RocksDB in large batches; stor_housekeep() then drops what became durable from the overlay
  * and the journal. On open, whatever the journal holds beyond RocksDB's last
  * applied sequence number is replayed. Without write-back, stor_commit()
  * writes RocksDB directly.
@@ -62,6 +63,11 @@ struct stor_opts {
     int flush_interval_ms;     /* the flusher waits this long to fill a batch (0: none) */
     size_t overlay_max_bytes;  /* back-pressure above this much pending data (0: 256 MiB) */
     size_t journal_segment_bytes; /* journal file size before a new one (0: 64 MiB) */
+    /* Under appendfsync everysec and no: keep the journal in a new folder in
+     * this tmpfs (it survives a killed daemon, not a power loss) and let the
+     * flusher write RocksDB's WAL as the disk log. NULL or "": on disk, in
+     * dir/journal, as always under appendfsync always. */
+    const char *journal_shm_dir;
     int test_no_flusher;       /* tests only: nothing reaches RocksDB but by replay */
 };
 
@@ -74,6 +80,8 @@ struct stor_wb_stats {
     uint64_t flush_us_total, flush_us_last, flush_us_max;
     uint64_t waits, wait_us;     /* back-pressure */
     uint64_t replayed_sets;      /* at the last open */
+    const char *journal_dir;     /* where the journal files are; the handle's */
+    int journal_shm;             /* 1: that folder is in shared memory */
 };
 
 struct stor;

@@ -49,12 +49,17 @@ struct stor {
     rocksdb_options_t *cfopts[STOR_CF_COUNT];
     rocksdb_readoptions_t *ropts;
     rocksdb_writeoptions_t *wopts;
-    rocksdb_writeoptions_t *wopts_nowal; /* the flusher's: the journal is the log */
+    rocksdb_writeoptions_t *wopts_nowal; /* the flusher's with a disk journal: it is the log */
     struct stor_opts o;
     char *dir;
 
     /* ---- write-back; the executor's unless said otherwise ---- */
     bool wb;
+    /* Where the journal files are: dir/journal, or a folder in shared memory
+     * (jshm), named in dir/journal-shm. With jshm the flusher writes
+     * RocksDB's WAL, the disk log; without, the journal is the disk log. */
+    bool jshm;
+    char *jdir;
     struct ov ov;
     uint64_t last_seq;       /* the last sequence number given out */
     uint64_t pruned_seq;     /* overlay entries up to here are forgotten */
@@ -83,6 +88,7 @@ struct stor {
     int *sync_fds;           /* dups of journal files to fsync; the last is current */
     size_t nsync_fds;
     uint64_t last_fsync_ms;  /* the flusher's */
+    uint64_t wal_synced_seq; /* the flusher's: with jshm, RocksDB's WAL is synced up to here */
     bool flusher_idle;       /* waiting for work: a commit wakes it */
     bool flusher_filling;    /* waiting for a batch to fill: a full batch wakes it */
     size_t flush_batch_max;

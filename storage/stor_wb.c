@@ -18,12 +18,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "stor_mem.h"
+
+/* The file in the data folder naming the journal's shared-memory folder. */
+#define JSHM_PTR "journal-shm"
+#define JSHM_SEG_MAX (8u << 20) /* smaller files: memory comes back sooner */
 
 /* ---- CRC-32C (Castagnoli) ----
  * Every journal record is checksummed on the executor before its reply, so
@@ -268,11 +274,12 @@ static void flush_batch_build(struct stor *s, struct wb_rec *first, struct wb_re
     fops_emit(s, s->fops + run, s->nfops - run, wb);
 }
 
-/* The flusher writes RocksDB without its WAL (the journal is the log, and
- * writing both doubled the disk traffic). A crash then leaves each column
- * family at its last flush, each a prefix of its own history but not all
- * at the same point: so every family records how far it got, and replay
- * starts from the smallest. Re-applying record sets in order is harmless. */
+/* With the journal on disk, the flusher writes RocksDB without its WAL (the
+ * journal is the log, and writing both doubled the disk traffic). A crash
+ * then leaves each column family at its last flush, each a prefix of its
+ * own history but not all at the same point: so every family records how
+ * far it got, and replay starts from the smallest. Re-applying record sets
+ * in order is harmless. */
 static void put_applied(struct stor *s, rocksdb_writebatch_t *wb, uint64_t seq)
 {
     char v[8];
@@ -283,9 +290,9 @@ static void put_applied(struct stor *s, rocksdb_writebatch_t *wb, uint64_t seq)
 
 /* ---- the flusher ---- */
 
-static void seg_path(const struct stor *s, uint64_t first, char *out, size_t cap)
+static void seg_path(const char *dir, uint64_t first, char *out, size_t cap)
 {
-    snprintf(out, cap, "%s/journal/%016" PRIx64, s->dir, first);
+    snprintf(out, cap, "%s/%016" PRIx64, dir, first);
 }
 
 static int sync_rocksdb_wal(struct stor *s)
@@ -312,12 +319,44 @@ static int flush_memtables(struct stor *s)
     return rc;
 }
 
+/* The flusher's file duties with the journal in shared memory: a journal
+ * file goes once RocksDB has all its records (in its WAL, which a killed
+ * process does not lose), and under appendfsync everysec RocksDB's WAL is
+ * synced once a second, off the executor. */
+static void flusher_files_shm(struct stor *s)
+{
+    while (s->nsegs && s->segs[0].last <= s->durable_seq) {
+        char path[4096];
+        seg_path(s->jdir, s->segs[0].first, path, sizeof path);
+        memmove(s->segs, s->segs + 1, (s->nsegs - 1) * sizeof *s->segs);
+        s->nsegs--;
+        pthread_mutex_unlock(&s->mu);
+        unlink(path);
+        pthread_mutex_lock(&s->mu);
+    }
+    uint64_t now = stor_mono_us() / 1000;
+    if (s->o.fsync == STOR_FSYNC_EVERYSEC && s->durable_seq > s->wal_synced_seq &&
+        now - s->last_fsync_ms >= 1000) {
+        uint64_t upto = s->durable_seq;
+        pthread_mutex_unlock(&s->mu);
+        int rc = sync_rocksdb_wal(s);
+        pthread_mutex_lock(&s->mu);
+        if (rc == 0)
+            s->wal_synced_seq = upto;
+        s->last_fsync_ms = now;
+    }
+}
+
 /* The flusher's file duties, with s->mu held on entry and exit (dropped
  * around every system call): delete journal files whose records are all in
  * RocksDB's SST files (after a memtable flush: the flusher writes no WAL);
  * fsync the journal once a second under appendfsync everysec. */
 static void flusher_files(struct stor *s)
 {
+    if (s->jshm) {
+        flusher_files_shm(s);
+        return;
+    }
     if (s->nsegs && s->segs[0].last <= s->durable_seq) {
         uint64_t upto = s->durable_seq;
         pthread_mutex_unlock(&s->mu);
@@ -325,7 +364,7 @@ static void flusher_files(struct stor *s)
         pthread_mutex_lock(&s->mu);
         while (rc == 0 && s->nsegs && s->segs[0].last <= upto) {
             char path[4096];
-            seg_path(s, s->segs[0].first, path, sizeof path);
+            seg_path(s->jdir, s->segs[0].first, path, sizeof path);
             memmove(s->segs, s->segs + 1, (s->nsegs - 1) * sizeof *s->segs);
             s->nsegs--;
             pthread_mutex_unlock(&s->mu);
@@ -400,7 +439,7 @@ static void *flusher_main(void *arg)
         flush_batch_build(s, first, last, wb);
         put_applied(s, wb, last->seq);
         char *err = NULL;
-        rocksdb_write(s->db, s->wopts_nowal, wb, &err);
+        rocksdb_write(s->db, s->jshm ? s->wopts : s->wopts_nowal, wb, &err);
         rocksdb_writebatch_destroy(wb);
         uint64_t us = stor_mono_us() - t0;
 
@@ -435,7 +474,7 @@ static void *flusher_main(void *arg)
 static int seg_open_new(struct stor *s, uint64_t first)
 {
     char path[4096];
-    seg_path(s, first, path, sizeof path);
+    seg_path(s->jdir, first, path, sizeof path);
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
     if (fd < 0)
         return -errno;
@@ -443,7 +482,7 @@ static int seg_open_new(struct stor *s, uint64_t first)
     s->jcur.first = first;
     s->jcur.last = first - 1;
     s->jcur.bytes = 0;
-    if (s->o.fsync == STOR_FSYNC_EVERYSEC) {
+    if (s->o.fsync == STOR_FSYNC_EVERYSEC && !s->jshm) {
         /* The flusher fsyncs its own descriptor: the executor may close
          * and replace jfd whenever it likes. */
         int d = fcntl(fd, F_DUPFD_CLOEXEC, 0);
@@ -477,6 +516,8 @@ int stor_sync(struct stor *s)
     if (!s->wb || !s->jnext)
         return 0;
     size_t segmax = s->o.journal_segment_bytes ? s->o.journal_segment_bytes : 64u << 20;
+    if (s->jshm && segmax > JSHM_SEG_MAX)
+        segmax = JSHM_SEG_MAX;
     while (s->jnext) {
         struct iovec iov[64];
         int n = 0;
@@ -670,40 +711,8 @@ void stor_wb_stats(struct stor *s, struct stor_wb_stats *st)
         jb += s->segs[i].bytes;
     pthread_mutex_unlock(&s->mu);
     st->journal_bytes = jb;
-}
-
-/* ---- replay and open ---- */
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* The journal files present, by first sequence number. */
-static int list_segments(struct stor *s, uint64_t **out, size_t *n)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/journal", s->dir);
-    if (mkdir(path, 0700) != 0 && errno != EEXIST)
-        return -errno;
-    DIR *d = opendir(path);
-    if (!d)
-        return -errno;
-    size_t cap = 8;
-    *out = stor_xmalloc(cap * sizeof **out);
-    *n = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (strlen(e->d_name) != 16 || strspn(e->d_name, "0123456789abcdef") != 16)
-            continue;
-        if (*n == cap)
-            *out = stor_xrealloc(*out, (cap *= 2) * sizeof **out);
-        (*out)[(*n)++] = strtoull(e->d_name, NULL, 16);
-    }
-    closedir(d);
-    qsort(*out, *n, sizeof **out, cmp_u64);
-    return 0;
+    st->journal_dir = s->jdir;
+    st->journal_shm = s->jshm;
 }
 
 static int read_file(const char *path, char **buf, size_t *n)
@@ -734,12 +743,154 @@ static int read_file(const char *path, char **buf, size_t *n)
     return 0;
 }
 
+/* ---- where the journal lives ----
+ *
+ * On disk, in dir/journal; or, under appendfsync everysec and no, in a
+ * folder of its own in shared memory (a tmpfs), where appending never waits
+ * on a file system's journal or dirty-page throttling: the flusher writes
+ * RocksDB's WAL instead. The folder gets a random name, written to
+ * dir/journal-shm before any record goes into it, so a restart finds it
+ * whatever the configuration says by then, and a data folder deleted and
+ * made again can never pick up another's records. */
+
+
+/* The shared-memory folder dir/journal-shm names, in out; 0 if it names one
+ * (it may be gone: a reboot empties a tmpfs), -ENOENT if there is none. */
+static int shm_ptr_read(const struct stor *s, char *out, size_t cap)
+{
+    char path[4096], *buf;
+    size_t n;
+    snprintf(path, sizeof path, "%s/" JSHM_PTR, s->dir);
+    int rc = read_file(path, &buf, &n);
+    if (rc)
+        return rc;
+    while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\0'))
+        n--;
+    rc = n && n < cap && buf[0] == '/' && !memchr(buf, '\0', n) ? 0 : ENC_ECORRUPT;
+    if (rc == 0) {
+        memcpy(out, buf, n);
+        out[n] = '\0';
+    }
+    free(buf);
+    return rc;
+}
+
+static int fsync_path(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    int rc = fsync(fd) == 0 ? 0 : -errno;
+    close(fd);
+    return rc;
+}
+
+/* Writes dir/journal-shm naming folder, durably (it must outlive a power
+ * loss no less than the records in RocksDB do). */
+static int shm_ptr_write(const struct stor *s, const char *folder)
+{
+    char tmp[4096], path[4096];
+    snprintf(tmp, sizeof tmp, "%s/" JSHM_PTR ".tmp", s->dir);
+    snprintf(path, sizeof path, "%s/" JSHM_PTR, s->dir);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -errno;
+    size_t n = strlen(folder);
+    int rc = 0;
+    if (write(fd, folder, n) != (ssize_t)n || write(fd, "\n", 1) != 1 || fdatasync(fd) != 0)
+        rc = errno ? -errno : -EIO;
+    close(fd);
+    if (rc == 0 && rename(tmp, path) != 0)
+        rc = -errno;
+    if (rc == 0)
+        rc = fsync_path(s->dir);
+    if (rc)
+        unlink(tmp);
+    return rc;
+}
+
+static void shm_ptr_remove(const struct stor *s)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/" JSHM_PTR, s->dir);
+    unlink(path);
+}
+
+/* Makes a new shared-memory folder for the journal when the options ask for
+ * one and the tmpfs has room for everything that may be pending; otherwise
+ * the journal stays on disk. Sets s->jdir. */
+static void journal_place(struct stor *s)
+{
+    const char *shm = s->o.journal_shm_dir;
+    size_t ovmax = s->o.overlay_max_bytes ? s->o.overlay_max_bytes : 256u << 20;
+    struct statvfs vf;
+    if (shm && *shm && s->o.fsync != STOR_FSYNC_ALWAYS && statvfs(shm, &vf) == 0 &&
+        (uint64_t)vf.f_bavail * vf.f_frsize >= (uint64_t)ovmax + 4 * JSHM_SEG_MAX) {
+        for (int tries = 0; tries < 16; tries++) {
+            uint64_t id;
+            if (getrandom(&id, sizeof id, 0) != (ssize_t)sizeof id)
+                break;
+            char path[4096];
+            snprintf(path, sizeof path, "%s/shmkv-journal-%016" PRIx64, shm, id);
+            if (mkdir(path, 0700) != 0) {
+                if (errno == EEXIST)
+                    continue;
+                break;
+            }
+            if (shm_ptr_write(s, path) != 0) {
+                rmdir(path);
+                break;
+            }
+            s->jshm = true;
+            s->jdir = stor_xmemdup(path, strlen(path) + 1);
+            return;
+        }
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/journal", s->dir);
+    s->jdir = stor_xmemdup(path, strlen(path) + 1);
+}
+
+/* ---- replay and open ---- */
+
+struct jfile {
+    uint64_t first;
+    int where; /* index into the replay's folders */
+};
+
+static int cmp_jfile(const void *a, const void *b)
+{
+    uint64_t x = ((const struct jfile *)a)->first, y = ((const struct jfile *)b)->first;
+    return (x > y) - (x < y);
+}
+
+/* Adds the journal files in folder to *out. A missing folder holds none. */
+static int list_segments(const char *folder, int where, struct jfile **out, size_t *n,
+                         size_t *cap)
+{
+    DIR *d = opendir(folder);
+    if (!d)
+        return errno == ENOENT ? 0 : -errno;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (strlen(e->d_name) != 16 || strspn(e->d_name, "0123456789abcdef") != 16)
+            continue;
+        if (*n == *cap)
+            *out = stor_xrealloc(*out, (*cap = *cap ? *cap * 2 : 8) * sizeof **out);
+        (*out)[(*n)++] = (struct jfile){strtoull(e->d_name, NULL, 16), where};
+    }
+    closedir(d);
+    return 0;
+}
+
 static _Thread_local char wb_errbuf[4200]; /* room for a path */
 
-/* Replays every record set beyond RocksDB's applied sequence number, then
- * removes the journal files. A record cut short at the very end of the last
- * file is a write the crash interrupted (never acknowledged): it is dropped.
- * Any other bad record is corruption: the open fails, naming file and offset. */
+/* Replays every record set beyond RocksDB's applied sequence number, from
+ * the journal files on disk and in the shared-memory folder a previous run
+ * named (both, in sequence order: the configuration may have changed since),
+ * then removes them. A record cut short at the very end of the last file is
+ * a write the crash interrupted (never acknowledged): it is dropped. Any
+ * other bad record is corruption: the open fails, naming file and offset. */
 static int replay(struct stor *s, const char **errmsg)
 {
     /* The smallest of the column families' applied sequence numbers: each
@@ -761,18 +912,37 @@ static int replay(struct stor *s, const char **errmsg)
         if (a < applied)
             applied = a;
     }
-    rc = 0;
-    uint64_t *segs = NULL;
-    size_t nsegs = 0;
-    if ((rc = list_segments(s, &segs, &nsegs)))
+    char dirs[2][4096];
+    snprintf(dirs[0], sizeof dirs[0], "%s/journal", s->dir);
+    if (mkdir(dirs[0], 0700) != 0 && errno != EEXIST)
+        return -errno;
+    rc = shm_ptr_read(s, dirs[1], sizeof dirs[1]);
+    bool had_shm = rc == 0;
+    if (rc == ENC_ECORRUPT) {
+        snprintf(wb_errbuf, sizeof wb_errbuf, "%s/" JSHM_PTR ": not a folder's path", s->dir);
+        *errmsg = wb_errbuf;
         return rc;
+    }
+    if (rc && rc != -ENOENT)
+        return rc;
+    struct jfile *segs = NULL;
+    size_t nsegs = 0, cap = 0;
+    rc = list_segments(dirs[0], 0, &segs, &nsegs, &cap);
+    if (rc == 0 && had_shm)
+        rc = list_segments(dirs[1], 1, &segs, &nsegs, &cap);
+    if (rc) {
+        free(segs);
+        return rc;
+    }
+    if (nsegs)
+        qsort(segs, nsegs, sizeof *segs, cmp_jfile);
     uint64_t last = applied, replayed = 0;
     rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
     size_t pending = 0;
     for (size_t i = 0; i < nsegs && rc == 0; i++) {
         char path[4096], *buf = NULL;
         size_t n = 0;
-        seg_path(s, segs[i], path, sizeof path);
+        seg_path(dirs[segs[i].where], segs[i].first, path, sizeof path);
         if ((rc = read_file(path, &buf, &n)))
             break;
         size_t off = 0;
@@ -840,8 +1010,12 @@ static int replay(struct stor *s, const char **errmsg)
     if (rc == 0 && (rc = sync_rocksdb_wal(s)) == 0) {
         for (size_t i = 0; i < nsegs; i++) {
             char path[4096];
-            seg_path(s, segs[i], path, sizeof path);
+            seg_path(dirs[segs[i].where], segs[i].first, path, sizeof path);
             unlink(path);
+        }
+        if (had_shm) {
+            rmdir(dirs[1]);
+            shm_ptr_remove(s);
         }
     }
     free(segs);
@@ -861,7 +1035,8 @@ int wb_open(struct stor *s, const char **errmsg)
     s->flush_batch_max = s->o.flush_batch_bytes ? s->o.flush_batch_bytes : 4u << 20;
     int rc = replay(s, errmsg);
     if (rc == 0) {
-        s->durable_seq = s->qsentinel.seq = s->last_seq;
+        journal_place(s);
+        s->durable_seq = s->qsentinel.seq = s->wal_synced_seq = s->last_seq;
         rc = seg_open_new(s, s->last_seq + 1);
     }
     if (rc == 0 && !s->o.test_no_flusher) {
@@ -897,11 +1072,18 @@ void wb_close(struct stor *s, bool drain)
     if (drained && flush_memtables(s) == 0) {
         for (size_t i = 0; i < s->nsegs; i++) {
             char path[4096];
-            seg_path(s, s->segs[i].first, path, sizeof path);
+            seg_path(s->jdir, s->segs[i].first, path, sizeof path);
             unlink(path);
         }
         s->nsegs = 0;
+        if (s->jshm) {
+            rmdir(s->jdir);
+            shm_ptr_remove(s);
+        }
     }
+    free(s->jdir);
+    s->jdir = NULL;
+    s->jshm = false;
     for (size_t i = 0; i < s->nsync_fds; i++)
         close(s->sync_fds[i]);
     free(s->sync_fds);

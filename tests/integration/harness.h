@@ -176,9 +176,28 @@ static inline int h_stop(struct server *s)
     return -1;
 }
 
+/* A daemon killed with SIGKILL leaves its journal's shared-memory folder,
+ * named in data/journal-shm (docs/writeback.md); the folder is removed
+ * only if the name is one shmkvd makes. */
+static inline void h_rm_shm_journal(const struct server *s)
+{
+    char path[400], folder[4096] = "";
+    snprintf(path, sizeof path, "%s/data/journal-shm", s->dir);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    if (fgets(folder, sizeof folder, f))
+        folder[strcspn(folder, "\n")] = '\0';
+    fclose(f);
+    const char *base = strrchr(folder, '/');
+    if (base && strncmp(base + 1, "shmkv-journal-", 14) == 0)
+        nftw(folder, h_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 static inline void h_destroy(struct server *s)
 {
     h_stop(s);
+    h_rm_shm_journal(s);
     nftw(s->dir, h_rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 

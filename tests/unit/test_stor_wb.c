@@ -2,16 +2,21 @@
  * test_stor_wb — write-back: the overlay merged with RocksDB checked against
  * a model under random operations (the real flusher moving data underneath),
  * journal replay (clean, torn last record, bad checksum, empty, unsynced),
- * and back-pressure.
+ * back-pressure, and the journal in a shared-memory folder (replayed from
+ * wherever the last run kept it; dropped once RocksDB's WAL has it).
  */
 #include "fixture.h"
 #include "stor_int.h"
 #include "t_rnd.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static struct stor *wb_open_dir(const char *dir, const struct stor_opts *extra, int *rc,
                                 const char **err)
@@ -26,6 +31,7 @@ static struct stor *wb_open_dir(const char *dir, const struct stor_opts *extra, 
         o.journal_segment_bytes = extra->journal_segment_bytes;
         o.test_no_flusher = extra->test_no_flusher;
         o.fsync = extra->fsync;
+        o.journal_shm_dir = extra->journal_shm_dir;
     }
     struct stor *s = NULL;
     *err = NULL;
@@ -432,8 +438,214 @@ static void test_stor_wb_crc32c(void **state)
         }
 }
 
-int main(void)
+/* ---- the journal in shared memory ----
+ * The tests stand a folder of their own in for the tmpfs: what differs is
+ * only where the files are. */
+
+static void shm_opts(struct fx *f, char *shm, size_t cap, struct stor_opts *x)
 {
+    snprintf(shm, cap, "%s/shm", f->dir);
+    if (mkdir(shm, 0700) != 0 && errno != EEXIST)
+        fail_msg("mkdir %s: %s", shm, strerror(errno));
+    x->journal_shm_dir = shm;
+    x->overlay_max_bytes = 8u << 20; /* what the tmpfs must have room for, and more */
+}
+
+/* The folder the data folder's journal-shm names, or "" if there is none. */
+static void shm_ptr(const char *dir, char *out, size_t cap)
+{
+    char p[400];
+    snprintf(p, sizeof p, "%s/journal-shm", dir);
+    out[0] = '\0';
+    FILE *fp = fopen(p, "r");
+    if (!fp)
+        return;
+    if (!fgets(out, (int)cap, fp))
+        out[0] = '\0';
+    out[strcspn(out, "\n")] = '\0';
+    fclose(fp);
+}
+
+/* Journal files in folder; -1 if the folder does not exist. */
+static int count_files(const char *folder)
+{
+    DIR *d = opendir(folder);
+    if (!d)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        n += strlen(e->d_name) == 16;
+    closedir(d);
+    return n;
+}
+
+static void test_stor_wb_shm_journal_replays_anywhere(void **state)
+{
+    struct fx *f = *state;
+    char shm[300], folder[400], disk[400];
+    struct stor_opts x = {.test_no_flusher = 1};
+    shm_opts(f, shm, sizeof shm, &x);
+    struct stor *s = wb_open_ok(f->dir, &x);
+    struct stor_wb_stats st;
+    stor_wb_stats(s, &st);
+    assert_int_equal(st.journal_shm, 1);
+    shm_ptr(f->dir, folder, sizeof folder);
+    assert_string_equal(st.journal_dir, folder);
+    assert_true(strncmp(folder, shm, strlen(shm)) == 0);
+    assert_non_null(strstr(folder, "/shmkv-journal-"));
+    commit_n(s, 0, 100);
+    assert_int_equal(stor_sync(s), 0);
+    commit_n(s, 100, 5); /* never synced: never acknowledged */
+    stor_close_abandon(s);
+    snprintf(disk, sizeof disk, "%s/journal", f->dir);
+    assert_int_equal(count_files(folder), 1);
+    assert_int_equal(count_files(disk), 0);
+    /* Opened again with the journal on disk: the shared-memory folder the
+     * last run named is still replayed, then removed with its name. */
+    s = wb_open_ok(f->dir, NULL);
+    stor_wb_stats(s, &st);
+    assert_int_equal(st.journal_shm, 0);
+    assert_int_equal(st.replayed_sets, 100);
+    assert_int_equal(count_present(s, 105), 100);
+    assert_int_equal(count_files(folder), -1);
+    char left[400];
+    shm_ptr(f->dir, left, sizeof left);
+    assert_string_equal(left, "");
+    /* Records on disk, then in a new shared-memory folder: both replayed,
+     * in order. */
+    commit_n(s, 200, 10);
+    assert_int_equal(stor_sync(s), 0);
+    stor_close_abandon(s); /* the flusher ran: some may be in RocksDB already */
+    s = wb_open_ok(f->dir, &x);
+    commit_n(s, 300, 10);
+    assert_int_equal(stor_sync(s), 0);
+    stor_close_abandon(s);
+    s = wb_open_ok(f->dir, NULL);
+    int found = 0;
+    for (int i = 200; i < 310; i++) {
+        char k[16], *v;
+        size_t vn;
+        snprintf(k, sizeof k, "r%05d", i);
+        if (stor_get(s, STOR_CF_META, k, strlen(k), &v, &vn) == 0) {
+            found++;
+            free(v);
+        }
+    }
+    assert_int_equal(found, 20);
+    stor_close(s);
+}
+
+/* The child of the next test: writes 2000 record sets, waits until the
+ * flusher has dropped every closed journal file, says so on fd, and waits
+ * to be killed. Exit codes name what went wrong. */
+static void wal_child(const char *dir, const struct stor_opts *x, int fd)
+{
+    int rc;
+    const char *err;
+    struct stor *s = wb_open_dir(dir, x, &rc, &err);
+    if (rc)
+        _exit(2);
+    char folder[400];
+    shm_ptr(dir, folder, sizeof folder);
+    commit_n(s, 0, 2000);
+    if (stor_sync(s) != 0 || stor_drain(s) != 0)
+        _exit(3);
+    int n = 0;
+    for (int i = 0; i < 300 && (n = count_files(folder)) > 1; i++)
+        usleep(10 * 1000);
+    if (n != 1)
+        _exit(4);
+    if (write(fd, "k", 1) != 1)
+        _exit(5);
+    for (;;)
+        pause();
+}
+
+static void test_stor_wb_shm_journal_dropped_once_in_wal(void **state)
+{
+    struct fx *f = *state;
+    char shm[300], folder[400];
+    struct stor_opts x = {.journal_segment_bytes = 4096};
+    shm_opts(f, shm, sizeof shm, &x);
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    /* A fresh process (this program again): RocksDB's thread pools outlive
+     * a close, and forking a threaded process is not something to test. */
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(p[0]);
+        char fd[16];
+        snprintf(fd, sizeof fd, "%d", p[1]);
+        execl("/proc/self/exe", "test_stor_wb", "--wal-child", f->dir, shm, fd, (char *)NULL);
+        _exit(6);
+    }
+    close(p[1]);
+    char c;
+    ssize_t got = read(p[0], &c, 1);
+    close(p[0]);
+    /* Killed with the records only in RocksDB's WAL and memtables. */
+    kill(pid, SIGKILL);
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    if (got != 1)
+        fail_msg("child exited with %d", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    shm_ptr(f->dir, folder, sizeof folder);
+    assert_int_equal(count_files(folder), 1); /* the current file only */
+    struct stor *s = wb_open_ok(f->dir, &x);
+    assert_int_equal(count_present(s, 2000), 2000);
+    assert_int_equal(count_files(folder), -1); /* replayed and removed */
+    char now[400];
+    shm_ptr(f->dir, now, sizeof now);
+    assert_true(now[0] && strcmp(now, folder) != 0); /* a new folder each run */
+    /* A clean close removes the folder and its name. */
+    stor_close(s);
+    assert_int_equal(count_files(now), -1);
+    shm_ptr(f->dir, now, sizeof now);
+    assert_string_equal(now, "");
+}
+
+static void test_stor_wb_shm_journal_gone_after_reboot(void **state)
+{
+    struct fx *f = *state;
+    char shm[300], folder[400];
+    struct stor_opts x = {0};
+    shm_opts(f, shm, sizeof shm, &x);
+    struct stor *s = wb_open_ok(f->dir, &x);
+    shm_ptr(f->dir, folder, sizeof folder);
+    commit_n(s, 0, 100);
+    assert_int_equal(stor_drain(s), 0);
+    stor_close_abandon(s);
+    /* A reboot empties the tmpfs; RocksDB keeps what its WAL has. */
+    fx_rmrf(folder);
+    s = wb_open_ok(f->dir, &x);
+    assert_int_equal(count_present(s, 100), 100);
+    stor_close(s);
+}
+
+static void test_stor_wb_shm_journal_not_under_always(void **state)
+{
+    struct fx *f = *state;
+    char shm[300], folder[400];
+    struct stor_opts x = {.fsync = STOR_FSYNC_ALWAYS};
+    shm_opts(f, shm, sizeof shm, &x);
+    struct stor *s = wb_open_ok(f->dir, &x);
+    struct stor_wb_stats st;
+    stor_wb_stats(s, &st);
+    assert_int_equal(st.journal_shm, 0);
+    shm_ptr(f->dir, folder, sizeof folder);
+    assert_string_equal(folder, "");
+    stor_close(s);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 5 && strcmp(argv[1], "--wal-child") == 0) {
+        struct stor_opts x = {.journal_segment_bytes = 4096, .journal_shm_dir = argv[3],
+                              .overlay_max_bytes = 8u << 20};
+        wal_child(argv[2], &x, atoi(argv[4]));
+    }
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup_dir, teardown_dir)
     const struct CMUnitTest tests[] = {
         T(test_stor_wb_overlay_merge_matches_model),
@@ -442,6 +654,10 @@ int main(void)
         T(test_stor_wb_replay_bad_checksum_refuses),
         T(test_stor_wb_backpressure),
         T(test_stor_wb_crc32c),
+        T(test_stor_wb_shm_journal_replays_anywhere),
+        T(test_stor_wb_shm_journal_dropped_once_in_wal),
+        T(test_stor_wb_shm_journal_gone_after_reboot),
+        T(test_stor_wb_shm_journal_not_under_always),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
