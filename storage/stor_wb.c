@@ -469,15 +469,33 @@ static void *flusher_main(void *arg)
     return NULL;
 }
 
-/* ---- journal files ---- */
+/* ---- journal files ----
+ *
+ * A journal file on disk is allocated at its full size when it is made and
+ * written in place: fdatasync after an append must also commit the file's
+ * new size to the file system's journal, after an overwrite only the data.
+ * On this machine's ext4 that took a 512-byte write + fdatasync from
+ * 130-146 us to 90-100 us, which is appendfsync always's group commit.
+ * Replay reads an all-zero tail as the end of a file's records, and a file
+ * is cut to its records when it is closed. */
+
+static size_t seg_max(const struct stor *s)
+{
+    size_t segmax = s->o.journal_segment_bytes ? s->o.journal_segment_bytes : 64u << 20;
+    return s->jshm && segmax > JSHM_SEG_MAX ? JSHM_SEG_MAX : segmax;
+}
 
 static int seg_open_new(struct stor *s, uint64_t first)
 {
     char path[4096];
     seg_path(s->jdir, first, path, sizeof path);
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0)
         return -errno;
+    /* Not in shared memory: there it would only take memory sooner. A file
+     * system that cannot preallocate is appended to as before. */
+    if (!s->jshm)
+        (void)fallocate(fd, 0, 0, (off_t)seg_max(s));
     s->jfd = fd;
     s->jcur.first = first;
     s->jcur.last = first - 1;
@@ -500,6 +518,8 @@ static void seg_close_current(struct stor *s)
 {
     if (s->jfd < 0)
         return;
+    if (!s->jshm)
+        (void)ftruncate(s->jfd, (off_t)s->jcur.bytes); /* give back what it did not use */
     close(s->jfd);
     s->jfd = -1;
     pthread_mutex_lock(&s->mu);
@@ -515,9 +535,7 @@ int stor_sync(struct stor *s)
 {
     if (!s->wb || !s->jnext)
         return 0;
-    size_t segmax = s->o.journal_segment_bytes ? s->o.journal_segment_bytes : 64u << 20;
-    if (s->jshm && segmax > JSHM_SEG_MAX)
-        segmax = JSHM_SEG_MAX;
+    size_t segmax = seg_max(s);
     while (s->jnext) {
         struct iovec iov[64];
         int n = 0;
@@ -534,7 +552,7 @@ int stor_sync(struct stor *s)
          * full; then no reply may go out, and the caller must stop. */
         size_t done = 0;
         while (done < bytes) {
-            ssize_t w = writev(s->jfd, iov, n);
+            ssize_t w = pwritev(s->jfd, iov, n, (off_t)(s->jcur.bytes + done));
             if (w < 0 && errno == EINTR)
                 continue;
             if (w <= 0)
@@ -885,6 +903,14 @@ static int list_segments(const char *folder, int where, struct jfile **out, size
 
 static _Thread_local char wb_errbuf[4200]; /* room for a path */
 
+static bool all_zero(const char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i])
+            return false;
+    return true;
+}
+
 /* Replays every record set beyond RocksDB's applied sequence number, from
  * the journal files on disk and in the shared-memory folder a previous run
  * named (both, in sequence order: the configuration may have changed since),
@@ -955,7 +981,10 @@ static int replay(struct stor *s, const char **errmsg)
             if (ok && seq != last + 1 && seq > applied)
                 ok = false; /* a gap: something is missing */
             if (!ok) {
-                bool torn = i == nsegs - 1 && (!whole || off + WB_HDR + len == n);
+                if (all_zero(buf + off, n - off))
+                    break; /* the unwritten end of a preallocated file */
+                size_t end = whole ? off + WB_HDR + len : n;
+                bool torn = i == nsegs - 1 && (!whole || all_zero(buf + end, n - end));
                 if (torn) {
                     /* Cut the torn tail so appending starts clean. */
                     if (truncate(path, (off_t)off) != 0)

@@ -350,6 +350,71 @@ static void test_stor_wb_replay_torn_last_record(void **state)
     stor_close(s);
 }
 
+/* A journal file on disk is preallocated; a killed daemon leaves its
+ * unwritten end as zeros, which is the end of its records, and a record cut
+ * short before them is a torn write like any other. */
+static void test_stor_wb_replay_preallocated_tail(void **state)
+{
+    struct fx *f = *state;
+    struct stor_opts x = {.test_no_flusher = 1, .fsync = STOR_FSYNC_ALWAYS,
+                          .journal_segment_bytes = 1u << 20};
+    struct stor *s = wb_open_ok(f->dir, &x);
+    char path[400];
+    journal_file(f->dir, path, sizeof path);
+    struct stat st0;
+    assert_int_equal(stat(path, &st0), 0);
+    assert_int_equal(st0.st_size, 1u << 20); /* allocated whole at the start */
+    commit_n(s, 0, 50);
+    assert_int_equal(stor_sync(s), 0);
+    stor_close_abandon(s); /* cuts the file to its records: put the zeros back */
+    assert_int_equal(stat(path, &st0), 0);
+    assert_true(st0.st_size > 0 && st0.st_size < (1 << 20));
+    assert_int_equal(truncate(path, 1 << 20), 0);
+    s = wb_open_ok(f->dir, NULL);
+    assert_int_equal(count_present(s, 50), 50);
+    stor_close(s);
+
+    fx_rmrf(f->dir);
+    assert_int_equal(mkdir(f->dir, 0700), 0);
+    journal_of_50(f->dir, path, sizeof path);
+    assert_int_equal(stat(path, &st0), 0);
+    assert_int_equal(truncate(path, st0.st_size - 3), 0); /* the last record cut short */
+    assert_int_equal(truncate(path, st0.st_size + 4096), 0); /* then zeros */
+    s = wb_open_ok(f->dir, NULL);
+    assert_int_equal(count_present(s, 50), 49);
+    stor_close(s);
+
+    /* Zeros at the end of a file that is not the last one: a daemon killed
+     * between filling a file and cutting it. */
+    fx_rmrf(f->dir);
+    assert_int_equal(mkdir(f->dir, 0700), 0);
+    x.journal_segment_bytes = 2048;
+    s = wb_open_ok(f->dir, &x);
+    for (int i = 0; i < 100; i++) {
+        commit_n(s, i, 1);
+        assert_int_equal(stor_sync(s), 0); /* files roll after a sync */
+    }
+    stor_close_abandon(s);
+    char jd[400], first[700] = "";
+    snprintf(jd, sizeof jd, "%s/journal", f->dir);
+    DIR *d = opendir(jd);
+    assert_non_null(d);
+    struct dirent *e;
+    int files = 0;
+    while ((e = readdir(d)))
+        if (strlen(e->d_name) == 16) {
+            files++;
+            if (!first[0] || strcmp(e->d_name, strrchr(first, '/') + 1) < 0)
+                snprintf(first, sizeof first, "%s/%s", jd, e->d_name);
+        }
+    closedir(d);
+    assert_true(files > 2);
+    assert_int_equal(truncate(first, 1 << 16), 0);
+    s = wb_open_ok(f->dir, NULL);
+    assert_int_equal(count_present(s, 100), 100);
+    stor_close(s);
+}
+
 static void test_stor_wb_replay_bad_checksum_refuses(void **state)
 {
     struct fx *f = *state;
@@ -651,6 +716,7 @@ int main(int argc, char **argv)
         T(test_stor_wb_overlay_merge_matches_model),
         T(test_stor_wb_replay_clean_and_unsynced),
         T(test_stor_wb_replay_torn_last_record),
+        T(test_stor_wb_replay_preallocated_tail),
         T(test_stor_wb_replay_bad_checksum_refuses),
         T(test_stor_wb_backpressure),
         T(test_stor_wb_crc32c),
