@@ -23,6 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jemalloc/jemalloc.h>
+
 #include "cmd.h"
 #include "shmc_w.h"
 #include "srv_cache.h"
@@ -622,6 +624,12 @@ int srv_main(void)
 {
     if (srv.conf.daemonize)
         daemonize(); /* before RocksDB starts its threads */
+    /* jemalloc returns freed pages to the system only while something
+     * allocates, unless its background thread does it: an idle daemon
+     * kept the write-back overlay's peak resident (10M strings loaded:
+     * 650 MiB of RSS for 35 MiB in use). Redis turns it on by default too. */
+    bool bg = true;
+    mallctl("background_thread", NULL, NULL, &bg, sizeof bg);
     srv.start_ms = srv_mstime();
     srv.lastsave_s = srv.start_ms / 1000;
     srv.limits.max_args = INT32_MAX;
