@@ -319,13 +319,11 @@ static int flush_memtables(struct stor *s)
     return rc;
 }
 
-/* The flusher's file duties with the journal in shared memory: a journal
- * file goes once RocksDB has all its records (in its WAL, which a killed
- * process does not lose), and under appendfsync everysec RocksDB's WAL is
- * synced once a second, off the executor. */
-static void flusher_files_shm(struct stor *s)
+/* Deletes the closed journal files whose records are all up to upto; s->mu
+ * held, dropped around each unlink. */
+static void segs_drop_upto(struct stor *s, uint64_t upto)
 {
-    while (s->nsegs && s->segs[0].last <= s->durable_seq) {
+    while (s->nsegs && s->segs[0].last <= upto) {
         char path[4096];
         seg_path(s->jdir, s->segs[0].first, path, sizeof path);
         memmove(s->segs, s->segs + 1, (s->nsegs - 1) * sizeof *s->segs);
@@ -334,6 +332,15 @@ static void flusher_files_shm(struct stor *s)
         unlink(path);
         pthread_mutex_lock(&s->mu);
     }
+}
+
+/* The flusher's file duties with the journal in shared memory: a journal
+ * file goes once RocksDB has all its records (in its WAL, which a killed
+ * process does not lose), and under appendfsync everysec RocksDB's WAL is
+ * synced once a second, off the executor. */
+static void flusher_files_shm(struct stor *s)
+{
+    segs_drop_upto(s, s->durable_seq);
     uint64_t now = stor_mono_us() / 1000;
     if (s->o.fsync == STOR_FSYNC_EVERYSEC && s->durable_seq > s->wal_synced_seq &&
         now - s->last_fsync_ms >= 1000) {
@@ -362,15 +369,8 @@ static void flusher_files(struct stor *s)
         pthread_mutex_unlock(&s->mu);
         int rc = flush_memtables(s);
         pthread_mutex_lock(&s->mu);
-        while (rc == 0 && s->nsegs && s->segs[0].last <= upto) {
-            char path[4096];
-            seg_path(s->jdir, s->segs[0].first, path, sizeof path);
-            memmove(s->segs, s->segs + 1, (s->nsegs - 1) * sizeof *s->segs);
-            s->nsegs--;
-            pthread_mutex_unlock(&s->mu);
-            unlink(path);
-            pthread_mutex_lock(&s->mu);
-        }
+        if (rc == 0)
+            segs_drop_upto(s, upto);
     }
     uint64_t now = stor_mono_us() / 1000;
     if (s->nsync_fds && now - s->last_fsync_ms >= 1000) {
@@ -770,7 +770,6 @@ static int read_file(const char *path, char **buf, size_t *n)
  * dir/journal-shm before any record goes into it, so a restart finds it
  * whatever the configuration says by then, and a data folder deleted and
  * made again can never pick up another's records. */
-
 
 /* The shared-memory folder dir/journal-shm names, in out; 0 if it names one
  * (it may be gone: a reboot empties a tmpfs), -ENOENT if there is none. */
