@@ -425,7 +425,8 @@ int main(int argc, char **argv)
     if (rc)
         die(err, rc);
     struct db d;
-    db_init(&d, s, NULL);
+    if ((rc = db_init(&d, s, NULL)) != 0)
+        die(stor_errmsg(), rc);
     rocksdb_options_t *ro_opts;
     struct ctx c = {.d = &d, .n = n, .groups = groups};
     c.raw = raw_open(raw_dir, &ro_opts);

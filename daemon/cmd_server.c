@@ -472,7 +472,6 @@ void cmd_info(struct conn *c)
         INFO("connected_slaves:0\r\n");
     }
     if (want_section(c, "storage", true)) {
-        static const char *const cfn[] = {"metadata", "default", "zset_score"};
         SECTION("Storage");
         INFO("storage_dir:%s\r\n", srv.conf.dir);
         for (int cf = 0; cf < STOR_CF_COUNT; cf++) {
@@ -480,7 +479,7 @@ void cmd_info(struct conn *c)
             stor_property(srv.stor, cf, "rocksdb.estimate-num-keys", &keys);
             stor_property(srv.stor, cf, "rocksdb.total-sst-files-size", &sst);
             stor_property(srv.stor, cf, "rocksdb.cur-size-all-mem-tables", &mem);
-            INFO("cf_%s:estimated_keys=%llu,sst_bytes=%llu,memtable_bytes=%llu\r\n", cfn[cf],
+            INFO("cf_%s:estimated_keys=%llu,sst_bytes=%llu,memtable_bytes=%llu\r\n", stor_cf_name(cf),
                  (unsigned long long)keys, (unsigned long long)sst, (unsigned long long)mem);
         }
     }

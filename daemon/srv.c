@@ -37,7 +37,7 @@ struct srv srv;
 #define READ_CHUNK (16 * 1024)
 #define QUERY_BUF_MAX (1024ull * 1024 * 1024) /* Redis's client-query-buffer-limit */
 #define CURSOR_SLOTS 4096
-#define EXPIRE_BUDGET 200 /* meta records the active expiry looks at per tick */
+#define EXPIRE_BUDGET 100 /* expiry index entries per record set of active expiry */
 
 /* ---- time and logging ---- */
 
@@ -502,41 +502,29 @@ static void add_listener(int fd)
 
 /* ---- periodic work ---- */
 
+static uint64_t mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
 static void active_expire(void)
 {
-    /* Walk the key space a slice per tick, deleting keys whose time passed,
-     * so expired keys go away even if nobody reads them. Each slice reads
-     * whole meta records (a string's value with it), which held the loop
-     * for milliseconds under a load of large values: so once a full pass
-     * finds no key with an expiry, the walk sleeps until one is written. */
-    if (srv.expire_idle) {
-        if (srv.db.ttl_puts == srv.expire_pass_puts)
+    /* Keys with an expiry are removed in the background, not only when read:
+     * the expiry index gives the due ones in time order (nothing is read
+     * while none is due). A mass expiry is spread over ticks: record sets
+     * of EXPIRE_BUDGET keys, for at most 1/25 of the tick period. */
+    uint64_t t0 = mono_us(), limit = 1000000 / (uint64_t)srv.conf.hz / 25;
+    bool more = true;
+    while (more && mono_us() - t0 < limit) {
+        uint64_t reaped = 0;
+        int rc = db_reap(&srv.db, EXPIRE_BUDGET, &reaped, &more);
+        if (rc) {
+            srv_log(LOG_WARNING, "active expiry: %s %s", enc_strerror(rc), stor_errmsg());
             return;
-        srv.expire_idle = false;
-    }
-    if (srv.expire_db == 0 && !srv.expire_key) {
-        srv.expire_pass_puts = srv.db.ttl_puts;
-        srv.expire_pass_ttls = 0;
-    }
-    uint64_t reaped = 0, ttls = 0;
-    char *next = NULL;
-    size_t nextn = 0;
-    int rc = db_reap(&srv.db, srv.expire_db, srv.expire_key, srv.expire_keylen, EXPIRE_BUDGET,
-                     &reaped, &ttls, &next, &nextn);
-    if (rc) {
-        srv_log(LOG_WARNING, "active expiry: %s %s", enc_strerror(rc), stor_errmsg());
-        ttls = 1; /* not a pass to trust */
-    }
-    srv.stats.expired_keys += reaped;
-    srv.expire_pass_ttls += ttls;
-    free(srv.expire_key);
-    srv.expire_key = next;
-    srv.expire_keylen = nextn;
-    if (!next) {
-        srv.expire_db = (srv.expire_db + 1) % (unsigned)srv.conf.databases;
-        if (srv.expire_db == 0 && srv.expire_pass_ttls == 0 &&
-            srv.db.ttl_puts == srv.expire_pass_puts)
-            srv.expire_idle = true;
+        }
+        srv.stats.expired_keys += reaped;
     }
 }
 
@@ -667,7 +655,11 @@ int srv_main(void)
         else
             srv_log(LOG_NOTICE, "no Unix socket: %s/shmkv.sock is too long a path", srv.conf.dir);
     }
-    db_init(&srv.db, srv.stor, NULL);
+    int dbrc = db_init(&srv.db, srv.stor, NULL);
+    if (dbrc) {
+        srv_log(LOG_WARNING, "Cannot open the key space: %s %s", enc_strerror(dbrc), stor_errmsg());
+        goto fail;
+    }
     srv.db.on_commit = cmd_on_commit;
     srv_conf_changed();
     if (srv_cache_open() != 0)
@@ -764,7 +756,6 @@ out:
     for (size_t i = 0; srv.cursors && i < CURSOR_SLOTS; i++)
         free(srv.cursors[i].key);
     free(srv.cursors);
-    free(srv.expire_key);
     free(pending);
     if (srv.conf.pidfile && rc == 0)
         unlink(srv.conf.pidfile);

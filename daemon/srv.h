@@ -164,14 +164,6 @@ struct srv {
     /* SCAN cursors: integer cursor → position key */
     struct srv_cursor *cursors;
     uint64_t cursor_next;
-    /* active expiry cursor */
-    unsigned expire_db;
-    char *expire_key;
-    size_t expire_keylen;
-    /* A pass over every db that met no key with an expiry, and no expiry
-     * written since (db.ttl_puts): nothing can expire, the walk sleeps. */
-    bool expire_idle;
-    uint64_t expire_pass_puts, expire_pass_ttls;
 };
 
 extern struct srv srv;

@@ -114,6 +114,8 @@ void srv_cache_apply(const struct stor_batch *b)
     for (size_t i = 0; i < b->nops; i++) {
         const struct stor_op *op = &b->ops[i];
         const char *k = stor_op_key(b, op);
+        if (op->cf == STOR_CF_EXPIRY)
+            continue; /* an index, never read by the shm readers */
         if (op->kind == STOR_OP_DELRANGE) {
             /* FLUSHDB / FLUSHALL: [lo db, hi db] by their first bytes. */
             unsigned lo = (unsigned char)k[0];

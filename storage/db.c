@@ -63,6 +63,62 @@ void db_vec_push_nil(struct db_vec *v)
 
 /* ---- handle ---- */
 
+static void put_expiry(struct db *d, unsigned dbi, uint64_t exp, uint16_t slot, const char *key,
+                       size_t klen)
+{
+    struct db_buf ek;
+    dbb_init(&ek);
+    dbb_reserve(&ek, enc_expiry_key_len(klen));
+    ek.n = enc_expiry_key(ek.p, dbi, exp, slot, key, klen);
+    stor_batch_put(&d->b, STOR_CF_EXPIRY, ek.p, ek.n, "", 0);
+    dbb_free(&ek);
+    if (exp < d->expiry_next)
+        d->expiry_next = exp;
+}
+
+/* The expiry index holds the marker "" once it is complete. A data folder
+ * from before the index (or a build cut short) lacks it: index every meta
+ * record with an expiry, then write the marker, in record sets of bounded
+ * size. Entries written twice are the same entry. */
+static int expiry_index_check(struct db *d)
+{
+    char *v;
+    size_t vn;
+    int rc = stor_get(d->s, STOR_CF_EXPIRY, "", 0, &v, &vn);
+    if (rc == 0)
+        free(v);
+    if (rc != ENC_ENOTFOUND)
+        return rc;
+    rc = 0;
+    struct stor_it *it = stor_it_create(d->s, STOR_CF_META, NULL, 0, NULL, 0);
+    db_begin(d);
+    for (stor_it_first(it); rc == 0 && stor_it_valid(it); stor_it_next(it)) {
+        size_t kn, vn2, ukn;
+        const char *k = stor_it_key(it, &kn), *uk;
+        const char *mv = stor_it_value(it, &vn2);
+        unsigned dbi;
+        uint16_t slot;
+        uint8_t t;
+        uint64_t exp;
+        if (enc_meta_key_decode(k, kn, &dbi, &slot, &uk, &ukn) == 0 &&
+            enc_meta_peek(mv, vn2, &t, &exp) == 0 && exp)
+            put_expiry(d, dbi, exp, slot, uk, ukn);
+        if (d->b.nops >= 1024)
+            rc = db_commit(d);
+    }
+    if (rc == 0)
+        rc = stor_it_status(it);
+    stor_it_free(it);
+    if (rc == 0) {
+        stor_batch_put(&d->b, STOR_CF_EXPIRY, "", 0, "1", 1);
+        rc = db_commit(d);
+    }
+    if (rc == 0)
+        rc = stor_sync(d->s);
+    stor_batch_clear(&d->b);
+    return rc;
+}
+
 int db_init(struct db *d, struct stor *s, const struct db_opts *o)
 {
     memset(d, 0, sizeof *d);
@@ -79,7 +135,7 @@ int db_init(struct db *d, struct stor *s, const struct db_opts *o)
         seed = stor_now_ms() * 0x9e3779b97f4a7c15ull;
     d->counter = (uint32_t)(seed & 0x7ff);
     d->rng = seed | 1;
-    return 0;
+    return expiry_index_check(d);
 }
 
 void db_destroy(struct db *d)
@@ -127,6 +183,8 @@ int db_record_key(const struct stor_batch *b, const struct stor_op *op, unsigned
                   const char **key, size_t *klen)
 {
     const char *k = stor_op_key(b, op);
+    if (op->cf == STOR_CF_EXPIRY)
+        return ENC_EINVAL; /* an index entry: its key's meta record is in the set too */
     if (op->cf == STOR_CF_META) {
         uint16_t slot;
         return enc_meta_key_decode(k, op->klen, dbi, &slot, key, klen);
@@ -276,9 +334,14 @@ void kc_put_meta(struct db *d, struct db_kc *kc)
     char *buf = n <= sizeof small ? small : stor_xmalloc(n);
     enc_meta_value(buf, &kc->m);
     stor_batch_put(&d->b, STOR_CF_META, kc->mk.p, kc->mk.n, buf, n);
-    d->ttl_puts += kc->m.expire_ms != 0;
     if (buf != small)
         free(buf);
+    /* Index the expiry, unless the record this one replaces had the same:
+     * its entry is there already (every write of an expiry made one). */
+    uint64_t exp = kc->m.expire_ms, old = 0;
+    uint8_t t;
+    if (exp && (!kc->raw || enc_meta_peek(kc->raw, kc->rawn, &t, &old) || old != exp))
+        put_expiry(d, kc->dbi, exp, kc->slot, kc->key, kc->klen);
 }
 
 void kc_del_meta(struct db *d, struct db_kc *kc)
@@ -726,47 +789,75 @@ int db_dbsize(struct db *d, unsigned dbi, uint64_t *n)
     return db_keycount(d, dbi, n, &e);
 }
 
-int db_reap(struct db *d, unsigned dbi, const char *cursor, size_t cn, uint64_t budget,
-            uint64_t *reaped, uint64_t *ttls, char **next, size_t *nextn)
+int db_reap(struct db *d, uint64_t budget, uint64_t *reaped, bool *more)
 {
-    /* The cursor key was not looked at yet: start on it. */
-    struct stor_it *it = meta_iter_at(d, dbi, cursor, cn, false);
+    uint64_t now = stor_now_ms(), seen = 0, next = UINT64_MAX;
+    *reaped = 0;
+    *more = false;
+    if (now < d->expiry_next)
+        return 0;
+    /* From db 0 on; past the marker "" (expiry_index_check). In each db the
+     * entries are in time order: read the due ones, then seek to the next
+     * db. */
+    struct stor_it *it = stor_it_create(d->s, STOR_CF_EXPIRY, "\0", 1, NULL, 0);
+    struct db_buf mk;
+    dbb_init(&mk);
     db_begin(d);
-    uint64_t now = stor_now_ms(), seen = 0;
-    *reaped = *ttls = 0;
-    *next = NULL;
-    *nextn = 0;
-    for (; stor_it_valid(it); stor_it_next(it)) {
-        size_t kn, vn;
+    int rc = 0;
+    for (stor_it_first(it); stor_it_valid(it);) {
+        size_t kn;
         const char *k = stor_it_key(it, &kn);
-        const char *v = stor_it_value(it, &vn);
+        unsigned dbi;
+        uint64_t exp;
+        dbb_reserve(&mk, kn);
+        bool bad = enc_expiry_key_decode(k, kn, &dbi, &exp, mk.p, &mk.n) != 0;
+        if (!bad && exp > now) {
+            next = exp < next ? exp : next;
+            if (dbi == ENC_DB_MAX)
+                break;
+            char nextdb = (char)(dbi + 1);
+            stor_it_seek(it, &nextdb, 1);
+            continue;
+        }
         if (seen++ == budget) {
-            /* Continue here next time (this key is not looked at yet). */
-            *next = stor_xmemdup(k + 3, kn - 3);
-            *nextn = kn - 3;
+            *more = true;
             break;
         }
-        uint8_t t;
-        uint64_t exp;
-        if (enc_meta_peek(v, vn, &t, &exp) == 0 && exp) {
-            (*ttls)++;
-            if (exp <= now) {
-                stor_batch_del(&d->b, STOR_CF_META, k, kn);
-                (*reaped)++;
+        if (!bad) {
+            char *v;
+            size_t vn;
+            uint8_t t;
+            uint64_t mexp;
+            rc = db_rget(d, STOR_CF_META, mk.p, mk.n, &v, &vn);
+            if (rc == 0) {
+                if (enc_meta_peek(v, vn, &t, &mexp) == 0 && mexp == exp) {
+                    stor_batch_del(&d->b, STOR_CF_META, mk.p, mk.n);
+                    (*reaped)++;
+                }
+                free(v);
+            } else if (rc != ENC_ENOTFOUND) {
+                break;
             }
+            rc = 0;
         }
+        stor_batch_del(&d->b, STOR_CF_EXPIRY, k, kn);
+        stor_it_next(it);
     }
-    int rc = stor_it_status(it);
+    if (rc == 0)
+        rc = stor_it_status(it);
     stor_it_free(it);
+    dbb_free(&mk);
     if (rc == 0)
         rc = db_commit(d);
     if (rc) {
-        free(*next);
-        *next = NULL;
         *reaped = 0;
+        *more = false;
         stor_batch_clear(&d->b);
+        return rc;
     }
-    return rc;
+    if (!*more)
+        d->expiry_next = next;
+    return 0;
 }
 
 static int flush_range(struct db *d, unsigned lodb, unsigned hidb)
@@ -775,8 +866,18 @@ static int flush_range(struct db *d, unsigned lodb, unsigned hidb)
     db_range(lodb, lo, unused);
     db_range(hidb, unused, hi);
     db_begin(d);
-    for (int cf = 0; cf < STOR_CF_COUNT; cf++)
-        stor_batch_del_range(&d->b, cf, lo, 3, hi, 3);
+    for (int cf = 0; cf < STOR_CF_COUNT; cf++) {
+        if (cf != STOR_CF_EXPIRY) {
+            stor_batch_del_range(&d->b, cf, lo, 3, hi, 3);
+            continue;
+        }
+        /* Expiry keys are db | time | ...: [lodb, hidb | ff ff ...) takes
+         * every time (and leaves the marker "", which sorts first). */
+        char ehi[10];
+        memset(ehi, 0xff, sizeof ehi);
+        ehi[0] = (char)hidb;
+        stor_batch_del_range(&d->b, cf, lo, 1, ehi, sizeof ehi);
+    }
     return db_commit(d);
 }
 

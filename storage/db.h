@@ -25,6 +25,7 @@
 #ifndef SHMKV_DB_H
 #define SHMKV_DB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -83,7 +84,9 @@ struct db {
     uint32_t counter;
     uint64_t rng;
     uint64_t last_commit_ops; /* records in the last committed record set */
-    uint64_t ttl_puts;        /* meta records written with an expiry, ever */
+    /* No expiry index entry is due before this time (ms): active expiry
+     * has nothing to read until then. Lowered by every indexed write. */
+    uint64_t expiry_next;
     /* Called after every successful commit with the record set just applied:
      * the one place that sees every change (WATCH, blocked clients, caches). */
     void (*on_commit)(void *arg, const struct stor_batch *b);
@@ -102,13 +105,15 @@ struct db {
 enum { DB_CACHE_MISS = 0, DB_CACHE_HIT = 1, DB_CACHE_ABSENT = 2 };
 
 /* For an on_commit hook: the (db, user key) a committed record belongs to.
- * 0, or ENC_ECORRUPT for a key of no known layout. Range deletes have no
- * single key: check op->kind first. */
+ * 0, ENC_ECORRUPT for a key of no known layout, or ENC_EINVAL for an
+ * expiry index entry (its meta record is in the same set). Range deletes
+ * have no single key: check op->kind first. */
 int db_record_key(const struct stor_batch *b, const struct stor_op *op, unsigned *dbi,
                   const char **key, size_t *klen);
 
 /* Binds a type layer to an open engine. The caller keeps ownership of s.
- * Returns 0 (it cannot fail today; the int is for future checks). */
+ * A data folder written before the expiry index existed gets its index
+ * built here, once (a scan of every meta record). 0 or a storage error. */
 int db_init(struct db *d, struct stor *s, const struct db_opts *o);
 void db_destroy(struct db *d);
 
@@ -158,13 +163,13 @@ int db_randomkey(struct db *d, unsigned dbi, char **key, size_t *klen);
 int db_dbsize(struct db *d, unsigned dbi, uint64_t *n);
 /* The same, also counting the keys that have an expiry. */
 int db_keycount(struct db *d, unsigned dbi, uint64_t *keys, uint64_t *expires);
-/* Active expiry: looks at up to budget meta records of db dbi after cursor
- * (NULL: from the start) and deletes those whose expiry has passed, in one
- * record set. *reaped: how many; *ttls: how many of those looked at had an
- * expiry, passed or not; *next (malloc'd): where to continue, NULL at the
- * end of the db. */
-int db_reap(struct db *d, unsigned dbi, const char *cursor, size_t cn, uint64_t budget,
-            uint64_t *reaped, uint64_t *ttls, char **next, size_t *nextn);
+/* Active expiry: reads up to budget entries of the expiry index that are
+ * due, in every db, and deletes in one record set each key whose expiry
+ * they are (*reaped counts them) and the entries themselves (an entry whose
+ * key was since deleted, persisted or given another expiry only goes).
+ * *more: the budget ran out first. Costs nothing until an entry can be due
+ * (d->expiry_next). */
+int db_reap(struct db *d, uint64_t budget, uint64_t *reaped, bool *more);
 /* O(1) range deletes of every record of db dbi, or of all dbs. */
 int db_flushdb(struct db *d, unsigned dbi);
 int db_flushall(struct db *d);

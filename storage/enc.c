@@ -142,6 +142,30 @@ int enc_meta_key_decode(const char *p, size_t n, unsigned *db, uint16_t *slot, c
     return 0;
 }
 
+size_t enc_expiry_key(char *out, unsigned db, uint64_t expire_ms, uint16_t slot, const char *key,
+                      size_t klen)
+{
+    out[0] = (char)db;
+    enc_put_u64(out + 1, expire_ms);
+    enc_put_u16(out + 9, slot);
+    if (klen)
+        memcpy(out + 11, key, klen);
+    return 11 + klen;
+}
+
+int enc_expiry_key_decode(const char *p, size_t n, unsigned *db, uint64_t *expire_ms, char *meta,
+                          size_t *metan)
+{
+    if (n < 11 || enc_get_u16(p + 9) >= ENC_SLOTS)
+        return ENC_ECORRUPT;
+    *db = (unsigned char)p[0];
+    *expire_ms = enc_get_u64(p + 1);
+    meta[0] = p[0];
+    memcpy(meta + 1, p + 9, n - 9);
+    *metan = n - 8;
+    return 0;
+}
+
 size_t enc_sub_prefix(char *out, unsigned db, uint16_t slot, const char *key, size_t klen,
                       uint64_t version)
 {

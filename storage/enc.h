@@ -8,6 +8,7 @@
  *   meta key   = db(1) | slot(2) | user_key
  *   sub key    = db(1) | slot(2) | key_len(4) | user_key | version(8) | field
  *   score key  = db(1) | slot(2) | key_len(4) | user_key | version(8) | score(8) | member
+ *   expiry key = db(1) | expire_ms(8) | slot(2) | user_key      (value empty)
  *   meta value = flags(1) | expire_ms(8) | type-specific tail
  *
  * All integers are big-endian, so byte order is numeric order. Encoders write
@@ -92,6 +93,20 @@ size_t enc_meta_key(char *out, unsigned db, uint16_t slot, const char *key, size
 /* Splits a meta key; *key points into p. */
 int enc_meta_key_decode(const char *p, size_t n, unsigned *db, uint16_t *slot, const char **key,
                         size_t *klen);
+
+/* Expiry index key: one per meta record written with an expiry, ordered by
+ * db, then time, so active expiry reads only what is due. The tail after
+ * expire_ms is the meta key's tail (slot | user_key). */
+static inline size_t enc_expiry_key_len(size_t klen)
+{
+    return 1 + 8 + 2 + klen;
+}
+size_t enc_expiry_key(char *out, unsigned db, uint64_t expire_ms, uint16_t slot, const char *key,
+                      size_t klen);
+/* Splits an expiry key and rebuilds its meta key into meta (room for
+ * n - 8 bytes); *metan is its length. */
+int enc_expiry_key_decode(const char *p, size_t n, unsigned *db, uint64_t *expire_ms, char *meta,
+                          size_t *metan);
 
 /* The prefix every sub and score key of one collection version shares. A sub
  * key is this prefix followed by the field; a score key is this prefix

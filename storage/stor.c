@@ -14,7 +14,12 @@
 #include "stor_int.h"
 #include "stor_mem.h"
 
-static const char *const cf_names[STOR_CF_COUNT] = {"metadata", "default", "zset_score"};
+static const char *const cf_names[STOR_CF_COUNT] = {"metadata", "default", "zset_score", "expiry"};
+
+const char *stor_cf_name(int cf)
+{
+    return cf >= 0 && cf < STOR_CF_COUNT ? cf_names[cf] : "?";
+}
 
 /* ---- errors ---- */
 
@@ -429,8 +434,8 @@ static rocksdb_options_t *cf_options(struct stor *s, int cf, const struct stor_o
     rocksdb_block_based_options_set_cache_index_and_filter_blocks(t, 1);
     rocksdb_block_based_options_set_pin_l0_filter_and_index_blocks_in_cache(t, 1);
     /* Point reads hit the meta CF (every command) and the sub CF (HGET,
-     * SISMEMBER, ZSCORE, LINDEX); the score index is only ever scanned. */
-    if (cf != STOR_CF_SCORE) {
+     * SISMEMBER, ZSCORE, LINDEX); the score and expiry indexes are scanned. */
+    if (cf == STOR_CF_META || cf == STOR_CF_SUB) {
         rocksdb_block_based_options_set_filter_policy(t, rocksdb_filterpolicy_create_bloom_full(10));
         /* Most look-ups before a write miss (a new key, field or member): a
          * memtable bloom filter answers those without a skiplist search,
@@ -441,7 +446,10 @@ static rocksdb_options_t *cf_options(struct stor *s, int cf, const struct stor_o
     rocksdb_options_set_block_based_table_factory(opt, t);
     rocksdb_block_based_options_destroy(t);
 
-    if (cf != STOR_CF_META) { /* sub and score records die with their meta record */
+    /* Sub and score records die with their meta record. The expiry index
+     * needs no filter: active expiry deletes each entry when its time
+     * comes, whether or not the key still has that expiry. */
+    if (cf == STOR_CF_SUB || cf == STOR_CF_SCORE) {
         struct gc_filter *proto = stor_xmalloc(sizeof *proto);
         memset(proto, 0, sizeof *proto);
         proto->s = s;

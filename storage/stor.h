@@ -1,5 +1,5 @@
 /*
- * stor — shmkv's storage engine underneath the Redis types: RocksDB with three
+ * stor — shmkv's storage engine underneath the Redis types: RocksDB with four
  * column families, one write path and one read path.
  *
  * Layer: below db_ (the types), above enc_ (the layouts). This is the only
@@ -45,7 +45,8 @@ enum stor_cf {
     STOR_CF_META = 0,  /* "metadata": one record per user key */
     STOR_CF_SUB = 1,   /* "default": hash fields, set members, list elements, zset member->score */
     STOR_CF_SCORE = 2, /* "zset_score": the score index */
-    STOR_CF_COUNT = 3,
+    STOR_CF_EXPIRY = 3, /* "expiry": the expiry index, what active expiry reads */
+    STOR_CF_COUNT = 4,
 };
 
 enum { STOR_FSYNC_NO = 0, STOR_FSYNC_EVERYSEC = 1, STOR_FSYNC_ALWAYS = 2 };
@@ -204,6 +205,8 @@ int stor_compact(struct stor *s, int cf);
 /* Writes a consistent checkpoint (hard links where possible) into dir, which
  * must not exist yet. */
 int stor_checkpoint(struct stor *s, const char *dir);
+/* RocksDB's name of a column family ("metadata", ...). */
+const char *stor_cf_name(int cf);
 /* A RocksDB integer property of a column family ("rocksdb.estimate-num-keys",
  * "rocksdb.total-sst-files-size", ...). */
 int stor_property(struct stor *s, int cf, const char *name, uint64_t *out);

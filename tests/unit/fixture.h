@@ -44,7 +44,9 @@ static inline void fx_open_in(struct fx *f, const struct db_opts *o)
     int rc = stor_open(&f->s, &so, &err);
     if (rc)
         fail_msg("stor_open: %d %s", rc, err ? err : "");
-    db_init(&f->d, f->s, o);
+    rc = db_init(&f->d, f->s, o);
+    if (rc)
+        fail_msg("db_init: %d %s", rc, stor_errmsg());
 }
 
 static inline int fx_setup_opts(void **state, const struct db_opts *o)

@@ -108,19 +108,134 @@ static void test_db_gc_expired_and_overwritten(void **state)
     for (int cf = 0; cf < STOR_CF_COUNT; cf++)
         assert_int_equal(stor_compact(f->s, cf), 0);
     assert_int_equal(count_cf(f, STOR_CF_SUB), 500 + 2);
-    uint64_t reaped, ttls;
-    char *next;
-    size_t nextn;
-    assert_int_equal(db_reap(d, 0, NULL, 0, 1000, &reaped, &ttls, &next, &nextn), 0);
+    uint64_t reaped;
+    bool more;
+    assert_int_equal(db_reap(d, 1000, &reaped, &more), 0);
     assert_int_equal(reaped, 3); /* exp, z, s */
-    assert_int_equal(ttls, 3);
-    assert_true(d->ttl_puts >= 3); /* the expiries set above */
-    assert_null(next);
+    assert_false(more);
     for (int cf = 0; cf < STOR_CF_COUNT; cf++)
         assert_int_equal(stor_compact(f->s, cf), 0);
     assert_int_equal(count_cf(f, STOR_CF_SUB), 0);
     assert_int_equal(count_cf(f, STOR_CF_SCORE), 0);
     assert_int_equal(count_cf(f, STOR_CF_META), 1); /* only "over", a live string */
+    assert_int_equal(count_cf(f, STOR_CF_EXPIRY), 1); /* only the marker */
+}
+
+/* The expiry index may hold entries whose key has since changed: active
+ * expiry deletes only keys whose expiry is the entry's, and drops every
+ * due entry. */
+static void test_db_gc_expiry_index_stale_entries(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    stor_clock_override = 1000;
+    const char *keys[] = {"moved", "persisted", "deleted", "overwritten", "due", "due3"};
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(db_set(d, i == 5 ? 3 : 0, keys[i], strlen(keys[i]), K("v"), 2000, 0,
+                                NULL, NULL), 1);
+    assert_int_equal(db_expire(d, 0, K("moved"), 5000, 0), 1);
+    assert_int_equal(db_persist(d, 0, K("persisted")), 1);
+    assert_int_equal(db_del(d, 0, K("deleted")), 1);
+    assert_int_equal(db_set(d, 0, K("overwritten"), K("w"), 0, 0, NULL, NULL), 1);
+    assert_int_equal(count_cf(f, STOR_CF_EXPIRY), 1 + 7);
+
+    uint64_t reaped;
+    bool more;
+    assert_int_equal(db_reap(d, 1000, &reaped, &more), 0);
+    assert_int_equal(reaped, 0); /* nothing due yet */
+    assert_int_equal(d->expiry_next, 2000);
+
+    stor_clock_override = 3000;
+    assert_int_equal(db_reap(d, 1000, &reaped, &more), 0);
+    assert_int_equal(reaped, 2); /* "due" in db 0, "due3" in db 3 */
+    assert_false(more);
+    assert_int_equal(d->expiry_next, 5000);
+    assert_int_equal(count_cf(f, STOR_CF_EXPIRY), 1 + 1); /* the marker, "moved" at 5000 */
+    assert_int_equal(db_exists(d, 0, K("persisted")), 1);
+    assert_int_equal(db_exists(d, 0, K("overwritten")), 1);
+    assert_int_equal(db_exists(d, 0, K("moved")), 1);
+    uint64_t metas;
+    assert_int_equal(stor_count(f->s, STOR_CF_META, NULL, 0, NULL, 0, &metas), 0);
+    assert_int_equal(metas, 3);
+
+    stor_clock_override = 5000;
+    assert_int_equal(db_reap(d, 1000, &reaped, &more), 0);
+    assert_int_equal(reaped, 1);
+    assert_int_equal(d->expiry_next, UINT64_MAX);
+    assert_int_equal(count_cf(f, STOR_CF_EXPIRY), 1);
+}
+
+/* A rewrite with the same expiry adds no entry; the budget bounds one call;
+ * FLUSHDB takes its db's entries. */
+static void test_db_gc_expiry_index_budget_and_flush(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    stor_clock_override = 1000;
+    struct db_str fv[] = {S("f"), S("v")}, fv2[] = {S("g"), S("v")};
+    uint64_t n;
+    assert_int_equal(db_hset(d, 0, K("h"), fv, 1, 0, &n), 0);
+    assert_int_equal(db_expire(d, 0, K("h"), 2000, 0), 1);
+    assert_int_equal(db_hset(d, 0, K("h"), fv2, 1, 0, &n), 0);
+    assert_int_equal(d->last_commit_ops, 2); /* the field and the meta record */
+    for (int i = 0; i < 250; i++) {
+        char k[16];
+        int kn = snprintf(k, sizeof k, "k%d", i);
+        assert_int_equal(db_set(d, 0, k, (size_t)kn, K("v"), 2000 + (uint64_t)i, 0, NULL, NULL),
+                         1);
+    }
+    assert_int_equal(db_set(d, 1, K("other"), K("v"), 9000, 0, NULL, NULL), 1);
+    assert_int_equal(count_cf(f, STOR_CF_EXPIRY), 1 + 1 + 250 + 1);
+
+    stor_clock_override = 3000;
+    uint64_t reaped, total = 0;
+    bool more;
+    int calls = 0;
+    do {
+        assert_int_equal(db_reap(d, 100, &reaped, &more), 0);
+        assert_true(reaped <= 100);
+        total += reaped;
+        calls++;
+    } while (more);
+    assert_int_equal(total, 251);
+    assert_int_equal(calls, 3);
+    assert_int_equal(d->expiry_next, 9000);
+
+    assert_int_equal(db_set(d, 0, K("stays"), K("v"), 9000, 0, NULL, NULL), 1);
+    assert_int_equal(db_flushdb(d, 1), 0);
+    assert_int_equal(count_cf(f, STOR_CF_EXPIRY), 1 + 1); /* the marker, "stays" */
+    assert_int_equal(db_flushall(d), 0);
+    assert_int_equal(count_cf(f, STOR_CF_EXPIRY), 1); /* the marker survives */
+}
+
+/* A data folder from before the index (no marker) gets it built at open. */
+static void test_db_gc_expiry_index_built_at_open(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    stor_clock_override = 1000;
+    assert_int_equal(db_set(d, 0, K("a"), K("v"), 2000, 0, NULL, NULL), 1);
+    assert_int_equal(db_set(d, 5, K("b"), K("v"), 2000, 0, NULL, NULL), 1);
+    assert_int_equal(db_set(d, 0, K("c"), K("v"), 0, 0, NULL, NULL), 1);
+    /* Take the index away, marker and all, as an old folder has it. */
+    char hi[10];
+    memset(hi, 0xff, sizeof hi);
+    struct stor_batch b;
+    stor_batch_init(&b);
+    stor_batch_del_range(&b, STOR_CF_EXPIRY, "", 0, hi, sizeof hi);
+    assert_int_equal(stor_commit(f->s, &b), 0);
+    stor_batch_destroy(&b);
+    assert_int_equal(count_cf(f, STOR_CF_EXPIRY), 0);
+
+    fx_reopen(f);
+    d = &f->d;
+    assert_int_equal(count_cf(f, STOR_CF_EXPIRY), 1 + 2);
+    stor_clock_override = 3000;
+    uint64_t reaped;
+    bool more;
+    assert_int_equal(db_reap(d, 1000, &reaped, &more), 0);
+    assert_int_equal(reaped, 2);
+    assert_int_equal(db_exists(d, 0, K("c")), 1);
 }
 
 static void test_db_gc_reads_never_see_expired(void **state)
@@ -171,6 +286,9 @@ int main(void)
         T(test_db_gc_keeps_live_and_new_versions),
         T(test_db_gc_expired_and_overwritten),
         T(test_db_gc_reads_never_see_expired),
+        T(test_db_gc_expiry_index_stale_entries),
+        T(test_db_gc_expiry_index_budget_and_flush),
+        T(test_db_gc_expiry_index_built_at_open),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

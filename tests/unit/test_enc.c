@@ -79,6 +79,33 @@ static void test_enc_meta_key_golden(void **state)
     assert_int_equal(enc_meta_key_decode(out, n, &db, &s, &k, &kn), ENC_ECORRUPT);
 }
 
+static void test_enc_expiry_key_golden(void **state)
+{
+    (void)state;
+    char out[32], meta[32];
+    uint16_t slot = enc_slot("ab", 2);
+    size_t n = enc_expiry_key(out, 7, 0x0102030405060708ull, slot, "ab", 2);
+    assert_int_equal(n, enc_expiry_key_len(2));
+    const char want[] = {7, 1, 2, 3, 4, 5, 6, 7, 8, (char)(slot >> 8), (char)slot, 'a', 'b'};
+    assert_int_equal(n, sizeof want);
+    assert_memory_equal(out, want, sizeof want);
+
+    /* Decoding gives back the time and the key's meta key. */
+    unsigned db;
+    uint64_t exp;
+    size_t mn;
+    assert_int_equal(enc_expiry_key_decode(out, n, &db, &exp, meta, &mn), 0);
+    assert_int_equal(db, 7);
+    assert_int_equal(exp, 0x0102030405060708ull);
+    char mk[16];
+    size_t mkn = enc_meta_key(mk, 7, slot, "ab", 2);
+    assert_int_equal(mn, mkn);
+    assert_memory_equal(meta, mk, mkn);
+    assert_int_equal(enc_expiry_key_decode(out, 10, &db, &exp, meta, &mn), ENC_ECORRUPT);
+    out[9] = (char)0xff; /* slot 0xff.. is out of range */
+    assert_int_equal(enc_expiry_key_decode(out, n, &db, &exp, meta, &mn), ENC_ECORRUPT);
+}
+
 static void test_enc_sub_key_golden(void **state)
 {
     (void)state;
@@ -261,6 +288,7 @@ int main(void)
         cmocka_unit_test(test_enc_crc16_golden),
         cmocka_unit_test(test_enc_slot_hashtags),
         cmocka_unit_test(test_enc_meta_key_golden),
+        cmocka_unit_test(test_enc_expiry_key_golden),
         cmocka_unit_test(test_enc_sub_key_golden),
         cmocka_unit_test(test_enc_meta_value_golden),
         cmocka_unit_test(test_enc_meta_value_string_and_list),
