@@ -36,17 +36,29 @@ static inline void fx_rmrf(const char *dir)
     nftw(dir, fx_rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-static inline void fx_open_in(struct fx *f, const struct db_opts *o)
+/* Opens the engine and the type layer in f->dir; on failure prints why and
+ * leaves nothing open. */
+static inline int fx_open_in(struct fx *f, const struct db_opts *o)
 {
     struct stor_opts so = {.dir = f->dir, .block_cache_bytes = 8u << 20,
                            .write_buffer_bytes = 4u << 20, .background_jobs = 2};
     const char *err = NULL;
     int rc = stor_open(&f->s, &so, &err);
-    if (rc)
-        fail_msg("stor_open: %d %s", rc, err ? err : "");
+    if (rc) {
+        print_error("stor_open: %d %s\n", rc, err ? err : "");
+        f->s = NULL;
+        return -1;
+    }
     rc = db_init(&f->d, f->s, o);
-    if (rc)
-        fail_msg("db_init: %d %s", rc, stor_errmsg());
+    if (rc) {
+        print_error("db_init: %d %s\n", rc, stor_errmsg());
+        db_destroy(&f->d);
+        memset(&f->d, 0, sizeof f->d); /* the teardown destroys it again */
+        stor_close(f->s);
+        f->s = NULL;
+        return -1;
+    }
+    return 0;
 }
 
 static inline int fx_setup_opts(void **state, const struct db_opts *o)
@@ -54,9 +66,11 @@ static inline int fx_setup_opts(void **state, const struct db_opts *o)
     struct fx *f = calloc(1, sizeof *f);
     const char *tmp = getenv("TMPDIR");
     snprintf(f->dir, sizeof f->dir, "%s/shmkv-test-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(f->dir))
+    if (!mkdtemp(f->dir) || fx_open_in(f, o) != 0) {
+        fx_rmrf(f->dir); /* a failed setup gets no teardown */
+        free(f);
         return -1;
-    fx_open_in(f, o);
+    }
     *state = f;
     return 0;
 }
@@ -77,8 +91,11 @@ static inline void fx_reopen(struct fx *f)
 {
     struct db_opts o = f->d.o;
     db_destroy(&f->d);
+    memset(&f->d, 0, sizeof f->d);
     stor_close(f->s);
-    fx_open_in(f, &o);
+    f->s = NULL;
+    if (fx_open_in(f, &o) != 0)
+        fail_msg("reopen failed"); /* the teardown still removes the folder */
 }
 
 static inline int fx_teardown(void **state)
