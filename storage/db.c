@@ -327,6 +327,32 @@ int kc_open_write(struct db *d, struct db_kc *kc, unsigned dbi, const char *key,
     return kc->m.type == type ? 0 : ENC_EWRONGTYPE;
 }
 
+/* Keeps the expiry index in step with a meta record kc->raw held (if it was
+ * read) being replaced by one with expiry exp (0: none, or deleted): the
+ * new expiry gets an entry unless the old record had the same (every write
+ * of an expiry made one); the old one's entry goes. A record replaced
+ * without being read (a plain SET) leaves its entry to active expiry,
+ * which drops entries that no longer match. */
+static void reindex_expiry(struct db *d, struct db_kc *kc, uint64_t exp)
+{
+    uint64_t old = 0;
+    uint8_t t;
+    if (kc->raw && enc_meta_peek(kc->raw, kc->rawn, &t, &old) != 0)
+        old = 0;
+    if (old == exp)
+        return;
+    if (old) {
+        struct db_buf ek;
+        dbb_init(&ek);
+        dbb_reserve(&ek, enc_expiry_key_len(kc->klen));
+        ek.n = enc_expiry_key(ek.p, kc->dbi, old, kc->slot, kc->key, kc->klen);
+        stor_batch_del(&d->b, STOR_CF_EXPIRY, ek.p, ek.n);
+        dbb_free(&ek);
+    }
+    if (exp)
+        put_expiry(d, kc->dbi, exp, kc->slot, kc->key, kc->klen);
+}
+
 void kc_put_meta(struct db *d, struct db_kc *kc)
 {
     char small[64];
@@ -336,17 +362,13 @@ void kc_put_meta(struct db *d, struct db_kc *kc)
     stor_batch_put(&d->b, STOR_CF_META, kc->mk.p, kc->mk.n, buf, n);
     if (buf != small)
         free(buf);
-    /* Index the expiry, unless the record this one replaces had the same:
-     * its entry is there already (every write of an expiry made one). */
-    uint64_t exp = kc->m.expire_ms, old = 0;
-    uint8_t t;
-    if (exp && (!kc->raw || enc_meta_peek(kc->raw, kc->rawn, &t, &old) || old != exp))
-        put_expiry(d, kc->dbi, exp, kc->slot, kc->key, kc->klen);
+    reindex_expiry(d, kc, kc->m.expire_ms);
 }
 
 void kc_del_meta(struct db *d, struct db_kc *kc)
 {
     stor_batch_del(&d->b, STOR_CF_META, kc->mk.p, kc->mk.n);
+    reindex_expiry(d, kc, 0);
 }
 
 size_t kc_prefix_len(struct db_kc *kc)

@@ -121,23 +121,30 @@ static void test_db_gc_expired_and_overwritten(void **state)
     assert_int_equal(count_cf(f, STOR_CF_EXPIRY), 1); /* only the marker */
 }
 
-/* The expiry index may hold entries whose key has since changed: active
- * expiry deletes only keys whose expiry is the entry's, and drops every
- * due entry. */
+/* A change to a key whose meta record was read (EXPIRE, PERSIST, DEL)
+ * moves or drops its index entry at once. A plain SET does not read, so it
+ * leaves a stale entry: active expiry deletes only keys whose expiry is the
+ * entry's, and drops every due entry. */
 static void test_db_gc_expiry_index_stale_entries(void **state)
 {
     struct fx *f = *state;
     struct db *d = &f->d;
     stor_clock_override = 1000;
-    const char *keys[] = {"moved", "persisted", "deleted", "overwritten", "due", "due3"};
-    for (int i = 0; i < 6; i++)
-        assert_int_equal(db_set(d, i == 5 ? 3 : 0, keys[i], strlen(keys[i]), K("v"), 2000, 0,
+    const char *keys[] = {"moved", "persisted", "deleted", "overwritten", "reexpired", "due",
+                          "due3"};
+    for (int i = 0; i < 7; i++)
+        assert_int_equal(db_set(d, i == 6 ? 3 : 0, keys[i], strlen(keys[i]), K("v"), 2000, 0,
                                 NULL, NULL), 1);
+    assert_int_equal(count_cf(f, STOR_CF_EXPIRY), 1 + 7);
     assert_int_equal(db_expire(d, 0, K("moved"), 5000, 0), 1);
     assert_int_equal(db_persist(d, 0, K("persisted")), 1);
     assert_int_equal(db_del(d, 0, K("deleted")), 1);
+    assert_int_equal(count_cf(f, STOR_CF_EXPIRY), 1 + 5); /* moved, dropped, dropped */
     assert_int_equal(db_set(d, 0, K("overwritten"), K("w"), 0, 0, NULL, NULL), 1);
-    assert_int_equal(count_cf(f, STOR_CF_EXPIRY), 1 + 7);
+    assert_int_equal(db_set(d, 0, K("reexpired"), K("w"), 5000, 0, NULL, NULL), 1);
+    /* marker; moved@5000; overwritten@2000 and reexpired@2000, stale;
+     * reexpired@5000; due; due3 */
+    assert_int_equal(count_cf(f, STOR_CF_EXPIRY), 1 + 6);
 
     uint64_t reaped;
     bool more;
@@ -150,17 +157,18 @@ static void test_db_gc_expiry_index_stale_entries(void **state)
     assert_int_equal(reaped, 2); /* "due" in db 0, "due3" in db 3 */
     assert_false(more);
     assert_int_equal(d->expiry_next, 5000);
-    assert_int_equal(count_cf(f, STOR_CF_EXPIRY), 1 + 1); /* the marker, "moved" at 5000 */
+    assert_int_equal(count_cf(f, STOR_CF_EXPIRY), 1 + 2); /* the entries at 5000 */
     assert_int_equal(db_exists(d, 0, K("persisted")), 1);
     assert_int_equal(db_exists(d, 0, K("overwritten")), 1);
+    assert_int_equal(db_exists(d, 0, K("reexpired")), 1);
     assert_int_equal(db_exists(d, 0, K("moved")), 1);
     uint64_t metas;
     assert_int_equal(stor_count(f->s, STOR_CF_META, NULL, 0, NULL, 0, &metas), 0);
-    assert_int_equal(metas, 3);
+    assert_int_equal(metas, 4);
 
     stor_clock_override = 5000;
     assert_int_equal(db_reap(d, 1000, &reaped, &more), 0);
-    assert_int_equal(reaped, 1);
+    assert_int_equal(reaped, 2);
     assert_int_equal(d->expiry_next, UINT64_MAX);
     assert_int_equal(count_cf(f, STOR_CF_EXPIRY), 1);
 }
