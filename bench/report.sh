@@ -13,8 +13,9 @@
 #      50 clients, shmkvd against redis-server with and without AOF
 #      (bench/resp_bench.sh)
 #   3. writes under compaction pressure: paced SET and HSET latency second
-#      by second while a bulk load keeps RocksDB compacting, write-back on
-#      and off, and redis-server with AOF under the same load
+#      by second while a bulk load keeps RocksDB compacting (one load its
+#      compaction keeps up with, one it does not), write-back on and off,
+#      and redis-server with AOF under the same load
 #   4. larger than memory: Zipf 0.99 reads over 10x the keys the shm cache
 #      holds, and the cold start after a restart
 #   5. big keys: DEL and EXPIRE of a 1M-field hash and a 1M-member sorted
@@ -50,10 +51,10 @@ shmkvd=$PWD/build/daemon/shmkvd kvtool=$PWD/build/bench/kvtool shmb=$PWD/build/b
 bench_init report
 
 if [ "$quick" = 1 ]; then
-    shm_args=(--quick) resp_args=(--quick) tl_secs=4 tl_mbps=8 tl_rate=1000 ltm_cache=2mb ltm_secs=2
+    shm_args=(--quick) resp_args=(--quick) tl_secs=4 tl_mbps=8 tl_mbps_over=16 tl_rate=1000 ltm_cache=2mb ltm_secs=2
     big=20000 big_runs=1 ltm_runs=1 fp_keys=100000
 else
-    shm_args=(--runs 3) resp_args=(--runs 3 --requests 100000) tl_secs=20 tl_mbps=24 tl_rate=5000
+    shm_args=(--runs 3) resp_args=(--runs 3 --requests 100000) tl_secs=20 tl_mbps=24 tl_mbps_over=56 tl_rate=5000
     ltm_cache=16mb ltm_secs=10 ltm_runs=3 big=1000000 big_runs=3 fp_keys=10000000
 fi
 started=$(date +%s)
@@ -147,67 +148,99 @@ EOF
 # Paced: a fixed rate below every server's capacity, latency counted from
 # each command's scheduled time. Run back to back from 50 connections, the
 # test measured queueing at saturation instead, which hides what a stall
-# does to the commands behind it.
+# does to the commands behind it. Two bulk loads: one RocksDB keeps up
+# with, and one it does not (its compaction falls behind and it delays
+# writes), for as long as write-back's overlay has room; the overlay's
+# peak is reported so the room used shows.
 note "3/6 writes under compaction pressure"
 tl_rows=""
-for cmd in set hset; do
-    for mode in on off redis; do
-        if [ $mode = redis ]; then
-            start "tl-$cmd-$mode" redis --appendonly yes --appendfsync everysec
-        else
-            start "tl-$cmd-$mode" shmkvd --write-buffer-size 4mb --write-back "$([ $mode = on ] && echo yes || echo no)"
-        fi
-        "$kvtool" load 127.0.0.1 "$port" "$tl_mbps" "$((tl_secs + 5))" &
-        loader=$!
-        "$kvtool" timeline 127.0.0.1 "$port" 50 "$tl_secs" "$work/tl-$cmd-$mode.dat" "$tl_rate" "$cmd"
-        kill "$loader" 2>/dev/null || true
-        wait "$loader" 2>/dev/null || true
-        stop "$pid"
-        tl_rows+=$(awk -v c="$cmd" -v m="$mode" '
-            function median(arr, n,   i, j, t) {
-                for (i = 2; i <= n; i++) for (j = i; j > 1 && arr[j-1] > arr[j]; j--) { t = arr[j]; arr[j] = arr[j-1]; arr[j-1] = t }
-                return n % 2 ? arr[(n+1)/2] : (arr[n/2] + arr[n/2+1]) / 2 }
-            { n++; p50[n] = $2; p99[n] = $3; p999[n] = $4; ops[n] = $5; if ($4 > mx) mx = $4; if (!mn || $4 < mn) mn = $4 }
-            END { printf "| %s | %s | %d | %d | %d (%d–%d) | %.0f |\n", toupper(c), m == "redis" ? "redis-server, appendonly everysec" : "shmkvd, write-back " m, median(p50, n), median(p99, n), median(p999, n), mn, mx, median(ops, n) }' "$work/tl-$cmd-$mode.dat")
-        tl_rows+=$'\n'
+tl_cells() { # MBPS TAG: SET and HSET x write-back on, off, redis-server AOF
+    local mbps=$1 tag=$2 cmd mode loader poller f
+    for cmd in set hset; do
+        for mode in on off redis; do
+            f="$work/tl-$tag-$cmd-$mode"
+            if [ $mode = redis ]; then
+                start "tl-$tag-$cmd-$mode" redis --appendonly yes --appendfsync everysec
+            else
+                start "tl-$tag-$cmd-$mode" shmkvd --write-buffer-size 4mb --write-back "$([ $mode = on ] && echo yes || echo no)"
+            fi
+            "$kvtool" load 127.0.0.1 "$port" "$mbps" "$((tl_secs + 5))" &
+            loader=$!
+            echo 0 >"$f.peak"
+            if [ $mode = on ]; then
+                (
+                    peak=0
+                    while kill -0 "$loader" 2>/dev/null; do
+                        b=$(redis-cli -p "$port" info persistence 2>/dev/null | tr -d '\r' |
+                            awk -F: '/^writeback_overlay_bytes/ { print $2 + 0 }')
+                        if [ "${b:-0}" -gt "$peak" ]; then peak=$b; echo "$peak" >"$f.peak"; fi
+                        sleep 0.5
+                    done
+                ) &
+                poller=$!
+            fi
+            "$kvtool" timeline 127.0.0.1 "$port" 50 "$tl_secs" "$f.dat" "$tl_rate" "$cmd"
+            kill "$loader" 2>/dev/null || true
+            wait "$loader" 2>/dev/null || true
+            if [ $mode = on ]; then wait "$poller" 2>/dev/null || true; fi
+            stop "$pid"
+            tl_rows+=$(awk -v c="$cmd" -v m="$mode" -v l="$mbps" -v pk="$(cat "$f.peak")" '
+                function median(arr, n,   i, j, t) {
+                    for (i = 2; i <= n; i++) for (j = i; j > 1 && arr[j-1] > arr[j]; j--) { t = arr[j]; arr[j] = arr[j-1]; arr[j-1] = t }
+                    return n % 2 ? arr[(n+1)/2] : (arr[n/2] + arr[n/2+1]) / 2 }
+                { n++; p50[n] = $2; p99[n] = $3; p999[n] = $4; ops[n] = $5; if ($4 > mx) mx = $4; if (!mn || $4 < mn) mn = $4 }
+                END { printf "| %s | %d MiB/s | %s | %d | %d | %d (%d–%d) | %.0f | %s |\n", toupper(c), l, m == "redis" ? "redis-server, appendonly everysec" : "shmkvd, write-back " m, median(p50, n), median(p99, n), median(p999, n), mn, mx, median(ops, n), m == "on" ? sprintf("%.1f", pk / 1048576) : "—" }' "$f.dat")
+            tl_rows+=$'\n'
+        done
     done
-done
-tl_ratio() { # cmd: median p99.9 off ÷ on, and redis ÷ on
+}
+tl_cells "$tl_mbps" a
+tl_cells "$tl_mbps_over" b
+tl_ratio() { # TAG CMD: median p99.9 off ÷ on, and redis ÷ on
     awk 'function median(arr, n,   i, j, t) {
             for (i = 2; i <= n; i++) for (j = i; j > 1 && arr[j-1] > arr[j]; j--) { t = arr[j]; arr[j] = arr[j-1]; arr[j-1] = t }
             return n % 2 ? arr[(n+1)/2] : (arr[n/2] + arr[n/2+1]) / 2 }
         FNR == 1 { f++ } f == 1 { x[++nx] = $4 } f == 2 { y[++ny] = $4 } f == 3 { z[++nz] = $4 }
         END { printf "%.2fx (redis-server ÷ write-back on: %.2fx)", median(y, ny) / median(x, nx), median(z, nz) / median(x, nx) }' \
-        "$work/tl-$1-on.dat" "$work/tl-$1-off.dat" "$work/tl-$1-redis.dat"
+        "$work/tl-$1-$2-on.dat" "$work/tl-$1-$2-off.dat" "$work/tl-$1-$2-redis.dat"
 }
 {
     echo "## 3. Writes under compaction pressure"
     echo
-    echo "SET and HSET, 100-byte values, $tl_rate commands/s paced from 50 connections for $tl_secs s, latency counted from each command's scheduled time; meanwhile a background client writes 4 KiB values at a steady $tl_mbps MiB/s. shmkvd runs with 4 MiB memtables, so RocksDB flushes and compacts throughout; redis-server, with AOF, is the reference under the same load. Per second: latency percentiles in µs; the table gives their medians over the seconds (min–max for p99.9). An unpaced bulk load is not used: it overloads RocksDB, and then every design must push back somewhere (bench/results/writeback_bench.md measures that case, and throughput)."
+    echo "SET and HSET, 100-byte values, $tl_rate commands/s paced from 50 connections for $tl_secs s, latency counted from each command's scheduled time; meanwhile a background client writes 4 KiB values at a steady rate: $tl_mbps MiB/s, which RocksDB's compaction keeps up with on this machine, then $tl_mbps_over MiB/s, which it does not (it falls behind and RocksDB delays writes; with write-back the flusher takes the delay and the overlay grows, up to overlay-max-memory, 256 MiB by default, beyond which writers wait too). shmkvd runs with 4 MiB memtables, so RocksDB flushes and compacts throughout; redis-server, with AOF, is the reference under the same load. Per second: latency percentiles in µs; the table gives their medians over the seconds (min–max for p99.9). An unpaced load is not used: it overloads every design, which must then push back somewhere (bench/results/writeback_bench.md measures that case, and throughput)."
     echo
-    echo "| command | server | p50 µs | p99 µs | p99.9 µs | commands/s |"
-    echo "|---|---|---:|---:|---:|---:|"
+    echo "| command | bulk load | server | p50 µs | p99 µs | p99.9 µs | commands/s | overlay peak MiB |"
+    echo "|---|---:|---|---:|---:|---:|---:|---:|"
     printf '%s' "$tl_rows"
     echo
-    echo "Median p99.9, write-back off ÷ on: SET $(tl_ratio set), HSET $(tl_ratio hset)."
+    echo "Median p99.9, write-back off ÷ on, at $tl_mbps MiB/s: SET $(tl_ratio a set), HSET $(tl_ratio a hset); at $tl_mbps_over MiB/s: SET $(tl_ratio b set), HSET $(tl_ratio b hset)."
     echo
     echo "![latency over time](writes_under_compaction.png)"
     echo
 } >>"$md"
+tl_plot() { # TAG MBPS: one panel
+    cat <<PLOT
+set title "bulk load $2 MiB/s"
+plot "$work/tl-$1-set-on.dat" using 1:4 with lines lw 2 title "SET, write-back on", \
+     "$work/tl-$1-set-off.dat" using 1:4 with lines lw 2 title "SET, write-back off", \
+     "$work/tl-$1-set-redis.dat" using 1:4 with lines lw 1 title "SET, redis-server AOF", \
+     "$work/tl-$1-hset-on.dat" using 1:4 with lines dt 2 lw 2 title "HSET, write-back on", \
+     "$work/tl-$1-hset-off.dat" using 1:4 with lines dt 2 lw 2 title "HSET, write-back off", \
+     "$work/tl-$1-hset-redis.dat" using 1:4 with lines dt 2 lw 1 title "HSET, redis-server AOF"
+PLOT
+}
 gnuplot <<EOF
-set terminal pngcairo size 900,500 noenhanced
+set terminal pngcairo size 1400,500 noenhanced
 set output "$out/writes_under_compaction.png"
-set title "p99.9 latency per second during a bulk load ($tl_rate commands/s)"
+set multiplot layout 1,2 title "p99.9 latency per second during a bulk load ($tl_rate commands/s)"
 set xlabel "second"
 set ylabel "p99.9 latency (µs, log scale)"
 set logscale y
 set grid
-plot "$work/tl-set-on.dat" using 1:4 with lines lw 2 title "SET, write-back on", \
-     "$work/tl-set-off.dat" using 1:4 with lines lw 2 title "SET, write-back off", \
-     "$work/tl-set-redis.dat" using 1:4 with lines lw 1 title "SET, redis-server AOF", \
-     "$work/tl-hset-on.dat" using 1:4 with lines dt 2 lw 2 title "HSET, write-back on", \
-     "$work/tl-hset-off.dat" using 1:4 with lines dt 2 lw 2 title "HSET, write-back off", \
-     "$work/tl-hset-redis.dat" using 1:4 with lines dt 2 lw 1 title "HSET, redis-server AOF"
+set key top left
+$(tl_plot a "$tl_mbps")
+$(tl_plot b "$tl_mbps_over")
+unset multiplot
 EOF
 
 # ---- 4. larger than memory ----
