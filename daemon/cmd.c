@@ -74,9 +74,13 @@ void cmd_reply_err(struct conn *c, int rc)
     case ENC_EWRONGTYPE:
         resp_error(OUT(c), enc_strerror(rc));
         return;
+    case ENC_ENOSPC:
+        /* As Redis answers when its disk is full. */
+        srv_log(LOG_WARNING, "storage error: %s: %s", enc_strerror(rc), stor_errmsg());
+        resp_error(OUT(c), "MISCONF Errors writing to RocksDB: No space left on device");
+        return;
     case ENC_ESTORAGE:
     case ENC_ECORRUPT:
-    case ENC_ENOSPC:
         srv_log(LOG_WARNING, "storage error: %s: %s", enc_strerror(rc), stor_errmsg());
         resp_errorf(OUT(c), "ERR %s: %s", enc_strerror(rc), stor_errmsg());
         return;
@@ -237,6 +241,39 @@ void cmd_call(struct conn *c, const struct cmd *cmd)
         srv_slowlog_push(c, srv_mstime() / 1000, us); /* wall time only when logging */
 }
 
+static void multi_clear(struct conn *c);
+static void unwatch_all(struct conn *c);
+
+/* While writes cannot be made durable (a full disk: the flusher cannot write
+ * RocksDB), write commands are refused as Redis refuses them when it cannot
+ * write its AOF: MISCONF, also for PING (a health check should see it) and
+ * for an EXEC with writes queued, which discards the transaction. Reads go
+ * on. Accepting writes would only grow the overlay until back-pressure
+ * holds every client. True if it replied. */
+static bool write_refused(struct conn *c, const struct cmd *cmd)
+{
+    bool writes = cmd->flags & CMD_WRITE;
+    if (cmd->fn == cmd_exec && (c->flags & CONN_MULTI))
+        for (size_t i = 0; i < c->mqn && !writes; i++)
+            writes = c->mq[i].cmd->flags & CMD_WRITE;
+    if (!writes && cmd->fn != cmd_ping)
+        return false;
+    char why[300];
+    int e = stor_write_error(srv.stor, why, sizeof why);
+    if (!e)
+        return false;
+    if (cmd->fn == cmd_exec && (c->flags & CONN_MULTI)) {
+        resp_errorf(OUT(c), "EXECABORT Transaction discarded because of: MISCONF Errors %s", why);
+        multi_clear(c);
+        unwatch_all(c);
+        return true;
+    }
+    resp_errorf(OUT(c), "MISCONF Errors %s", why);
+    if (c->flags & CONN_MULTI)
+        c->flags |= CONN_DIRTY_EXEC;
+    return true;
+}
+
 void cmd_dispatch(struct conn *c)
 {
     const struct cmd *cmd = cmd_lookup(c->argv[0].p, c->argv[0].n);
@@ -257,6 +294,8 @@ void cmd_dispatch(struct conn *c)
         resp_error(OUT(c), "NOAUTH Authentication required.");
         return;
     }
+    if (write_refused(c, cmd))
+        return;
     if ((c->flags & CONN_MULTI) && !(cmd->flags & CMD_NOQUEUE)) {
         if (c->mqn == c->mqcap) {
             c->mqcap = c->mqcap ? c->mqcap * 2 : 8;

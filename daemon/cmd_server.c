@@ -428,6 +428,11 @@ void cmd_info(struct conn *c)
         INFO("rdb_last_save_time:%llu\r\n", (unsigned long long)srv.lastsave_s);
         INFO("rdb_last_bgsave_status:ok\r\n");
         INFO("aof_enabled:0\r\n");
+        char why[300] = "";
+        int werr = stor_write_error(srv.stor, why, sizeof why);
+        /* Redis's name for "writes are refused for a disk error" (MISCONF). */
+        INFO("aof_last_write_status:%s\r\n", werr ? "err" : "ok");
+        INFO("writeback_write_error:%s\r\n", why);
         INFO("storage_engine:rocksdb\r\n");
         INFO("appendfsync:%s\r\n", srv.conf.appendfsync == 2   ? "always"
                                    : srv.conf.appendfsync == 1 ? "everysec"

@@ -528,6 +528,23 @@ static void active_expire(void)
     }
 }
 
+/* Refuses writes (MISCONF) before the disk is full rather than after:
+ * RocksDB then still has room for what was accepted (stor_disk_check). */
+static void disk_check(void)
+{
+    uint64_t avail = 0;
+    int d = stor_disk_check(srv.stor, (uint64_t)srv.conf.min_free_disk, &avail);
+    if (d > 0)
+        srv_log(LOG_WARNING,
+                "Free disk space for %s is %llu bytes, below min-free-disk (%lld): write "
+                "commands are refused (MISCONF) until it is back above %lld",
+                srv.conf.dir, (unsigned long long)avail, (long long)srv.conf.min_free_disk,
+                (long long)(srv.conf.min_free_disk + srv.conf.min_free_disk / 2));
+    else if (d < 0)
+        srv_log(LOG_WARNING, "Free disk space for %s is %llu bytes: write commands accepted again",
+                srv.conf.dir, (unsigned long long)avail);
+}
+
 static void cron(void)
 {
     uint64_t now = srv_mstime();
@@ -544,6 +561,7 @@ static void cron(void)
         }
     }
     cmd_blocked_cron(now);
+    disk_check();
     active_expire();
 }
 
@@ -573,6 +591,8 @@ void srv_conf_changed(void)
     for (struct conn *c = srv.clients; c; c = c->next)
         if (!srv.conf.requirepass)
             c->flags |= CONN_AUTHED;
+    if (srv.stor)
+        disk_check(); /* a new min-free-disk applies from the next command */
 }
 
 static void write_pidfile(void)

@@ -59,6 +59,7 @@ static const struct param params[] = {
     {"journal-shm-dir", P_STR, OFF(journal_shm_dir), false, 0, 0, NULL, NULL},
     {"overlay-max-memory", P_MEM, OFF(overlay_max_bytes), false, 1024 * 1024, INT64_MAX, NULL,
      NULL},
+    {"min-free-disk", P_MEM, OFF(min_free_disk), true, 0, INT64_MAX, NULL, NULL},
     {"shm-cache-size", P_MEM, OFF(shm_cache_bytes), false, 0, INT64_MAX, NULL, NULL},
     {"shm-cache-max-record", P_MEM, OFF(shm_max_record), false, 64, INT64_MAX, NULL, NULL},
     {"slowlog-log-slower-than", P_MEM, OFF(slowlog_log_slower_than), true, -1, INT64_MAX, NULL,
@@ -104,6 +105,7 @@ void srv_conf_init(struct srv_conf *c)
     c->flush_batch_bytes = 4ll << 20;
     c->flush_interval_ms = 2;
     c->overlay_max_bytes = 256ll << 20;
+    c->min_free_disk = 1ll << 30;
     c->journal_shm_dir = xstrdup("/dev/shm");
     c->shm_cache_bytes = 64ll << 20;
     c->shm_max_record = 1ll << 20;

@@ -111,6 +111,24 @@ void stor_housekeep(struct stor *s);
 /* Waits until every committed record set is in RocksDB. */
 int stor_drain(struct stor *s);
 void stor_wb_stats(struct stor *s, struct stor_wb_stats *st);
+/* Whether writes can be made durable now: 0 if so; otherwise an error code
+ * (ENC_ENOSPC for a full disk) and, in msg (cap bytes, may be NULL), what
+ * failed: the flusher cannot write RocksDB, or the journal cannot grow. It
+ * clears by itself once a retry succeeds. Callers refuse new writes
+ * meanwhile: what they accept waits in the overlay and, once that is full,
+ * holds the executor. Always 0 without write-back, where each write
+ * returns its own error. */
+int stor_write_error(struct stor *s, char *msg, size_t cap);
+/* Measures the free space of the data folder's file system and keeps
+ * stor_write_error set (ENC_ENOSPC) while it is below min_free bytes, until
+ * it is back above min_free * 1.5 (so that a compaction's swings do not
+ * flip it every call). 0 disables. Between calls, commits measure again
+ * whenever they have written a share of the room left. The point is to stop
+ * accepting writes while RocksDB still has room for what it accepted: its
+ * own recovery from a full disk is fragile (docs/storage.md). Returns 1
+ * when the state turned low since the last call said, -1 when it
+ * recovered, 0 otherwise; *free_out gets the free bytes. */
+int stor_disk_check(struct stor *s, uint64_t min_free, uint64_t *free_out);
 
 /* The message of this thread's last storage error. */
 const char *stor_errmsg(void);

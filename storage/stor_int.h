@@ -60,6 +60,9 @@ struct stor {
      * RocksDB's WAL, the disk log; without, the journal is the disk log. */
     bool jshm;
     char *jdir;
+    /* Free disk space (stor_disk_check): the executor's own. */
+    bool disk_low, disk_low_told;
+    uint64_t disk_min_free, disk_free, disk_budget;
     struct ov ov;
     uint64_t last_seq;       /* the last sequence number given out */
     uint64_t pruned_seq;     /* overlay entries up to here are forgotten */
@@ -90,6 +93,10 @@ struct stor {
     uint64_t last_fsync_ms;  /* the flusher's */
     uint64_t wal_synced_seq; /* the flusher's: with jshm, RocksDB's WAL is synced up to here */
     bool flusher_idle;       /* waiting for work: a commit wakes it */
+    /* The flusher's last RocksDB write failed (a full disk): its error
+     * code, read without the lock by stor_write_error, and RocksDB's text. */
+    int werr_flush;
+    char werr_msg[256];
     bool flusher_filling;    /* waiting for a batch to fill: a full batch wakes it */
     size_t flush_batch_max;
     pthread_t flusher;

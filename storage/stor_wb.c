@@ -295,8 +295,13 @@ static void seg_path(const char *dir, uint64_t first, char *out, size_t cap)
     snprintf(out, cap, "%s/%016" PRIx64, dir, first);
 }
 
+/* Not while the flusher's writes fail: RocksDB (7.8, as Debian builds it)
+ * asserts when its WAL is synced after a failed append, and there is
+ * nothing new to make durable anyway. */
 static int sync_rocksdb_wal(struct stor *s)
 {
+    if (__atomic_load_n(&s->werr_flush, __ATOMIC_ACQUIRE))
+        return ENC_ESTORAGE;
     char *err = NULL;
     rocksdb_flush_wal(s->db, 1, &err);
     return err ? stor_take_err(err) : 0;
@@ -443,15 +448,32 @@ static void *flusher_main(void *arg)
         rocksdb_writebatch_destroy(wb);
         uint64_t us = stor_mono_us() - t0;
 
-        pthread_mutex_lock(&s->mu);
         if (err) {
-            /* Nothing is dropped: the same records are tried again. */
-            fprintf(stderr, "shmkv: flusher: RocksDB write failed, retrying: %s\n", err);
-            rocksdb_free(err);
+            /* Nothing is dropped: the same records are tried again, every
+             * 100 ms, until RocksDB takes them (after a full disk, once
+             * RocksDB's own recovery has resumed it). Meanwhile the daemon
+             * refuses new writes (stor_write_error). */
+            int rc = stor_take_err(err);
+            pthread_mutex_lock(&s->mu);
+            if (!s->werr_flush)
+                fprintf(stderr, "shmkv: flusher: RocksDB write failed, retrying: %s\n",
+                        stor_errmsg());
+            snprintf(s->werr_msg, sizeof s->werr_msg, "%s", stor_errmsg());
+            __atomic_store_n(&s->werr_flush, rc, __ATOMIC_RELEASE);
+            pthread_cond_broadcast(&s->done); /* a drain waiting on it gives up */
+            if (s->stop) {
+                s->abandon = true; /* the journal keeps the rest for the next start */
+                break;
+            }
             pthread_mutex_unlock(&s->mu);
             usleep(100 * 1000);
             pthread_mutex_lock(&s->mu);
             continue;
+        }
+        pthread_mutex_lock(&s->mu);
+        if (s->werr_flush) {
+            fprintf(stderr, "shmkv: flusher: RocksDB writes again\n");
+            __atomic_store_n(&s->werr_flush, 0, __ATOMIC_RELEASE);
         }
         uint64_t n = last->seq - s->durable_seq;
         s->qbytes -= bytes;
@@ -598,6 +620,8 @@ static void wait_progress(struct stor *s)
         clock_gettime(CLOCK_REALTIME, &until);
         until.tv_sec += 1;
         pthread_cond_timedwait(&s->done, &s->mu, &until);
+        if (s->werr_flush)
+            break; /* the caller decides whether to wait on */
     }
     pthread_mutex_unlock(&s->mu);
     s->st.waits++;
@@ -703,10 +727,35 @@ int stor_drain(struct stor *s)
     int rc = stor_sync(s);
     if (rc)
         return rc;
-    while (!s->o.test_no_flusher && flusher_behind(s))
+    while (!s->o.test_no_flusher && flusher_behind(s)) {
         wait_progress(s);
+        int e = __atomic_load_n(&s->werr_flush, __ATOMIC_ACQUIRE);
+        if (e && flusher_behind(s))
+            return e; /* RocksDB cannot take them now; the journal has them */
+    }
     housekeep_all(s);
     return 0;
+}
+
+int stor_write_error(struct stor *s, char *msg, size_t cap)
+{
+    if (s->disk_low) {
+        if (msg && cap)
+            snprintf(msg, cap, "writing to RocksDB: %s (free disk space below min-free-disk)",
+                     strerror(ENOSPC));
+        return ENC_ENOSPC;
+    }
+    if (!s->wb)
+        return 0;
+    int e = __atomic_load_n(&s->werr_flush, __ATOMIC_ACQUIRE);
+    if (e && msg && cap) {
+        /* A full disk in Redis's words; anything else in RocksDB's. */
+        pthread_mutex_lock(&s->mu);
+        snprintf(msg, cap, "writing to RocksDB: %s",
+                 e == ENC_ENOSPC ? strerror(ENOSPC) : s->werr_msg);
+        pthread_mutex_unlock(&s->mu);
+    }
+    return e;
 }
 
 void stor_wb_stats(struct stor *s, struct stor_wb_stats *st)
@@ -1085,9 +1134,20 @@ void wb_close(struct stor *s, bool drain)
     if (!s->wb)
         return;
     bool drained = drain && stor_drain(s) == 0 && !s->o.test_no_flusher;
+    if (drain && !drained && !s->o.test_no_flusher) {
+        pthread_mutex_lock(&s->mu);
+        uint64_t left = s->last_seq - s->durable_seq;
+        pthread_mutex_unlock(&s->mu);
+        fprintf(stderr,
+                "shmkv: write-back: RocksDB cannot take the last %" PRIu64
+                " record sets now; the journal keeps them for the next start\n",
+                left);
+    }
     pthread_mutex_lock(&s->mu);
     s->stop = true;
-    s->abandon = !drain; /* as a kill would: the batch in flight may land, no more */
+    /* As a kill would: the batch in flight may land, no more. Also when a
+     * drain failed (RocksDB cannot write): the journal keeps the rest. */
+    s->abandon = !drained;
     pthread_cond_broadcast(&s->work);
     pthread_mutex_unlock(&s->mu);
     if (s->flusher_running)

@@ -1,0 +1,290 @@
+/*
+ * test_disk — a full disk. Write commands get Redis's MISCONF error while
+ * reads go on, nothing acknowledged is lost, and writes resume by
+ * themselves once there is room again.
+ *
+ * The data folder is a small tmpfs mounted in a mount namespace of this
+ * process's own, so the mount goes away with the process whatever happens;
+ * without the privilege to make one (not root) the tests are skipped, and
+ * say so. A ballast file takes part of the tmpfs: deleting it is the
+ * operator freeing space. Values are random bytes, so RocksDB's compression
+ * cannot make room.
+ */
+#include "harness.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/statvfs.h>
+
+#define VLEN 4000
+#define MAX_WRITES 20000 /* 80 MB: more than any tmpfs here holds */
+
+static struct server S;
+static char data[400], ballast[420];
+static bool mounted;
+static const char *writeback = "yes"; /* shmkvd's --write-back */
+
+/* Key i's value: random bytes from seed i, so nothing needs keeping. */
+static void value_of(int i, char *v)
+{
+    uint64_t st = 0x9e3779b97f4a7c15ull ^ (uint64_t)(i + 1) * 0xbf58476d1ce4e5b9ull;
+    for (int j = 0; j < VLEN; j += 8) {
+        uint64_t x = t_rnd(&st);
+        memcpy(v + j, &x, VLEN - j < 8 ? (size_t)(VLEN - j) : 8);
+    }
+}
+
+/* A folder of tag's with a tmpfs of mb MiB as its data folder, ballast_mb
+ * of it taken by the ballast. Skips the test if no mount namespace can be
+ * had. */
+static void disk_prepare(const char *tag, int mb, int ballast_mb)
+{
+    static bool in_ns;
+    if (!in_ns) {
+        if (unshare(CLONE_NEWNS) != 0) {
+            print_message("test_disk: no mount namespace (%s): skipped\n", strerror(errno));
+            skip();
+        }
+        /* Nothing mounted here reaches the host's namespace. */
+        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+            fail_msg("mount --make-rprivate /: %s", strerror(errno));
+        in_ns = true;
+    }
+    h_prepare(&S, tag);
+    snprintf(data, sizeof data, "%s/data", S.dir);
+    snprintf(ballast, sizeof ballast, "%s/ballast", data);
+    assert_int_equal(mkdir(data, 0700), 0);
+    char opts[32];
+    snprintf(opts, sizeof opts, "size=%dm", mb);
+    if (mount("shmkv-test", data, "tmpfs", 0, opts) != 0)
+        fail_msg("mount tmpfs: %s", strerror(errno));
+    mounted = true;
+    int fd = open(ballast, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    assert_true(fd >= 0);
+    assert_int_equal(fallocate(fd, 0, 0, (off_t)ballast_mb << 20), 0);
+    close(fd);
+}
+
+static int disk_teardown(void **state)
+{
+    (void)state;
+    writeback = "yes";
+    h_stop(&S);
+    if (mounted) {
+        h_rm_shm_journal(&S); /* a daemon that aborted leaves it */
+        umount2(data, MNT_DETACH);
+        mounted = false;
+    }
+    if (S.dir[0])
+        nftw(S.dir, h_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+    memset(&S, 0, sizeof S);
+    return 0;
+}
+
+static void start(const char *min_free)
+{
+    const char *extra[] = {"--min-free-disk", min_free, "--write-buffer-size", "1mb",
+                           "--write-back", writeback, NULL};
+    h_start_shmkvd_opts(&S, extra);
+}
+
+/* SETs k0, k1, ... until a reply is not +OK or the connection fails.
+ * Returns how many were acknowledged; *last gets the reply that stopped
+ * it (NULL: the connection failed), the caller frees it. */
+static int fill(redisContext *c, redisReply **last)
+{
+    char *v = malloc(VLEN);
+    *last = NULL;
+    int i = 0;
+    for (; i < MAX_WRITES; i++) {
+        value_of(i, v);
+        redisReply *r = H_CMD(c, "SET k%d %b", i, v, (size_t)VLEN);
+        if (!r)
+            break;
+        if (r->type != REDIS_REPLY_STATUS) {
+            *last = r;
+            break;
+        }
+        freeReplyObject(r);
+    }
+    free(v);
+    return i;
+}
+
+/* Every one of the n acknowledged values reads back. */
+static void check_all(redisContext *c, int n)
+{
+    char *v = malloc(VLEN);
+    for (int i = 0; i < n; i++) {
+        value_of(i, v);
+        redisReply *r = H_CMD(c, "GET k%d", i);
+        assert_non_null(r);
+        if (r->type != REDIS_REPLY_STRING || r->len != VLEN || memcmp(r->str, v, VLEN) != 0)
+            fail_msg("k%d of %d acknowledged: lost or wrong (reply type %d)", i, n, r->type);
+        freeReplyObject(r);
+    }
+    free(v);
+}
+
+static long long free_mb(void)
+{
+    struct statvfs v;
+    return statvfs(data, &v) == 0 ? (long long)(v.f_bavail * v.f_frsize >> 20) : -1;
+}
+
+/* The end of the daemon's log, for a failure's message. */
+static void print_log_tail(void)
+{
+    char path[300], buf[4096];
+    snprintf(path, sizeof path, "%s/server.log", S.dir);
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return;
+    off_t end = lseek(fd, 0, SEEK_END);
+    ssize_t n = pread(fd, buf, sizeof buf - 1, end > (off_t)sizeof buf - 1 ? end - (off_t)sizeof buf + 1 : 0);
+    close(fd);
+    if (n > 0) {
+        buf[n] = '\0';
+        print_message("--- server.log (end) ---\n%s\n", buf);
+    }
+}
+
+static bool info_has(redisContext *c, const char *line)
+{
+    redisReply *r = H_CMD(c, "INFO persistence");
+    assert_non_null(r);
+    bool has = r->type == REDIS_REPLY_STRING && strstr(r->str, line) != NULL;
+    freeReplyObject(r);
+    return has;
+}
+
+/* Below min-free-disk, writes are refused before RocksDB meets the full
+ * disk; deleting the ballast brings them back, with nothing lost, and a
+ * clean shutdown and restart keep everything. */
+static void test_min_free_disk(void **state)
+{
+    (void)state;
+    disk_prepare("disk-min", 96, 32);
+    start("32mb");
+    redisContext *c = h_connect_port(S.port);
+    assert_non_null(c);
+    redisReply *last;
+    int n = fill(c, &last);
+    if (!last) {
+        print_log_tail();
+        fail_msg("after %d writes: the connection failed (%s)", n, c->errstr);
+    }
+    if (last->type != REDIS_REPLY_ERROR ||
+        strncmp(last->str, "MISCONF Errors writing to RocksDB: No space left on device", 58) != 0)
+        fail_msg("after %d writes: want MISCONF, got type %d '%s'", n, last->type,
+                 last->str ? last->str : "");
+    freeReplyObject(last);
+    assert_true(n > 100 && n < MAX_WRITES);
+    print_message("test_disk: %d writes acknowledged before MISCONF, %lld MiB free\n", n, free_mb());
+
+    /* As Redis: PING too; a write queued in MULTI aborts the EXEC. */
+    h_expect_err(c, "MISCONF", "PING");
+    h_expect_status(c, "OK", "MULTI");
+    h_expect_err(c, "MISCONF", "SET x y");
+    h_expect_status(c, "QUEUED", "GET k0");
+    h_expect_err(c, "EXECABORT", "EXEC");
+    assert_true(info_has(c, "aof_last_write_status:err"));
+    check_all(c, n); /* reads go on */
+
+    assert_int_equal(unlink(ballast), 0);
+    bool back = false;
+    for (int t = 0; t < 100 && !back; t++) {
+        redisReply *r = H_CMD(c, "SET probe ok");
+        assert_non_null(r);
+        back = r->type == REDIS_REPLY_STATUS;
+        freeReplyObject(r);
+        if (!back)
+            usleep(50 * 1000);
+    }
+    if (!back) {
+        print_log_tail();
+        fail_msg("writes refused 5 s after the ballast went: %lld MiB free", free_mb());
+    }
+    assert_true(info_has(c, "aof_last_write_status:ok"));
+    h_expect_status(c, "PONG", "PING");
+    check_all(c, n);
+    redisFree(c);
+
+    assert_int_equal(h_stop(&S), 0);
+    start("32mb");
+    c = h_connect_port(S.port);
+    assert_non_null(c);
+    check_all(c, n);
+    h_expect_bulk(c, "ok", "GET probe");
+    redisFree(c);
+}
+
+/* The same without write-back: commands write RocksDB themselves. */
+static void test_min_free_disk_direct(void **state)
+{
+    writeback = "no";
+    test_min_free_disk(state);
+}
+
+/* With the check off, RocksDB itself meets the full disk. The flusher's
+ * writes fail and write commands get MISCONF, or the daemon stops (Debian's
+ * RocksDB asserts when it logs to a file that failed a write:
+ * docs/storage.md). Either way, once there is room, a restart has every
+ * acknowledged write: the journal kept them. */
+static void test_full_disk_loses_nothing(void **state)
+{
+    (void)state;
+    disk_prepare("disk-full", 24, 8);
+    start("0");
+    redisContext *c = h_connect_port(S.port);
+    assert_non_null(c);
+    redisReply *last;
+    int n = fill(c, &last);
+    assert_true(n > 100 && n < MAX_WRITES);
+    if (last) {
+        if (last->type != REDIS_REPLY_ERROR || strncmp(last->str, "MISCONF", 7) != 0)
+            fail_msg("after %d writes: want MISCONF, got type %d '%s'", n, last->type,
+                     last->str ? last->str : "");
+        freeReplyObject(last);
+    }
+    print_message("test_disk: %d writes acknowledged, then %s\n", n,
+                  last ? "MISCONF" : "the connection closed");
+    assert_int_equal(unlink(ballast), 0);
+    if (last) {
+        /* RocksDB resumes by itself once it finds room (its file manager
+         * looks every 5 s), and so do writes. */
+        bool back = false;
+        for (int t = 0; t < 150 && !back; t++) {
+            redisReply *r = H_CMD(c, "SET probe ok");
+            if (!r)
+                break; /* it asserted after all */
+            back = r->type == REDIS_REPLY_STATUS;
+            freeReplyObject(r);
+            if (!back)
+                usleep(100 * 1000);
+        }
+        print_message("test_disk: writes %s once the ballast went\n",
+                      back ? "resumed" : "did not resume (the daemon stopped)");
+        if (back)
+            check_all(c, n);
+    }
+    redisFree(c);
+    h_stop(&S); /* a clean exit is not required: RocksDB may assert on the way */
+    start("0");
+    c = h_connect_port(S.port);
+    assert_non_null(c);
+    check_all(c, n);
+    h_expect_status(c, "OK", "SET probe ok");
+    redisFree(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_min_free_disk, disk_teardown),
+        cmocka_unit_test_teardown(test_min_free_disk_direct, disk_teardown),
+        cmocka_unit_test_teardown(test_full_disk_loses_nothing, disk_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
