@@ -115,7 +115,7 @@ EOF
 
 # ---- 2. RESP throughput ----
 note "2/6 RESP throughput"
-bench/resp_bench.sh "${resp_args[@]}" --tests get,set,hset,lpush,sadd,zadd,lrange_100,mset \
+bench/resp_bench.sh "${resp_args[@]}" --tests set,get,hset,lpush,sadd,zadd,lrange_100,mset \
     --out "$work/resp.md" >/dev/null 2>&1
 {
     echo "## 2. RESP throughput and p99 (redis-benchmark, 50 clients, TCP loopback)"
