@@ -83,9 +83,9 @@ for run in $(seq 1 "$runs"); do
     for P in $pipelines; do
         for i in "${!names[@]}"; do
             for t in ${tests//,/ }; do
-                out=$(redis-benchmark -p "${ports[$i]}" -t "$t" -n "$requests" -r "$keyspace" -c "$clients" -P "$P" --csv 2>/dev/null)
+                csv=$(redis-benchmark -p "${ports[$i]}" -t "$t" -n "$requests" -r "$keyspace" -c "$clients" -P "$P" --csv 2>/dev/null)
                 cu=$(catch_up_us "${ports[$i]}")
-                echo "$out" | awk -F, -v s="${names[$i]}" -v P="$P" -v n="$requests" -v cu="$cu" 'NR > 1 {
+                echo "$csv" | awk -F, -v s="${names[$i]}" -v P="$P" -v n="$requests" -v cu="$cu" 'NR > 1 {
                     gsub(/"/, "")
                     if ($1 ~ /needed to benchmark/) next # LRANGE'"'"'s own LPUSH warm-up
                     split($1, w, " ")                    # "MSET (10 keys)" -> MSET

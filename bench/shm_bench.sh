@@ -3,7 +3,8 @@
 # against a GET round trip through hiredis over a Unix socket, to shmkvd
 # and to Debian's redis-server, same machine, same run.
 #
-#   bench/shm_bench.sh [--quick] [--runs N] [--keys N] [--ops N] [--out FILE] [--cdf DIR]
+#   bench/shm_bench.sh [--quick] [--runs N] [--keys N] [--ops N] [--procs "1 2"]
+#                      [--out FILE] [--cdf DIR]
 #
 # 16-byte keys, 100-byte values, loaded into both servers; the cache is
 # warmed by one pass of reads. Each run measures, in turn: shm hits from 1
@@ -19,7 +20,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-runs=5 keys=100000 ops=1000000 out="" cdf=""
+runs=5 keys=100000 ops=1000000 out="" cdf="" procs="1 2"
 while [ $# -gt 0 ]; do
     case "$1" in
     --quick) runs=1 keys=20000 ops=100000 ;;
@@ -28,7 +29,8 @@ while [ $# -gt 0 ]; do
     --ops) ops=$2; shift ;;
     --out) out=$2; shift ;;
     --cdf) cdf=$2; shift ;;
-    *) echo "usage: $0 [--quick] [--runs N] [--keys N] [--ops N] [--out FILE] [--cdf DIR]" >&2; exit 2 ;;
+    --procs) procs=$2; shift ;; # reader process counts, e.g. "1 2 4 8" on a larger machine
+    *) echo "usage: $0 [--quick] [--runs N] [--keys N] [--ops N] [--procs LIST] [--out FILE] [--cdf DIR]" >&2; exit 2 ;;
     esac
     shift
 done
@@ -62,7 +64,7 @@ rtt_ops=$((ops / 10))
 raw="$work/raw"
 : >"$raw"
 for run in $(seq 1 "$runs"); do
-    for P in 1 2; do
+    for P in $procs; do
         # The CDF files of the last run, one process, uniform keys.
         c1="" c2="" c3=""
         if [ -n "$cdf" ] && [ "$run" = "$runs" ] && [ "$P" = 1 ]; then
