@@ -3,7 +3,7 @@
 # same machine, same run, as a Markdown table of medians.
 #
 #   bench/resp_bench.sh [--quick] [--runs N] [--requests N] [--tests set,get,...]
-#                       [--clients N] [--out FILE]
+#                       [--clients N] [--shmkvd-args "--name value ..."] [--out FILE]
 #
 # Keys are drawn at random from 100,000 (-r), not redis-benchmark's single
 # default key, which would flatter any write-back that coalesces overwrites.
@@ -24,7 +24,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-runs=5 requests=200000 tests="set,get" clients=50 out="" pipelines="1 16" keyspace=100000
+runs=5 requests=200000 tests="set,get" clients=50 out="" pipelines="1 16" keyspace=100000 kargs=""
 while [ $# -gt 0 ]; do
     case "$1" in
     --quick) runs=1 requests=20000 ;;
@@ -33,7 +33,8 @@ while [ $# -gt 0 ]; do
     --tests) tests=$2; shift ;;
     --clients) clients=$2; shift ;;
     --out) out=$2; shift ;;
-    *) echo "usage: $0 [--quick] [--runs N] [--requests N] [--tests a,b] [--clients N] [--out FILE]" >&2; exit 2 ;;
+    --shmkvd-args) kargs=$2; shift ;; # e.g. "--flusher-threads 4"; split on spaces
+    *) echo "usage: $0 [--quick] [--runs N] [--requests N] [--tests a,b] [--clients N] [--shmkvd-args ARGS] [--out FILE]" >&2; exit 2 ;;
     esac
     shift
 done
@@ -54,7 +55,7 @@ for n in "${names[@]}"; do
     case $n in
     redis) redis-server --port "$p" --bind 127.0.0.1 --save '' --appendonly no --dir "$work/$n" >"$work/$n/log" 2>&1 & ;;
     redis-aof) redis-server --port "$p" --bind 127.0.0.1 --save '' --appendonly yes --appendfsync everysec --dir "$work/$n" >"$work/$n/log" 2>&1 & ;;
-    shmkvd) "$shmkvd" --port "$p" --bind 127.0.0.1 --dir "$work/$n/data" >"$work/$n/log" 2>&1 & ;;
+    shmkvd) "$shmkvd" --port "$p" --bind 127.0.0.1 --dir "$work/$n/data" $kargs >"$work/$n/log" 2>&1 & ;;
     esac
     pids+=($!)
     ports+=("$p")

@@ -456,6 +456,7 @@ void cmd_info(struct conn *c)
         INFO("writeback_flush_max_us:%llu\r\n", (unsigned long long)w.flush_us_max);
         INFO("writeback_flusher_batch_size:%lld\r\n", (long long)srv.conf.flush_batch_bytes);
         INFO("writeback_flusher_interval_ms:%d\r\n", srv.conf.flush_interval_ms);
+        INFO("writeback_flusher_threads:%d\r\n", w.flusher_threads);
         INFO("writeback_backpressure_waits:%llu\r\n", (unsigned long long)w.waits);
         INFO("writeback_backpressure_wait_us:%llu\r\n", (unsigned long long)w.wait_us);
         INFO("writeback_replayed_sets:%llu\r\n", (unsigned long long)w.replayed_sets);

@@ -650,6 +650,7 @@ int srv_main(void)
                            .writeback = srv.conf.writeback,
                            .flush_batch_bytes = (size_t)srv.conf.flush_batch_bytes,
                            .flush_interval_ms = srv.conf.flush_interval_ms,
+                           .flusher_threads = srv.conf.flusher_threads,
                            .overlay_max_bytes = (size_t)srv.conf.overlay_max_bytes,
                            .journal_shm_dir = srv.conf.journal_shm_dir,
                            .compression = 1};

@@ -56,6 +56,7 @@ static const struct param params[] = {
     {"write-back", P_BOOL, OFF(writeback), false, 0, 1, NULL, NULL},
     {"flusher-batch-size", P_MEM, OFF(flush_batch_bytes), false, 4096, INT64_MAX, NULL, NULL},
     {"flusher-interval", P_INT, OFF(flush_interval_ms), false, 0, 10000, NULL, NULL},
+    {"flusher-threads", P_INT, OFF(flusher_threads), false, 0, 64, NULL, NULL},
     {"journal-shm-dir", P_STR, OFF(journal_shm_dir), false, 0, 0, NULL, NULL},
     {"overlay-max-memory", P_MEM, OFF(overlay_max_bytes), false, 1024 * 1024, INT64_MAX, NULL,
      NULL},

@@ -62,6 +62,10 @@ struct stor_opts {
     int writeback;             /* 1: journal + overlay + flusher; 0: RocksDB on every commit */
     size_t flush_batch_bytes;  /* the flusher's largest WriteBatch (0: 4 MiB) */
     int flush_interval_ms;     /* the flusher waits this long to fill a batch (0: none) */
+    /* Threads writing a flush batch to RocksDB at once, each a share of its
+     * keys (0: one per 4 CPUs, 1 to 4): RocksDB's memtable inserts are most
+     * of the flusher's work, and they run in parallel. */
+    int flusher_threads;
     size_t overlay_max_bytes;  /* back-pressure above this much pending data (0: 256 MiB) */
     size_t journal_segment_bytes; /* journal file size before a new one (0: 64 MiB) */
     /* Under appendfsync everysec and no: keep the journal in a new folder in
@@ -81,6 +85,7 @@ struct stor_wb_stats {
     uint64_t flush_us_total, flush_us_last, flush_us_max;
     uint64_t waits, wait_us;     /* back-pressure */
     uint64_t replayed_sets;      /* at the last open */
+    int flusher_threads;
     const char *journal_dir;     /* where the journal files are; the handle's */
     int journal_shm;             /* 1: that folder is in shared memory */
 };

@@ -103,6 +103,23 @@ struct stor {
     /* the flusher's own: a batch's ops, sorted before they go to RocksDB */
     struct wb_fop *fops;
     size_t nfops, capfops;
+    /* A batch's writes, split by key over nparts WriteBatches that the
+     * flusher and nparts - 1 helper threads write at once (RocksDB inserts
+     * them into its memtables in parallel). parts[0] is the flusher's. */
+    int nparts;
+    struct wb_part *parts;
+    pthread_mutex_t pmu;        /* over the four below */
+    pthread_cond_t pgo, pdone;
+    uint64_t pgen;              /* a new batch (or the stop) for the helpers */
+    int pndone;                 /* helpers done with this one */
+    bool pstop;
+};
+
+struct wb_part {
+    struct stor *s;
+    rocksdb_writebatch_t *wb;
+    char *err; /* RocksDB's, from the last write */
+    pthread_t th;
 };
 
 /* stor.c */

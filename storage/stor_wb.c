@@ -240,20 +240,34 @@ static void op_to_fops(void *arg, int kind, int cf, const char *k, size_t kn, co
     s->nfops++;
 }
 
-static void fops_emit(struct stor *s, struct wb_fop *f, size_t n, rocksdb_writebatch_t *wb)
+static void put_applied(struct stor *s, rocksdb_writebatch_t *wb, uint64_t seq);
+
+/* Which of n parts a key's writes go to: all of one key's to the same one,
+ * so their order holds. FNV-1a. */
+static int part_of(const struct wb_fop *f, int n)
 {
-    struct to_batch t = {s, wb};
+    uint64_t h = 0xcbf29ce484222325ull ^ f->cf;
+    for (uint32_t i = 0; i < f->kn; i++)
+        h = (h ^ (uint8_t)f->k[i]) * 0x100000001b3ull;
+    return (int)(h % (uint64_t)n);
+}
+
+/* Each part stays in key order: a subsequence of the sorted ops. */
+static void fops_emit(struct stor *s, struct wb_fop *f, size_t n, int nparts)
+{
     qsort(f, n, sizeof *f, fop_cmp);
     for (size_t i = 0; i < n; i++) {
         if (i + 1 < n && ov_cmp(f[i].cf, f[i].k, f[i].kn, f[i + 1].cf, f[i + 1].k, f[i + 1].kn) == 0)
             continue; /* a later write of this key in the batch replaces it */
+        struct to_batch t = {s, s->parts[nparts > 1 ? part_of(&f[i], nparts) : 0].wb};
         op_to_batch(&t, f[i].kind, f[i].cf, f[i].k, f[i].kn, f[i].v, f[i].vn);
     }
 }
 
-/* Builds the WriteBatch of the queued record sets first..last. */
-static void flush_batch_build(struct stor *s, struct wb_rec *first, struct wb_rec *last,
-                              rocksdb_writebatch_t *wb)
+/* Builds the WriteBatches of the queued record sets first..last; returns
+ * how many parts it used. A range delete orders everything around it, so a
+ * batch with one goes whole into parts[0]. */
+static int flush_batch_build(struct stor *s, struct wb_rec *first, struct wb_rec *last)
 {
     s->nfops = 0;
     for (struct wb_rec *r = first;; r = r->next) {
@@ -261,17 +275,140 @@ static void flush_batch_build(struct stor *s, struct wb_rec *first, struct wb_re
         if (r == last)
             break;
     }
+    for (int i = 0; i < s->nparts; i++)
+        rocksdb_writebatch_clear(s->parts[i].wb);
+    int nparts = s->nparts;
+    for (size_t i = 0; i < s->nfops && nparts > 1; i++)
+        if (s->fops[i].kind == STOR_OP_DELRANGE)
+            nparts = 1;
     size_t run = 0;
     for (size_t i = 0; i < s->nfops; i++) {
         if (s->fops[i].kind != STOR_OP_DELRANGE)
             continue;
-        fops_emit(s, s->fops + run, i - run, wb);
-        struct to_batch t = {s, wb};
+        fops_emit(s, s->fops + run, i - run, 1);
+        struct to_batch t = {s, s->parts[0].wb};
         op_to_batch(&t, STOR_OP_DELRANGE, s->fops[i].cf, s->fops[i].k, s->fops[i].kn,
                     s->fops[i].v, s->fops[i].vn);
         run = i + 1;
     }
-    fops_emit(s, s->fops + run, s->nfops - run, wb);
+    fops_emit(s, s->fops + run, s->nfops - run, nparts);
+    return nparts;
+}
+
+static rocksdb_writeoptions_t *flush_wopts(const struct stor *s)
+{
+    return s->jshm ? s->wopts : s->wopts_nowal;
+}
+
+static void *part_main(void *arg)
+{
+    struct wb_part *p = arg;
+    struct stor *s = p->s;
+    uint64_t seen = 0;
+    pthread_mutex_lock(&s->pmu);
+    for (;;) {
+        while (s->pgen == seen && !s->pstop)
+            pthread_cond_wait(&s->pgo, &s->pmu);
+        if (s->pstop)
+            break;
+        seen = s->pgen;
+        pthread_mutex_unlock(&s->pmu);
+        p->err = NULL;
+        if (rocksdb_writebatch_count(p->wb))
+            rocksdb_write(s->db, flush_wopts(s), p->wb, &p->err);
+        pthread_mutex_lock(&s->pmu);
+        if (++s->pndone == s->nparts - 1)
+            pthread_cond_signal(&s->pdone);
+    }
+    pthread_mutex_unlock(&s->pmu);
+    return NULL;
+}
+
+/* Writes the record sets first..last to RocksDB, with the applied sequence
+ * number last of all: in one WriteBatch, or, split into parts written at
+ * once, in a small one after them all. Were the process to die between,
+ * the next start replays from the older number, and re-applying record
+ * sets in order is harmless. NULL, or RocksDB's error (the caller frees
+ * it); on an error nothing says the batch is applied, and it is tried
+ * again whole. */
+static char *flush_batch_write(struct stor *s, struct wb_rec *first, struct wb_rec *last)
+{
+    int n = flush_batch_build(s, first, last);
+    char *err = NULL;
+    if (n == 1) {
+        put_applied(s, s->parts[0].wb, last->seq);
+        rocksdb_write(s->db, flush_wopts(s), s->parts[0].wb, &err);
+        return err;
+    }
+    pthread_mutex_lock(&s->pmu);
+    s->pndone = 0;
+    s->pgen++;
+    pthread_cond_broadcast(&s->pgo);
+    pthread_mutex_unlock(&s->pmu);
+    rocksdb_write(s->db, flush_wopts(s), s->parts[0].wb, &err);
+    pthread_mutex_lock(&s->pmu);
+    while (s->pndone < s->nparts - 1)
+        pthread_cond_wait(&s->pdone, &s->pmu);
+    pthread_mutex_unlock(&s->pmu);
+    for (int i = 1; i < n; i++) {
+        if (s->parts[i].err && !err)
+            err = s->parts[i].err;
+        else if (s->parts[i].err)
+            rocksdb_free(s->parts[i].err);
+        s->parts[i].err = NULL;
+    }
+    if (err)
+        return err;
+    rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
+    put_applied(s, wb, last->seq);
+    rocksdb_write(s->db, flush_wopts(s), wb, &err);
+    rocksdb_writebatch_destroy(wb);
+    return err;
+}
+
+/* Starts the helpers: as many as it can of those asked. */
+static void parts_open(struct stor *s)
+{
+    int n = s->o.flusher_threads;
+    if (n <= 0) {
+        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+        n = ncpu >= 16 ? 4 : ncpu >= 8 ? 2 : 1;
+    }
+    s->parts = stor_xmalloc((size_t)n * sizeof *s->parts);
+    pthread_mutex_init(&s->pmu, NULL);
+    pthread_cond_init(&s->pgo, NULL);
+    pthread_cond_init(&s->pdone, NULL);
+    s->parts[0] = (struct wb_part){.s = s, .wb = rocksdb_writebatch_create()};
+    s->nparts = 1;
+    for (int i = 1; i < n; i++) {
+        s->parts[i] = (struct wb_part){.s = s, .wb = rocksdb_writebatch_create()};
+        if (pthread_create(&s->parts[i].th, NULL, part_main, &s->parts[i]) != 0) {
+            rocksdb_writebatch_destroy(s->parts[i].wb);
+            break;
+        }
+        s->nparts = i + 1; /* no batch is split before the flusher starts */
+    }
+}
+
+/* Stops the helpers; the flusher has stopped. */
+static void parts_close(struct stor *s)
+{
+    if (!s->parts)
+        return;
+    pthread_mutex_lock(&s->pmu);
+    s->pstop = true;
+    pthread_cond_broadcast(&s->pgo);
+    pthread_mutex_unlock(&s->pmu);
+    for (int i = 1; i < s->nparts; i++)
+        pthread_join(s->parts[i].th, NULL);
+    for (int i = 0; i < s->nparts; i++)
+        rocksdb_writebatch_destroy(s->parts[i].wb);
+    pthread_cond_destroy(&s->pgo);
+    pthread_cond_destroy(&s->pdone);
+    pthread_mutex_destroy(&s->pmu);
+    free(s->parts);
+    s->parts = NULL;
+    s->nparts = 0;
 }
 
 /* With the journal on disk, the flusher writes RocksDB without its WAL (the
@@ -440,12 +577,7 @@ static void *flusher_main(void *arg)
         pthread_mutex_unlock(&s->mu);
 
         uint64_t t0 = stor_mono_us();
-        rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
-        flush_batch_build(s, first, last, wb);
-        put_applied(s, wb, last->seq);
-        char *err = NULL;
-        rocksdb_write(s->db, s->jshm ? s->wopts : s->wopts_nowal, wb, &err);
-        rocksdb_writebatch_destroy(wb);
+        char *err = flush_batch_write(s, first, last);
         uint64_t us = stor_mono_us() - t0;
 
         if (err) {
@@ -770,6 +902,7 @@ void stor_wb_stats(struct stor *s, struct stor_wb_stats *st)
     st->flush_us_last = s->fl_us_last;
     st->flush_us_max = s->fl_us_max;
     pthread_mutex_unlock(&s->mu);
+    st->flusher_threads = s->nparts;
     st->overlay_entries = s->ov.count;
     st->overlay_bytes = s->ov.bytes;
     uint64_t jb = s->jcur.bytes;
@@ -1117,6 +1250,7 @@ int wb_open(struct stor *s, const char **errmsg)
         rc = seg_open_new(s, s->last_seq + 1);
     }
     if (rc == 0 && !s->o.test_no_flusher) {
+        parts_open(s);
         if (pthread_create(&s->flusher, NULL, flusher_main, s) != 0)
             rc = -EAGAIN;
         else
@@ -1153,6 +1287,7 @@ void wb_close(struct stor *s, bool drain)
     if (s->flusher_running)
         pthread_join(s->flusher, NULL);
     s->flusher_running = false;
+    parts_close(s);
     /* One thread from here on. Drained: everything is in RocksDB, so every
      * journal file can go once RocksDB's WAL is on disk. */
     if (s->jfd >= 0)

@@ -180,9 +180,13 @@ static void *killer_main(void *arg)
     return NULL;
 }
 
+/* Every other start splits each flush batch over four flusher threads, so
+ * a kill lands between their writes too, and a replay follows either. */
 static void start_shmkvd(const char *fsync)
 {
-    const char *opts[] = {"--appendfsync", fsync, NULL};
+    static int starts;
+    const char *opts[] = {"--appendfsync", fsync, "--flusher-threads", starts++ % 2 ? "4" : "1",
+                          NULL};
     h_start_shmkvd_opts(&K, opts);
 }
 

@@ -32,6 +32,7 @@ static struct stor *wb_open_dir(const char *dir, const struct stor_opts *extra, 
         o.test_no_flusher = extra->test_no_flusher;
         o.fsync = extra->fsync;
         o.journal_shm_dir = extra->journal_shm_dir;
+        o.flusher_threads = extra->flusher_threads;
     }
     struct stor *s = NULL;
     *err = NULL;
@@ -185,11 +186,18 @@ static void check_against_model(struct stor *s)
     }
 }
 
-static void test_stor_wb_overlay_merge_matches_model(void **state)
+/* Random record sets against a model, read back through the overlay
+ * while the flusher moves them into RocksDB; range_every: one op in that
+ * many is a range delete (which keeps a flush batch in one part). */
+static void overlay_merge_matches_model(void **state, int threads, int range_every)
 {
     struct fx *f = *state;
     memset(present, 0, sizeof present);
-    struct stor *s = wb_open_ok(f->dir, NULL);
+    struct stor_opts opt = {.flusher_threads = threads};
+    struct stor *s = wb_open_ok(f->dir, &opt);
+    struct stor_wb_stats st0;
+    stor_wb_stats(s, &st0);
+    assert_int_equal(st0.flusher_threads, threads);
     struct stor_batch b;
     stor_batch_init(&b);
     char k[8], v[16];
@@ -199,13 +207,13 @@ static void test_stor_wb_overlay_merge_matches_model(void **state)
         for (int j = 0; j < nops; j++) {
             int cf = (int)(rnd() % STOR_CF_COUNT), i = (int)(rnd() % NKEYS);
             keyname(i, k);
-            int what = (int)(rnd() % 20);
-            if (what < 12) {
+            int what = (int)(rnd() % (unsigned)range_every);
+            if (what < range_every * 3 / 5) {
                 snprintf(v, sizeof v, "v%d", step);
                 stor_batch_put(&b, cf, k, 4, v, strlen(v));
                 strcpy(model[cf][i], v);
                 present[cf][i] = true;
-            } else if (what < 19) {
+            } else if (what < range_every - 1) {
                 stor_batch_del(&b, cf, k, 4);
                 present[cf][i] = false;
             } else {
@@ -243,6 +251,18 @@ static void test_stor_wb_overlay_merge_matches_model(void **state)
     s = wb_open_ok(f->dir, NULL);
     check_against_model(s);
     stor_close(s);
+}
+
+static void test_stor_wb_overlay_merge_matches_model(void **state)
+{
+    overlay_merge_matches_model(state, 1, 20);
+}
+
+/* Four flusher threads, each writing a share of a batch's keys; range
+ * deletes rare enough that most batches are split. */
+static void test_stor_wb_parallel_flusher_matches_model(void **state)
+{
+    overlay_merge_matches_model(state, 4, 400);
 }
 
 /* Commits n record sets "r<i>" = "v<i>" in the metadata CF. */
@@ -714,6 +734,7 @@ int main(int argc, char **argv)
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup_dir, teardown_dir)
     const struct CMUnitTest tests[] = {
         T(test_stor_wb_overlay_merge_matches_model),
+        T(test_stor_wb_parallel_flusher_matches_model),
         T(test_stor_wb_replay_clean_and_unsynced),
         T(test_stor_wb_replay_torn_last_record),
         T(test_stor_wb_replay_preallocated_tail),
