@@ -159,18 +159,46 @@ static bool info_has(redisContext *c, const char *line)
     return has;
 }
 
+/* A tmpfs of mb MiB (ballast_mb of it ballast), shmkvd on it with
+ * min_free, and SETs until one is refused or the connection fails: the
+ * connection, *n acknowledged, *last as fill() gives it. */
+static redisContext *start_and_fill(const char *tag, int mb, int ballast_mb, const char *min_free,
+                                    int *n, redisReply **last)
+{
+    disk_prepare(tag, mb, ballast_mb);
+    start(min_free);
+    redisContext *c = h_connect_port(S.port);
+    assert_non_null(c);
+    *n = fill(c, last);
+    return c;
+}
+
+/* Whether SETs are taken again within tries polls, ms apart; false also
+ * when the connection fails (the daemon stopped). */
+static bool writes_resume(redisContext *c, int tries, int ms)
+{
+    for (int t = 0; t < tries; t++) {
+        redisReply *r = H_CMD(c, "SET probe ok");
+        if (!r)
+            return false;
+        bool ok = r->type == REDIS_REPLY_STATUS;
+        freeReplyObject(r);
+        if (ok)
+            return true;
+        usleep((useconds_t)ms * 1000);
+    }
+    return false;
+}
+
 /* Below min-free-disk, writes are refused before RocksDB meets the full
  * disk; deleting the ballast brings them back, with nothing lost, and a
  * clean shutdown and restart keep everything. */
 static void test_min_free_disk(void **state)
 {
     (void)state;
-    disk_prepare("disk-min", 96, 32);
-    start("32mb");
-    redisContext *c = h_connect_port(S.port);
-    assert_non_null(c);
     redisReply *last;
-    int n = fill(c, &last);
+    int n;
+    redisContext *c = start_and_fill("disk-min", 96, 32, "32mb", &n, &last);
     if (!last) {
         print_log_tail();
         fail_msg("after %d writes: the connection failed (%s)", n, c->errstr);
@@ -193,15 +221,7 @@ static void test_min_free_disk(void **state)
     check_all(c, n); /* reads go on */
 
     assert_int_equal(unlink(ballast), 0);
-    bool back = false;
-    for (int t = 0; t < 100 && !back; t++) {
-        redisReply *r = H_CMD(c, "SET probe ok");
-        assert_non_null(r);
-        back = r->type == REDIS_REPLY_STATUS;
-        freeReplyObject(r);
-        if (!back)
-            usleep(50 * 1000);
-    }
+    bool back = writes_resume(c, 100, 50);
     if (!back) {
         print_log_tail();
         fail_msg("writes refused 5 s after the ballast went: %lld MiB free", free_mb());
@@ -235,12 +255,9 @@ static void test_min_free_disk_direct(void **state)
 static void test_full_disk_loses_nothing(void **state)
 {
     (void)state;
-    disk_prepare("disk-full", 24, 8);
-    start("0");
-    redisContext *c = h_connect_port(S.port);
-    assert_non_null(c);
     redisReply *last;
-    int n = fill(c, &last);
+    int n;
+    redisContext *c = start_and_fill("disk-full", 24, 8, "0", &n, &last);
     assert_true(n > 100 && n < MAX_WRITES);
     if (last) {
         if (last->type != REDIS_REPLY_ERROR || strncmp(last->str, "MISCONF", 7) != 0)
@@ -254,16 +271,7 @@ static void test_full_disk_loses_nothing(void **state)
     if (last) {
         /* RocksDB resumes by itself once it finds room (its file manager
          * looks every 5 s), and so do writes. */
-        bool back = false;
-        for (int t = 0; t < 150 && !back; t++) {
-            redisReply *r = H_CMD(c, "SET probe ok");
-            if (!r)
-                break; /* it asserted after all */
-            back = r->type == REDIS_REPLY_STATUS;
-            freeReplyObject(r);
-            if (!back)
-                usleep(100 * 1000);
-        }
+        bool back = writes_resume(c, 150, 100); /* false too if it asserted after all */
         print_message("test_disk: writes %s once the ballast went\n",
                       back ? "resumed" : "did not resume (the daemon stopped)");
         if (back)
