@@ -247,6 +247,8 @@ void cmd_block(struct conn *c, uint64_t deadline_ms);
 void cmd_unblock(struct conn *c);
 /* Marks watched keys dirty and wakes blocked clients for a committed set. */
 void cmd_on_commit(void *arg, const struct stor_batch *b);
+/* COMMAND DOCS [name ...] (cmd_docs.c). */
+void cmd_command_docs(struct conn *c);
 /* Per-loop-iteration work for blocked clients: timeouts and re-tries. */
 void cmd_blocked_cron(uint64_t now_ms);
 void cmd_serve_ready(void);

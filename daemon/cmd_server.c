@@ -17,6 +17,7 @@
 #include "shmc_w.h"
 #include "srv_cache.h"
 #include "srv_conf.h"
+#include "stor_mem.h"
 
 #define KEY(i) c->argv[i].p, c->argv[i].n
 
@@ -188,16 +189,51 @@ static int client_line(const struct conn *c, char *buf, size_t cap)
                     c->in.cap + c->out.cap, c->lastcmd ? c->lastcmd : "NULL", c->proto);
 }
 
+/* CLIENT LIST [TYPE normal|master|replica|pubsub] [ID id [id ...]]: one
+ * filter or none, as Redis 7.0 parses it. Every client here is "normal". */
 static void client_list(struct conn *c)
 {
+    bool none = false;
+    size_t nids = 0;
+    int64_t *ids = NULL;
+    if (c->argc == 4 && cmd_arg_is(c, 2, "type")) {
+        if (!cmd_arg_is(c, 3, "normal")) {
+            if (!cmd_arg_is(c, 3, "master") && !cmd_arg_is(c, 3, "replica") &&
+                !cmd_arg_is(c, 3, "slave") && !cmd_arg_is(c, 3, "pubsub")) {
+                resp_errorf(OUT(c), "ERR Unknown client type '%.*s'", (int)c->argv[3].n,
+                            c->argv[3].p);
+                return;
+            }
+            none = true;
+        }
+    } else if (c->argc >= 4 && cmd_arg_is(c, 2, "id")) {
+        nids = c->argc - 3;
+        ids = stor_xmalloc(nids * sizeof *ids);
+        for (size_t i = 0; i < nids; i++) {
+            if (enc_str2ll(c->argv[i + 3].p, c->argv[i + 3].n, &ids[i]) != 0) {
+                free(ids);
+                resp_error(OUT(c), "ERR Invalid client ID");
+                return;
+            }
+        }
+    } else if (c->argc != 2) {
+        resp_error(OUT(c), "ERR syntax error");
+        return;
+    }
     struct resp_buf b;
     resp_buf_init(&b);
     char line[1024];
-    for (struct conn *o = srv.clients; o; o = o->next) {
+    for (struct conn *o = srv.clients; o && !none; o = o->next) {
+        bool listed = !ids;
+        for (size_t i = 0; i < nids && !listed; i++)
+            listed = ids[i] > 0 && (uint64_t)ids[i] == o->id;
+        if (!listed)
+            continue;
         int n = client_line(o, line, sizeof line);
         resp_buf_append(&b, line, (size_t)n);
         resp_buf_append(&b, "\n", 1);
     }
+    free(ids);
     resp_verbatim(OUT(c), resp_buf_data(&b), resp_buf_used(&b), c->proto);
     resp_buf_free(&b);
 }
@@ -281,7 +317,7 @@ void cmd_client(struct conn *c)
             resp_bulk_cstr(OUT(c), c->name);
         else
             resp_null(OUT(c), c->proto);
-    } else if (cmd_arg_is(c, 1, "list") && c->argc == 2) {
+    } else if (cmd_arg_is(c, 1, "list")) {
         client_list(c);
     } else if (cmd_arg_is(c, 1, "info") && c->argc == 2) {
         char line[1024];
@@ -300,7 +336,12 @@ void cmd_client(struct conn *c)
             "KILL <option> <value> [<option> <value> [...]]",
             "    Kill connections. Options are: ID <client-id>, ADDR <ip:port>, "
             "LADDR <ip:port>, SKIPME (YES|NO).",
-            "LIST", "    Return information about client connections.",
+            "LIST [TYPE <type>] [ID <id> [<id> ...]]",
+            "    Return information about client connections. Options:",
+            "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+            "      Return clients of specified type.",
+            "    * ID <id> [<id> ...]",
+            "      Return clients with the given IDs.",
             "SETNAME <name>", "    Assign the name <name> to the current connection.",
             "HELP", "    Print this help.",
         };
@@ -602,7 +643,7 @@ static void command_info(struct conn *c, const struct cmd *k)
     resp_array(OUT(c), 0);         /* subcommands */
 }
 
-/* COMMAND | COUNT | INFO [name ...] | LIST | HELP */
+/* COMMAND | COUNT | INFO [name ...] | DOCS [name ...] | LIST | HELP */
 void cmd_command(struct conn *c)
 {
     if (c->argc == 1) {
@@ -622,6 +663,8 @@ void cmd_command(struct conn *c)
             else
                 resp_null(OUT(c), c->proto);
         }
+    } else if (cmd_arg_is(c, 1, "docs")) {
+        cmd_command_docs(c);
     } else if (cmd_arg_is(c, 1, "list") && c->argc == 2) {
         resp_array(OUT(c), cmd_count());
         for (size_t i = 0; i < cmd_count(); i++)
@@ -634,6 +677,10 @@ void cmd_command(struct conn *c)
             "LIST", "    Return a list of all commands in this Redis server.",
             "INFO [<command-name> ...]",
             "    Return details about multiple Redis commands.",
+            "DOCS [<command-name> ...]",
+            "    Return documentation details about multiple Redis commands.",
+            "    If no command names are given, documentation details for all",
+            "    commands are returned.",
             "HELP", "    Print this help.",
         };
         resp_array(OUT(c), sizeof lines / sizeof lines[0]);

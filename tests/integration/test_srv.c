@@ -268,6 +268,20 @@ static void test_srv_client_commands(void **state)
     assert_int_equal(r->type, REDIS_REPLY_STRING);
     assert_non_null(strstr(r->str, "name=tester"));
     freeReplyObject(r);
+    /* Filters: every client here is a normal one. */
+    r = H_CMD(c, "CLIENT LIST TYPE normal");
+    assert_non_null(strstr(r->str, "name=tester"));
+    freeReplyObject(r);
+    h_expect_bulk(c, "", "CLIENT LIST TYPE replica");
+    r = H_CMD(c, "CLIENT LIST ID 0 %lld", id);
+    assert_non_null(strstr(r->str, "name=tester"));
+    assert_ptr_equal(strchr(r->str, '\n'), r->str + r->len - 1); /* one line */
+    freeReplyObject(r);
+    h_expect_bulk(c, "", "CLIENT LIST ID %lld", id + 1000);
+    h_expect_err(c, "ERR Unknown client type 'x'", "CLIENT LIST TYPE x");
+    h_expect_err(c, "ERR Invalid client ID", "CLIENT LIST ID 1 x");
+    h_expect_err(c, "ERR syntax error", "CLIENT LIST ID");
+    h_expect_err(c, "ERR syntax error", "CLIENT LIST TYPE normal ID 1");
     r = H_CMD(c, "CLIENT INFO");
     char want[64];
     snprintf(want, sizeof want, "id=%lld ", id);
