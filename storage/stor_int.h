@@ -130,6 +130,9 @@ uint64_t stor_mono_us(void);
 int wb_open(struct stor *s, const char **errmsg);
 void wb_close(struct stor *s, bool drain);
 int wb_commit(struct stor *s, const struct stor_batch *b);
+/* Which user key (db, slot) a record of column family cf belongs to: the
+ * parallel flusher keeps each user key's records in one part. */
+uint32_t wb_route(int cf, const char *k, size_t kn);
 /* Appends the ops of a journal payload to a RocksDB WriteBatch. */
 int wb_payload_to_batch(struct stor *s, const char *p, size_t n, rocksdb_writebatch_t *wb);
 /* CRC-32C of p[0..n) continuing from crc (0 to start): the fastest way this
