@@ -103,7 +103,7 @@ struct stor {
     /* the flusher's own: a batch's ops, sorted before they go to RocksDB */
     struct wb_fop *fops;
     size_t nfops, capfops;
-    /* A batch's writes, split by key over nparts WriteBatches that the
+    /* A batch's writes, split by user key over nparts WriteBatches that the
      * flusher and nparts - 1 helper threads write at once (RocksDB inserts
      * them into its memtables in parallel). parts[0] is the flusher's. */
     int nparts;
@@ -113,6 +113,10 @@ struct stor {
     uint64_t pgen;              /* a new batch (or the stop) for the helpers */
     int pndone;                 /* helpers done with this one */
     bool pstop;
+    /* Tests only (test_stor_wb): while test_hold is set, the flusher holds
+     * its own part of a split batch after the helpers have theirs, and sets
+     * test_held. Atomic. */
+    int test_hold, test_held;
 };
 
 struct wb_part {

@@ -358,6 +358,10 @@ static char *flush_batch_write(struct stor *s, struct wb_rec *first, struct wb_r
     s->pgen++;
     pthread_cond_broadcast(&s->pgo);
     pthread_mutex_unlock(&s->pmu);
+    while (__atomic_load_n(&s->test_hold, __ATOMIC_ACQUIRE)) {
+        __atomic_store_n(&s->test_held, 1, __ATOMIC_RELEASE);
+        usleep(1000);
+    }
     rocksdb_write(s->db, flush_wopts(s), s->parts[0].wb, &err);
     pthread_mutex_lock(&s->pmu);
     while (s->pndone < s->nparts - 1)
