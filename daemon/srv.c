@@ -534,7 +534,13 @@ static void disk_check(void)
 {
     uint64_t avail = 0;
     int d = stor_disk_check(srv.stor, (uint64_t)srv.conf.min_free_disk, &avail);
-    if (d > 0)
+    char why[512] = "";
+    if (d > 0 && stor_write_error(srv.stor, why, sizeof why) == ENC_ENOSPC &&
+        strstr(why, "journal"))
+        srv_log(LOG_WARNING,
+                "Errors %s: write commands are refused (MISCONF) until it has half as much "
+                "again", why);
+    else if (d > 0)
         srv_log(LOG_WARNING,
                 "Free disk space for %s is %llu bytes, below min-free-disk (%lld): write "
                 "commands are refused (MISCONF) until it is back above %lld",

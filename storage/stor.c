@@ -54,15 +54,32 @@ int stor_take_err(char *err)
  * output). So a fast writer gets measured often near the limit, and a
  * timer alone (the daemon's 100 ms) would not do: in tests, 20 MB went by
  * between two ticks. */
+static bool below(bool was_low, uint64_t avail, uint64_t min)
+{
+    return min && (was_low ? avail < min + min / 2 : avail < min);
+}
+
 static void disk_measure(struct stor *s)
 {
     struct statvfs v;
-    if (statvfs(s->dir, &v) != 0)
-        return; /* cannot tell: leave the state as it is */
-    uint64_t avail = (uint64_t)v.f_bavail * v.f_frsize, min = s->disk_min_free;
-    s->disk_free = avail;
-    s->disk_low = min && (s->disk_low ? avail < min + min / 2 : avail < min);
-    s->disk_budget = !min || s->disk_low ? 0 : (avail - min) / 4;
+    uint64_t min = s->disk_min_free, budget = UINT64_MAX;
+    if (statvfs(s->dir, &v) == 0) { /* else cannot tell: leave the state as it is */
+        uint64_t avail = (uint64_t)v.f_bavail * v.f_frsize;
+        s->disk_free = avail;
+        s->data_low = below(s->data_low, avail, min);
+        if (min && !s->data_low)
+            budget = (avail - min) / 4;
+    }
+    /* The journal's tmpfs, where it has one: journal appends use it 1:1. */
+    uint64_t jmin = min ? STOR_JSHM_FLOOR : 0;
+    if (s->wb && s->jshm && s->jdir && statvfs(s->jdir, &v) == 0) {
+        uint64_t avail = (uint64_t)v.f_bavail * v.f_frsize;
+        s->jshm_low = below(s->jshm_low, avail, jmin);
+        if (jmin && !s->jshm_low && avail - jmin < budget)
+            budget = avail - jmin;
+    }
+    s->disk_low = s->data_low || s->jshm_low;
+    s->disk_budget = !min || s->disk_low ? 0 : budget;
 }
 
 int stor_disk_check(struct stor *s, uint64_t min_free, uint64_t *free_out)

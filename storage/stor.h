@@ -128,9 +128,12 @@ int stor_write_error(struct stor *s, char *msg, size_t cap);
  * stor_write_error set (ENC_ENOSPC) while it is below min_free bytes, until
  * it is back above min_free * 1.5 (so that a compaction's swings do not
  * flip it every call). 0 disables. Between calls, commits measure again
- * whenever they have written a share of the room left. The point is to stop
- * accepting writes while RocksDB still has room for what it accepted: its
- * own recovery from a full disk is fragile (docs/storage.md). Returns 1
+ * whenever they have written a share of the room left. A journal in a
+ * tmpfs (journal-shm-dir) is watched too, against a floor of 32 MiB. The
+ * point is to stop accepting writes while RocksDB and the journal still
+ * have room for what was accepted: RocksDB's own recovery from a full disk
+ * is fragile, and a failed journal append stops the daemon
+ * (docs/storage.md). Returns 1
  * when the state turned low since the last call said, -1 when it
  * recovered, 0 otherwise; *free_out gets the free bytes. */
 int stor_disk_check(struct stor *s, uint64_t min_free, uint64_t *free_out);

@@ -60,8 +60,15 @@ struct stor {
      * RocksDB's WAL, the disk log; without, the journal is the disk log. */
     bool jshm;
     char *jdir;
-    /* Free disk space (stor_disk_check): the executor's own. */
-    bool disk_low, disk_low_told;
+/* The room a shared-memory journal keeps free in its tmpfs: at start it
+ * must have the overlay's limit plus this, and below it write commands are
+ * refused (stor_disk_check), since an append the tmpfs refuses stops the
+ * daemon (nothing unjournaled may be acknowledged). */
+#define STOR_JSHM_FLOOR (32u << 20)
+    /* Free disk space (stor_disk_check): the executor's own. disk_low is
+     * data_low or jshm_low: the data folder's file system, or the tmpfs of
+     * a shared-memory journal, is short of room. */
+    bool disk_low, disk_low_told, data_low, jshm_low;
     uint64_t disk_min_free, disk_free, disk_budget;
     struct ov ov;
     uint64_t last_seq;       /* the last sequence number given out */

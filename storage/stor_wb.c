@@ -888,10 +888,16 @@ int stor_drain(struct stor *s)
 
 int stor_write_error(struct stor *s, char *msg, size_t cap)
 {
-    if (s->disk_low) {
+    if (s->data_low) {
         if (msg && cap)
             snprintf(msg, cap, "writing to RocksDB: %s (free disk space below min-free-disk)",
                      strerror(ENOSPC));
+        return ENC_ENOSPC;
+    }
+    if (s->jshm_low) {
+        if (msg && cap)
+            snprintf(msg, cap, "writing the journal: %s (free space in %s below %u MiB)",
+                     strerror(ENOSPC), s->jdir, STOR_JSHM_FLOOR >> 20);
         return ENC_ENOSPC;
     }
     if (!s->wb)
@@ -1041,7 +1047,7 @@ static void journal_place(struct stor *s)
     size_t ovmax = s->o.overlay_max_bytes ? s->o.overlay_max_bytes : 256u << 20;
     struct statvfs vf;
     if (shm && *shm && s->o.fsync != STOR_FSYNC_ALWAYS && statvfs(shm, &vf) == 0 &&
-        (uint64_t)vf.f_bavail * vf.f_frsize >= (uint64_t)ovmax + 4 * JSHM_SEG_MAX) {
+        (uint64_t)vf.f_bavail * vf.f_frsize >= (uint64_t)ovmax + STOR_JSHM_FLOOR) {
         for (int tries = 0; tries < 16; tries++) {
             uint64_t id;
             if (getrandom(&id, sizeof id, 0) != (ssize_t)sizeof id)

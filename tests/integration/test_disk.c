@@ -22,6 +22,7 @@
 
 static struct server S;
 static char data[400], ballast[420];
+static char jshm[400]; /* a second tmpfs, for the journal (test_journal_tmpfs_low) */
 static bool mounted;
 static const char *writeback = "yes"; /* shmkvd's --write-back */
 
@@ -75,6 +76,10 @@ static int disk_teardown(void **state)
         h_rm_shm_journal(&S); /* a daemon that aborted leaves it */
         umount2(data, MNT_DETACH);
         mounted = false;
+    }
+    if (jshm[0]) {
+        umount2(jshm, MNT_DETACH);
+        jshm[0] = '\0';
     }
     if (S.dir[0])
         nftw(S.dir, h_rm_one, 16, FTW_DEPTH | FTW_PHYS);
@@ -287,12 +292,72 @@ static void test_full_disk_loses_nothing(void **state)
     redisFree(c);
 }
 
+/* The journal in a tmpfs of its own (journal-shm-dir) that others fill:
+ * below 32 MiB free, writes are refused as for a full disk, rather than the
+ * daemon stopping when an append fails; they resume once there is room. */
+static void test_journal_tmpfs_low(void **state)
+{
+    (void)state;
+    disk_prepare("disk-jshm", 256, 1);
+    snprintf(jshm, sizeof jshm, "%s/jshm", S.dir);
+    assert_int_equal(mkdir(jshm, 0700), 0);
+    if (mount("shmkv-test-jshm", jshm, "tmpfs", 0, "size=80m") != 0)
+        fail_msg("mount tmpfs: %s", strerror(errno));
+    char b1[420], b2[420];
+    snprintf(b1, sizeof b1, "%s/ballast1", jshm);
+    snprintf(b2, sizeof b2, "%s/ballast2", jshm);
+    int fd = open(b1, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    assert_true(fd >= 0 && fallocate(fd, 0, 0, 16 << 20) == 0);
+    close(fd);
+    /* 64 MiB free: room for an 8 MiB overlay and the 32 MiB floor. */
+    const char *extra[] = {"--min-free-disk", "8mb", "--journal-shm-dir", jshm,
+                           "--overlay-max-memory", "8mb", NULL};
+    h_start_shmkvd_opts(&S, extra);
+    redisContext *c = h_connect_port(S.port);
+    assert_non_null(c);
+    assert_true(info_has(c, "writeback_journal_shm:1"));
+    h_expect_status(c, "OK", "SET before ok");
+
+    fd = open(b2, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    assert_true(fd >= 0 && fallocate(fd, 0, 0, 40 << 20) == 0);
+    close(fd);
+    redisReply *last;
+    int n = fill(c, &last);
+    if (!last) {
+        print_log_tail();
+        fail_msg("after %d writes: %s", n, n == MAX_WRITES ? "no MISCONF" : c->errstr);
+    }
+    if (last->type != REDIS_REPLY_ERROR ||
+        strncmp(last->str, "MISCONF Errors writing the journal: No space left on device", 59) != 0)
+        fail_msg("after %d writes: want MISCONF, got type %d '%s'", n, last->type,
+                 last->str ? last->str : "");
+    freeReplyObject(last);
+    print_message("test_disk: journal tmpfs: %d writes acknowledged before MISCONF\n", n);
+    check_all(c, n); /* reads go on */
+
+    assert_int_equal(unlink(b2), 0);
+    if (!writes_resume(c, 100, 50)) {
+        print_log_tail();
+        fail_msg("writes refused 5 s after the journal's tmpfs had room again");
+    }
+    check_all(c, n);
+    redisFree(c);
+    assert_int_equal(h_stop(&S), 0);
+    h_start_shmkvd_opts(&S, extra);
+    c = h_connect_port(S.port);
+    assert_non_null(c);
+    check_all(c, n);
+    h_expect_bulk(c, "ok", "GET probe");
+    redisFree(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_min_free_disk, disk_teardown),
         cmocka_unit_test_teardown(test_min_free_disk_direct, disk_teardown),
         cmocka_unit_test_teardown(test_full_disk_loses_nothing, disk_teardown),
+        cmocka_unit_test_teardown(test_journal_tmpfs_low, disk_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
