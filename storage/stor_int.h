@@ -37,6 +37,12 @@ struct wb_seg {
     uint64_t bytes;
 };
 
+/* The room a shared-memory journal keeps free in its tmpfs: at start it
+ * must have the overlay's limit plus this, and below it write commands are
+ * refused (stor_disk_check), since an append the tmpfs refuses stops the
+ * daemon (nothing unjournaled may be acknowledged). */
+#define STOR_JSHM_FLOOR (32u << 20)
+
 struct stor {
     rocksdb_t *db;
     /* Compaction filters (RocksDB's threads) read meta records through
@@ -60,11 +66,6 @@ struct stor {
      * RocksDB's WAL, the disk log; without, the journal is the disk log. */
     bool jshm;
     char *jdir;
-/* The room a shared-memory journal keeps free in its tmpfs: at start it
- * must have the overlay's limit plus this, and below it write commands are
- * refused (stor_disk_check), since an append the tmpfs refuses stops the
- * daemon (nothing unjournaled may be acknowledged). */
-#define STOR_JSHM_FLOOR (32u << 20)
     /* Free disk space (stor_disk_check): the executor's own. disk_low is
      * data_low or jshm_low: the data folder's file system, or the tmpfs of
      * a shared-memory journal, is short of room. */
