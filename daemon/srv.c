@@ -528,27 +528,23 @@ static void active_expire(void)
     }
 }
 
-/* Refuses writes (MISCONF) before the disk is full rather than after:
- * RocksDB then still has room for what was accepted (stor_disk_check). */
+/* Refuses writes (MISCONF) before the disk, or the journal's tmpfs, is full
+ * rather than after: what was accepted still has room (stor_disk_check). */
 static void disk_check(void)
 {
     uint64_t avail = 0;
     int d = stor_disk_check(srv.stor, (uint64_t)srv.conf.min_free_disk, &avail);
-    char why[512] = "";
-    if (d > 0 && stor_write_error(srv.stor, why, sizeof why) == ENC_ENOSPC &&
-        strstr(why, "journal"))
+    if (d > 0) {
+        char why[512] = "";
+        stor_write_error(srv.stor, why, sizeof why);
         srv_log(LOG_WARNING,
-                "Errors %s: write commands are refused (MISCONF) until it has half as much "
-                "again", why);
-    else if (d > 0)
-        srv_log(LOG_WARNING,
-                "Free disk space for %s is %llu bytes, below min-free-disk (%lld): write "
-                "commands are refused (MISCONF) until it is back above %lld",
-                srv.conf.dir, (unsigned long long)avail, (long long)srv.conf.min_free_disk,
-                (long long)(srv.conf.min_free_disk + srv.conf.min_free_disk / 2));
-    else if (d < 0)
+                "Errors %s: write commands are refused (MISCONF) until there is 1.5 times the "
+                "minimum (%s: %llu bytes free, min-free-disk %lld)",
+                why, srv.conf.dir, (unsigned long long)avail, (long long)srv.conf.min_free_disk);
+    } else if (d < 0) {
         srv_log(LOG_WARNING, "Free disk space for %s is %llu bytes: write commands accepted again",
                 srv.conf.dir, (unsigned long long)avail);
+    }
 }
 
 static void cron(void)

@@ -47,6 +47,12 @@ int stor_take_err(char *err)
 
 /* ---- free disk space ---- */
 
+/* Low below min, and once low until 1.5 times min (0: never low). */
+static bool below(bool was_low, uint64_t avail, uint64_t min)
+{
+    return min && (was_low ? avail < min + min / 2 : avail < min);
+}
+
 /* Measures, and sets disk_low with the hysteresis stor.h describes. Until
  * the next measurement, writes may take a quarter of the room left above
  * the minimum: each byte committed can sit on disk up to about four times
@@ -54,11 +60,6 @@ int stor_take_err(char *err)
  * output). So a fast writer gets measured often near the limit, and a
  * timer alone (the daemon's 100 ms) would not do: in tests, 20 MB went by
  * between two ticks. */
-static bool below(bool was_low, uint64_t avail, uint64_t min)
-{
-    return min && (was_low ? avail < min + min / 2 : avail < min);
-}
-
 static void disk_measure(struct stor *s)
 {
     struct statvfs v;
