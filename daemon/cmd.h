@@ -52,7 +52,7 @@ struct cmd {
     X("getset", getset, 3, CMD_W | CMD_F, 1, 1, 1, "string")                                           \
     X("getdel", getdel, 2, CMD_W | CMD_F, 1, 1, 1, "string")                                           \
     X("getex", getex, -2, CMD_W | CMD_F, 1, 1, 1, "string")                                            \
-    X("append", append, 3, CMD_W, 1, 1, 1, "string")                                               \
+    X("append", append, 3, CMD_W | CMD_F, 1, 1, 1, "string")                                       \
     X("strlen", strlen, 2, CMD_R | CMD_F, 1, 1, 1, "string")                                           \
     X("incr", incr, 2, CMD_W | CMD_F, 1, 1, 1, "string")                                               \
     X("decr", decr, 2, CMD_W | CMD_F, 1, 1, 1, "string")                                               \
@@ -86,7 +86,7 @@ struct cmd {
     X("select", select, 2, CMD_F, 0, 0, 0, "connection")                          \
     X("flushdb", flushdb, -1, CMD_W, 0, 0, 0, "server")                                            \
     X("flushall", flushall, -1, CMD_W, 0, 0, 0, "server")                                          \
-    X("object", object, -2, CMD_R, 2, 2, 1, "generic")                                             \
+    X("object", object, -2, 0, 0, 0, 0, "generic")                                                 \
     /* hashes */                                                                               \
     X("hset", hset, -4, CMD_W | CMD_F, 1, 1, 1, "hash")                                                \
     X("hmset", hmset, -4, CMD_W | CMD_F, 1, 1, 1, "hash")                                              \
@@ -115,7 +115,7 @@ struct cmd {
     X("srandmember", srandmember, -2, CMD_R, 1, 1, 1, "set")                                       \
     X("smove", smove, 4, CMD_W | CMD_F, 1, 2, 1, "set")                                                \
     X("sinter", sinter, -2, CMD_R, 1, -1, 1, "set")                                                \
-    X("sintercard", sintercard, -3, CMD_R | CMD_MOVABLE, 1, 1, 1, "set")                           \
+    X("sintercard", sintercard, -3, CMD_R | CMD_MOVABLE, 0, 0, 0, "set")                           \
     X("sinterstore", sinterstore, -3, CMD_W, 1, -1, 1, "set")                                      \
     X("sunion", sunion, -2, CMD_R, 1, -1, 1, "set")                                                \
     X("sunionstore", sunionstore, -3, CMD_W, 1, -1, 1, "set")                                      \
@@ -189,10 +189,10 @@ struct cmd {
     X("reset", reset, 1, CMD_NOAUTH | CMD_NOQUEUE | CMD_F, 0, 0, 0, "connection")                  \
     X("client", client, -2, 0, 0, 0, 0, "connection")                                          \
     X("info", info, -1, 0, 0, 0, 0, "server")                                                  \
-    X("config", config, -2, CMD_ADMIN, 0, 0, 0, "server")                                      \
+    X("config", config, -2, 0, 0, 0, 0, "server")                                              \
     X("command", command, -1, 0, 0, 0, 0, "server")                                            \
     X("time", time, 1, CMD_F, 0, 0, 0, "server")                                                   \
-    X("slowlog", slowlog, -2, CMD_ADMIN, 0, 0, 0, "server")                                    \
+    X("slowlog", slowlog, -2, 0, 0, 0, 0, "server")                                            \
     X("lastsave", lastsave, 1, CMD_F, 0, 0, 0, "server")                                           \
     X("bgsave", bgsave, -1, CMD_ADMIN, 0, 0, 0, "server")                                      \
     X("shmkv.attach", shmkv_attach, 1, 0, 0, 0, 0, "server")                                   \

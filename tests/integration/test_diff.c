@@ -1047,6 +1047,56 @@ static void test_diff_command_docs(void **state)
     redisFree(dk);
 }
 
+/* COMMAND INFO: arity, key positions and the flags shmkvd reports (a
+ * client routes and retries by them), against redis-server's. Redis has
+ * flags shmkvd never reports (denyoom, noscript, ...); those are not
+ * compared. */
+static void test_diff_command_info(void **state)
+{
+    (void)state;
+    static const char *const FLAGS[] = {"write", "readonly", "admin", "no_auth",
+                                        "fast",  "blocking", "movablekeys"};
+    redisContext *dr = h_connect_port(R.port), *dk = h_connect_port(K.port);
+    assert_true(dr && dk);
+    redisReply *list = redisCommand(dk, "COMMAND LIST");
+    assert_true(list && list->type == REDIS_REPLY_ARRAY);
+    size_t compared = 0;
+    for (size_t i = 0; i < list->elements; i++) {
+        const char *name = list->element[i]->str;
+        if (!strncmp(name, "shmkv.", 6))
+            continue;
+        redisReply *r = redisCommand(dr, "COMMAND INFO %s", name);
+        redisReply *k = redisCommand(dk, "COMMAND INFO %s", name);
+        assert_true(r && k && r->elements == 1 && k->elements == 1);
+        const redisReply *a = r->element[0], *b = k->element[0];
+        assert_true(a->type == REDIS_REPLY_ARRAY && b->type == REDIS_REPLY_ARRAY);
+        for (int j = 1; j <= 5; j++) {
+            if (j == 2)
+                continue; /* flags: below */
+            if (a->element[j]->integer != b->element[j]->integer)
+                fail_msg("COMMAND INFO %s: field %d is %lld, redis-server says %lld", name, j,
+                         b->element[j]->integer, a->element[j]->integer);
+        }
+        for (size_t f = 0; f < sizeof FLAGS / sizeof FLAGS[0]; f++) {
+            bool in_a = false, in_b = false;
+            for (size_t j = 0; j < a->element[2]->elements; j++)
+                in_a |= !strcmp(a->element[2]->element[j]->str, FLAGS[f]);
+            for (size_t j = 0; j < b->element[2]->elements; j++)
+                in_b |= !strcmp(b->element[2]->element[j]->str, FLAGS[f]);
+            if (in_a != in_b)
+                fail_msg("COMMAND INFO %s: flag %s %s, redis-server's %s", name, FLAGS[f],
+                         in_b ? "set" : "not set", in_a ? "set" : "not set");
+        }
+        freeReplyObject(r);
+        freeReplyObject(k);
+        compared++;
+    }
+    printf("test_diff: COMMAND INFO of %zu commands agrees with redis-server's\n", compared);
+    freeReplyObject(list);
+    redisFree(dr);
+    redisFree(dk);
+}
+
 /* ---- RESP3 against redis-server ----
  *
  * Debian's hiredis reads RESP2 only, so these replies are read raw and
@@ -1188,6 +1238,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_diff_random_commands),
         cmocka_unit_test(test_diff_command_docs),
+        cmocka_unit_test(test_diff_command_info),
         cmocka_unit_test(test_diff_resp3_replies),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
