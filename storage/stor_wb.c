@@ -376,10 +376,11 @@ static char *flush_batch_write(struct stor *s, struct wb_rec *first, struct wb_r
     }
     if (err)
         return err;
-    rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
-    put_applied(s, wb, last->seq);
-    rocksdb_write(s->db, flush_wopts(s), wb, &err);
-    rocksdb_writebatch_destroy(wb);
+    /* parts[0] is written: it carries the marker now (the next batch's
+     * build clears it anyway). */
+    rocksdb_writebatch_clear(s->parts[0].wb);
+    put_applied(s, s->parts[0].wb, last->seq);
+    rocksdb_write(s->db, flush_wopts(s), s->parts[0].wb, &err);
     return err;
 }
 
