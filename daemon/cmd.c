@@ -224,14 +224,66 @@ static void free_argv(struct db_str *v, size_t n)
     free(v);
 }
 
+/* The keys c names, for OBJECT IDLETIME: each argument index goes to fn,
+ * unless cmd only looks at its keys (CMD_NOTOUCH). A movable command's
+ * keys follow its numkeys argument, which comes after its fixed keys. */
+static void each_key(const struct conn *c, const struct cmd *cmd,
+                     void (*fn)(const struct conn *, size_t, void *), void *arg)
+{
+    if (cmd->flags & CMD_NOTOUCH)
+        return;
+    size_t argc = c->argc, at = 1;
+    if (cmd->first > 0) {
+        size_t last = cmd->last < 0 ? argc - (size_t)-cmd->last : (size_t)cmd->last;
+        for (size_t i = (size_t)cmd->first; i <= last && i < argc; i += (size_t)cmd->step)
+            fn(c, i, arg);
+        at = last + 1;
+    }
+    int64_t nk;
+    if ((cmd->flags & CMD_MOVABLE) && at < argc &&
+        enc_str2ll(c->argv[at].p, c->argv[at].n, &nk) == 0 && nk > 0 &&
+        (uint64_t)nk < argc - at)
+        for (size_t i = at + 1; i <= at + (size_t)nk; i++)
+            fn(c, i, arg);
+}
+
+/* A command's keys are hashed, and their clock slots prefetched, before it
+ * runs, and marked used after: the table's cache misses overlap the
+ * command's own work. Up to TOUCH_AHEAD keys are carried across. */
+#define TOUCH_AHEAD 8
+struct touch_set {
+    uint64_t k[TOUCH_AHEAD];
+    size_t n, seen;
+};
+
+static void touch_prepare(const struct conn *c, size_t i, void *arg)
+{
+    struct touch_set *t = arg;
+    if (t->n < TOUCH_AHEAD)
+        t->k[t->n++] = srv_idle_key(&srv.idle, c->db, c->argv[i].p, c->argv[i].n);
+}
+
+static void touch_commit(const struct conn *c, size_t i, void *arg)
+{
+    struct touch_set *t = arg;
+    if (t->seen < t->n)
+        srv_idle_touch_key(&srv.idle, t->k[t->seen], srv.loop_ms);
+    else
+        srv_idle_touch(&srv.idle, c->db, c->argv[i].p, c->argv[i].n, srv.loop_ms);
+    t->seen++;
+}
+
 void cmd_call(struct conn *c, const struct cmd *cmd)
 {
     struct timespec a, b;
     clock_gettime(CLOCK_MONOTONIC, &a);
     c->lastcmd = cmd->name;
+    struct touch_set touch = {.n = 0};
+    each_key(c, cmd, touch_prepare, &touch);
     srv_cache_begin(); /* local readers see the command all or nothing */
     cmd->fn(c);
     srv_cache_end();
+    each_key(c, cmd, touch_commit, &touch);
     clock_gettime(CLOCK_MONOTONIC, &b);
     uint64_t us = (uint64_t)(b.tv_sec - a.tv_sec) * 1000000 +
                   (uint64_t)((b.tv_nsec - a.tv_nsec) / 1000);
@@ -546,6 +598,8 @@ void cmd_serve_ready(void)
             c->bcmd->fn(c); /* replies only if it could pop */
             srv_cache_end();
             bool served = resp_buf_used(&c->out) != before;
+            if (served)
+                each_key(c, c->bcmd, touch_commit, &(struct touch_set){.n = 0});
             c->argv = saved;
             c->argc = savedc;
             if (served) {

@@ -23,6 +23,7 @@ enum {
     CMD_FAST = 1 << 5,
     CMD_BLOCKING = 1 << 6,
     CMD_MOVABLE = 1 << 7, /* key positions come from a numkeys argument */
+    CMD_NOTOUCH = 1 << 8, /* looks at keys without counting as a use (OBJECT IDLETIME) */
 };
 
 struct cmd {
@@ -65,16 +66,17 @@ struct cmd {
     /* keys */                                                                                 \
     X("del", del, -2, CMD_W, 1, -1, 1, "generic")                                                  \
     X("unlink", del, -2, CMD_W | CMD_F, 1, -1, 1, "generic")                                           \
-    X("exists", exists, -2, CMD_R | CMD_F, 1, -1, 1, "generic")                                        \
-    X("type", type, 2, CMD_R | CMD_F, 1, 1, 1, "generic")                                              \
+    X("exists", exists, -2, CMD_R | CMD_F | CMD_NOTOUCH, 1, -1, 1, "generic")                                        \
+    X("touch", touch, -2, CMD_R | CMD_F, 1, -1, 1, "generic")                                          \
+    X("type", type, 2, CMD_R | CMD_F | CMD_NOTOUCH, 1, 1, 1, "generic")                                              \
     X("expire", expire, -3, CMD_W | CMD_F, 1, 1, 1, "generic")                                         \
     X("pexpire", pexpire, -3, CMD_W | CMD_F, 1, 1, 1, "generic")                                       \
     X("expireat", expireat, -3, CMD_W | CMD_F, 1, 1, 1, "generic")                                     \
     X("pexpireat", pexpireat, -3, CMD_W | CMD_F, 1, 1, 1, "generic")                                   \
-    X("expiretime", expiretime, 2, CMD_R | CMD_F, 1, 1, 1, "generic")                                  \
-    X("pexpiretime", pexpiretime, 2, CMD_R | CMD_F, 1, 1, 1, "generic")                                \
-    X("ttl", ttl, 2, CMD_R | CMD_F, 1, 1, 1, "generic")                                                \
-    X("pttl", pttl, 2, CMD_R | CMD_F, 1, 1, 1, "generic")                                              \
+    X("expiretime", expiretime, 2, CMD_R | CMD_F | CMD_NOTOUCH, 1, 1, 1, "generic")                                  \
+    X("pexpiretime", pexpiretime, 2, CMD_R | CMD_F | CMD_NOTOUCH, 1, 1, 1, "generic")                                \
+    X("ttl", ttl, 2, CMD_R | CMD_F | CMD_NOTOUCH, 1, 1, 1, "generic")                                                \
+    X("pttl", pttl, 2, CMD_R | CMD_F | CMD_NOTOUCH, 1, 1, 1, "generic")                                              \
     X("persist", persist, 2, CMD_W | CMD_F, 1, 1, 1, "generic")                                        \
     X("rename", rename, 3, CMD_W, 1, 2, 1, "generic")                                              \
     X("renamenx", renamenx, 3, CMD_W | CMD_F, 1, 2, 1, "generic")                                      \
@@ -178,7 +180,7 @@ struct cmd {
     X("multi", multi, 1, CMD_NOQUEUE | CMD_F, 0, 0, 0, "transactions")                             \
     X("exec", exec, 1, CMD_NOQUEUE, 0, 0, 0, "transactions")                                   \
     X("discard", discard, 1, CMD_NOQUEUE | CMD_F, 0, 0, 0, "transactions")                         \
-    X("watch", watch, -2, CMD_NOQUEUE | CMD_F, 1, -1, 1, "transactions")                           \
+    X("watch", watch, -2, CMD_NOQUEUE | CMD_F | CMD_NOTOUCH, 1, -1, 1, "transactions")                           \
     X("unwatch", unwatch, 1, CMD_F, 0, 0, 0, "transactions")                                       \
     /* connection and server */                                                                \
     X("ping", ping, -1, CMD_F, 0, 0, 0, "connection")                                              \

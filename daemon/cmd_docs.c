@@ -78,6 +78,8 @@ static const struct doc DOCS[] = {
     D("del", "1.0.0", "O(N) for N keys; O(1) per key of any size here", "Delete keys", "key@k...")
     D("unlink", "4.0.0", "O(N) for N keys", "Delete keys (the same as DEL here)", "key@k...")
     D("exists", "1.0.0", "O(N) for N keys", "Count how many of the keys exist", "key@k...")
+    D("touch", "3.2.1", "O(N) for N keys",
+      "Count the keys that exist, marking each as used now", "key@k...")
     D("type", "1.0.0", "O(1)", "The type of the value at a key", "key@k")
     D("expire", "1.0.0", "O(1)", "Set a key's time to live in seconds",
       "key@k seconds@i " EXPIRE_COND)

@@ -42,6 +42,13 @@ void cmd_exists(struct conn *c)
     resp_int(OUT(c), n);
 }
 
+/* TOUCH counts as EXISTS does; the difference is dispatch's: EXISTS is
+ * CMD_NOTOUCH, TOUCH is not, so its keys' last use becomes now. */
+void cmd_touch(struct conn *c)
+{
+    cmd_exists(c);
+}
+
 static const char *type_name(int t)
 {
     static const char *const names[] = {"none", "string", "hash", "set", "zset", "list"};
@@ -543,7 +550,7 @@ void cmd_object(struct conn *c)
                            "tracked. Please note that when switching between policies at "
                            "runtime LRU and LFU data will take some time to adjust.");
     } else if (cmd_arg_is(c, 1, "idletime")) {
-        resp_error(OUT(c), "ERR shmkv does not track per-key access time");
+        resp_int(OUT(c), (int64_t)srv_idle_seconds(&srv.idle, c->db, KEY(2), srv.loop_ms));
     } else {
         resp_errorf(OUT(c), "ERR unknown subcommand '%.*s'. Try OBJECT HELP.",
                     (int)c->argv[1].n, c->argv[1].p);

@@ -642,6 +642,7 @@ int srv_main(void)
     mallctl("background_thread", NULL, NULL, &bg, sizeof bg);
     srv.start_ms = srv_mstime();
     srv.lastsave_s = srv.start_ms / 1000;
+    srv_idle_init(&srv.idle, SRV_IDLE_GEN_KEYS, srv.start_ms);
     srv.limits.max_args = INT32_MAX;
     srv.limits.max_inline = 64 * 1024;
 
@@ -779,6 +780,7 @@ out:
     for (size_t i = 0; srv.cursors && i < CURSOR_SLOTS; i++)
         free(srv.cursors[i].key);
     free(srv.cursors);
+    srv_idle_free(&srv.idle);
     free(pending);
     if (srv.conf.pidfile && rc == 0)
         unlink(srv.conf.pidfile);

@@ -14,6 +14,7 @@
 
 #include "db.h"
 #include "resp.h"
+#include "srv_idle.h"
 
 #define SRV_VERSION "7.0.15" /* the Redis version whose behaviour we follow */
 #define SHMKV_VERSION "0.1.0"
@@ -166,6 +167,7 @@ struct srv {
     /* SCAN cursors: integer cursor → position key */
     struct srv_cursor *cursors;
     uint64_t cursor_next;
+    struct srv_idle idle; /* keys' last use, for OBJECT IDLETIME */
 };
 
 extern struct srv srv;

@@ -259,7 +259,8 @@ static enum cmp gen(void)
     }
     /* Keys */
     if (which < 19) {
-        add(pick(2) ? "DEL" : "EXISTS");
+        static const char *const c[] = {"DEL", "EXISTS", "TOUCH"};
+        add(c[pick(3)]);
         for (int i = 0, n = 1 + pick(3); i < n; i++)
             key();
         return EXACT;
@@ -1127,6 +1128,7 @@ static const char *const RESP3_SCRIPT[] = {
     "LPOP l 2", "LPOP nokey 2", "RPOP nokey", "LPOS l a", "LPOS l zz COUNT 0", "LINDEX l 9",
     "BLPOP nokey 0.01", "BLPOP l 0.01", "BRPOP nokey 0.01", "BLMOVE nokey l2 LEFT LEFT 0.01",
     "LMOVE l l2 LEFT RIGHT", "RPOPLPUSH nokey l2", "OBJECT ENCODING z", "OBJECT FREQ s",
+    "OBJECT IDLETIME nokey", "TOUCH s nokey s",
     "DBSIZE", "CONFIG GET maxclients", "CONFIG GET nosuchparam",
     "CLIENT GETNAME", "CLIENT SETNAME x", "CLIENT GETNAME", "ECHO hi", "PING", "PING x",
     "MULTI", "SET a 1", "INCRBYFLOAT a 0.5", "ZSCORE z a", "HGETALL h", "SMEMBERS st",

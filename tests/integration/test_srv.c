@@ -532,6 +532,82 @@ static void test_srv_active_expiry(void **state)
     h_expect_status(c, "OK", "CONFIG SET hz 10");
 }
 
+static long long idletime(redisContext *c, const char *key)
+{
+    redisReply *r = H_CMD(c, "OBJECT IDLETIME %s", key);
+    assert_non_null(r);
+    assert_int_equal(r->type, REDIS_REPLY_INTEGER);
+    long long v = r->integer;
+    freeReplyObject(r);
+    return v;
+}
+
+/* OBJECT IDLETIME: seconds since a command last used the key, as Redis
+ * counts them — reads and writes count, TYPE, EXISTS, the TTL family,
+ * WATCH and OBJECT itself do not; TOUCH does. */
+static void test_srv_object_idletime(void **state)
+{
+    redisContext *c = *state;
+    h_expect_status(c, "OK", "MSET a 1 b 2 m1 x m2 y t 1");
+    h_expect_int(c, 1, "HSET h f v");
+    h_expect_int(c, 1, "ZADD z 1 m");
+    h_expect_int(c, 1, "SADD s1 e");
+    h_expect_int(c, 1, "SADD s2 e");
+    h_expect_int(c, 1, "SADD s3 e");
+    h_expect_int(c, 0, "OBJECT IDLETIME a");
+    h_expect_nil(c, "OBJECT IDLETIME nokey");
+    /* Past two second boundaries: every key above is 2 or 3 s idle. */
+    struct timespec ts = {2, 200 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    /* Looking does not count. */
+    h_expect_status(c, "string", "TYPE a");
+    h_expect_int(c, 1, "EXISTS a");
+    h_expect_int(c, -1, "TTL a");
+    h_expect_int(c, -1, "PTTL a");
+    h_expect_int(c, -1, "EXPIRETIME a");
+    h_expect_int(c, -1, "PEXPIRETIME a");
+    h_expect_status(c, "OK", "WATCH a");
+    h_expect_status(c, "OK", "UNWATCH");
+    h_expect_bulk(c, "int", "OBJECT ENCODING a");
+    long long a = idletime(c, "a");
+    assert_true(a >= 2 && a <= 3);
+    /* Using does, reads and writes alike, in every position a command
+     * takes keys: a step of 2, a MULTI, a numkeys argument, a failed type
+     * check. */
+    h_expect_bulk(c, "1", "GET a");
+    h_expect_int(c, 1, "TOUCH b nokey");
+    redisReply *r;
+    r = H_CMD(c, "MGET m2 nokey");
+    assert_int_equal(r->elements, 2);
+    freeReplyObject(r);
+    h_expect_status(c, "OK", "MSET t 2 nokey2 3");
+    h_expect_status(c, "OK", "MULTI");
+    h_expect_status(c, "QUEUED", "HGET h f");
+    r = H_CMD(c, "EXEC");
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    freeReplyObject(r);
+    h_expect_int(c, 1, "ZUNIONSTORE dst 1 z");
+    h_expect_int(c, 1, "SINTERCARD 1 s1");
+    r = H_CMD(c, "LLEN s3");
+    assert_int_equal(r->type, REDIS_REPLY_ERROR);
+    freeReplyObject(r);
+    static const char *const used[] = {"a", "b", "m2", "t", "h", "dst", "z", "s1", "s3"};
+    for (size_t i = 0; i < sizeof used / sizeof used[0]; i++)
+        if (idletime(c, used[i]) != 0)
+            fail_msg("OBJECT IDLETIME %s: want 0 after a use", used[i]);
+    /* Untouched keys stay idle, beside used ones and when a key of the same
+     * name is used in another database. */
+    h_expect_status(c, "OK", "SELECT 1");
+    h_expect_status(c, "OK", "SET m1 other");
+    h_expect_status(c, "OK", "SELECT 0");
+    static const char *const kept[] = {"m1", "s2"};
+    for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
+        long long v = idletime(c, kept[i]);
+        if (v < 2 || v > 3)
+            fail_msg("OBJECT IDLETIME %s: %lld, want 2 or 3", kept[i], v);
+    }
+}
+
 static void test_srv_persistence_across_shutdown(void **state)
 {
     redisContext *c = *state;
@@ -579,7 +655,8 @@ int main(void)
         T(test_srv_config_info_command), T(test_srv_slowlog),
         T(test_srv_bgsave_lastsave),    T(test_srv_compact),
         T(test_srv_unix_socket),        T(test_srv_active_expiry),
-        T(test_srv_auth_and_limits),    T(test_srv_persistence_across_shutdown),
+        T(test_srv_auth_and_limits),    T(test_srv_object_idletime),
+        T(test_srv_persistence_across_shutdown),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
