@@ -492,10 +492,26 @@ static void put_rec(struct shmc_w *w, unsigned group, const void *key, size_t kl
     int qi = Q_SMALL;
     uint8_t freq = 0;
     if (si >= 0) {
-        const struct shmc_rec *old = rec_at(w, SHMC_SLOT_OFF(w->bk[bi].slot[si]));
+        struct shmc_rec *old = rec_at(w, SHMC_SLOT_OFF(w->bk[bi].slot[si]));
+        w->st.updates++;
+        if (old->size == r) {
+            /* Same size (a counter, a fixed-size value): rewritten where it
+             * is, under its bucket's odd sequence like any change, so a
+             * reader copying it meanwhile fails validation. It keeps its
+             * place in its queue; no log space is taken, nothing evicted. */
+            touch(w, bi);
+            w->st.negatives += (uint64_t)((flags & SHMC_REC_NEG) != 0) -
+                               (uint64_t)((old->flags & SHMC_REC_NEG) != 0);
+            old->vlen = (uint32_t)vlen;
+            old->flags = flags;
+            old->expire_ms = expire_ms;
+            old->gen = w->h->group_gen[group & 0xff];
+            if (vlen)
+                memcpy((char *)(old + 1) + klen, val, vlen);
+            return;
+        }
         qi = old->queue;
         freq = old->freq;
-        w->st.updates++;
     } else {
         if (ghost_take(w, hash)) {
             qi = Q_MAIN;
