@@ -108,21 +108,16 @@ void srv_idle_touch_key(struct srv_idle *t, uint64_t fp, uint64_t now_ms)
         now_s = t->cur.since_s; /* the wall clock went back: hold it */
     if (now_s - t->cur.since_s > REL_MAX)
         switch_gen(t, now_s);
-    struct srv_idle_gen *g = &t->cur;
-    uint64_t v = fp << REL_BITS | (now_s - g->since_s);
-    size_t i = probe(g, fp);
-    if (g->slot[i]) {
-        g->slot[i] = v;
-        return;
+    size_t i = probe(&t->cur, fp);
+    if (!t->cur.slot[i]) { /* a new key */
+        if (t->cur.n == t->gen_keys)
+            switch_gen(t, now_s);
+        else if (2 * (t->cur.n + 1) > t->cur.cap)
+            grow(&t->cur);
+        i = probe(&t->cur, fp);
+        t->cur.n++;
     }
-    if (g->n == t->gen_keys)
-        switch_gen(t, now_s);
-    else if (2 * (g->n + 1) > g->cap)
-        grow(g);
-    g = &t->cur;
-    v = fp << REL_BITS | (now_s - g->since_s);
-    g->slot[probe(g, fp)] = v;
-    g->n++;
+    t->cur.slot[i] = fp << REL_BITS | (now_s - t->cur.since_s);
 }
 
 /* Whether g has fp, and then the second of its last use. */
