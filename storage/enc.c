@@ -45,13 +45,14 @@ uint64_t enc_get_u64(const char *p)
 
 /* CRC16-CCITT, polynomial 0x1021, initial value 0, no reflection. Every
  * command computes its keys' slots, and a shm cache hit does little else,
- * so it goes four bytes a step. tab[k][x] is the CRC of byte x followed by
- * k zero bytes: the CRC is linear and only 16 bits wide, so after four
+ * so it goes eight bytes a step. tab[k][x] is the CRC of byte x followed
+ * by k zero bytes: the CRC is linear and only 16 bits wide, so after two
  * bytes the old state has been shifted out entirely and each byte's
  * effect is one look-up, independent of the others. (Built at first use;
  * a racing double build writes the same values.) The byte-at-a-time loop
- * was 11% of a cache hit in the profile. */
-static uint16_t crc16_tab[4][256];
+ * was 11% of a cache hit in the profile, four bytes a step 9%; eight
+ * halve the dependent steps for a 16-byte key again (4 KiB of tables). */
+static uint16_t crc16_tab[8][256];
 static int crc16_ready;
 
 static void crc16_build(void)
@@ -62,7 +63,7 @@ static void crc16_build(void)
             crc = (crc & 0x8000) ? (uint16_t)((crc << 1) ^ 0x1021) : (uint16_t)(crc << 1);
         crc16_tab[0][i] = crc;
     }
-    for (int k = 1; k < 4; k++)
+    for (int k = 1; k < 8; k++)
         for (unsigned i = 0; i < 256; i++) {
             uint16_t c = crc16_tab[k - 1][i];
             crc16_tab[k][i] = (uint16_t)((c << 8) ^ crc16_tab[0][c >> 8]);
@@ -76,9 +77,16 @@ uint16_t enc_crc16(const char *p, size_t n)
         crc16_build();
     const unsigned char *b = (const unsigned char *)p;
     uint16_t crc = 0;
-    for (; n >= 4; n -= 4, b += 4)
+    for (; n >= 8; n -= 8, b += 8)
+        crc = crc16_tab[7][(crc >> 8) ^ b[0]] ^ crc16_tab[6][(crc & 0xff) ^ b[1]] ^
+              crc16_tab[5][b[2]] ^ crc16_tab[4][b[3]] ^ crc16_tab[3][b[4]] ^
+              crc16_tab[2][b[5]] ^ crc16_tab[1][b[6]] ^ crc16_tab[0][b[7]];
+    if (n >= 4) {
         crc = crc16_tab[3][(crc >> 8) ^ b[0]] ^ crc16_tab[2][(crc & 0xff) ^ b[1]] ^
               crc16_tab[1][b[2]] ^ crc16_tab[0][b[3]];
+        n -= 4;
+        b += 4;
+    }
     for (; n; n--, b++)
         crc = (uint16_t)((crc << 8) ^ crc16_tab[0][(crc >> 8) ^ *b]);
     return crc;
