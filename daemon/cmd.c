@@ -226,13 +226,14 @@ static void free_argv(struct db_str *v, size_t n)
 
 /* The keys c names, for OBJECT IDLETIME: each argument index goes to fn,
  * unless cmd only looks at its keys (CMD_NOTOUCH). A movable command's
- * keys follow its numkeys argument, which comes after its fixed keys. */
+ * keys follow its numkeys argument, which comes after its fixed keys, or
+ * is the first argument, or the second after a blocking one's timeout. */
 static void each_key(const struct conn *c, const struct cmd *cmd,
                      void (*fn)(const struct conn *, size_t, void *), void *arg)
 {
     if (cmd->flags & CMD_NOTOUCH)
         return;
-    size_t argc = c->argc, at = 1;
+    size_t argc = c->argc, at = (cmd->flags & CMD_BLOCKING) ? 2 : 1;
     if (cmd->first > 0) {
         size_t last = cmd->last < 0 ? argc - (size_t)-cmd->last : (size_t)cmd->last;
         for (size_t i = (size_t)cmd->first; i <= last && i < argc; i += (size_t)cmd->step)
@@ -486,16 +487,60 @@ static bool key_eq(const struct db_str *a, const char *k, size_t kn)
     return a->n == kn && memcmp(a->p, k, kn) == 0;
 }
 
+bool cmd_timeout_arg(struct conn *c, size_t i, uint64_t *deadline)
+{
+    long double t;
+    if (db_str2ld(c->argv[i].p, c->argv[i].n, &t) || isinf(t) || t > 1e15L) {
+        resp_error(OUT(c), "ERR timeout is not a float or out of range");
+        return false;
+    }
+    if (t < 0) {
+        resp_error(OUT(c), "ERR timeout is negative");
+        return false;
+    }
+    uint64_t ms = (uint64_t)(t * 1000.0L + 0.5L);
+    *deadline = ms ? srv_mstime() + ms : 0;
+    return true;
+}
+
+bool cmd_may_block(const struct conn *c)
+{
+    return !(c->flags & (CONN_IN_EXEC | CONN_BLOCKED));
+}
+
+/* The arguments [*first, *last] of a parked command that a push can serve,
+ * by its shape in the table: BLMOVE/BRPOPLPUSH (fixed keys) wait on their
+ * source only; BLMPOP/BZMPOP (movable) on the keys after "timeout
+ * numkeys"; BLPOP, BRPOP, BZPOPMIN, BZPOPMAX on all but the timeout. */
+static void blocking_keys(const struct conn *c, size_t *first, size_t *last)
+{
+    *first = 1;
+    if (c->bcmd->flags & CMD_MOVABLE) {
+        int64_t nk = 0;
+        enc_str2ll(c->bargv[2].p, c->bargv[2].n, &nk); /* checked before it parked */
+        *first = 3;
+        *last = 2 + (size_t)nk;
+    } else if (c->bcmd->last > 0) {
+        *last = 1;
+    } else {
+        *last = c->bargc - 2;
+    }
+}
+
 
 /* Blocked clients in the order they blocked; a key change sets `ready`. */
 static struct conn **blocked;
 static size_t nblocked, blockedcap;
 static bool ready;
+/* No later than the earliest deadline of a parked client, 0 for none. */
+static uint64_t next_deadline;
 
 void cmd_block(struct conn *c, uint64_t deadline_ms)
 {
     c->flags |= CONN_BLOCKED;
     c->block_deadline_ms = deadline_ms;
+    if (deadline_ms && (!next_deadline || deadline_ms < next_deadline))
+        next_deadline = deadline_ms;
     c->bargv = copy_argv(c);
     c->bargc = c->argc;
     c->bcmd = cmd_lookup(c->argv[0].p, c->argv[0].n);
@@ -524,15 +569,14 @@ void cmd_unblock(struct conn *c)
     conn_want_write(c);
 }
 
-/* Is c blocked on (dbi, k)? Keys are argv[1..argc-2] for BLPOP/BRPOP, the
- * source argv[1] for BLMOVE/BRPOPLPUSH. */
+/* Is c blocked on (dbi, k)? */
 static bool blocked_on(const struct conn *c, unsigned dbi, const char *k, size_t kn)
 {
     if (c->db != dbi)
         return false;
-    bool move = c->bcmd->fn == cmd_blmove || c->bcmd->fn == cmd_brpoplpush;
-    size_t last = move ? 1 : c->bargc - 2;
-    for (size_t i = 1; i <= last; i++)
+    size_t first, last;
+    blocking_keys(c, &first, &last);
+    for (size_t i = first; i <= last; i++)
         if (key_eq(&c->bargv[i], k, kn))
             return true;
     return false;
@@ -610,17 +654,26 @@ void cmd_serve_ready(void)
     }
 }
 
+uint64_t cmd_blocked_deadline(void)
+{
+    return next_deadline;
+}
+
 void cmd_blocked_cron(uint64_t now_ms)
 {
+    next_deadline = 0;
     for (size_t i = 0; i < nblocked; i++) {
         struct conn *c = blocked[i];
-        if (c->block_deadline_ms && c->block_deadline_ms <= now_ms) {
-            if (c->bcmd->fn == cmd_blmove || c->bcmd->fn == cmd_brpoplpush)
+        uint64_t d = c->block_deadline_ms;
+        if (d && d <= now_ms) {
+            if (c->bcmd->last > 0) /* BLMOVE, BRPOPLPUSH answer a value */
                 resp_null(OUT(c), c->proto);
             else
                 resp_null_array(OUT(c), c->proto);
             cmd_unblock(c);
             i--;
+        } else if (d && (!next_deadline || d < next_deadline)) {
+            next_deadline = d;
         }
     }
 }

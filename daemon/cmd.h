@@ -81,6 +81,7 @@ struct cmd {
     X("rename", rename, 3, CMD_W, 1, 2, 1, "generic")                                              \
     X("renamenx", renamenx, 3, CMD_W | CMD_F, 1, 2, 1, "generic")                                      \
     X("copy", copy, -3, CMD_W, 1, 2, 1, "generic")                                                 \
+    X("move", move, 3, CMD_W | CMD_F, 1, 1, 1, "generic")                                          \
     X("keys", keys, 2, CMD_R, 0, 0, 0, "generic")                                                  \
     X("scan", scan, -2, CMD_R, 0, 0, 0, "generic")                                                 \
     X("randomkey", randomkey, 1, CMD_R, 0, 0, 0, "generic")                                        \
@@ -154,6 +155,11 @@ struct cmd {
     X("zunion", zunion, -3, CMD_R | CMD_MOVABLE, 0, 0, 0, "sorted-set")                            \
     X("zinter", zinter, -3, CMD_R | CMD_MOVABLE, 0, 0, 0, "sorted-set")                            \
     X("zdiff", zdiff, -3, CMD_R | CMD_MOVABLE, 0, 0, 0, "sorted-set")                              \
+    X("zintercard", zintercard, -3, CMD_R | CMD_MOVABLE, 0, 0, 0, "sorted-set")                    \
+    X("zmpop", zmpop, -4, CMD_W | CMD_MOVABLE, 0, 0, 0, "sorted-set")                              \
+    X("bzmpop", bzmpop, -5, CMD_W | CMD_BLOCKING | CMD_MOVABLE, 0, 0, 0, "sorted-set")             \
+    X("bzpopmin", bzpopmin, -3, CMD_W | CMD_F | CMD_BLOCKING, 1, -2, 1, "sorted-set")              \
+    X("bzpopmax", bzpopmax, -3, CMD_W | CMD_F | CMD_BLOCKING, 1, -2, 1, "sorted-set")              \
     X("zscan", zscan, -3, CMD_R, 1, 1, 1, "sorted-set")                                            \
     /* lists */                                                                                \
     X("lpush", lpush, -3, CMD_W | CMD_F, 1, 1, 1, "list")                                              \
@@ -176,6 +182,8 @@ struct cmd {
     X("brpop", brpop, -3, CMD_W | CMD_BLOCKING, 1, -2, 1, "list")                                  \
     X("blmove", blmove, 6, CMD_W | CMD_BLOCKING, 1, 2, 1, "list")                                  \
     X("brpoplpush", brpoplpush, 4, CMD_W | CMD_BLOCKING, 1, 2, 1, "list")                          \
+    X("lmpop", lmpop, -4, CMD_W | CMD_MOVABLE, 0, 0, 0, "list")                                    \
+    X("blmpop", blmpop, -5, CMD_W | CMD_BLOCKING | CMD_MOVABLE, 0, 0, 0, "list")                   \
     /* transactions */                                                                         \
     X("multi", multi, 1, CMD_NOQUEUE | CMD_F, 0, 0, 0, "transactions")                             \
     X("exec", exec, 1, CMD_NOQUEUE, 0, 0, 0, "transactions")                                   \
@@ -235,6 +243,17 @@ bool cmd_arg_count(struct conn *c, size_t i, int64_t *v);
 bool cmd_rand_count(struct conn *c, size_t i, int64_t *count);
 /* "numkeys key [key ...]" with numkeys at argument `at`. */
 bool cmd_numkeys(struct conn *c, size_t at, int64_t *numkeys);
+/* LMPOP/ZMPOP's "numkeys key [key ...] END [COUNT count]" from argument
+ * `at`, END one of the two words: *end is 1 for end1 (LEFT, MIN), 0 for
+ * end0. *count is 1 without COUNT. Replies Redis's error on failure. */
+bool cmd_mpop_args(struct conn *c, size_t at, const char *end1, const char *end0, int64_t *nk,
+                   int *end, int64_t *count);
+/* Parses a blocking command's timeout (seconds, a float) into an absolute
+ * deadline in ms, 0 for none. Replies Redis's error on failure. */
+bool cmd_timeout_arg(struct conn *c, size_t i, uint64_t *deadline);
+/* Whether a blocking command that found nothing parks its client: not
+ * inside EXEC (it answers nil there), and not when already parked. */
+bool cmd_may_block(const struct conn *c);
 void cmd_reply_vec(struct conn *c, const struct db_vec *v);     /* array of bulks/nils */
 /* The common reply tails: rc < 0 is an error reply, else the value. */
 void cmd_reply_int(struct conn *c, int rc, int64_t v);
@@ -251,8 +270,11 @@ void cmd_unblock(struct conn *c);
 void cmd_on_commit(void *arg, const struct stor_batch *b);
 /* COMMAND DOCS [name ...] (cmd_docs.c). */
 void cmd_command_docs(struct conn *c);
-/* Per-loop-iteration work for blocked clients: timeouts and re-tries. */
+/* Answers the parked clients whose timeout has come (nil), and works out
+ * the next deadline. The loop calls it by that deadline and on every cron. */
 void cmd_blocked_cron(uint64_t now_ms);
+/* No later than the earliest deadline of a parked client; 0 for none. */
+uint64_t cmd_blocked_deadline(void);
 void cmd_serve_ready(void);
 /* Releases what a client holds in cmd's structures (watch, block, multi). */
 void cmd_conn_release(struct conn *c);

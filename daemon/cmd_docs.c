@@ -99,6 +99,8 @@ static const struct doc DOCS[] = {
       "key@k newkey@k")
     D("copy", "6.2.0", "O(N) for a value of N elements", "Copy a key's value to another key",
       "source@k destination@k [DB=destination-db@i] [REPLACE]")
+    D("move", "1.0.0", "O(N) for a value of N elements", "Move a key to another database",
+      "key@k db@i")
     D("keys", "1.0.0", "O(N) for N keys in the database", "Every key matching a pattern",
       "pattern@p")
     D("scan", "2.8.0", "O(1) a call, O(N) a full iteration", "Iterate over the keys",
@@ -212,6 +214,16 @@ static const struct doc DOCS[] = {
       "key@k [count@i]")
     D("zpopmax", "5.0.0", "O(M log N) for M members", "Remove and return the highest scores",
       "key@k [count@i]")
+    D("zmpop", "7.0.0", "O(K + M log N): K keys, M members popped",
+      "Remove and return the lowest or highest scores of the first non-empty sorted set",
+      "numkeys@i key@k... (MIN|MAX)#where [COUNT=count@i]")
+    D("bzpopmin", "5.0.0", "O(N) for N keys, then O(log M)",
+      "Remove and return the lowest score, waiting for one if need be", "key@k... timeout@d")
+    D("bzpopmax", "5.0.0", "O(N) for N keys, then O(log M)",
+      "Remove and return the highest score, waiting for one if need be", "key@k... timeout@d")
+    D("bzmpop", "7.0.0", "O(K + M log N): K keys, M members popped",
+      "ZMPOP, waiting for a member if need be",
+      "timeout@d numkeys@i key@k... (MIN|MAX)#where [COUNT=count@i]")
     D("zrandmember", "6.2.0", "O(N) for N members returned", "Random members of a sorted set",
       "key@k [count@i [WITHSCORES]]#options")
     D("zunion", "6.2.0", "O(N) + O(M log M): N input members, M in the result",
@@ -227,6 +239,8 @@ static const struct doc DOCS[] = {
       "The first sorted set less the others", "numkeys@i key@k... [WITHSCORES]")
     D("zdiffstore", "6.2.0", "O(L + (N-K) log N): L input members, first set N, K in the result",
       "Store the first sorted set less the others", "destination@k numkeys@i key@k...")
+    D("zintercard", "7.0.0", "O(N*K): smallest sorted set N, K sorted sets",
+      "The size of the intersection of sorted sets", "numkeys@i key@k... [LIMIT=limit@i]")
     D("zscan", "2.8.0", "O(1) a call, O(N) a full iteration", "Iterate over a sorted set",
       "key@k cursor@i [MATCH=pattern@p] [COUNT=count@i]")
     /* lists */
@@ -265,6 +279,12 @@ static const struct doc DOCS[] = {
       "source@k destination@k (LEFT|RIGHT)#wherefrom (LEFT|RIGHT)#whereto timeout@d")
     DEP("brpoplpush", "2.2.0", "O(1)", "RPOPLPUSH, waiting for an element if need be",
         "source@k destination@k timeout@d", "6.2.0", "BLMOVE with RIGHT LEFT")
+    D("lmpop", "7.0.0", "O(N + M): N keys, M elements popped",
+      "Remove and return elements from one end of the first non-empty list",
+      "numkeys@i key@k... (LEFT|RIGHT)#where [COUNT=count@i]")
+    D("blmpop", "7.0.0", "O(N + M): N keys, M elements popped",
+      "LMPOP, waiting for an element if need be",
+      "timeout@d numkeys@i key@k... (LEFT|RIGHT)#where [COUNT=count@i]")
     /* transactions */
     D("multi", "1.2.0", "O(1)", "Start a transaction", "")
     D("exec", "1.2.0", "Those of the queued commands", "Run the transaction's commands", "")

@@ -252,6 +252,25 @@ void cmd_copy(struct conn *c)
         resp_int(OUT(c), rc);
 }
 
+/* MOVE key db */
+void cmd_move(struct conn *c)
+{
+    unsigned ddb;
+    if (!db_index_arg(c, 2, &ddb))
+        return;
+    if (ddb == c->db) {
+        resp_error(OUT(c), "ERR source and destination objects are the same");
+        return;
+    }
+    int rc = db_move(&srv.db, c->db, ddb, KEY(1));
+    if (rc == ENC_ENOTFOUND)
+        resp_int(OUT(c), 0);
+    else if (rc < 0)
+        cmd_reply_err(c, rc);
+    else
+        resp_int(OUT(c), rc);
+}
+
 /* KEYS pattern */
 void cmd_keys(struct conn *c)
 {

@@ -1,5 +1,5 @@
 /*
- * cmd_list — list commands, with BLPOP/BRPOP/BLMOVE/BRPOPLPUSH.
+ * cmd_list — list commands, with BLPOP/BRPOP/BLMPOP/BLMOVE/BRPOPLPUSH.
  *
  * A blocking command that finds nothing parks its client (cmd_block); when a
  * commit touches one of its keys, cmd_serve_ready() runs it again with
@@ -274,36 +274,11 @@ void cmd_lmove(struct conn *c)
 
 /* ---- blocking ---- */
 
-/* Parses a timeout in seconds (float) into an absolute deadline in ms, 0
- * for "forever". Replies on error. */
-static bool timeout_arg(struct conn *c, size_t i, uint64_t *deadline)
-{
-    long double t;
-    if (db_str2ld(c->argv[i].p, c->argv[i].n, &t) || isinf(t) || t > 1e15L) {
-        resp_error(OUT(c), "ERR timeout is not a float or out of range");
-        return false;
-    }
-    if (t < 0) {
-        resp_error(OUT(c), "ERR timeout is negative");
-        return false;
-    }
-    uint64_t ms = (uint64_t)(t * 1000.0L + 0.5L);
-    *deadline = ms ? srv_mstime() + ms : 0;
-    return true;
-}
-
-/* Whether a command that found nothing should park its client: not inside
- * EXEC (it answers nil there), and not when it is already parked. */
-static bool may_block(const struct conn *c)
-{
-    return !(c->flags & (CONN_IN_EXEC | CONN_BLOCKED));
-}
-
 /* BLPOP/BRPOP key [key ...] timeout */
 static void bpop_generic(struct conn *c, int left)
 {
     uint64_t deadline = 0;
-    if (!(c->flags & CONN_BLOCKED) && !timeout_arg(c, c->argc - 1, &deadline))
+    if (!(c->flags & CONN_BLOCKED) && !cmd_timeout_arg(c, c->argc - 1, &deadline))
         return;
     for (size_t i = 1; i + 1 < c->argc; i++) {
         struct db_vec v;
@@ -320,7 +295,7 @@ static void bpop_generic(struct conn *c, int left)
         if (rc != ENC_ENOTFOUND)
             return;
     }
-    if (may_block(c))
+    if (cmd_may_block(c))
         cmd_block(c, deadline);
     else if (!(c->flags & CONN_BLOCKED))
         resp_null_array(OUT(c), c->proto);
@@ -336,14 +311,57 @@ void cmd_brpop(struct conn *c)
     bpop_generic(c, 0);
 }
 
+/* LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count]; BLMPOP has a
+ * timeout first, read after the rest as Redis reads it. */
+static void mpop_generic(struct conn *c, bool blocking)
+{
+    size_t at = blocking ? 2 : 1;
+    int64_t nk, count;
+    int left;
+    uint64_t deadline = 0;
+    if (!cmd_mpop_args(c, at, "left", "right", &nk, &left, &count))
+        return;
+    if (blocking && !(c->flags & CONN_BLOCKED) && !cmd_timeout_arg(c, 1, &deadline))
+        return;
+    for (size_t i = at + 1; i <= at + (size_t)nk; i++) {
+        struct db_vec v;
+        db_vec_init(&v);
+        int rc = db_pop(&srv.db, c->db, KEY(i), left, (uint64_t)count, &v);
+        if (rc == 0) {
+            resp_array(OUT(c), 2);
+            resp_bulk(OUT(c), KEY(i));
+            cmd_reply_vec(c, &v);
+        } else if (rc != ENC_ENOTFOUND) {
+            cmd_reply_err(c, rc);
+        }
+        db_vec_destroy(&v);
+        if (rc != ENC_ENOTFOUND)
+            return;
+    }
+    if (blocking && cmd_may_block(c))
+        cmd_block(c, deadline);
+    else if (!(c->flags & CONN_BLOCKED))
+        resp_null_array(OUT(c), c->proto);
+}
+
+void cmd_lmpop(struct conn *c)
+{
+    mpop_generic(c, false);
+}
+
+void cmd_blmpop(struct conn *c)
+{
+    mpop_generic(c, true);
+}
+
 static void bmove_generic(struct conn *c, int from, int to, size_t timeout_i)
 {
     uint64_t deadline = 0;
-    if (!(c->flags & CONN_BLOCKED) && !timeout_arg(c, timeout_i, &deadline))
+    if (!(c->flags & CONN_BLOCKED) && !cmd_timeout_arg(c, timeout_i, &deadline))
         return;
-    if (move_generic(c, from, to, !may_block(c) && !(c->flags & CONN_BLOCKED)))
+    if (move_generic(c, from, to, !cmd_may_block(c) && !(c->flags & CONN_BLOCKED)))
         return;
-    if (may_block(c))
+    if (cmd_may_block(c))
         cmd_block(c, deadline);
 }
 

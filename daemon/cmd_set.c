@@ -197,9 +197,7 @@ void cmd_sdiffstore(struct conn *c)
 /* Parses "numkeys key [key ...]" at argument 1; replies on error. */
 bool cmd_numkeys(struct conn *c, size_t at, int64_t *numkeys)
 {
-    if (!cmd_arg_ll(c, at, numkeys))
-        return false;
-    if (*numkeys <= 0) {
+    if (enc_str2ll(c->argv[at].p, c->argv[at].n, numkeys) || *numkeys <= 0) {
         resp_error(OUT(c), "ERR numkeys should be greater than 0");
         return false;
     }
@@ -207,6 +205,35 @@ bool cmd_numkeys(struct conn *c, size_t at, int64_t *numkeys)
         resp_error(OUT(c), "ERR Number of keys can't be greater than number of args");
         return false;
     }
+    return true;
+}
+
+bool cmd_mpop_args(struct conn *c, size_t at, const char *end1, const char *end0, int64_t *nk,
+                   int *end, int64_t *count)
+{
+    if (enc_str2ll(c->argv[at].p, c->argv[at].n, nk) || *nk <= 0) {
+        resp_error(OUT(c), "ERR numkeys should be greater than 0");
+        return false;
+    }
+    size_t w = at + 1 + (size_t)*nk;
+    if ((uint64_t)*nk >= c->argc - at - 1 || !(cmd_arg_is(c, w, end1) || cmd_arg_is(c, w, end0))) {
+        cmd_reply_syntax(c);
+        return false;
+    }
+    *end = cmd_arg_is(c, w, end1);
+    *count = -1;
+    for (size_t i = w + 1; i < c->argc; i += 2) {
+        if (*count != -1 || !cmd_arg_is(c, i, "count") || i + 1 >= c->argc) {
+            cmd_reply_syntax(c);
+            return false;
+        }
+        if (enc_str2ll(c->argv[i + 1].p, c->argv[i + 1].n, count) || *count <= 0) {
+            resp_error(OUT(c), "ERR count should be greater than 0");
+            return false;
+        }
+    }
+    if (*count == -1)
+        *count = 1;
     return true;
 }
 

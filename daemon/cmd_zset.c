@@ -461,6 +461,97 @@ void cmd_zpopmax(struct conn *c)
     pop_generic(c, 1);
 }
 
+/* Pops from the first non-empty sorted set of argv[first..last]: replies
+ * and returns true, or returns false having replied nothing when all are
+ * empty. mpop: ZMPOP's [key, [[member, score] ...]]; else BZPOPMIN's flat
+ * [key, member, score]. */
+static bool pop_first(struct conn *c, size_t first, size_t last, int max, uint64_t count,
+                      bool mpop)
+{
+    for (size_t i = first; i <= last; i++) {
+        struct db_vec v;
+        db_vec_init(&v);
+        int rc = db_zpop(&srv.db, c->db, KEY(i), max, count, &v);
+        bool done = rc != 0 || v.n > 0;
+        if (rc) {
+            cmd_reply_err(c, rc);
+        } else if (v.n && mpop) {
+            resp_array(OUT(c), 2);
+            resp_bulk(OUT(c), KEY(i));
+            resp_array(OUT(c), v.n);
+            for (size_t j = 0; j < v.n; j++) {
+                resp_array(OUT(c), 2);
+                resp_bulk(OUT(c), db_vec_ptr(&v, j), db_vec_len(&v, j));
+                resp_double(OUT(c), v.items[j].score, c->proto);
+            }
+        } else if (v.n) {
+            resp_array(OUT(c), 3);
+            resp_bulk(OUT(c), KEY(i));
+            resp_bulk(OUT(c), db_vec_ptr(&v, 0), db_vec_len(&v, 0));
+            resp_double(OUT(c), v.items[0].score, c->proto);
+        }
+        db_vec_destroy(&v);
+        if (done)
+            return true;
+    }
+    return false;
+}
+
+/* What a blocking pop that found nothing does: park, or answer nil. */
+static void pop_none(struct conn *c, bool blocking, uint64_t deadline)
+{
+    if (blocking && cmd_may_block(c))
+        cmd_block(c, deadline);
+    else if (!(c->flags & CONN_BLOCKED))
+        resp_null_array(OUT(c), c->proto);
+}
+
+/* BZPOPMIN/BZPOPMAX key [key ...] timeout */
+static void bpop_generic(struct conn *c, int max)
+{
+    uint64_t deadline = 0;
+    if (!(c->flags & CONN_BLOCKED) && !cmd_timeout_arg(c, c->argc - 1, &deadline))
+        return;
+    if (!pop_first(c, 1, c->argc - 2, max, 1, false))
+        pop_none(c, true, deadline);
+}
+
+void cmd_bzpopmin(struct conn *c)
+{
+    bpop_generic(c, 0);
+}
+
+void cmd_bzpopmax(struct conn *c)
+{
+    bpop_generic(c, 1);
+}
+
+/* ZMPOP numkeys key [key ...] MIN|MAX [COUNT count]; BZMPOP has a timeout
+ * first, read after the rest as Redis reads it. */
+static void mpop_generic(struct conn *c, bool blocking)
+{
+    size_t at = blocking ? 2 : 1;
+    int64_t nk, count;
+    int min;
+    uint64_t deadline = 0;
+    if (!cmd_mpop_args(c, at, "min", "max", &nk, &min, &count))
+        return;
+    if (blocking && !(c->flags & CONN_BLOCKED) && !cmd_timeout_arg(c, 1, &deadline))
+        return;
+    if (!pop_first(c, at + 1, at + (size_t)nk, !min, (uint64_t)count, true))
+        pop_none(c, blocking, deadline);
+}
+
+void cmd_zmpop(struct conn *c)
+{
+    mpop_generic(c, false);
+}
+
+void cmd_bzmpop(struct conn *c)
+{
+    mpop_generic(c, true);
+}
+
 /* ZRANDMEMBER key [count [WITHSCORES]] */
 void cmd_zrandmember(struct conn *c)
 {
@@ -595,6 +686,37 @@ void cmd_zinter(struct conn *c)
 void cmd_zdiff(struct conn *c)
 {
     setop_generic(c, DB_ZDIFF, false);
+}
+
+/* ZINTERCARD numkeys key [key ...] [LIMIT limit] */
+void cmd_zintercard(struct conn *c)
+{
+    int64_t nk, limit = 0;
+    if (!cmd_arg_ll(c, 1, &nk))
+        return;
+    if (nk < 1) {
+        resp_error(OUT(c), "ERR at least 1 input key is needed for 'zintercard' command");
+        return;
+    }
+    if ((uint64_t)nk > c->argc - 2) {
+        cmd_reply_syntax(c);
+        return;
+    }
+    for (size_t i = 2 + (size_t)nk; i < c->argc; i += 2) {
+        if (!cmd_arg_is(c, i, "limit") || i + 1 >= c->argc) {
+            cmd_reply_syntax(c);
+            return;
+        }
+        if (enc_str2ll(c->argv[i + 1].p, c->argv[i + 1].n, &limit) || limit < 0) {
+            resp_error(OUT(c), "ERR LIMIT can't be negative");
+            return;
+        }
+    }
+    struct db_vec v;
+    db_vec_init(&v);
+    int rc = db_zsetop(&srv.db, c->db, DB_ZINTER, c->argv + 2, (size_t)nk, NULL, DB_AGG_SUM, &v);
+    cmd_reply_int(c, rc, limit && v.n > (uint64_t)limit ? limit : (int64_t)v.n);
+    db_vec_destroy(&v);
 }
 
 /* ZSCAN key cursor [MATCH pattern] [COUNT count] */

@@ -722,7 +722,13 @@ int srv_main(void)
     struct epoll_event evs[256];
     while (!srv.shutdown_asap) {
         int period = 1000 / srv.conf.hz;
-        int n = epoll_wait(srv.epfd, evs, 256, period);
+        /* Sleep until the next cron, or a parked client's timeout if that
+         * comes first (BLPOP k 0.05 answers after 50 ms, not a tick); not at
+         * all while replies wait to be sent (a timeout's nil). */
+        uint64_t wake = next_cron, bd = cmd_blocked_deadline(), t0 = srv_mstime();
+        if (bd && bd < wake)
+            wake = bd;
+        int n = epoll_wait(srv.epfd, evs, 256, npending || wake <= t0 ? 0 : (int)(wake - t0));
         srv.loop_ms = srv_mstime();
         for (int i = 0; i < n; i++) {
             uint64_t tag = evs[i].data.u64;
@@ -754,6 +760,8 @@ int srv_main(void)
         if (now >= next_cron) {
             cron();
             next_cron = now + (uint64_t)period;
+        } else if (bd && now >= bd) {
+            cmd_blocked_cron(now);
         }
     }
 

@@ -659,6 +659,11 @@ int db_copy(struct db *d, unsigned sdb, const char *src, size_t srcn, unsigned d
     return move_key(d, sdb, src, srcn, ddb, dst, dstn, !replace, 0);
 }
 
+int db_move(struct db *d, unsigned sdb, unsigned ddb, const char *key, size_t klen)
+{
+    return move_key(d, sdb, key, klen, ddb, key, klen, 1, 1);
+}
+
 /* [db|0000, db|4000): every record of one database in every column family,
  * since slots stay below 0x4000. */
 static void db_range(unsigned dbi, char lo[3], char hi[3])

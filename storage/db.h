@@ -148,6 +148,9 @@ int db_rename(struct db *d, unsigned dbi, const char *src, size_t srcn, const ch
  * ENC_ENOTFOUND src absent. */
 int db_copy(struct db *d, unsigned sdb, const char *src, size_t srcn, unsigned ddb,
             const char *dst, size_t dstn, int replace);
+/* MOVE: key from db sdb to db ddb (sdb != ddb), keeping its expiry. 1 moved,
+ * 0 already in ddb, ENC_ENOTFOUND absent from sdb. O(size of the value). */
+int db_move(struct db *d, unsigned sdb, unsigned ddb, const char *key, size_t klen);
 
 /* One step of a cursor scan over db dbi's keys, in (slot, key) order.
  * cursor/cn: the key to continue after (NULL to start). pattern may be NULL;

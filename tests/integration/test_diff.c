@@ -78,6 +78,9 @@ static const char *const scores[] = {"0", "1", "2", "2.5", "-1.5", "10", "-inf",
                                      "1e-5", "3"};
 static const char *const floats[] = {"1.5", "-0.25", "10", "1e2", "abc", "0", "3.0e-3"};
 
+/* The argument the cache probe reads after a command: its first key. */
+static int probe_arg;
+
 static void key(void)
 {
     static const char fams[] = "shSzl";
@@ -125,7 +128,7 @@ enum cmp { EXACT, UNORDERED, PAIRS, LENGTH, TTL_S, TTL_MS, SCAN };
 static enum cmp gen_extra(void)
 {
     fam = 0;
-    switch (pick(11)) {
+    switch (pick(15)) {
     case 0:
         fam = 's', add("SETEX"), key(), add("1000"), value();
         return EXACT;
@@ -168,6 +171,47 @@ static enum cmp gen_extra(void)
     case 9:
         add("RANDOMKEY");
         return LENGTH;
+    case 10: {
+        /* LMPOP/ZMPOP, or their blocking forms a tenth of the time (a
+         * timeout costs redis-server a tick). */
+        fam = pick(2) ? 'l' : 'z';
+        bool block = pick(10) == 0;
+        if (block)
+            add(fam == 'l' ? "BLMPOP" : "BZMPOP"), add("0.01");
+        else
+            add(fam == 'l' ? "LMPOP" : "ZMPOP");
+        int n = 1 + pick(2);
+        addf("%lld", n);
+        probe_arg = argc;
+        for (int j = 0; j < n; j++)
+            key();
+        if (fam == 'l')
+            add(pick(2) ? "LEFT" : "RIGHT");
+        else
+            add(pick(2) ? "MIN" : "MAX");
+        if (pick(2))
+            add("COUNT"), small_int(0, 3);
+        return EXACT;
+    }
+    case 11:
+        fam = 'z', add(pick(2) ? "BZPOPMIN" : "BZPOPMAX"), key();
+        if (pick(2))
+            key();
+        add(pick(2) ? "0.01" : "-1");
+        return EXACT;
+    case 12: {
+        fam = 'z', add("ZINTERCARD");
+        int n = 1 + pick(3);
+        addf("%lld", n);
+        for (int j = 0; j < n; j++)
+            key();
+        if (pick(2))
+            add("LIMIT"), small_int(0, 2);
+        return EXACT;
+    }
+    case 13:
+        add("MOVE"), key(), small_int(0, 2);
+        return EXACT;
     default:
         fam = 'z', add("ZRANGESTORE"), key(), key();
         if (pick(2))
@@ -185,6 +229,7 @@ static enum cmp gen(void)
 {
     used = 0;
     argc = 0;
+    probe_arg = 1;
     if (pick(20) == 0)
         return gen_extra();
     int which = pick(100);
@@ -797,7 +842,7 @@ static int probe_cmd(const char *key, const char **pv)
 static void probe(uint64_t seed, long i, long *served)
 {
     const char *pv[8];
-    const char *key = argc > 1 ? argv[1] : keys[t_rnd(&prng) % 5];
+    const char *key = argc > probe_arg ? argv[probe_arg] : keys[t_rnd(&prng) % 5];
     int n = probe_cmd(key, pv);
     uint64_t before = h_lib_hits(pk);
     shmkv_reply *a;
@@ -1124,7 +1169,12 @@ static const char *const RESP3_SCRIPT[] = {
     "ZADD z 1 a 2 b", "ZPOPMAX z 1", "ZRANDMEMBER z 1 WITHSCORES", "ZRANDMEMBER nokey 2",
     "ZRANK z a", "ZRANK z nope", "ZUNION 1 z WITHSCORES", "ZINTER 2 z z2 WITHSCORES",
     "ZDIFF 1 z WITHSCORES", "ZUNIONSTORE z3 2 z z2 WEIGHTS 0.5 2", "ZRANGE z3 0 -1 WITHSCORES",
-    "ZSCAN z 0", "ZCOUNT z -inf +inf", "ZLEXCOUNT z - +", "LPUSH l a b c", "LRANGE l 0 -1",
+    "ZSCAN z 0", "ZCOUNT z -inf +inf", "ZLEXCOUNT z - +", "ZINTERCARD 2 z z3 LIMIT 5",
+    "ZADD zm 1 a 2 b 3 c", "ZMPOP 2 nokey zm MIN COUNT 2", "ZMPOP 1 nokey MAX",
+    "BZMPOP 0.01 1 zm MAX", "BZMPOP 0.01 1 zm MAX", "ZADD zm 4 d", "BZPOPMIN nokey zm 0.01",
+    "BZPOPMAX zm 0.01", "LPUSH l a b c", "LRANGE l 0 -1", "LMPOP 2 nokey l RIGHT COUNT 2",
+    "LMPOP 1 nokey LEFT", "BLMPOP 0.01 1 l LEFT COUNT 5", "BLMPOP 0.01 1 l LEFT",
+    "LPUSH l a b c", "MOVE l 1", "MOVE l 1", "SELECT 1", "LRANGE l 0 -1", "MOVE l 0", "SELECT 0",
     "LPOP l 2", "LPOP nokey 2", "RPOP nokey", "LPOS l a", "LPOS l zz COUNT 0", "LINDEX l 9",
     "BLPOP nokey 0.01", "BLPOP l 0.01", "BRPOP nokey 0.01", "BLMOVE nokey l2 LEFT LEFT 0.01",
     "LMOVE l l2 LEFT RIGHT", "RPOPLPUSH nokey l2", "OBJECT ENCODING z", "OBJECT FREQ s",

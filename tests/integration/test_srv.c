@@ -1,6 +1,6 @@
 /*
  * test_srv — shmkvd as a server: protocol handling, connections, AUTH,
- * HELLO, SELECT, transactions, blocking commands, CLIENT, CONFIG, INFO,
+ * HELLO, SELECT, transactions, blocking commands and their timeouts, MOVE, CLIENT, CONFIG, INFO,
  * SLOWLOG, COMMAND, BGSAVE, limits, and persistence across SHUTDOWN.
  */
 #include "harness.h"
@@ -250,6 +250,120 @@ static void test_srv_blocking_pops(void **state)
     assert_int_equal(r->type, REDIS_REPLY_ARRAY);
     assert_int_equal(r->element[0]->type, REDIS_REPLY_NIL);
     freeReplyObject(r);
+    redisFree(other);
+}
+
+/* Sends cmd on c without reading, waits 100 ms (so it parks), lets `other`
+ * run wake, and returns c's reply. */
+static redisReply *parked_then(redisContext *c, const char *cmd, redisContext *other,
+                               const char *wake)
+{
+    redisAppendCommand(c, cmd);
+    redisBufferWrite(c, &(int){0});
+    struct timespec ts = {0, 100 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    freeReplyObject(H_CMD(other, wake));
+    void *rep;
+    assert_int_equal(redisGetReply(c, &rep), REDIS_OK);
+    return rep;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* LMPOP, ZMPOP, their blocking forms, BZPOPMIN/BZPOPMAX; when a timeout
+ * answers; MOVE. The replies' shapes and errors are compared with
+ * redis-server's by test_diff. */
+static void test_srv_multi_key_pops_and_move(void **state)
+{
+    redisContext *c = *state, *other = h_connect_port(S.port);
+    h_expect_int(c, 3, "RPUSH l a b c");
+    redisReply *r = H_CMD(c, "LMPOP 2 nokey l RIGHT COUNT 2");
+    assert_int_equal(r->elements, 2);
+    assert_string_equal(r->element[0]->str, "l");
+    assert_int_equal(r->element[1]->elements, 2);
+    assert_string_equal(r->element[1]->element[0]->str, "c");
+    assert_string_equal(r->element[1]->element[1]->str, "b");
+    freeReplyObject(r);
+    h_expect_nil(c, "LMPOP 1 nokey LEFT");
+    h_expect_err(c, "ERR count should be greater than 0", "LMPOP 1 l LEFT COUNT 0");
+    h_expect_err(c, "ERR numkeys should be greater than 0", "ZMPOP x l MIN");
+    h_expect_int(c, 3, "ZADD z 1 a 2 b 3 c");
+    r = H_CMD(c, "ZMPOP 1 z MAX COUNT 2");
+    assert_string_equal(r->element[0]->str, "z");
+    assert_int_equal(r->element[1]->elements, 2);
+    assert_string_equal(r->element[1]->element[0]->element[0]->str, "c");
+    assert_string_equal(r->element[1]->element[0]->element[1]->str, "3");
+    freeReplyObject(r);
+    h_expect_array(c, A("z", "a", "1"), "BZPOPMIN nokey z 1");
+    h_expect_int(c, 0, "EXISTS z");
+
+    /* Each blocking form parks, and a write to one of its keys by another
+     * client serves it. */
+    r = parked_then(c, "BZPOPMAX q1 q2 5", other, "ZADD q2 7 m 8 n");
+    assert_int_equal(r->elements, 3);
+    assert_string_equal(r->element[0]->str, "q2");
+    assert_string_equal(r->element[1]->str, "n");
+    assert_string_equal(r->element[2]->str, "8");
+    freeReplyObject(r);
+    r = parked_then(c, "BZMPOP 5 2 q0 q3 MIN COUNT 9", other, "ZADD q0 1 x");
+    assert_string_equal(r->element[0]->str, "q0");
+    assert_int_equal(r->element[1]->elements, 1);
+    freeReplyObject(r);
+    r = parked_then(c, "BLMPOP 5 2 p1 p2 LEFT COUNT 2", other, "RPUSH p2 u v w");
+    assert_string_equal(r->element[0]->str, "p2");
+    assert_int_equal(r->element[1]->elements, 2);
+    assert_string_equal(r->element[1]->element[1]->str, "v");
+    freeReplyObject(r);
+    h_expect_array(other, A("w"), "LRANGE p2 0 -1");
+    /* Inside MULTI they answer at once. */
+    h_expect_status(c, "OK", "MULTI");
+    h_expect_status(c, "QUEUED", "BLMPOP 0 1 nothing LEFT");
+    h_expect_status(c, "QUEUED", "BZPOPMIN nothing 0");
+    r = H_CMD(c, "EXEC");
+    assert_int_equal(r->element[0]->type, REDIS_REPLY_NIL);
+    assert_int_equal(r->element[1]->type, REDIS_REPLY_NIL);
+    freeReplyObject(r);
+
+    /* A timeout answers nil when it is due, not at the next 100 ms tick:
+     * the best of five 30 ms waits, so a slow machine does not fail it. */
+    double best = 1e9;
+    for (int i = 0; i < 5; i++) {
+        double t0 = now_s();
+        r = H_CMD(c, i % 2 ? "BZMPOP 0.03 1 nothing MIN" : "BLPOP nothing 0.03");
+        assert_int_equal(r->type, REDIS_REPLY_NIL);
+        freeReplyObject(r);
+        double dt = now_s() - t0;
+        assert_true(dt >= 0.029);
+        if (dt < best)
+            best = dt;
+    }
+    assert_true(best < 0.08);
+
+    /* MOVE: the whole value with its TTL, refused when the target db has
+     * the key. */
+    h_expect_int(c, 2, "HSET h f 1 g 2");
+    h_expect_int(c, 1, "EXPIRE h 1000");
+    h_expect_int(c, 1, "MOVE h 3");
+    h_expect_int(c, 0, "EXISTS h");
+    h_expect_int(c, 0, "MOVE h 3");
+    h_expect_int(c, 0, "MOVE nokey 3");
+    h_expect_err(c, "ERR source and destination objects are the same", "MOVE h 0");
+    h_expect_err(c, "ERR DB index is out of range", "MOVE h 16");
+    h_expect_status(c, "OK", "SET h other");
+    h_expect_int(c, 0, "MOVE h 3");
+    h_expect_bulk(c, "other", "GET h");
+    h_expect_status(c, "OK", "SELECT 3");
+    h_expect_bulk(c, "2", "HGET h g");
+    r = H_CMD(c, "TTL h");
+    assert_true(r->integer > 990 && r->integer <= 1000);
+    freeReplyObject(r);
+    h_expect_status(c, "OK", "FLUSHDB");
+    h_expect_status(c, "OK", "SELECT 0");
     redisFree(other);
 }
 
@@ -651,6 +765,7 @@ int main(void)
         T(test_srv_ping_echo_errors),   T(test_srv_pipelining_and_inline),
         T(test_srv_protocol_errors_close), T(test_srv_select_and_dbs),
         T(test_srv_multi_exec_watch),   T(test_srv_blocking_pops),
+        T(test_srv_multi_key_pops_and_move),
         T(test_srv_client_commands),    T(test_srv_hello_resp3),
         T(test_srv_config_info_command), T(test_srv_slowlog),
         T(test_srv_bgsave_lastsave),    T(test_srv_compact),

@@ -361,6 +361,18 @@ static void test_db_keys_rename_copy(void **state)
     assert_item(&v, 0, "x");
     assert_item(&v, 1, "y");
     db_vec_destroy(&v);
+
+    /* MOVE: the list leaves db 0 for db 5 whole; not over a key already
+     * there; an absent key is ENC_ENOTFOUND. */
+    assert_int_equal(db_move(d, 0, 5, K("l")), 1);
+    assert_int_equal(db_exists(d, 0, K("l")), 0);
+    assert_int_equal(db_llen(d, 5, K("l"), &n), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(db_push(d, 0, K("l"), 0, l, 1, 0, &n), 0);
+    assert_int_equal(db_move(d, 0, 5, K("l")), 0);
+    assert_int_equal(db_llen(d, 0, K("l"), &n), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(db_move(d, 0, 5, K("nokey")), ENC_ENOTFOUND);
 }
 
 static void test_db_keys_scan_dbsize_flush(void **state)
