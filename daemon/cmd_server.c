@@ -619,6 +619,21 @@ static void command_flags(struct conn *c, const struct cmd *k)
         resp_simple(OUT(c), f[i]);
 }
 
+/* The ACL category of a command group: Redis names three differently,
+ * and server commands have none of their own. */
+static const char *acl_category(const char *group)
+{
+    static const char *const map[][2] = {
+        {"string", "@string"},         {"generic", "@keyspace"}, {"hash", "@hash"},
+        {"set", "@set"},               {"sorted-set", "@sortedset"}, {"list", "@list"},
+        {"transactions", "@transaction"}, {"connection", "@connection"},
+    };
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (!strcmp(map[i][0], group))
+            return map[i][1];
+    return NULL;
+}
+
 static void command_info(struct conn *c, const struct cmd *k)
 {
     resp_array(OUT(c), 10);
@@ -628,13 +643,21 @@ static void command_info(struct conn *c, const struct cmd *k)
     resp_int(OUT(c), k->first);
     resp_int(OUT(c), k->last);
     resp_int(OUT(c), k->step);
-    /* ACL categories: the group, plus read/write/fast/slow. */
-    char group[32];
-    snprintf(group, sizeof group, "@%s", strcmp(k->group, "generic") == 0 ? "keyspace" : k->group);
-    const char *cats[4] = {group, (k->flags & CMD_WRITE) ? "@write" : "@read",
-                           (k->flags & CMD_FAST) ? "@fast" : "@slow",
-                           (k->flags & CMD_BLOCKING) ? "@blocking" : NULL};
-    size_t ncats = cats[3] ? 4 : 3;
+    /* ACL categories: the group's, read/write, fast/slow, blocking, admin. */
+    const char *group = acl_category(k->group);
+    const char *cats[6];
+    size_t ncats = 0;
+    if (group)
+        cats[ncats++] = group;
+    if (k->flags & (CMD_WRITE | CMD_READONLY))
+        cats[ncats++] = (k->flags & CMD_WRITE) ? "@write" : "@read";
+    cats[ncats++] = (k->flags & CMD_FAST) ? "@fast" : "@slow";
+    if (k->flags & CMD_BLOCKING)
+        cats[ncats++] = "@blocking";
+    if (k->flags & CMD_ADMIN) {
+        cats[ncats++] = "@admin";
+        cats[ncats++] = "@dangerous";
+    }
     resp_set(OUT(c), ncats, c->proto);
     for (size_t i = 0; i < ncats; i++)
         resp_simple(OUT(c), cats[i]);

@@ -475,6 +475,26 @@ static void test_srv_config_info_command(void **state)
     assert_int_equal(r->element[0]->element[1]->integer, 2);
     assert_int_equal(r->element[1]->type, REDIS_REPLY_NIL);
     freeReplyObject(r);
+    /* ACL categories by Redis's names; a server command has no group's. */
+    static const struct {
+        const char *cmd, *cats;
+    } acl[] = {
+        {"zadd", "@sortedset @write @fast"},
+        {"multi", "@transaction @fast"},
+        {"bzpopmin", "@sortedset @write @fast @blocking"},
+        {"type", "@keyspace @read @fast"},
+        {"bgsave", "@slow @admin @dangerous"},
+    };
+    for (size_t i = 0; i < sizeof acl / sizeof acl[0]; i++) {
+        r = H_CMD(c, "COMMAND INFO %s", acl[i].cmd);
+        const redisReply *cats = r->element[0]->element[6];
+        char got[128] = "";
+        for (size_t j = 0; j < cats->elements; j++)
+            snprintf(got + strlen(got), sizeof got - strlen(got), "%s%s", j ? " " : "",
+                     cats->element[j]->str);
+        assert_string_equal(got, acl[i].cats);
+        freeReplyObject(r);
+    }
     r = H_CMD(c, "COMMAND");
     assert_int_equal((long long)r->elements, count);
     freeReplyObject(r);
