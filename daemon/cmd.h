@@ -63,6 +63,12 @@ struct cmd {
     X("getrange", getrange, 4, CMD_R, 1, 1, 1, "string")                                           \
     X("substr", getrange, 4, CMD_R, 1, 1, 1, "string")                                             \
     X("setrange", setrange, 4, CMD_W, 1, 1, 1, "string")                                           \
+    /* bitmaps: bit operations on strings */                                                   \
+    X("setbit", setbit, 4, CMD_W, 1, 1, 1, "bitmap")                                               \
+    X("getbit", getbit, 3, CMD_R | CMD_F, 1, 1, 1, "bitmap")                                       \
+    X("bitcount", bitcount, -2, CMD_R, 1, 1, 1, "bitmap")                                          \
+    X("bitpos", bitpos, -3, CMD_R, 1, 1, 1, "bitmap")                                              \
+    X("bitop", bitop, -4, CMD_W, 2, -1, 1, "bitmap")                                               \
     /* keys */                                                                                 \
     X("del", del, -2, CMD_W, 1, -1, 1, "generic")                                                  \
     X("unlink", del, -2, CMD_W | CMD_F, 1, -1, 1, "generic")                                           \

@@ -74,6 +74,17 @@ static const struct doc DOCS[] = {
         "key@k start@i end@i", "2.0.0", "GETRANGE")
     D("setrange", "2.2.0", "O(1), plus the copy of the value",
       "Overwrite part of a string at an offset", "key@k offset@i value")
+    /* bitmaps */
+    D("setbit", "2.2.0", "O(1), plus the copy of the value", "Set or clear one bit of a string",
+      "key@k offset@i value@i")
+    D("getbit", "2.2.0", "O(1), plus the copy of the value", "Read one bit of a string",
+      "key@k offset@i")
+    D("bitcount", "2.6.0", "O(N) for N bytes", "Count the set bits of a string or a range of it",
+      "key@k [(start@i end@i [BYTE|BIT]#index_unit)#index]")
+    D("bitpos", "2.8.7", "O(N) for N bytes", "The first set or clear bit of a string or range",
+      "key@k bit@i [(start@i [(end@i [BYTE|BIT]#index_unit)#end_index])#index]")
+    D("bitop", "2.6.0", "O(N) for the longest string",
+      "Store the AND, OR, XOR or NOT of strings", "operation destkey@k key@k...")
     /* keys */
     D("del", "1.0.0", "O(N) for N keys; O(1) per key of any size here", "Delete keys", "key@k...")
     D("unlink", "4.0.0", "O(N) for N keys", "Delete keys (the same as DEL here)", "key@k...")

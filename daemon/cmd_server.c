@@ -626,7 +626,7 @@ static const char *acl_category(const char *group)
     static const char *const map[][2] = {
         {"string", "@string"},         {"generic", "@keyspace"}, {"hash", "@hash"},
         {"set", "@set"},               {"sorted-set", "@sortedset"}, {"list", "@list"},
-        {"transactions", "@transaction"}, {"connection", "@connection"},
+        {"transactions", "@transaction"}, {"connection", "@connection"}, {"bitmap", "@bitmap"},
     };
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         if (!strcmp(map[i][0], group))

@@ -189,6 +189,17 @@ int db_keyinfo(struct db *d, unsigned dbi, const char *key, size_t klen, struct 
 /* ---- strings ---- */
 
 int db_get(struct db *d, unsigned dbi, const char *key, size_t klen, char **v, size_t *vn);
+/* SETBIT: sets (on = 1) or clears bit `bit` (0 is the first byte's most
+ * significant) of a string, growing it with zero bytes; the expiry stays.
+ * *old: the bit before. ENC_ETOOBIG past max_string bytes. */
+int db_setbit(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t bit, int on,
+              int *old);
+enum { DB_BITOP_AND = 1, DB_BITOP_OR = 2, DB_BITOP_XOR = 3, DB_BITOP_NOT = 4 };
+/* BITOP: dst = op over the strings of keys (absent ones are empty, shorter
+ * ones zero-padded; NOT takes keys[0] only), with no expiry. An empty
+ * result deletes dst. *len: the result's length. */
+int db_bitop(struct db *d, unsigned dbi, int op, const char *dst, size_t dstn,
+             const struct db_str *keys, size_t nkeys, uint64_t *len);
 
 enum { DB_SET_NX = 1, DB_SET_XX = 2, DB_SET_KEEPTTL = 4, DB_SET_GET = 8 };
 /* SET with its options. expire_ms applies unless KEEPTTL. With GET, *old

@@ -319,3 +319,97 @@ out:
     kc_free(&kc);
     return rc;
 }
+
+int db_setbit(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t bit, int on,
+              int *old)
+{
+    struct db_kc kc;
+    db_begin(d);
+    int rc = open_string_rmw(d, &kc, dbi, key, klen);
+    if (rc)
+        goto out;
+    size_t oldn = kc.m.type == ENC_TYPE_NONE ? 0 : kc.m.vlen;
+    uint64_t byte = bit >> 3;
+    if (byte >= d->o.max_string) {
+        rc = ENC_ETOOBIG;
+        goto out;
+    }
+    unsigned char mask = (unsigned char)(0x80u >> (bit & 7));
+    *old = byte < oldn && ((unsigned char)kc.m.value[byte] & mask);
+    /* Written even when the bit is unchanged: the key counts as modified
+     * (WATCH), as in Redis. */
+    size_t nn = byte + 1 > oldn ? (size_t)byte + 1 : oldn;
+    unsigned char *nv = stor_xmalloc(nn);
+    if (oldn)
+        memcpy(nv, kc.m.value, oldn);
+    memset(nv + oldn, 0, nn - oldn);
+    nv[byte] = on ? (unsigned char)(nv[byte] | mask) : (unsigned char)(nv[byte] & ~mask);
+    put_string(d, &kc, (const char *)nv, nn);
+    rc = commit_or(d, 0);
+    free(nv);
+out:
+    kc_free(&kc);
+    return rc;
+}
+
+int db_bitop(struct db *d, unsigned dbi, int op, const char *dst, size_t dstn,
+             const struct db_str *keys, size_t nkeys, uint64_t *len)
+{
+    struct db_kc *src = stor_xmalloc(nkeys * sizeof *src);
+    struct db_kc t;
+    size_t loaded = 0, maxn = 0;
+    unsigned char *out = NULL;
+    db_begin(d);
+    int rc = 0;
+    for (; loaded < nkeys; loaded++) {
+        rc = open_string_rmw(d, &src[loaded], dbi, keys[loaded].p, keys[loaded].n);
+        if (rc) {
+            kc_free(&src[loaded]);
+            break;
+        }
+        if (src[loaded].m.type == ENC_TYPE_NONE)
+            src[loaded].m.vlen = 0;
+        if (src[loaded].m.vlen > maxn)
+            maxn = src[loaded].m.vlen;
+    }
+    if (rc)
+        goto out;
+    if ((rc = kc_load(d, &t, dbi, dst, dstn))) {
+        kc_free(&t);
+        goto out;
+    }
+    *len = maxn;
+    if (maxn == 0) {
+        /* An empty result deletes the destination, as in Redis. */
+        if (t.m.type != ENC_TYPE_NONE) {
+            kc_del_meta(d, &t);
+            rc = db_commit(d);
+        }
+        kc_free(&t);
+        goto out;
+    }
+    out = stor_xmalloc(maxn);
+    for (size_t i = 0; i < maxn; i++) {
+        /* A shorter source reads as zero bytes past its end. */
+        unsigned char acc = i < src[0].m.vlen ? (unsigned char)src[0].m.value[i] : 0;
+        if (op == DB_BITOP_NOT)
+            acc = (unsigned char)~acc;
+        for (size_t j = 1; j < nkeys; j++) {
+            unsigned char b = i < src[j].m.vlen ? (unsigned char)src[j].m.value[i] : 0;
+            acc = op == DB_BITOP_AND ? (unsigned char)(acc & b)
+                  : op == DB_BITOP_OR ? (unsigned char)(acc | b)
+                                      : (unsigned char)(acc ^ b);
+        }
+        out[i] = acc;
+    }
+    t.m.expire_ms = 0; /* the destination is a new string: no TTL */
+    put_string(d, &t, (const char *)out, maxn);
+    rc = db_commit(d);
+    kc_free(&t);
+out:
+    for (size_t i = 0; i < loaded; i++)
+        kc_free(&src[i]);
+    free(src);
+    free(out);
+    return rc;
+}

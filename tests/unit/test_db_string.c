@@ -6,15 +6,24 @@
 
 #include <math.h>
 
-static void assert_get(struct db *d, unsigned dbi, const char *k, size_t kn, const char *want)
+static void assert_getn(struct db *d, unsigned dbi, const char *k, size_t kn, const char *want,
+                        size_t wn)
 {
     char *v;
     size_t vn;
     assert_int_equal(db_get(d, dbi, k, kn, &v, &vn), 0);
-    assert_int_equal(vn, strlen(want));
+    assert_int_equal(vn, wn);
     assert_memory_equal(v, want, vn);
     free(v);
 }
+
+static void assert_get(struct db *d, unsigned dbi, const char *k, size_t kn, const char *want)
+{
+    assert_getn(d, dbi, k, kn, want, strlen(want));
+}
+
+/* A value with zero bytes in it, given as a literal. */
+#define assert_bytes(d, k, lit) assert_getn(d, 0, K(k), lit, sizeof(lit) - 1)
 
 static void test_db_string_set_get(void **state)
 {
@@ -258,6 +267,59 @@ static void test_db_string_append_ranges(void **state)
     assert_int_equal(db_exists(d, 0, K("nokey")), 0);
     /* Past the size limit. */
     assert_int_equal(db_setrange(d, 0, K("s"), 512ull << 20, K("x"), &len), ENC_ETOOBIG);
+}
+
+static void test_db_string_setbit_bitop(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    int old = -1;
+    /* Bit 0 is the first byte's high bit; the string grows with zeros and
+     * keeps its expiry. */
+    assert_int_equal(db_setbit(d, 0, K("b"), 1, 1, &old), 0);
+    assert_int_equal(old, 0);
+    assert_int_equal(db_setbit(d, 0, K("b"), 17, 1, &old), 0);
+    assert_bytes(d, "b", "\x40\x00\x40");
+    assert_int_equal(db_expire(d, 0, K("b"), stor_now_ms() + 100000, 0), 1);
+    assert_int_equal(db_setbit(d, 0, K("b"), 1, 0, &old), 0);
+    assert_int_equal(old, 1);
+    assert_bytes(d, "b", "\x00\x00\x40");
+    uint64_t exp;
+    assert_int_equal(db_expiretime(d, 0, K("b"), &exp), 0);
+    assert_true(exp > 0);
+    assert_int_equal(db_setbit(d, 0, K("b"), (512ull << 20) * 8, 1, &old), ENC_ETOOBIG);
+    uint64_t n;
+    struct db_str m[] = {S("x")};
+    assert_int_equal(db_sadd(d, 0, K("set"), m, 1, &n), 0);
+    assert_int_equal(db_setbit(d, 0, K("set"), 0, 1, &old), ENC_EWRONGTYPE);
+
+    /* BITOP: shorter and absent sources read as zeros; the result has no
+     * expiry; an empty result deletes the destination. */
+    assert_int_equal(db_set(d, 0, K("x"), K("\xf0\x0f\xff"), 0, 0, NULL, NULL), 1);
+    assert_int_equal(db_set(d, 0, K("y"), K("\x3c"), 0, 0, NULL, NULL), 1);
+    assert_int_equal(db_set(d, 0, K("dst"), K("old"), stor_now_ms() + 100000, 0, NULL, NULL), 1);
+    struct db_str xy[] = {S("x"), S("y"), S("nokey")};
+    uint64_t len;
+    assert_int_equal(db_bitop(d, 0, DB_BITOP_AND, K("dst"), xy, 2, &len), 0);
+    assert_int_equal(len, 3);
+    assert_bytes(d, "dst", "\x30\x00\x00");
+    assert_int_equal(db_expiretime(d, 0, K("dst"), &exp), 0);
+    assert_int_equal(exp, 0);
+    assert_int_equal(db_bitop(d, 0, DB_BITOP_OR, K("dst"), xy, 3, &len), 0);
+    assert_bytes(d, "dst", "\xfc\x0f\xff");
+    assert_int_equal(db_bitop(d, 0, DB_BITOP_XOR, K("dst"), xy, 2, &len), 0);
+    assert_bytes(d, "dst", "\xcc\x0f\xff");
+    assert_int_equal(db_bitop(d, 0, DB_BITOP_NOT, K("dst"), xy + 1, 1, &len), 0);
+    assert_bytes(d, "dst", "\xc3");
+    /* The destination may be a source. */
+    assert_int_equal(db_bitop(d, 0, DB_BITOP_NOT, K("y"), xy + 1, 1, &len), 0);
+    assert_bytes(d, "y", "\xc3");
+    assert_int_equal(db_bitop(d, 0, DB_BITOP_OR, K("dst"), xy + 2, 1, &len), 0);
+    assert_int_equal(len, 0);
+    assert_int_equal(db_exists(d, 0, K("dst")), 0);
+    struct db_str bad[] = {S("x"), S("set")};
+    assert_int_equal(db_bitop(d, 0, DB_BITOP_AND, K("dst"), bad, 2, &len), ENC_EWRONGTYPE);
+    assert_int_equal(db_exists(d, 0, K("dst")), 0);
 }
 
 static void test_db_keys_del_type_exists(void **state)
@@ -530,6 +592,7 @@ int main(void)
         T(test_db_string_expiry),          T(test_db_string_getdel_getex),
         T(test_db_string_mset),            T(test_db_string_incr),
         T(test_db_string_incrbyfloat),     T(test_db_string_append_ranges),
+        T(test_db_string_setbit_bitop),
         T(test_db_keys_del_type_exists),   T(test_db_keys_expire_flags),
         T(test_db_keys_rename_copy),       T(test_db_keys_scan_dbsize_flush),
         cmocka_unit_test(test_db_keys_glob), T(test_db_keys_persist_across_reopen),

@@ -1,0 +1,237 @@
+/*
+ * cmd_bitmap — bit operations on strings: SETBIT, GETBIT, BITCOUNT, BITPOS,
+ * BITOP. Bit 0 is the first byte's most significant bit, as in Redis.
+ */
+#include "cmd.h"
+
+#include <stdlib.h>
+
+#define KEY(i) c->argv[i].p, c->argv[i].n
+
+/* A bit offset within the longest string allowed (proto-max-bulk-len). */
+static bool offset_arg(struct conn *c, size_t i, uint64_t *off)
+{
+    int64_t v;
+    if (enc_str2ll(c->argv[i].p, c->argv[i].n, &v) || v < 0 ||
+        ((uint64_t)v >> 3) >= (uint64_t)srv.conf.proto_max_bulk_len) {
+        resp_error(OUT(c), "ERR bit offset is not an integer or out of range");
+        return false;
+    }
+    *off = (uint64_t)v;
+    return true;
+}
+
+/* SETBIT key offset value */
+void cmd_setbit(struct conn *c)
+{
+    uint64_t off;
+    int64_t on;
+    if (!offset_arg(c, 2, &off))
+        return;
+    if (enc_str2ll(c->argv[3].p, c->argv[3].n, &on) || (on != 0 && on != 1)) {
+        resp_error(OUT(c), "ERR bit is not an integer or out of range");
+        return;
+    }
+    int old = 0;
+    int rc = db_setbit(&srv.db, c->db, KEY(1), off, (int)on, &old);
+    cmd_reply_int(c, rc, old);
+}
+
+/* Reads key's string into *v (absent: *v NULL, rc 0). Replies and returns
+ * false on an error (WRONGTYPE). */
+static bool read_string(struct conn *c, char **v, size_t *vn)
+{
+    int rc = db_get(&srv.db, c->db, KEY(1), v, vn);
+    if (rc == ENC_ENOTFOUND) {
+        *v = NULL;
+        *vn = 0;
+        return true;
+    }
+    if (rc) {
+        cmd_reply_err(c, rc);
+        return false;
+    }
+    return true;
+}
+
+/* GETBIT key offset */
+void cmd_getbit(struct conn *c)
+{
+    uint64_t off;
+    char *v;
+    size_t vn;
+    if (!offset_arg(c, 2, &off) || !read_string(c, &v, &vn))
+        return;
+    uint64_t byte = off >> 3;
+    resp_int(OUT(c), byte < vn && ((unsigned char)v[byte] & (0x80u >> (off & 7))));
+    free(v);
+}
+
+/* The bits of byte i that lie in [s, e] (bit numbers), as a mask. */
+static unsigned in_range(uint64_t i, uint64_t s, uint64_t e)
+{
+    unsigned m = 0xffu;
+    if (i == s >> 3)
+        m &= 0xffu >> (s & 7);
+    if (i == e >> 3)
+        m &= (0xff00u >> ((e & 7) + 1)) & 0xffu;
+    return m;
+}
+
+static uint64_t count_bits(const unsigned char *p, uint64_t s, uint64_t e)
+{
+    uint64_t i = s >> 3, last = e >> 3, n = 0;
+    n += (uint64_t)__builtin_popcount(p[i] & in_range(i, s, e));
+    if (i == last)
+        return n;
+    for (i++; i + 8 <= last; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        n += (uint64_t)__builtin_popcountll(w);
+    }
+    for (; i < last; i++)
+        n += (uint64_t)__builtin_popcount(p[i]);
+    return n + (uint64_t)__builtin_popcount(p[last] & in_range(last, s, e));
+}
+
+/* The first bit equal to `bit` in [s, e], or -1. */
+static int64_t find_bit(const unsigned char *p, uint64_t s, uint64_t e, int bit)
+{
+    uint64_t skip = bit ? 0 : ~(uint64_t)0; /* a word with no such bit */
+    for (uint64_t i = s >> 3, last = e >> 3; i <= last; i++) {
+        if (i > s >> 3 && i + 8 <= last) {
+            uint64_t w;
+            memcpy(&w, p + i, 8);
+            if (w == skip) {
+                i += 7;
+                continue;
+            }
+        }
+        unsigned b = (bit ? p[i] : (unsigned char)~p[i]) & in_range(i, s, e);
+        if (b)
+            return (int64_t)(i * 8) + __builtin_clz(b) - 24;
+    }
+    return -1;
+}
+
+/* BITCOUNT's and BITPOS's range: negative indexes count from the end, then
+ * both are clamped into [0, total); false if nothing is left. */
+static bool clamp_range(int64_t *start, int64_t *end, int64_t total)
+{
+    if (*start < 0)
+        *start += total;
+    if (*end < 0)
+        *end += total;
+    if (*start < 0)
+        *start = 0;
+    if (*end < 0)
+        *end = 0;
+    if (*end >= total)
+        *end = total - 1;
+    return total > 0 && *start <= *end;
+}
+
+/* BYTE|BIT at argument i: *bits = 1 for BIT. Replies on error. */
+static bool unit_arg(struct conn *c, size_t i, bool *bits)
+{
+    if (cmd_arg_is(c, i, "byte") || cmd_arg_is(c, i, "bit")) {
+        *bits = cmd_arg_is(c, i, "bit");
+        return true;
+    }
+    cmd_reply_syntax(c);
+    return false;
+}
+
+/* BITCOUNT key [start end [BYTE|BIT]]: the key is looked at first, so an
+ * absent key answers 0 whatever follows, as in Redis. */
+void cmd_bitcount(struct conn *c)
+{
+    char *v;
+    size_t vn;
+    if (!read_string(c, &v, &vn))
+        return;
+    int64_t start = 0, end = -1;
+    bool bits = false;
+    if (!v) {
+        resp_int(OUT(c), 0);
+        return;
+    }
+    if (c->argc == 4 || c->argc == 5) {
+        if (!cmd_arg_ll(c, 2, &start) || !cmd_arg_ll(c, 3, &end) ||
+            (c->argc == 5 && !unit_arg(c, 4, &bits)))
+            goto out;
+    } else if (c->argc != 2) {
+        cmd_reply_syntax(c);
+        goto out;
+    }
+    uint64_t n = 0;
+    if (clamp_range(&start, &end, bits ? (int64_t)vn * 8 : (int64_t)vn))
+        n = count_bits((const unsigned char *)v, bits ? (uint64_t)start : (uint64_t)start * 8,
+                       bits ? (uint64_t)end : (uint64_t)end * 8 + 7);
+    resp_int(OUT(c), (int64_t)n);
+out:
+    free(v);
+}
+
+/* BITPOS key bit [start [end [BYTE|BIT]]] */
+void cmd_bitpos(struct conn *c)
+{
+    int64_t bit;
+    if (!cmd_arg_ll(c, 2, &bit))
+        return;
+    if (bit != 0 && bit != 1) {
+        resp_error(OUT(c), "ERR The bit argument must be 1 or 0.");
+        return;
+    }
+    char *v;
+    size_t vn;
+    if (!read_string(c, &v, &vn))
+        return;
+    if (!v) {
+        resp_int(OUT(c), bit ? -1 : 0); /* all zeros, however long */
+        return;
+    }
+    int64_t start = 0, end = -1;
+    bool bits = false, end_given = c->argc >= 5;
+    if (c->argc >= 4 && c->argc <= 6) {
+        if (!cmd_arg_ll(c, 3, &start) || (end_given && !cmd_arg_ll(c, 4, &end)) ||
+            (c->argc == 6 && !unit_arg(c, 5, &bits)))
+            goto out;
+    } else if (c->argc != 3) {
+        cmd_reply_syntax(c);
+        goto out;
+    }
+    int64_t pos = -1;
+    if (clamp_range(&start, &end, bits ? (int64_t)vn * 8 : (int64_t)vn)) {
+        uint64_t s = bits ? (uint64_t)start : (uint64_t)start * 8;
+        uint64_t e = bits ? (uint64_t)end : (uint64_t)end * 8 + 7;
+        pos = find_bit((const unsigned char *)v, s, e, (int)bit);
+        /* Without an end, the string reads as padded with zeros. */
+        if (pos < 0 && bit == 0 && !end_given)
+            pos = (int64_t)e + 1;
+    }
+    resp_int(OUT(c), pos);
+out:
+    free(v);
+}
+
+/* BITOP AND|OR|XOR|NOT destkey key [key ...] */
+void cmd_bitop(struct conn *c)
+{
+    static const char *const ops[] = {"and", "or", "xor", "not"};
+    int op = 0;
+    for (int i = 0; i < 4; i++)
+        if (cmd_arg_is(c, 1, ops[i]))
+            op = i + 1; /* DB_BITOP_AND .. DB_BITOP_NOT */
+    if (!op) {
+        cmd_reply_syntax(c);
+        return;
+    }
+    if (op == DB_BITOP_NOT && c->argc != 4) {
+        resp_error(OUT(c), "ERR BITOP NOT must be called with a single source key.");
+        return;
+    }
+    uint64_t len = 0;
+    int rc = db_bitop(&srv.db, c->db, op, KEY(2), c->argv + 3, c->argc - 3, &len);
+    cmd_reply_int(c, rc, (int64_t)len);
+}
