@@ -349,6 +349,22 @@ void cmd_dispatch(struct conn *c)
     }
     if (write_refused(c, cmd))
         return;
+    if (c->proto == 2 && !(cmd->flags & CMD_SUBCTX) && cmd_pubsub_subscribed(c)) {
+        /* A RESP2 connection with subscriptions carries their messages: a
+         * reply could not be told from them. */
+        char sub[64] = "";
+        if ((cmd->flags & CMD_CONTAINER) && c->argc > 1) {
+            snprintf(sub, sizeof sub, "|%.*s", (int)(c->argv[1].n < 60 ? c->argv[1].n : 60),
+                     c->argv[1].p);
+            for (char *p = sub; *p; p++)
+                *p = (char)tolower((unsigned char)*p);
+        }
+        resp_errorf(OUT(c),
+                    "ERR Can't execute '%s%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / "
+                    "QUIT / RESET are allowed in this context",
+                    cmd->name, sub);
+        return;
+    }
     if ((c->flags & CONN_MULTI) && !(cmd->flags & CMD_NOQUEUE)) {
         if (c->mqn == c->mqcap) {
             c->mqcap = c->mqcap ? c->mqcap * 2 : 8;
@@ -681,6 +697,7 @@ void cmd_blocked_cron(uint64_t now_ms)
 void cmd_conn_release(struct conn *c)
 {
     cmd_unblock(c);
+    cmd_pubsub_release(c);
     multi_clear(c);
     free(c->mq);
     c->mq = NULL;

@@ -24,6 +24,8 @@ enum {
     CMD_BLOCKING = 1 << 6,
     CMD_MOVABLE = 1 << 7, /* key positions come from a numkeys argument */
     CMD_NOTOUCH = 1 << 8, /* looks at keys without counting as a use (OBJECT IDLETIME) */
+    CMD_SUBCTX = 1 << 9,  /* allowed to a RESP2 client with subscriptions */
+    CMD_CONTAINER = 1 << 10, /* has subcommands (CLIENT INFO is "client|info") */
 };
 
 struct cmd {
@@ -95,7 +97,7 @@ struct cmd {
     X("select", select, 2, CMD_F, 0, 0, 0, "connection")                          \
     X("flushdb", flushdb, -1, CMD_W, 0, 0, 0, "server")                                            \
     X("flushall", flushall, -1, CMD_W, 0, 0, 0, "server")                                          \
-    X("object", object, -2, 0, 0, 0, 0, "generic")                                                 \
+    X("object", object, -2, CMD_CONTAINER, 0, 0, 0, "generic")                                                 \
     /* hashes */                                                                               \
     X("hset", hset, -4, CMD_W | CMD_F, 1, 1, 1, "hash")                                                \
     X("hmset", hmset, -4, CMD_W | CMD_F, 1, 1, 1, "hash")                                              \
@@ -196,19 +198,29 @@ struct cmd {
     X("discard", discard, 1, CMD_NOQUEUE | CMD_F, 0, 0, 0, "transactions")                         \
     X("watch", watch, -2, CMD_NOQUEUE | CMD_F | CMD_NOTOUCH, 1, -1, 1, "transactions")                           \
     X("unwatch", unwatch, 1, CMD_F, 0, 0, 0, "transactions")                                       \
+    /* pub/sub */                                                                              \
+    X("subscribe", subscribe, -2, CMD_SUBCTX, 0, 0, 0, "pubsub")                                   \
+    X("unsubscribe", unsubscribe, -1, CMD_SUBCTX, 0, 0, 0, "pubsub")                               \
+    X("psubscribe", psubscribe, -2, CMD_SUBCTX, 0, 0, 0, "pubsub")                                 \
+    X("punsubscribe", punsubscribe, -1, CMD_SUBCTX, 0, 0, 0, "pubsub")                             \
+    X("ssubscribe", ssubscribe, -2, CMD_SUBCTX | CMD_NOTOUCH, 1, -1, 1, "pubsub")                  \
+    X("sunsubscribe", sunsubscribe, -1, CMD_SUBCTX | CMD_NOTOUCH, 1, -1, 1, "pubsub")              \
+    X("publish", publish, 3, CMD_F, 0, 0, 0, "pubsub")                                             \
+    X("spublish", spublish, 3, CMD_F | CMD_NOTOUCH, 1, 1, 1, "pubsub")                             \
+    X("pubsub", pubsub, -2, CMD_CONTAINER, 0, 0, 0, "pubsub")                                      \
     /* connection and server */                                                                \
-    X("ping", ping, -1, CMD_F, 0, 0, 0, "connection")                                              \
+    X("ping", ping, -1, CMD_F | CMD_SUBCTX, 0, 0, 0, "connection")                                              \
     X("echo", echo, 2, CMD_F, 0, 0, 0, "connection")                                               \
     X("auth", auth, -2, CMD_NOAUTH | CMD_NOQUEUE | CMD_F, 0, 0, 0, "connection")                   \
     X("hello", hello, -1, CMD_NOAUTH | CMD_NOQUEUE | CMD_F, 0, 0, 0, "connection")                 \
-    X("quit", quit, -1, CMD_NOAUTH | CMD_NOQUEUE | CMD_F, 0, 0, 0, "connection")                   \
-    X("reset", reset, 1, CMD_NOAUTH | CMD_NOQUEUE | CMD_F, 0, 0, 0, "connection")                  \
-    X("client", client, -2, 0, 0, 0, 0, "connection")                                          \
+    X("quit", quit, -1, CMD_NOAUTH | CMD_NOQUEUE | CMD_F | CMD_SUBCTX, 0, 0, 0, "connection")                   \
+    X("reset", reset, 1, CMD_NOAUTH | CMD_NOQUEUE | CMD_F | CMD_SUBCTX, 0, 0, 0, "connection")                  \
+    X("client", client, -2, CMD_CONTAINER, 0, 0, 0, "connection")                                          \
     X("info", info, -1, 0, 0, 0, 0, "server")                                                  \
-    X("config", config, -2, 0, 0, 0, 0, "server")                                              \
-    X("command", command, -1, 0, 0, 0, 0, "server")                                            \
+    X("config", config, -2, CMD_CONTAINER, 0, 0, 0, "server")                                              \
+    X("command", command, -1, CMD_CONTAINER, 0, 0, 0, "server")                                            \
     X("time", time, 1, CMD_F, 0, 0, 0, "server")                                                   \
-    X("slowlog", slowlog, -2, 0, 0, 0, 0, "server")                                            \
+    X("slowlog", slowlog, -2, CMD_CONTAINER, 0, 0, 0, "server")                                            \
     X("lastsave", lastsave, 1, CMD_F, 0, 0, 0, "server")                                           \
     X("bgsave", bgsave, -1, CMD_ADMIN, 0, 0, 0, "server")                                      \
     X("shmkv.attach", shmkv_attach, 1, 0, 0, 0, 0, "server")                                   \
@@ -282,8 +294,20 @@ void cmd_blocked_cron(uint64_t now_ms);
 /* No later than the earliest deadline of a parked client; 0 for none. */
 uint64_t cmd_blocked_deadline(void);
 void cmd_serve_ready(void);
-/* Releases what a client holds in cmd's structures (watch, block, multi). */
+/* Releases what a client holds in cmd's structures (watch, block, multi,
+ * subscriptions). */
 void cmd_conn_release(struct conn *c);
+
+/* ---- pub/sub (cmd_pubsub.c) ---- */
+
+/* Leaves every channel, pattern and shard channel, sending nothing. */
+void cmd_pubsub_release(struct conn *c);
+/* c has any subscription (RESP2 clients are then in the subscribed context). */
+bool cmd_pubsub_subscribed(const struct conn *c);
+/* c's subscriptions of one kind (CMD_PS_*). */
+size_t cmd_pubsub_subscriptions(const struct conn *c, int kind);
+/* How many channels (patterns, shard channels) have subscribers. */
+size_t cmd_pubsub_names(int kind);
 
 
 #endif

@@ -302,6 +302,34 @@ static const struct doc DOCS[] = {
     D("discard", "2.0.0", "O(N) for N queued commands", "Drop the transaction's commands", "")
     D("watch", "2.2.0", "O(1) per key", "Make EXEC fail if the keys change first", "key@k...")
     D("unwatch", "2.2.0", "O(1)", "Stop watching every key", "")
+    /* pub/sub */
+    D("subscribe", "2.0.0", "O(N) for N channels", "Receive the messages sent to channels",
+      "channel...")
+    D("unsubscribe", "2.0.0", "O(N) for N channels", "Stop receiving channels' messages",
+      "[channel...]")
+    D("psubscribe", "2.0.0", "O(N) for N patterns",
+      "Receive the messages sent to channels matching patterns", "(pattern@p)...#pattern")
+    D("punsubscribe", "2.0.0", "O(N) for N patterns", "Stop receiving by patterns",
+      "[pattern@p...]")
+    D("ssubscribe", "7.0.0", "O(N) for N shard channels",
+      "Receive the messages sent to shard channels", "shardchannel...")
+    D("sunsubscribe", "7.0.0", "O(N) for N shard channels",
+      "Stop receiving shard channels' messages", "[shardchannel...]")
+    D("publish", "2.0.0", "O(N + M): N subscribers, M patterns", "Send a message to a channel",
+      "channel message")
+    D("spublish", "7.0.0", "O(N) for N subscribers", "Send a message to a shard channel",
+      "shardchannel message")
+    D("pubsub", "2.8.0", "Depends on the subcommand", "Inspect the pub/sub state", NULL)
+    D("pubsub|channels", "2.8.0", "O(N) for N channels", "The channels with subscribers",
+      "[pattern@p]")
+    D("pubsub|numsub", "2.8.0", "O(N) for N channels", "Subscriber counts of channels",
+      "[channel...]")
+    D("pubsub|numpat", "2.8.0", "O(1)", "The number of patterns with subscribers", "")
+    D("pubsub|shardchannels", "7.0.0", "O(N) for N shard channels",
+      "The shard channels with subscribers", "[pattern@p]")
+    D("pubsub|shardnumsub", "7.0.0", "O(N) for N shard channels",
+      "Subscriber counts of shard channels", "[shardchannel...]")
+    D("pubsub|help", "6.2.0", "O(1)", "Describe the PUBSUB subcommands", "")
     /* connection and server */
     D("ping", "1.0.0", "O(1)", "Check that the server answers", "[message]")
     D("echo", "1.0.0", "O(1)", "Reply with the argument", "message")

@@ -28,10 +28,16 @@ void cmd_ping(struct conn *c)
         resp_error(OUT(c), "ERR wrong number of arguments for 'ping' command");
         return;
     }
-    if (c->argc == 2)
+    if (c->proto == 2 && cmd_pubsub_subscribed(c)) {
+        /* Among a subscriber's messages, PING answers in their shape. */
+        resp_array(OUT(c), 2);
+        resp_bulk_cstr(OUT(c), "pong");
+        resp_bulk(OUT(c), c->argc == 2 ? c->argv[1].p : "", c->argc == 2 ? c->argv[1].n : 0);
+    } else if (c->argc == 2) {
         resp_bulk(OUT(c), KEY(1));
-    else
+    } else {
         resp_simple(OUT(c), "PONG");
+    }
 }
 
 /* ECHO message */
@@ -176,15 +182,19 @@ static int client_line(const struct conn *c, char *buf, size_t cap)
         strcpy(flags, "x");
     else if (c->flags & CONN_BLOCKED)
         strcpy(flags, "b");
+    else if (cmd_pubsub_subscribed(c))
+        strcpy(flags, "P");
     return snprintf(buf, cap,
                     "id=%llu addr=%s laddr=%s fd=%d name=%s age=%llu idle=%llu flags=%s db=%u "
-                    "sub=0 psub=0 ssub=0 multi=%d qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 "
+                    "sub=%zu psub=%zu ssub=%zu multi=%d qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 "
                     "rbs=%zu rbp=0 obl=0 oll=0 omem=%zu tot-mem=%zu events=r cmd=%s user=default "
                     "redir=-1 resp=%d",
                     (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name,
                     (unsigned long long)((now - c->ctime_ms) / 1000),
                     (unsigned long long)((now - c->last_ms) / 1000), flags, c->db,
-                    (c->flags & CONN_MULTI) ? (int)c->mqn : -1, resp_buf_used(&c->in),
+                    cmd_pubsub_subscriptions(c, CMD_PS_CHANNEL),
+                    cmd_pubsub_subscriptions(c, CMD_PS_PATTERN),
+                    cmd_pubsub_subscriptions(c, CMD_PS_SHARD), (c->flags & CONN_MULTI) ? (int)c->mqn : -1, resp_buf_used(&c->in),
                     c->in.cap - c->in.len, c->in.cap, resp_buf_used(&c->out),
                     c->in.cap + c->out.cap, c->lastcmd ? c->lastcmd : "NULL", c->proto);
 }
@@ -512,6 +522,9 @@ void cmd_info(struct conn *c)
         INFO("expired_keys:%llu\r\n", (unsigned long long)srv.stats.expired_keys);
         INFO("keyspace_hits:%llu\r\n", (unsigned long long)srv.stats.keyspace_hits);
         INFO("keyspace_misses:%llu\r\n", (unsigned long long)srv.stats.keyspace_misses);
+        INFO("pubsub_channels:%zu\r\n", cmd_pubsub_names(CMD_PS_CHANNEL));
+        INFO("pubsub_patterns:%zu\r\n", cmd_pubsub_names(CMD_PS_PATTERN));
+        INFO("pubsubshard_channels:%zu\r\n", cmd_pubsub_names(CMD_PS_SHARD));
     }
     if (want_section(c, "replication", true)) {
         SECTION("Replication");
@@ -627,6 +640,7 @@ static const char *acl_category(const char *group)
         {"string", "@string"},         {"generic", "@keyspace"}, {"hash", "@hash"},
         {"set", "@set"},               {"sorted-set", "@sortedset"}, {"list", "@list"},
         {"transactions", "@transaction"}, {"connection", "@connection"}, {"bitmap", "@bitmap"},
+        {"pubsub", "@pubsub"},
     };
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         if (!strcmp(map[i][0], group))

@@ -396,6 +396,11 @@ void resp_array(struct resp_buf *b, size_t n)
     put_num(b, '*', (int64_t)n);
 }
 
+void resp_push(struct resp_buf *b, size_t n, int proto)
+{
+    put_num(b, proto >= 3 ? '>' : '*', (int64_t)n);
+}
+
 void resp_map(struct resp_buf *b, size_t n, int proto)
 {
     if (proto >= 3)

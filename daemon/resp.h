@@ -103,6 +103,7 @@ void resp_bulk_int(struct resp_buf *b, int64_t v);             /* an integer as 
 void resp_null(struct resp_buf *b, int proto);                 /* $-1 / _ */
 void resp_null_array(struct resp_buf *b, int proto);           /* *-1 / _ */
 void resp_array(struct resp_buf *b, size_t n);                 /* *n */
+void resp_push(struct resp_buf *b, size_t n, int proto);       /* >n / *n (pub/sub) */
 void resp_map(struct resp_buf *b, size_t n, int proto);        /* %n / *2n */
 void resp_set(struct resp_buf *b, size_t n, int proto);        /* ~n / *n */
 void resp_double(struct resp_buf *b, double d, int proto);     /* ,d / bulk %.17g */

@@ -71,6 +71,10 @@ int srv_conf_load(struct srv_conf *c, const char *path, char *errbuf, size_t err
 
 /* ---- clients ---- */
 
+/* The pub/sub namespaces: channels, patterns, shard channels. */
+enum { CMD_PS_CHANNEL, CMD_PS_PATTERN, CMD_PS_SHARD, CMD_PS_KINDS };
+struct ps_chan;
+
 enum {
     CONN_CLOSE_AFTER_REPLY = 1 << 0,
     CONN_MULTI = 1 << 1,
@@ -121,6 +125,9 @@ struct conn {
     struct db_str *bargv;       /* the blocked command, owned */
     size_t bargc;
     const struct cmd *bcmd;
+    /* pub/sub: what it subscribed to, per kind, in order (cmd_pubsub.c) */
+    struct ps_chan **subs[CMD_PS_KINDS];
+    size_t nsubs[CMD_PS_KINDS], subscap[CMD_PS_KINDS];
     struct conn *prev, *next;
 };
 

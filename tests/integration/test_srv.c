@@ -367,6 +367,71 @@ static void test_srv_multi_key_pops_and_move(void **state)
     redisFree(other);
 }
 
+/* Pub/sub beyond what test_diff compares with redis-server: what a
+ * subscriber's connection shows, cleanup when it goes, and a subscriber
+ * that stops reading being closed at the output limit (32 MiB). */
+static void test_srv_pubsub(void **state)
+{
+    redisContext *c = *state, *sub = h_connect_port(S.port);
+    redisReply *r = H_CMD(sub, "SUBSCRIBE ch1 ch2");
+    freeReplyObject(r);
+    void *rep;
+    assert_int_equal(redisGetReply(sub, &rep), REDIS_OK); /* ch2's notice */
+    freeReplyObject(rep);
+    redisAppendCommand(sub, "PSUBSCRIBE p*");
+    assert_int_equal(redisGetReply(sub, &rep), REDIS_OK);
+    freeReplyObject(rep);
+    r = H_CMD(c, "CLIENT LIST");
+    assert_non_null(strstr(r->str, "flags=P db=0 sub=2 psub=1 ssub=0"));
+    freeReplyObject(r);
+    r = H_CMD(c, "INFO stats");
+    assert_non_null(strstr(r->str, "pubsub_channels:2\r\npubsub_patterns:1\r\n"));
+    freeReplyObject(r);
+    h_expect_int(c, 1, "PUBLISH p1 x"); /* the pattern only */
+    h_expect_int(c, 1, "PUBLISH ch1 hello");
+    assert_int_equal(redisGetReply(sub, &rep), REDIS_OK);
+    r = rep;
+    assert_string_equal(r->element[0]->str, "pmessage");
+    freeReplyObject(r);
+    assert_int_equal(redisGetReply(sub, &rep), REDIS_OK);
+    r = rep;
+    assert_int_equal(r->elements, 3);
+    assert_string_equal(r->element[2]->str, "hello");
+    freeReplyObject(r);
+    /* A subscriber that goes away leaves nothing behind. */
+    redisFree(sub);
+    struct timespec ts = {0, 50 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    h_expect_int(c, 0, "PUBLISH ch1 anyone");
+    h_expect_int(c, 0, "PUBSUB NUMPAT");
+    r = H_CMD(c, "PUBSUB CHANNELS");
+    assert_int_equal(r->elements, 0);
+    freeReplyObject(r);
+
+    /* One that stops reading is closed once 32 MiB wait for it; the
+     * publisher and the daemon carry on. */
+    sub = h_connect_port(S.port);
+    r = H_CMD(sub, "SUBSCRIBE flood");
+    freeReplyObject(r);
+    size_t big = 1 << 20;
+    char *msg = malloc(big);
+    memset(msg, 'm', big);
+    long long got = 1;
+    int sent = 0;
+    for (; sent < 200 && got == 1; sent++) {
+        r = H_CMD(c, "PUBLISH flood %b", msg, big);
+        got = r->integer;
+        freeReplyObject(r);
+        if (sent > 30)
+            nanosleep(&ts, NULL); /* let the cron close it */
+    }
+    free(msg);
+    assert_int_equal(got, 0);
+    assert_true(sent > 32); /* not before 32 MiB */
+    h_expect_status(c, "PONG", "PING");
+    redisFree(sub);
+}
+
 static void test_srv_client_commands(void **state)
 {
     redisContext *c = *state;
@@ -785,7 +850,7 @@ int main(void)
         T(test_srv_ping_echo_errors),   T(test_srv_pipelining_and_inline),
         T(test_srv_protocol_errors_close), T(test_srv_select_and_dbs),
         T(test_srv_multi_exec_watch),   T(test_srv_blocking_pops),
-        T(test_srv_multi_key_pops_and_move),
+        T(test_srv_multi_key_pops_and_move), T(test_srv_pubsub),
         T(test_srv_client_commands),    T(test_srv_hello_resp3),
         T(test_srv_config_info_command), T(test_srv_slowlog),
         T(test_srv_bgsave_lastsave),    T(test_srv_compact),

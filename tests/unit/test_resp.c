@@ -215,6 +215,10 @@ static void test_resp_replies(void **state)
     assert_buf(&b, "%2\r\n");
     resp_set(&b, 3, 3);
     assert_buf(&b, "~3\r\n");
+    resp_push(&b, 3, 2);
+    assert_buf(&b, "*3\r\n");
+    resp_push(&b, 4, 3);
+    assert_buf(&b, ">4\r\n");
     resp_double(&b, 1.5, 2);
     assert_buf(&b, "$3\r\n1.5\r\n");
     resp_double(&b, -INFINITY, 3);
