@@ -165,7 +165,10 @@ void cmd_bitcount(struct conn *c)
         goto out;
     }
     uint64_t n = 0;
-    if (clamp_range(&start, &end, bits ? (int64_t)vn * 8 : (int64_t)vn))
+    /* Both from the end and crossed is empty before any clamping (BITPOS
+     * has no such rule: there they clamp to [0, 0]). */
+    bool crossed = start < 0 && end < 0 && start > end;
+    if (!crossed && clamp_range(&start, &end, bits ? (int64_t)vn * 8 : (int64_t)vn))
         n = count_bits((const unsigned char *)v, bits ? (uint64_t)start : (uint64_t)start * 8,
                        bits ? (uint64_t)end : (uint64_t)end * 8 + 7);
     resp_int(OUT(c), (int64_t)n);
