@@ -7,7 +7,8 @@
  * syntax, parsed on request into the tree the reply describes:
  *
  *   name@T         an argument; T is k key, i integer, d double, p pattern,
- *                  t unix-time; no @T: a string
+ *                  t unix-time, P a pattern naming keys (SORT's BY and GET,
+ *                  which share one key spec); no @T: a string
  *   WORD           a pure token (all capitals), named after itself
  *   TOKEN=x        x (an argument or a group) comes after the token TOKEN
  *   ( a b )        a block: the arguments in order
@@ -110,6 +111,14 @@ static const struct doc DOCS[] = {
       "key@k newkey@k")
     D("copy", "6.2.0", "O(N) for a value of N elements", "Copy a key's value to another key",
       "source@k destination@k [DB=destination-db@i] [REPLACE]")
+    D("sort", "1.0.0", "O(N + M log M): N elements, M sorted",
+      "The elements of a list, set or sorted set in order, or stored as a list",
+      "key@k [BY=pattern@P] [LIMIT=(offset@i count@i)#offset_count] [GET=pattern@P...] "
+      "[ASC|DESC]#order [ALPHA#sorting] [STORE=destination@k]")
+    D("sort_ro", "7.0.0", "O(N + M log M): N elements, M sorted",
+      "The elements of a list, set or sorted set in order",
+      "key@k [BY=pattern@P] [LIMIT=(offset@i count@i)#offset_count] [GET=pattern@P...] "
+      "[ASC|DESC]#order [ALPHA#sorting]")
     D("move", "1.0.0", "O(N) for a value of N elements", "Move a key to another database",
       "key@k db@i")
     D("keys", "1.0.0", "O(N) for N keys in the database", "Every key matching a pattern",
@@ -411,7 +420,8 @@ struct arg {
 struct tree {
     struct arg a[ARG_MAX];
     int n, keys;
-    const char *p; /* parse position */
+    int pattern_key; /* the key spec of @P arguments, -1 before the first */
+    const char *p;   /* parse position */
 };
 
 static int node(struct tree *t)
@@ -538,6 +548,12 @@ static int parse_item(struct tree *t)
             static const char codes[] = "sidkpt";
             const char *c = strchr(codes, t->p[1]);
             a->type = c ? (int)(c - codes) : A_STRING;
+            if (t->p[1] == 'P') {
+                a->type = A_PATTERN;
+                if (t->pattern_key < 0)
+                    t->pattern_key = t->keys++;
+                a->key_index = t->pattern_key;
+            }
             t->p += 2;
         }
         if (a->type == A_KEY)
@@ -602,6 +618,7 @@ static int parse_alts(struct tree *t, char close)
 static int parse_line(struct tree *t, const char *line)
 {
     t->n = t->keys = 0;
+    t->pattern_key = -1;
     t->p = line;
     int first = -1, last = -1;
     for (;;) {

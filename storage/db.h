@@ -378,6 +378,9 @@ int db_push(struct db *d, unsigned dbi, const char *key, size_t klen, int left,
 int db_pop(struct db *d, unsigned dbi, const char *key, size_t klen, int left, uint64_t count,
            struct db_vec *out);
 int db_llen(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t *n);
+/* SORT ... STORE: dst becomes a list of v's items (nil as ""), with no
+ * expiry, whatever it held; an empty v deletes dst. */
+int db_lstore(struct db *d, unsigned dbi, const char *dst, size_t dstn, const struct db_vec *v);
 int db_lrange(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t start,
               int64_t stop, struct db_vec *out);
 /* ENC_ENOTFOUND when absent or out of range. */

@@ -419,3 +419,26 @@ out:
     kc_free(&t);
     return rc;
 }
+
+int db_lstore(struct db *d, unsigned dbi, const char *dst, size_t dstn, const struct db_vec *v)
+{
+    struct db_kc kc;
+    db_begin(d);
+    int rc = kc_load(d, &kc, dbi, dst, dstn);
+    if (rc == 0 && (v->n || kc.m.type != ENC_TYPE_NONE)) {
+        if (!v->n) {
+            kc_del_meta(d, &kc);
+        } else {
+            kc_fresh(d, &kc, ENC_TYPE_LIST); /* a new version: the old value is garbage */
+            for (size_t i = 0; i < v->n; i++) {
+                size_t n = db_vec_len(v, i);
+                put_at(d, &kc, kc.m.tail++, db_vec_ptr(v, i), n == DB_NIL ? 0 : n);
+            }
+            kc.m.size = v->n;
+            kc_put_meta(d, &kc);
+        }
+        rc = db_commit(d);
+    }
+    kc_free(&kc);
+    return rc;
+}

@@ -151,6 +151,9 @@ static inline void h_start_redis(struct server *s, const char *tag)
     snprintf(port, sizeof port, "%d", s->port);
     char *const argv[] = {REDIS_SERVER_PATH, "--port", port, "--bind", "127.0.0.1", "--save",
                           "", "--appendonly", "no", "--dir", s->dir, NULL};
+    /* SORT ... ALPHA compares with the server's locale; shmkvd compares
+     * bytes, as the C locale does. */
+    setenv("LC_ALL", "C", 1);
     h_spawn(s, argv);
 }
 

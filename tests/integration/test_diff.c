@@ -128,7 +128,7 @@ enum cmp { EXACT, UNORDERED, PAIRS, LENGTH, TTL_S, TTL_MS, SCAN };
 static enum cmp gen_extra(void)
 {
     fam = 0;
-    switch (pick(17)) {
+    switch (pick(18)) {
     case 0:
         fam = 's', add("SETEX"), key(), add("1000"), value();
         return EXACT;
@@ -233,6 +233,34 @@ static enum cmp gen_extra(void)
             small_int(-12, 40);
         if (n == 3)
             add(pick(2) ? "BIT" : "BYTE");
+        return EXACT;
+    }
+    case 17: {
+        /* SORT: by the elements or by string keys "s<element>" (equal
+         * weights fall back to the elements' bytes); GET from those and
+         * from hash fields. Left out, as Redis's order is open there:
+         * ALPHA with BY (ties), and a set read with BY nosort. */
+        static const char fams[] = "lSz";
+        fam = fams[pick(3)];
+        bool ro = pick(4) == 0, alpha = pick(2), by = pick(3) == 0;
+        add(ro ? "SORT_RO" : "SORT"), key();
+        if (by) {
+            bool nosort_ok = fam != 'S';
+            const char *pat = alpha ? (nosort_ok ? "nosort" : NULL)
+                                    : (nosort_ok && pick(2) ? "nosort" : "s*");
+            if (pat)
+                add("BY"), add(pat);
+        }
+        if (pick(3) == 0)
+            add("LIMIT"), small_int(-1, 2), small_int(-1, 3);
+        for (int g = pick(3); g > 0; g--)
+            add("GET"), add(pick(3) == 0 ? "#" : pick(2) ? "s*" : "h*->a");
+        if (pick(2))
+            add(pick(2) ? "ASC" : "DESC");
+        if (alpha)
+            add("ALPHA");
+        if (!ro && pick(4) == 0)
+            add("STORE"), fam = 'l', key();
         return EXACT;
     }
     case 16: {
@@ -1263,7 +1291,14 @@ static const char *const RESP3_SCRIPT[] = {
     "LMPOP 1 nokey LEFT", "BLMPOP 0.01 1 l LEFT COUNT 5", "BLMPOP 0.01 1 l LEFT",
     "LPUSH l a b c", "MOVE l 1", "MOVE l 1", "SELECT 1", "LRANGE l 0 -1", "MOVE l 0", "SELECT 0",
     "SETBIT bits 9 1", "GETBIT bits 9", "BITCOUNT bits 0 -1 BIT", "BITPOS bits 1 2",
-    "BITOP NOT bits2 bits", "BITPOS nokey 0",
+    "BITOP NOT bits2 bits", "BITPOS nokey 0", "SET bits3 12", "BITCOUNT bits3 -4 -7",
+    "BITPOS bits3 1 -4 -7", "BITPOS bits3 1 -40 -70 BIT", "RPUSH sl 3 1 2 10", "SORT sl", "SORT nokey",
+    "SORT sl DESC LIMIT 0 2", "SORT sl ALPHA GET # GET nokey*", "SORT_RO sl BY nosort",
+    "SORT sl STORE sdst", "LRANGE sdst 0 -1", "SET w_3 30", "SET w_1 100", "HSET h_3 f x3",
+    "SORT sl BY w_*", "SORT sl BY nosort DESC LIMIT 1 2", "SORT sl GET # GET w_* GET h_*->f",
+    "SORT sl BY w_* GET # STORE sdst", "LRANGE sdst 0 -1", "SADD sset 5 2 9",
+    "SORT sset BY nosort STORE sdst", "LRANGE sdst 0 -1", "ZADD sz 1 c 2 a",
+    "SORT sz BY nosort DESC", "SET w_10 abc", "SORT sl BY w_*", "SORT s",
     "LPOP l 2", "LPOP nokey 2", "RPOP nokey", "LPOS l a", "LPOS l zz COUNT 0", "LINDEX l 9",
     "BLPOP nokey 0.01", "BLPOP l 0.01", "BRPOP nokey 0.01", "BLMOVE nokey l2 LEFT LEFT 0.01",
     "LMOVE l l2 LEFT RIGHT", "RPOPLPUSH nokey l2", "OBJECT ENCODING z", "OBJECT FREQ s",

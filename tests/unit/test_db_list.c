@@ -1,6 +1,7 @@
 /*
  * test_db_list — lists: pushes and pops at both ends, ranges, index/set,
- * LREM in both directions, LINSERT on either side, LTRIM, LPOS, LMOVE.
+ * LREM in both directions, LINSERT on either side, LTRIM, LPOS, LMOVE, and
+ * SORT's STORE (db_lstore).
  */
 #include "fixture.h"
 
@@ -242,13 +243,52 @@ static void test_db_list_lmove(void **state)
     assert_true(exp > 0);
 }
 
+static void test_db_list_lstore(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    /* Over a hash with an expiry: a plain list, no TTL, no old fields. */
+    uint64_t n;
+    struct db_str fv[] = {S("f"), S("v")};
+    assert_int_equal(db_hset(d, 0, K("l"), fv, 1, 0, &n), 0);
+    assert_int_equal(db_expire(d, 0, K("l"), stor_now_ms() + 100000, 0), 1);
+    struct db_vec v;
+    db_vec_init(&v);
+    db_vec_push(&v, "x", 1, 0);
+    db_vec_push_nil(&v);
+    db_vec_push(&v, "y", 1, 0);
+    assert_int_equal(db_lstore(d, 0, K("l"), &v), 0);
+    struct db_vec got;
+    db_vec_init(&got);
+    assert_int_equal(db_lrange(d, 0, K("l"), 0, -1, &got), 0);
+    assert_int_equal(got.n, 3);
+    assert_item(&got, 0, "x");
+    assert_item(&got, 1, ""); /* a nil is stored as "" */
+    assert_item(&got, 2, "y");
+    db_vec_destroy(&got);
+    uint64_t exp;
+    assert_int_equal(db_expiretime(d, 0, K("l"), &exp), 0);
+    assert_int_equal(exp, 0);
+    /* Pushes go on from the stored positions. */
+    struct db_str z = S("z");
+    assert_int_equal(db_push(d, 0, K("l"), 1, &z, 1, 0, &n), 0);
+    assert_int_equal(n, 4);
+    /* Nothing to store deletes the destination; an absent one stays so. */
+    db_vec_clear(&v);
+    assert_int_equal(db_lstore(d, 0, K("l"), &v), 0);
+    assert_int_equal(db_exists(d, 0, K("l")), 0);
+    assert_int_equal(db_lstore(d, 0, K("none"), &v), 0);
+    assert_int_equal(db_exists(d, 0, K("none")), 0);
+    db_vec_destroy(&v);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
     const struct CMUnitTest tests[] = {
         T(test_db_list_push_pop), T(test_db_list_range_index_set), T(test_db_list_lrem),
         T(test_db_list_linsert),  T(test_db_list_ltrim),           T(test_db_list_lpos),
-        T(test_db_list_lmove),
+        T(test_db_list_lmove),    T(test_db_list_lstore),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
