@@ -71,6 +71,8 @@ struct cmd {
     X("bitcount", bitcount, -2, CMD_R, 1, 1, 1, "bitmap")                                          \
     X("bitpos", bitpos, -3, CMD_R, 1, 1, 1, "bitmap")                                              \
     X("bitop", bitop, -4, CMD_W, 2, -1, 1, "bitmap")                                               \
+    X("bitfield", bitfield, -2, CMD_W, 1, 1, 1, "bitmap")                                          \
+    X("bitfield_ro", bitfield_ro, -2, CMD_R | CMD_F, 1, 1, 1, "bitmap")                            \
     /* keys */                                                                                 \
     X("del", del, -2, CMD_W, 1, -1, 1, "generic")                                                  \
     X("unlink", del, -2, CMD_W | CMD_F, 1, -1, 1, "generic")                                           \

@@ -1,10 +1,13 @@
 /*
  * cmd_bitmap — bit operations on strings: SETBIT, GETBIT, BITCOUNT, BITPOS,
- * BITOP. Bit 0 is the first byte's most significant bit, as in Redis.
+ * BITOP, BITFIELD. Bit 0 is the first byte's most significant bit, as in
+ * Redis.
  */
 #include "cmd.h"
 
 #include <stdlib.h>
+
+#include "stor_mem.h"
 
 #define KEY(i) c->argv[i].p, c->argv[i].n
 
@@ -237,4 +240,116 @@ void cmd_bitop(struct conn *c)
     uint64_t len = 0;
     int rc = db_bitop(&srv.db, c->db, op, KEY(2), c->argv + 3, c->argc - 3, &len);
     cmd_reply_int(c, rc, (int64_t)len);
+}
+
+/* iN (N 1-64) or uN (N 1-63). */
+static bool bf_type_arg(struct conn *c, size_t i, struct db_bfop *o)
+{
+    const char *p = c->argv[i].p;
+    size_t n = c->argv[i].n;
+    int64_t bits;
+    bool ok = n >= 2 && strchr("iIuU", p[0]) != NULL;
+    o->sign = ok && (p[0] == 'i' || p[0] == 'I');
+    if (!ok || enc_str2ll(p + 1, n - 1, &bits) || bits < 1 || bits > (o->sign ? 64 : 63)) {
+        resp_error(OUT(c), "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 "
+                           "is not supported but i64 is.");
+        return false;
+    }
+    o->bits = (uint8_t)bits;
+    return true;
+}
+
+/* A bit offset, or "#k": the k-th field of this type's width. */
+static bool bf_offset_arg(struct conn *c, size_t i, struct db_bfop *o)
+{
+    const char *p = c->argv[i].p;
+    size_t n = c->argv[i].n;
+    bool fields = n > 1 && p[0] == '#';
+    int64_t v;
+    if (enc_str2ll(p + fields, n - fields, &v) || v < 0 ||
+        (fields && v > INT64_MAX / o->bits) ||
+        (((uint64_t)v * (fields ? o->bits : 1)) >> 3) >= (uint64_t)srv.conf.proto_max_bulk_len) {
+        resp_error(OUT(c), "ERR bit offset is not an integer or out of range");
+        return false;
+    }
+    o->offset = (uint64_t)v * (fields ? o->bits : 1);
+    return true;
+}
+
+/* BITFIELD key [GET type offset | [OVERFLOW WRAP|SAT|FAIL] SET type offset
+ * value | [OVERFLOW ...] INCRBY type offset increment] ...; BITFIELD_RO
+ * takes GETs only. Every operation is checked before any runs. */
+static void bitfield_generic(struct conn *c, bool readonly)
+{
+    struct db_bfop *ops = stor_xmalloc(c->argc * sizeof *ops);
+    size_t n = 0;
+    uint8_t overflow = DB_BF_WRAP;
+    for (size_t j = 2; j < c->argc; j++) {
+        size_t left = c->argc - j - 1;
+        struct db_bfop *o = &ops[n];
+        if (cmd_arg_is(c, j, "get") && left >= 2) {
+            o->op = DB_BF_GET;
+        } else if (cmd_arg_is(c, j, "set") && left >= 3) {
+            o->op = DB_BF_SET;
+        } else if (cmd_arg_is(c, j, "incrby") && left >= 3) {
+            o->op = DB_BF_INCRBY;
+        } else if (cmd_arg_is(c, j, "overflow") && left >= 1) {
+            j++;
+            if (cmd_arg_is(c, j, "wrap")) {
+                overflow = DB_BF_WRAP;
+            } else if (cmd_arg_is(c, j, "sat")) {
+                overflow = DB_BF_SAT;
+            } else if (cmd_arg_is(c, j, "fail")) {
+                overflow = DB_BF_FAIL;
+            } else {
+                resp_error(OUT(c), "ERR Invalid OVERFLOW type specified");
+                goto out;
+            }
+            continue;
+        } else {
+            cmd_reply_syntax(c);
+            goto out;
+        }
+        o->overflow = overflow;
+        if (!bf_type_arg(c, j + 1, o) || !bf_offset_arg(c, j + 2, o))
+            goto out;
+        if (o->op != DB_BF_GET) {
+            if (!cmd_arg_ll(c, j + 3, &o->value))
+                goto out;
+            if (readonly) {
+                resp_error(OUT(c), "ERR BITFIELD_RO only supports the GET subcommand");
+                goto out;
+            }
+        }
+        j += o->op == DB_BF_GET ? 2 : 3;
+        n++;
+    }
+    int64_t *res = stor_xmalloc((n ? n : 1) * sizeof *res);
+    bool *nil = stor_xmalloc((n ? n : 1) * sizeof *nil);
+    int rc = db_bitfield(&srv.db, c->db, KEY(1), ops, n, res, nil);
+    if (rc) {
+        cmd_reply_err(c, rc);
+    } else {
+        resp_array(OUT(c), n);
+        for (size_t i = 0; i < n; i++) {
+            if (nil[i])
+                resp_null(OUT(c), c->proto);
+            else
+                resp_int(OUT(c), res[i]);
+        }
+    }
+    free(res);
+    free(nil);
+out:
+    free(ops);
+}
+
+void cmd_bitfield(struct conn *c)
+{
+    bitfield_generic(c, false);
+}
+
+void cmd_bitfield_ro(struct conn *c)
+{
+    bitfield_generic(c, true);
 }

@@ -86,6 +86,13 @@ static const struct doc DOCS[] = {
       "key@k bit@i [(start@i [(end@i [BYTE|BIT]#index_unit)#end_index])#index]")
     D("bitop", "2.6.0", "O(N) for the longest string",
       "Store the AND, OR, XOR or NOT of strings", "operation destkey@k key@k...")
+    D("bitfield", "3.2.0", "O(1) per operation", "Read, write and add to integer fields of a string",
+      "key@k [GET=(encoding offset@i)#encoding_offset|([OVERFLOW=(WRAP|SAT|FAIL)#wrap_sat_fail] "
+      "(SET=(encoding offset@i value@i)#encoding_offset_value|"
+      "INCRBY=(encoding offset@i increment@i)#encoding_offset_increment)#write_operation)#write]"
+      "#operation...")
+    D("bitfield_ro", "6.0.0", "O(1) per operation", "Read integer fields of a string",
+      "key@k [GET=(encoding offset@i)#encoding_offset...]")
     /* keys */
     D("del", "1.0.0", "O(N) for N keys; O(1) per key of any size here", "Delete keys", "key@k...")
     D("unlink", "4.0.0", "O(N) for N keys", "Delete keys (the same as DEL here)", "key@k...")

@@ -194,6 +194,21 @@ int db_get(struct db *d, unsigned dbi, const char *key, size_t klen, char **v, s
  * *old: the bit before. ENC_ETOOBIG past max_string bytes. */
 int db_setbit(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t bit, int on,
               int *old);
+enum { DB_BF_GET, DB_BF_SET, DB_BF_INCRBY };
+enum { DB_BF_WRAP, DB_BF_SAT, DB_BF_FAIL };
+/* One BITFIELD operation on a field of `bits` bits at bit `offset`. */
+struct db_bfop {
+    uint8_t op, sign, bits, overflow; /* DB_BF_GET.., 1 for iN, 1-64, DB_BF_WRAP.. */
+    uint64_t offset;
+    int64_t value; /* SET's value, INCRBY's increment */
+};
+/* BITFIELD: runs ops in order on key's string. out[i]: GET's value, SET's
+ * old value, INCRBY's new one; nil[i] where FAIL refused a write. With any
+ * SET or INCRBY the string first grows to hold the farthest field written
+ * (created if absent); with GETs only nothing is written and an absent key
+ * reads as zeros. */
+int db_bitfield(struct db *d, unsigned dbi, const char *key, size_t klen, const struct db_bfop *ops,
+                size_t n, int64_t *out, bool *nil);
 enum { DB_BITOP_AND = 1, DB_BITOP_OR = 2, DB_BITOP_XOR = 3, DB_BITOP_NOT = 4 };
 /* BITOP: dst = op over the strings of keys (absent ones are empty, shorter
  * ones zero-padded; NOT takes keys[0] only), with no expiry. An empty

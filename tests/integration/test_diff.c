@@ -128,7 +128,7 @@ enum cmp { EXACT, UNORDERED, PAIRS, LENGTH, TTL_S, TTL_MS, SCAN };
 static enum cmp gen_extra(void)
 {
     fam = 0;
-    switch (pick(18)) {
+    switch (pick(19)) {
     case 0:
         fam = 's', add("SETEX"), key(), add("1000"), value();
         return EXACT;
@@ -235,22 +235,46 @@ static enum cmp gen_extra(void)
             add(pick(2) ? "BIT" : "BYTE");
         return EXACT;
     }
+    case 18: {
+        /* BITFIELD: small signed and unsigned fields over the strings'
+         * values, each overflow rule, now and then an argument error. */
+        static const char *const types[] = {"u1", "i1", "u4", "i5", "u8", "i8", "i16", "u63",
+                                            "i64", "u64"};
+        static const char *const rules[] = {"WRAP", "SAT", "FAIL"};
+        static const char *const vals[] = {"0", "1", "-1", "7", "100", "-100", "300",
+                                           "9223372036854775807", "-9223372036854775808", "x"};
+        fam = 's';
+        bool ro = pick(5) == 0;
+        add(ro ? "BITFIELD_RO" : "BITFIELD"), key();
+        for (int n = 1 + pick(3); n > 0; n--) {
+            int op = ro ? 0 : pick(3);
+            if (op && pick(2))
+                add("OVERFLOW"), add(rules[pick(3)]);
+            add(op == 0 ? "GET" : op == 1 ? "SET" : "INCRBY");
+            add(types[pick(pick(10) ? 9 : 10)]);
+            if (pick(4) == 0)
+                addf("#%lld", pick(4));
+            else
+                small_int(0, 40);
+            if (op)
+                add(vals[pick(pick(10) ? 9 : 10)]);
+        }
+        return EXACT;
+    }
     case 17: {
         /* SORT: by the elements or by string keys "s<element>" (equal
          * weights fall back to the elements' bytes); GET from those and
          * from hash fields. Left out, as Redis's order is open there:
-         * ALPHA with BY (ties), and a set read with BY nosort. */
+         * ALPHA with BY (ties), and BY nosort unless stored, since any key
+         * may hold a set (RENAME, COPY), whose order Redis leaves to its
+         * hash seed unless the result is stored. */
         static const char fams[] = "lSz";
         fam = fams[pick(3)];
         bool ro = pick(4) == 0, alpha = pick(2), by = pick(3) == 0;
+        bool store = !ro && (by ? pick(2) : pick(4) == 0);
         add(ro ? "SORT_RO" : "SORT"), key();
-        if (by) {
-            bool nosort_ok = fam != 'S';
-            const char *pat = alpha ? (nosort_ok ? "nosort" : NULL)
-                                    : (nosort_ok && pick(2) ? "nosort" : "s*");
-            if (pat)
-                add("BY"), add(pat);
-        }
+        if (by && (store || !alpha))
+            add("BY"), add(store && (alpha || pick(2)) ? "nosort" : "s*");
         if (pick(3) == 0)
             add("LIMIT"), small_int(-1, 2), small_int(-1, 3);
         for (int g = pick(3); g > 0; g--)
@@ -259,7 +283,7 @@ static enum cmp gen_extra(void)
             add(pick(2) ? "ASC" : "DESC");
         if (alpha)
             add("ALPHA");
-        if (!ro && pick(4) == 0)
+        if (store)
             add("STORE"), fam = 'l', key();
         return EXACT;
     }
@@ -1292,7 +1316,9 @@ static const char *const RESP3_SCRIPT[] = {
     "LPUSH l a b c", "MOVE l 1", "MOVE l 1", "SELECT 1", "LRANGE l 0 -1", "MOVE l 0", "SELECT 0",
     "SETBIT bits 9 1", "GETBIT bits 9", "BITCOUNT bits 0 -1 BIT", "BITPOS bits 1 2",
     "BITOP NOT bits2 bits", "BITPOS nokey 0", "SET bits3 12", "BITCOUNT bits3 -4 -7",
-    "BITPOS bits3 1 -4 -7", "BITPOS bits3 1 -40 -70 BIT", "RPUSH sl 3 1 2 10", "SORT sl", "SORT nokey",
+    "BITPOS bits3 1 -4 -7", "BITPOS bits3 1 -40 -70 BIT",
+    "BITFIELD bits3 OVERFLOW FAIL INCRBY u2 0 100 GET u2 0 SET i8 #1 -3",
+    "BITFIELD_RO bits3 GET i8 #1", "BITFIELD nokey", "RPUSH sl 3 1 2 10", "SORT sl", "SORT nokey",
     "SORT sl DESC LIMIT 0 2", "SORT sl ALPHA GET # GET nokey*", "SORT_RO sl BY nosort",
     "SORT sl STORE sdst", "LRANGE sdst 0 -1", "SET w_3 30", "SET w_1 100", "HSET h_3 f x3",
     "SORT sl BY w_*", "SORT sl BY nosort DESC LIMIT 1 2", "SORT sl GET # GET w_* GET h_*->f",

@@ -322,6 +322,71 @@ static void test_db_string_setbit_bitop(void **state)
     assert_int_equal(db_exists(d, 0, K("dst")), 0);
 }
 
+static void test_db_string_bitfield(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    int64_t out[4];
+    bool nil[4];
+    /* GETs alone write nothing, even on an absent key. */
+    struct db_bfop get = {.op = DB_BF_GET, .bits = 8, .offset = 0};
+    assert_int_equal(db_bitfield(d, 0, K("b"), &get, 1, out, nil), 0);
+    assert_int_equal(out[0], 0);
+    assert_int_equal(db_exists(d, 0, K("b")), 0);
+    /* A refused write still grows the string to its field (Redis's order). */
+    struct db_bfop fail = {.op = DB_BF_INCRBY, .bits = 8, .offset = 100, .value = 300,
+                           .overflow = DB_BF_FAIL};
+    assert_int_equal(db_bitfield(d, 0, K("b"), &fail, 1, out, nil), 0);
+    assert_true(nil[0]);
+    uint64_t len;
+    assert_int_equal(db_strlen(d, 0, K("b"), &len), 0);
+    assert_int_equal(len, 14);
+    /* A signed 5-bit field across a byte boundary: wrap, saturate, fail. */
+    struct db_bfop ops[] = {
+        {.op = DB_BF_SET, .sign = 1, .bits = 5, .offset = 6, .value = 100},
+        {.op = DB_BF_INCRBY, .sign = 1, .bits = 5, .offset = 6, .value = 20,
+         .overflow = DB_BF_SAT},
+        {.op = DB_BF_INCRBY, .sign = 1, .bits = 5, .offset = 6, .value = -100,
+         .overflow = DB_BF_FAIL},
+        {.op = DB_BF_GET, .sign = 0, .bits = 5, .offset = 6},
+    };
+    assert_int_equal(db_bitfield(d, 0, K("b"), ops, 4, out, nil), 0);
+    assert_int_equal(out[0], 0);  /* SET answers the old value; 100 wraps to 4 */
+    assert_int_equal(out[1], 15); /* 4 + 20 saturates at 15 */
+    assert_true(nil[2]);          /* 15 - 100 < -16: refused */
+    assert_int_equal(out[3], 15); /* 01111 read unsigned */
+    char *v;
+    size_t vn;
+    assert_int_equal(db_get(d, 0, K("b"), &v, &vn), 0);
+    assert_int_equal((unsigned char)v[0], 0x01); /* bits 6-10: 01, then 111 */
+    assert_int_equal((unsigned char)v[1], 0xe0);
+    free(v);
+    /* i64 wraps like two's complement; u63 saturates at 2^63-1. */
+    struct db_bfop big[] = {
+        {.op = DB_BF_SET, .sign = 1, .bits = 64, .offset = 0, .value = INT64_MAX},
+        {.op = DB_BF_INCRBY, .sign = 1, .bits = 64, .offset = 0, .value = 1},
+        {.op = DB_BF_SET, .sign = 0, .bits = 63, .offset = 64, .value = -1,
+         .overflow = DB_BF_SAT},
+        {.op = DB_BF_GET, .sign = 0, .bits = 63, .offset = 64},
+    };
+    assert_int_equal(db_bitfield(d, 0, K("c"), big, 4, out, nil), 0);
+    assert_true(out[1] == INT64_MIN);
+    assert_true(out[3] == INT64_MAX);
+    /* Redis's test wraps for extreme values: SAT stores the maximum for
+     * the most negative one (the differential test found it). */
+    struct db_bfop quirk[] = {
+        {.op = DB_BF_SET, .sign = 1, .bits = 5, .offset = 0, .value = INT64_MIN,
+         .overflow = DB_BF_SAT},
+        {.op = DB_BF_GET, .sign = 1, .bits = 5, .offset = 0},
+        {.op = DB_BF_SET, .sign = 1, .bits = 5, .offset = 0, .value = -100,
+         .overflow = DB_BF_SAT},
+        {.op = DB_BF_GET, .sign = 1, .bits = 5, .offset = 0},
+    };
+    assert_int_equal(db_bitfield(d, 0, K("q"), quirk, 4, out, nil), 0);
+    assert_int_equal(out[1], 15);
+    assert_int_equal(out[3], -16);
+}
+
 static void test_db_keys_del_type_exists(void **state)
 {
     struct fx *f = *state;
@@ -592,7 +657,7 @@ int main(void)
         T(test_db_string_expiry),          T(test_db_string_getdel_getex),
         T(test_db_string_mset),            T(test_db_string_incr),
         T(test_db_string_incrbyfloat),     T(test_db_string_append_ranges),
-        T(test_db_string_setbit_bitop),
+        T(test_db_string_setbit_bitop),    T(test_db_string_bitfield),
         T(test_db_keys_del_type_exists),   T(test_db_keys_expire_flags),
         T(test_db_keys_rename_copy),       T(test_db_keys_scan_dbsize_flush),
         cmocka_unit_test(test_db_keys_glob), T(test_db_keys_persist_across_reopen),
