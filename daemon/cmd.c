@@ -524,6 +524,14 @@ bool cmd_may_block(const struct conn *c)
     return !(c->flags & (CONN_IN_EXEC | CONN_BLOCKED));
 }
 
+void cmd_pop_none(struct conn *c, bool blocking, uint64_t deadline)
+{
+    if (blocking && cmd_may_block(c))
+        cmd_block(c, deadline);
+    else if (!(c->flags & CONN_BLOCKED))
+        resp_null_array(OUT(c), c->proto);
+}
+
 /* The arguments [*first, *last] of a parked command that a push can serve,
  * by its shape in the table: BLMOVE/BRPOPLPUSH (fixed keys) wait on their
  * source only; BLMPOP/BZMPOP (movable) on the keys after "timeout

@@ -265,17 +265,22 @@ bool cmd_arg_count(struct conn *c, size_t i, int64_t *v);
 bool cmd_rand_count(struct conn *c, size_t i, int64_t *count);
 /* "numkeys key [key ...]" with numkeys at argument `at`. */
 bool cmd_numkeys(struct conn *c, size_t at, int64_t *numkeys);
-/* LMPOP/ZMPOP's "numkeys key [key ...] END [COUNT count]" from argument
- * `at`, END one of the two words: *end is 1 for end1 (LEFT, MIN), 0 for
- * end0. *count is 1 without COUNT. Replies Redis's error on failure. */
-bool cmd_mpop_args(struct conn *c, size_t at, const char *end1, const char *end0, int64_t *nk,
-                   int *end, int64_t *count);
+/* [B]LMPOP/[B]ZMPOP's "[timeout] numkeys key [key ...] END [COUNT count]",
+ * the timeout only when blocking; END one of the two words: *end is 1 for
+ * end1 (LEFT, MIN), 0 for end0. *count is 1 without COUNT; *deadline as
+ * cmd_timeout_arg's (left alone when not blocking or already parked).
+ * Replies Redis's error on failure. */
+bool cmd_mpop_args(struct conn *c, bool blocking, const char *end1, const char *end0,
+                   int64_t *nk, int *end, int64_t *count, uint64_t *deadline);
 /* Parses a blocking command's timeout (seconds, a float) into an absolute
  * deadline in ms, 0 for none. Replies Redis's error on failure. */
 bool cmd_timeout_arg(struct conn *c, size_t i, uint64_t *deadline);
 /* Whether a blocking command that found nothing parks its client: not
  * inside EXEC (it answers nil there), and not when already parked. */
 bool cmd_may_block(const struct conn *c);
+/* What a pop that found nothing does: a blocking one parks when it may,
+ * else (unless already parked) it answers a null array. */
+void cmd_pop_none(struct conn *c, bool blocking, uint64_t deadline);
 void cmd_reply_vec(struct conn *c, const struct db_vec *v);     /* array of bulks/nils */
 /* The common reply tails: rc < 0 is an error reply, else the value. */
 void cmd_reply_int(struct conn *c, int rc, int64_t v);

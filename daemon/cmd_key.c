@@ -244,12 +244,9 @@ void cmd_copy(struct conn *c)
         return;
     }
     int rc = db_copy(&srv.db, c->db, KEY(1), ddb, KEY(2), replace);
-    if (rc == ENC_ENOTFOUND)
-        resp_int(OUT(c), 0);
-    else if (rc < 0)
-        cmd_reply_err(c, rc);
-    else
-        resp_int(OUT(c), rc);
+    if (rc == ENC_ENOTFOUND) /* no source: 0, as a destination that exists */
+        rc = 0;
+    cmd_reply_int(c, rc, rc);
 }
 
 /* MOVE key db */
@@ -263,12 +260,9 @@ void cmd_move(struct conn *c)
         return;
     }
     int rc = db_move(&srv.db, c->db, ddb, KEY(1));
-    if (rc == ENC_ENOTFOUND)
-        resp_int(OUT(c), 0);
-    else if (rc < 0)
-        cmd_reply_err(c, rc);
-    else
-        resp_int(OUT(c), rc);
+    if (rc == ENC_ENOTFOUND) /* no source: 0, as a destination that exists */
+        rc = 0;
+    cmd_reply_int(c, rc, rc);
 }
 
 /* KEYS pattern */

@@ -274,31 +274,41 @@ void cmd_lmove(struct conn *c)
 
 /* ---- blocking ---- */
 
+/* Pops from the first non-empty list of arguments [first, last] and
+ * replies [key, element] (many: [key, [elements]]), or an error; false
+ * when every list is empty and nothing was replied. */
+static bool pop_first(struct conn *c, size_t first, size_t last, int left, uint64_t count,
+                      bool many)
+{
+    for (size_t i = first; i <= last; i++) {
+        struct db_vec v;
+        db_vec_init(&v);
+        int rc = db_pop(&srv.db, c->db, KEY(i), left, count, &v);
+        if (rc == 0) {
+            resp_array(OUT(c), 2);
+            resp_bulk(OUT(c), KEY(i));
+            if (many)
+                cmd_reply_vec(c, &v);
+            else
+                resp_bulk(OUT(c), db_vec_ptr(&v, 0), db_vec_len(&v, 0));
+        } else if (rc != ENC_ENOTFOUND) {
+            cmd_reply_err(c, rc);
+        }
+        db_vec_destroy(&v);
+        if (rc != ENC_ENOTFOUND)
+            return true;
+    }
+    return false;
+}
+
 /* BLPOP/BRPOP key [key ...] timeout */
 static void bpop_generic(struct conn *c, int left)
 {
     uint64_t deadline = 0;
     if (!(c->flags & CONN_BLOCKED) && !cmd_timeout_arg(c, c->argc - 1, &deadline))
         return;
-    for (size_t i = 1; i + 1 < c->argc; i++) {
-        struct db_vec v;
-        db_vec_init(&v);
-        int rc = db_pop(&srv.db, c->db, KEY(i), left, 1, &v);
-        if (rc == 0) {
-            resp_array(OUT(c), 2);
-            resp_bulk(OUT(c), KEY(i));
-            resp_bulk(OUT(c), db_vec_ptr(&v, 0), db_vec_len(&v, 0));
-        } else if (rc != ENC_ENOTFOUND) {
-            cmd_reply_err(c, rc);
-        }
-        db_vec_destroy(&v);
-        if (rc != ENC_ENOTFOUND)
-            return;
-    }
-    if (cmd_may_block(c))
-        cmd_block(c, deadline);
-    else if (!(c->flags & CONN_BLOCKED))
-        resp_null_array(OUT(c), c->proto);
+    if (!pop_first(c, 1, c->argc - 2, left, 1, false))
+        cmd_pop_none(c, true, deadline);
 }
 
 void cmd_blpop(struct conn *c)
@@ -312,36 +322,17 @@ void cmd_brpop(struct conn *c)
 }
 
 /* LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count]; BLMPOP has a
- * timeout first, read after the rest as Redis reads it. */
+ * timeout first. */
 static void mpop_generic(struct conn *c, bool blocking)
 {
     size_t at = blocking ? 2 : 1;
     int64_t nk, count;
     int left;
     uint64_t deadline = 0;
-    if (!cmd_mpop_args(c, at, "left", "right", &nk, &left, &count))
+    if (!cmd_mpop_args(c, blocking, "left", "right", &nk, &left, &count, &deadline))
         return;
-    if (blocking && !(c->flags & CONN_BLOCKED) && !cmd_timeout_arg(c, 1, &deadline))
-        return;
-    for (size_t i = at + 1; i <= at + (size_t)nk; i++) {
-        struct db_vec v;
-        db_vec_init(&v);
-        int rc = db_pop(&srv.db, c->db, KEY(i), left, (uint64_t)count, &v);
-        if (rc == 0) {
-            resp_array(OUT(c), 2);
-            resp_bulk(OUT(c), KEY(i));
-            cmd_reply_vec(c, &v);
-        } else if (rc != ENC_ENOTFOUND) {
-            cmd_reply_err(c, rc);
-        }
-        db_vec_destroy(&v);
-        if (rc != ENC_ENOTFOUND)
-            return;
-    }
-    if (blocking && cmd_may_block(c))
-        cmd_block(c, deadline);
-    else if (!(c->flags & CONN_BLOCKED))
-        resp_null_array(OUT(c), c->proto);
+    if (!pop_first(c, at + 1, at + (size_t)nk, left, (uint64_t)count, true))
+        cmd_pop_none(c, blocking, deadline);
 }
 
 void cmd_lmpop(struct conn *c)

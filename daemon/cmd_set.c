@@ -208,9 +208,10 @@ bool cmd_numkeys(struct conn *c, size_t at, int64_t *numkeys)
     return true;
 }
 
-bool cmd_mpop_args(struct conn *c, size_t at, const char *end1, const char *end0, int64_t *nk,
-                   int *end, int64_t *count)
+bool cmd_mpop_args(struct conn *c, bool blocking, const char *end1, const char *end0,
+                   int64_t *nk, int *end, int64_t *count, uint64_t *deadline)
 {
+    size_t at = blocking ? 2 : 1;
     if (enc_str2ll(c->argv[at].p, c->argv[at].n, nk) || *nk <= 0) {
         resp_error(OUT(c), "ERR numkeys should be greater than 0");
         return false;
@@ -234,7 +235,8 @@ bool cmd_mpop_args(struct conn *c, size_t at, const char *end1, const char *end0
     }
     if (*count == -1)
         *count = 1;
-    return true;
+    /* The timeout is read after the rest, as Redis reads it. */
+    return !blocking || (c->flags & CONN_BLOCKED) || cmd_timeout_arg(c, 1, deadline);
 }
 
 /* SINTERCARD numkeys key [key ...] [LIMIT limit] */

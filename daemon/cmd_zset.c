@@ -497,15 +497,6 @@ static bool pop_first(struct conn *c, size_t first, size_t last, int max, uint64
     return false;
 }
 
-/* What a blocking pop that found nothing does: park, or answer nil. */
-static void pop_none(struct conn *c, bool blocking, uint64_t deadline)
-{
-    if (blocking && cmd_may_block(c))
-        cmd_block(c, deadline);
-    else if (!(c->flags & CONN_BLOCKED))
-        resp_null_array(OUT(c), c->proto);
-}
-
 /* BZPOPMIN/BZPOPMAX key [key ...] timeout */
 static void bpop_generic(struct conn *c, int max)
 {
@@ -513,7 +504,7 @@ static void bpop_generic(struct conn *c, int max)
     if (!(c->flags & CONN_BLOCKED) && !cmd_timeout_arg(c, c->argc - 1, &deadline))
         return;
     if (!pop_first(c, 1, c->argc - 2, max, 1, false))
-        pop_none(c, true, deadline);
+        cmd_pop_none(c, true, deadline);
 }
 
 void cmd_bzpopmin(struct conn *c)
@@ -527,19 +518,17 @@ void cmd_bzpopmax(struct conn *c)
 }
 
 /* ZMPOP numkeys key [key ...] MIN|MAX [COUNT count]; BZMPOP has a timeout
- * first, read after the rest as Redis reads it. */
+ * first. */
 static void mpop_generic(struct conn *c, bool blocking)
 {
     size_t at = blocking ? 2 : 1;
     int64_t nk, count;
     int min;
     uint64_t deadline = 0;
-    if (!cmd_mpop_args(c, at, "min", "max", &nk, &min, &count))
-        return;
-    if (blocking && !(c->flags & CONN_BLOCKED) && !cmd_timeout_arg(c, 1, &deadline))
+    if (!cmd_mpop_args(c, blocking, "min", "max", &nk, &min, &count, &deadline))
         return;
     if (!pop_first(c, at + 1, at + (size_t)nk, !min, (uint64_t)count, true))
-        pop_none(c, blocking, deadline);
+        cmd_pop_none(c, blocking, deadline);
 }
 
 void cmd_zmpop(struct conn *c)

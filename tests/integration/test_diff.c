@@ -1375,8 +1375,8 @@ static size_t r3_reply_len(const char *p, size_t n)
     }
 }
 
-/* Sends one command (words split on spaces) and returns its reply's bytes. */
-static char *r3_call(int fd, const char *line, size_t *len)
+/* Sends one command, its words split on spaces, as a RESP array. */
+static void send_line(int fd, const char *line)
 {
     char req[512], words[256];
     snprintf(words, sizeof words, "%s", line);
@@ -1388,6 +1388,12 @@ static char *r3_call(int fd, const char *line, size_t *len)
     for (int i = 0; i < nw; i++)
         u += (size_t)snprintf(req + u, sizeof req - u, "$%zu\r\n%s\r\n", strlen(w[i]), w[i]);
     assert_int_equal(write(fd, req, u), (ssize_t)u);
+}
+
+/* Sends one command (words split on spaces) and returns its reply's bytes. */
+static char *r3_call(int fd, const char *line, size_t *len)
+{
+    send_line(fd, line);
     size_t cap = 1 << 16, n = 0;
     char *buf = malloc(cap);
     while (!(*len = r3_reply_len(buf, n))) {
@@ -1481,20 +1487,6 @@ static size_t drain(int fd, char *buf, size_t cap)
         n += (size_t)r;
     }
     return n;
-}
-
-static void send_line(int fd, const char *line)
-{
-    char req[512], words[256];
-    snprintf(words, sizeof words, "%s", line);
-    const char *w[32];
-    int nw = 0;
-    for (char *t = strtok(words, " "); t && nw < 32; t = strtok(NULL, " "))
-        w[nw++] = t;
-    size_t u = (size_t)snprintf(req, sizeof req, "*%d\r\n", nw);
-    for (int i = 0; i < nw; i++)
-        u += (size_t)snprintf(req + u, sizeof req - u, "$%zu\r\n%s\r\n", strlen(w[i]), w[i]);
-    assert_int_equal(write(fd, req, u), (ssize_t)u);
 }
 
 static void test_diff_pubsub(void **state)
