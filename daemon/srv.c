@@ -35,6 +35,7 @@ struct srv srv;
 
 #define LISTENER_TAG (1ull << 63)
 #define READ_CHUNK (16 * 1024)
+#define READ_BULK_MAX (64u * 1024 * 1024) /* the most one read takes */
 #define QUERY_BUF_MAX (1024ull * 1024 * 1024) /* Redis's client-query-buffer-limit */
 #define CURSOR_SLOTS 4096
 #define EXPIRE_BUDGET 100 /* expiry index entries per record set of active expiry */
@@ -404,29 +405,33 @@ static void conn_process(struct conn *c)
         conn_want_write(c);
 }
 
+/* One read per readiness event, as Redis reads: epoll is level-triggered,
+ * so whatever is left is reported again next iteration, after every other
+ * ready client had its turn. Reading a client dry first let one that
+ * pipelines hundreds of large writes hold the loop for milliseconds while
+ * everyone else's commands waited. A large bulk being received is read in
+ * one go up to its length, so big values do not cost an iteration per
+ * 16 KiB. */
 static void conn_read(struct conn *c)
 {
-    for (;;) {
-        char *dst = resp_buf_reserve(&c->in, READ_CHUNK);
-        ssize_t r = read(c->fd, dst, READ_CHUNK);
-        if (r > 0) {
-            c->in.len += (size_t)r;
-            srv.stats.net_in += (uint64_t)r;
-            if (resp_buf_used(&c->in) > QUERY_BUF_MAX) {
-                srv_log(LOG_WARNING, "Closing client that reached max query buffer length: "
-                                     "id=%llu addr=%s",
-                        (unsigned long long)c->id, c->addr);
-                conn_free(c);
-                return;
-            }
-            if (r < READ_CHUNK)
-                break;
-            continue;
+    size_t want = READ_CHUNK;
+    if (c->req.bulk > (int64_t)READ_CHUNK)
+        want = (size_t)c->req.bulk < READ_BULK_MAX ? (size_t)c->req.bulk + 2 : READ_BULK_MAX;
+    char *dst = resp_buf_reserve(&c->in, want);
+    ssize_t r;
+    while ((r = read(c->fd, dst, want)) < 0 && errno == EINTR)
+        ;
+    if (r > 0) {
+        c->in.len += (size_t)r;
+        srv.stats.net_in += (uint64_t)r;
+        if (resp_buf_used(&c->in) > QUERY_BUF_MAX) {
+            srv_log(LOG_WARNING, "Closing client that reached max query buffer length: "
+                                 "id=%llu addr=%s",
+                    (unsigned long long)c->id, c->addr);
+            conn_free(c);
+            return;
         }
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-            break;
+    } else if (r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
         conn_free(c); /* EOF or error: a client that vanishes mid-command loses nothing */
         return;
     }

@@ -80,6 +80,82 @@ static void test_srv_ping_echo_errors(void **state)
     h_expect_status(c, "OK", "set K v"); /* names are case-insensitive */
 }
 
+/* A client that pipelines a lot does not hold the loop: the daemon reads
+ * one chunk per client per turn, as Redis does, so another client's
+ * command waits for a chunk of the pipeline, not for all of it that the
+ * socket holds. The pipeline starts with a PUBLISH, whose message reaches
+ * a subscriber at the end of the loop turn that ran it; a GET sent then
+ * shows how much of the pipeline ran before it. Each pair in the pipeline
+ * (INCR, then an LRANGE of 100) costs the loop tens of microseconds, so a
+ * chunk takes milliseconds, and the test's own scheduling delays stay
+ * small beside it. */
+static void test_srv_pipeline_does_not_starve_others(void **state)
+{
+    redisContext *c = *state;
+    enum { PAIRS = 5000 };
+    const char *argv[2 + 100] = {"RPUSH", "fair:list"};
+    for (int i = 0; i < 100; i++)
+        argv[2 + i] = "element-of-the-list";
+    freeReplyObject(redisCommandArgv(c, 102, argv, NULL));
+
+    int fds[2]; /* [0] subscribes, [1] pipelines */
+    for (int i = 0; i < 2; i++) {
+        fds[i] = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)S.port),
+                                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        assert_int_equal(connect(fds[i], (struct sockaddr *)&sa, sizeof sa), 0);
+    }
+    static const char sub[] = "*2\r\n$9\r\nSUBSCRIBE\r\n$7\r\nfair:go\r\n";
+    static const char go[] = "*3\r\n$7\r\nPUBLISH\r\n$7\r\nfair:go\r\n$1\r\nx\r\n";
+    static const char pair[] = "*2\r\n$4\r\nINCR\r\n$6\r\nfair:n\r\n"
+                               "*4\r\n$6\r\nLRANGE\r\n$9\r\nfair:list\r\n$1\r\n0\r\n$2\r\n99\r\n";
+    char buf[65536];
+    assert_int_equal(write(fds[0], sub, sizeof sub - 1), (ssize_t)(sizeof sub - 1));
+    assert_true(read(fds[0], buf, sizeof buf) > 0); /* subscribed */
+
+    size_t one = sizeof pair - 1, total = sizeof go - 1 + one * PAIRS, sent = 0;
+    char *pipe = malloc(total);
+    memcpy(pipe, go, sizeof go - 1);
+    for (int i = 0; i < PAIRS; i++)
+        memcpy(pipe + sizeof go - 1 + (size_t)i * one, pair, one);
+    int big = 4 << 20;
+    setsockopt(fds[1], SOL_SOCKET, SO_SNDBUF, &big, sizeof big);
+    ssize_t w = send(fds[1], pipe, total, MSG_DONTWAIT);
+    if (w > 0)
+        sent = (size_t)w;
+    assert_true(read(fds[0], buf, sizeof buf) > 0); /* the message: PUBLISH ran */
+    redisReply *r = redisCommand(c, "GET fair:n");
+    long long seen = r->type == REDIS_REPLY_STRING ? atoll(r->str) : 0;
+    freeReplyObject(r);
+    /* A 16 KiB chunk holds 238 pairs: allow five chunks. Reading the
+     * pipeline dry first ran everything the socket held before GET. */
+    long long most = 5 * (16384 / (long long)one + 1);
+    if (seen > most)
+        fail_msg("GET ran after %lld of the pipeline's %d pairs (at most %lld expected)", seen,
+                 PAIRS, most);
+    while (sent < total) {
+        w = write(fds[1], pipe + sent, total - sent);
+        assert_true(w > 0);
+        sent += (size_t)w;
+    }
+    /* Every command is answered, in order: PUBLISH's 1, then the pairs. */
+    size_t want = 4, got = 0, lr = 6; /* ":1\r\n"; "*100\r\n" */
+    for (int i = 0; i < 100; i++)
+        lr += 5 + strlen(argv[2]) + 2; /* "$19\r\n" element "\r\n" */
+    for (int i = 1; i <= PAIRS; i++)
+        want += (size_t)snprintf(NULL, 0, ":%d\r\n", i) + lr;
+    while (got < want) {
+        ssize_t n = read(fds[1], buf, sizeof buf);
+        assert_true(n > 0);
+        got += (size_t)n;
+    }
+    assert_int_equal(got, want);
+    h_expect_bulk(c, "5000", "GET fair:n");
+    for (int i = 0; i < 2; i++)
+        close(fds[i]);
+    free(pipe);
+}
+
 static void test_srv_pipelining_and_inline(void **state)
 {
     (void)state;
@@ -848,6 +924,7 @@ int main(void)
 #define T(fn) cmocka_unit_test_setup_teardown(fn, each_setup, each_teardown)
     const struct CMUnitTest tests[] = {
         T(test_srv_ping_echo_errors),   T(test_srv_pipelining_and_inline),
+        T(test_srv_pipeline_does_not_starve_others),
         T(test_srv_protocol_errors_close), T(test_srv_select_and_dbs),
         T(test_srv_multi_exec_watch),   T(test_srv_blocking_pops),
         T(test_srv_multi_key_pops_and_move), T(test_srv_pubsub),
