@@ -74,6 +74,10 @@ void cmd_reply_err(struct conn *c, int rc)
     case ENC_EWRONGTYPE:
         resp_error(OUT(c), enc_strerror(rc));
         return;
+    case ENC_ENOTHLL:
+    case ENC_EHLLCORRUPT:
+        resp_error(OUT(c), enc_strerror(rc)); /* their own prefixes */
+        return;
     case ENC_ENOSPC:
         /* As Redis answers when its disk is full. */
         srv_log(LOG_WARNING, "storage error: %s: %s", enc_strerror(rc), stor_errmsg());

@@ -73,6 +73,10 @@ struct cmd {
     X("bitop", bitop, -4, CMD_W, 2, -1, 1, "bitmap")                                               \
     X("bitfield", bitfield, -2, CMD_W, 1, 1, 1, "bitmap")                                          \
     X("bitfield_ro", bitfield_ro, -2, CMD_R | CMD_F, 1, 1, 1, "bitmap")                            \
+    /* HyperLogLog: sketches stored as strings */                                              \
+    X("pfadd", pfadd, -2, CMD_W | CMD_F, 1, 1, 1, "hyperloglog")                                   \
+    X("pfcount", pfcount, -2, CMD_R, 1, -1, 1, "hyperloglog")                                      \
+    X("pfmerge", pfmerge, -2, CMD_W, 1, -1, 1, "hyperloglog")                                      \
     /* keys */                                                                                 \
     X("del", del, -2, CMD_W, 1, -1, 1, "generic")                                                  \
     X("unlink", del, -2, CMD_W | CMD_F, 1, -1, 1, "generic")                                           \

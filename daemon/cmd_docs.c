@@ -93,6 +93,13 @@ static const struct doc DOCS[] = {
       "#operation...")
     D("bitfield_ro", "6.0.0", "O(1) per operation", "Read integer fields of a string",
       "key@k [GET=(encoding offset@i)#encoding_offset...]")
+    /* HyperLogLog */
+    D("pfadd", "2.8.9", "O(1) per element", "Add elements to a HyperLogLog sketch",
+      "key@k [element...]")
+    D("pfcount", "2.8.9", "O(1) for one key, its estimate cached; O(N) for N keys",
+      "Estimate how many distinct elements one or more HyperLogLog sketches saw", "key@k...")
+    D("pfmerge", "2.8.9", "O(N) for N sketches",
+      "Merge HyperLogLog sketches into a destination sketch", "destkey@k sourcekey@k...")
     /* keys */
     D("del", "1.0.0", "O(N) for N keys; O(1) per key of any size here", "Delete keys", "key@k...")
     D("unlink", "4.0.0", "O(N) for N keys", "Delete keys (the same as DEL here)", "key@k...")

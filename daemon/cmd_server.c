@@ -640,7 +640,7 @@ static const char *acl_category(const char *group)
         {"string", "@string"},         {"generic", "@keyspace"}, {"hash", "@hash"},
         {"set", "@set"},               {"sorted-set", "@sortedset"}, {"list", "@list"},
         {"transactions", "@transaction"}, {"connection", "@connection"}, {"bitmap", "@bitmap"},
-        {"pubsub", "@pubsub"},
+        {"pubsub", "@pubsub"},         {"hyperloglog", "@hyperloglog"},
     };
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         if (!strcmp(map[i][0], group))

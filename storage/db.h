@@ -216,6 +216,23 @@ enum { DB_BITOP_AND = 1, DB_BITOP_OR = 2, DB_BITOP_XOR = 3, DB_BITOP_NOT = 4 };
 int db_bitop(struct db *d, unsigned dbi, int op, const char *dst, size_t dstn,
              const struct db_str *keys, size_t nkeys, uint64_t *len);
 
+/* HyperLogLog sketches are strings in Redis's layout (hll.h). A string
+ * that is not one is ENC_ENOTHLL; a sparse one whose opcodes do not add
+ * up, ENC_EHLLCORRUPT. PFADD: adds the elements to key's sketch, made
+ * empty when absent; *changed is 1 if it was made or a register grew (only
+ * then is it written). */
+int db_pfadd(struct db *d, unsigned dbi, const char *key, size_t klen,
+             const struct db_str *elems, size_t n, int *changed);
+/* PFCOUNT: the estimated number of distinct elements in the union of the
+ * sketches at keys (absent keys are empty). One key's estimate is cached in
+ * its header, written back when it was stale, as Redis does. */
+int db_pfcount(struct db *d, unsigned dbi, const struct db_str *keys, size_t n,
+               uint64_t *card);
+/* PFMERGE: dst becomes the union of itself and srcs, dense if any of them
+ * was; its expiry stays. */
+int db_pfmerge(struct db *d, unsigned dbi, const char *dst, size_t dstn,
+               const struct db_str *srcs, size_t n);
+
 enum { DB_SET_NX = 1, DB_SET_XX = 2, DB_SET_KEEPTTL = 4, DB_SET_GET = 8 };
 /* SET with its options. expire_ms applies unless KEEPTTL. With GET, *old
  * receives the previous value (NULL if none) and a non-string key is

@@ -3,6 +3,7 @@
  * every string operation is one point read and at most one put.
  */
 #include "db_int.h"
+#include "hll.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -535,5 +536,156 @@ int db_bitfield(struct db *d, unsigned dbi, const char *key, size_t klen, const 
     }
     free(buf);
     kc_free(&kc);
+    return rc;
+}
+
+/* ---- HyperLogLog ---- */
+
+/* Loads key for a sketch operation: ENC_EWRONGTYPE for another type,
+ * ENC_ENOTHLL for a string that is not a sketch; a missing key is fine
+ * (kc->m.type ENC_TYPE_NONE). */
+static int open_hll(struct db *d, struct db_kc *kc, unsigned dbi, const char *key, size_t klen,
+                    bool *dense)
+{
+    int rc = open_string_rmw(d, kc, dbi, key, klen);
+    *dense = false;
+    if (rc == 0 && kc->m.type == ENC_TYPE_STRING &&
+        hll_check(kc->m.value, kc->m.vlen, dense) != HLL_OK)
+        rc = ENC_ENOTHLL;
+    return rc;
+}
+
+int db_pfadd(struct db *d, unsigned dbi, const char *key, size_t klen,
+             const struct db_str *elems, size_t n, int *changed)
+{
+    struct db_kc kc;
+    bool dense;
+    db_begin(d);
+    int rc = open_hll(d, &kc, dbi, key, klen, &dense);
+    if (rc)
+        goto out;
+    bool fresh = kc.m.type == ENC_TYPE_NONE;
+    if (dense) {
+        /* In place: a dense sketch needs no decoding. */
+        char *v = stor_xmemdup(kc.m.value, kc.m.vlen);
+        bool grew = false;
+        for (size_t i = 0; i < n; i++)
+            grew |= hll_dense_add(v, elems[i].p, elems[i].n);
+        *changed = grew;
+        if (grew) {
+            hll_set_stale(v);
+            put_string(d, &kc, v, kc.m.vlen);
+            rc = db_commit(d);
+        }
+        free(v);
+        goto out;
+    }
+    /* Sparse (a new sketch is): edited as runs of equal registers. */
+    static const char empty[] = "HYLL\1\0\0\0\0\0\0\0\0\0\0\0\x7f\xff";
+    struct hll_runs *runs;
+    if (hll_runs_decode(fresh ? empty : kc.m.value, fresh ? sizeof empty - 1 : kc.m.vlen,
+                        &runs) != HLL_OK) {
+        rc = ENC_EHLLCORRUPT;
+        goto out;
+    }
+    bool grew = false;
+    for (size_t i = 0; i < n; i++)
+        grew |= hll_runs_add(runs, elems[i].p, elems[i].n);
+    *changed = fresh || grew;
+    if (*changed) {
+        size_t vn;
+        char *v = hll_runs_encode(runs, fresh ? NULL : kc.m.value, &vn);
+        put_string(d, &kc, v, vn);
+        rc = db_commit(d);
+        free(v);
+    }
+    hll_runs_free(runs);
+out:
+    kc_free(&kc);
+    return rc;
+}
+
+int db_pfcount(struct db *d, unsigned dbi, const struct db_str *keys, size_t n,
+               uint64_t *card)
+{
+    uint8_t *all = stor_xmalloc(HLL_REGS), *regs = stor_xmalloc(HLL_REGS);
+    memset(all, 0, HLL_REGS);
+    db_begin(d);
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        struct db_kc kc;
+        bool dense;
+        rc = open_hll(d, &kc, dbi, keys[i].p, keys[i].n, &dense);
+        if (rc == 0 && kc.m.type != ENC_TYPE_NONE) {
+            if (n == 1 && hll_cached(kc.m.value, kc.m.vlen, card)) {
+                kc_free(&kc);
+                goto out;
+            }
+            if (hll_decode(kc.m.value, kc.m.vlen, regs) != HLL_OK)
+                rc = ENC_EHLLCORRUPT;
+            for (size_t j = 0; j < HLL_REGS && !rc; j++)
+                if (regs[j] > all[j])
+                    all[j] = regs[j];
+            if (rc == 0 && n == 1) {
+                /* Keep the estimate, as Redis does: the next count is free. */
+                *card = hll_count(all);
+                char *v = stor_xmemdup(kc.m.value, kc.m.vlen);
+                hll_set_cached(v, *card);
+                put_string(d, &kc, v, kc.m.vlen);
+                db_commit(d); /* only a cache: a count stands without it */
+                free(v);
+                kc_free(&kc);
+                goto out;
+            }
+        }
+        kc_free(&kc);
+    }
+    if (rc == 0)
+        *card = hll_count(all);
+out:
+    free(all);
+    free(regs);
+    return rc;
+}
+
+int db_pfmerge(struct db *d, unsigned dbi, const char *dst, size_t dstn,
+               const struct db_str *srcs, size_t n)
+{
+    uint8_t *all = stor_xmalloc(HLL_REGS), *regs = stor_xmalloc(HLL_REGS);
+    memset(all, 0, HLL_REGS);
+    bool any_dense = false;
+    struct db_kc t;
+    db_begin(d);
+    int rc = 0;
+    /* The destination's own registers count too, first, as in Redis. */
+    for (size_t i = 0; i <= n && !rc; i++) {
+        struct db_kc kc;
+        bool dense;
+        const char *k = i ? srcs[i - 1].p : dst;
+        size_t kn = i ? srcs[i - 1].n : dstn;
+        rc = open_hll(d, &kc, dbi, k, kn, &dense);
+        if (rc == 0 && kc.m.type != ENC_TYPE_NONE) {
+            any_dense |= dense;
+            if (hll_decode(kc.m.value, kc.m.vlen, regs) != HLL_OK)
+                rc = ENC_EHLLCORRUPT;
+            for (size_t j = 0; j < HLL_REGS && !rc; j++)
+                if (regs[j] > all[j])
+                    all[j] = regs[j];
+        }
+        kc_free(&kc);
+    }
+    if (rc)
+        goto out;
+    if ((rc = kc_load(d, &t, dbi, dst, dstn)) == 0) {
+        size_t vn;
+        char *v = hll_encode(all, any_dense, t.m.type == ENC_TYPE_STRING ? t.m.value : NULL, &vn);
+        put_string(d, &t, v, vn);
+        rc = db_commit(d);
+        free(v);
+    }
+    kc_free(&t);
+out:
+    free(all);
+    free(regs);
     return rc;
 }

@@ -28,7 +28,9 @@
     X(ENC_EINVAL, 12, "invalid argument")                                                      \
     X(ENC_ENOSPC, 13, "no space left on device")                                              \
     X(ENC_EHASHINT, 14, "hash value is not an integer")                                        \
-    X(ENC_EHASHFLOAT, 15, "hash value is not a float")
+    X(ENC_EHASHFLOAT, 15, "hash value is not a float")                                         \
+    X(ENC_ENOTHLL, 16, "WRONGTYPE Key is not a valid HyperLogLog string value.")               \
+    X(ENC_EHLLCORRUPT, 17, "INVALIDOBJ Corrupted HLL object detected")
 
 enum enc_err {
 #define ENC_ERR_ENUM(name, off, msg) name = ENC_ERR_BASE - (off),
