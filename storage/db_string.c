@@ -581,10 +581,8 @@ int db_pfadd(struct db *d, unsigned dbi, const char *key, size_t klen,
         goto out;
     }
     /* Sparse (a new sketch is): edited as runs of equal registers. */
-    static const char empty[] = "HYLL\1\0\0\0\0\0\0\0\0\0\0\0\x7f\xff";
-    struct hll_runs *runs;
-    if (hll_runs_decode(fresh ? empty : kc.m.value, fresh ? sizeof empty - 1 : kc.m.vlen,
-                        &runs) != HLL_OK) {
+    struct hll_runs *runs = fresh ? hll_runs_empty() : NULL;
+    if (!fresh && hll_runs_decode(kc.m.value, kc.m.vlen, &runs) != HLL_OK) {
         rc = ENC_EHLLCORRUPT;
         goto out;
     }
@@ -605,6 +603,49 @@ out:
     return rc;
 }
 
+/* Folds key's sketch into all (each register the larger), decoding into
+ * scratch; a missing key folds nothing. *dense: whether it was dense. */
+static int hll_fold(struct db *d, unsigned dbi, const char *key, size_t klen, uint8_t *all,
+                    uint8_t *scratch, bool *dense)
+{
+    struct db_kc kc;
+    int rc = open_hll(d, &kc, dbi, key, klen, dense);
+    if (rc == 0 && kc.m.type != ENC_TYPE_NONE) {
+        if (hll_decode(kc.m.value, kc.m.vlen, scratch) != HLL_OK)
+            rc = ENC_EHLLCORRUPT;
+        for (size_t j = 0; j < HLL_REGS && !rc; j++)
+            if (scratch[j] > all[j])
+                all[j] = scratch[j];
+    }
+    kc_free(&kc);
+    return rc;
+}
+
+/* One key's count: its cached estimate, or one computed and kept in its
+ * header, as Redis does, so that the next count is free. */
+static int pfcount_one(struct db *d, unsigned dbi, const char *key, size_t klen, uint8_t *regs,
+                       uint64_t *card)
+{
+    struct db_kc kc;
+    bool dense;
+    *card = 0;
+    int rc = open_hll(d, &kc, dbi, key, klen, &dense);
+    if (rc == 0 && kc.m.type != ENC_TYPE_NONE && !hll_cached(kc.m.value, kc.m.vlen, card)) {
+        if (hll_decode(kc.m.value, kc.m.vlen, regs) != HLL_OK) {
+            rc = ENC_EHLLCORRUPT;
+        } else {
+            *card = hll_count(regs);
+            char *v = stor_xmemdup(kc.m.value, kc.m.vlen);
+            hll_set_cached(v, *card);
+            put_string(d, &kc, v, kc.m.vlen);
+            db_commit(d); /* only a cache: a count stands without it */
+            free(v);
+        }
+    }
+    kc_free(&kc);
+    return rc;
+}
+
 int db_pfcount(struct db *d, unsigned dbi, const struct db_str *keys, size_t n,
                uint64_t *card)
 {
@@ -612,37 +653,13 @@ int db_pfcount(struct db *d, unsigned dbi, const struct db_str *keys, size_t n,
     memset(all, 0, HLL_REGS);
     db_begin(d);
     int rc = 0;
-    for (size_t i = 0; i < n && !rc; i++) {
-        struct db_kc kc;
-        bool dense;
-        rc = open_hll(d, &kc, dbi, keys[i].p, keys[i].n, &dense);
-        if (rc == 0 && kc.m.type != ENC_TYPE_NONE) {
-            if (n == 1 && hll_cached(kc.m.value, kc.m.vlen, card)) {
-                kc_free(&kc);
-                goto out;
-            }
-            if (hll_decode(kc.m.value, kc.m.vlen, regs) != HLL_OK)
-                rc = ENC_EHLLCORRUPT;
-            for (size_t j = 0; j < HLL_REGS && !rc; j++)
-                if (regs[j] > all[j])
-                    all[j] = regs[j];
-            if (rc == 0 && n == 1) {
-                /* Keep the estimate, as Redis does: the next count is free. */
-                *card = hll_count(all);
-                char *v = stor_xmemdup(kc.m.value, kc.m.vlen);
-                hll_set_cached(v, *card);
-                put_string(d, &kc, v, kc.m.vlen);
-                db_commit(d); /* only a cache: a count stands without it */
-                free(v);
-                kc_free(&kc);
-                goto out;
-            }
-        }
-        kc_free(&kc);
-    }
-    if (rc == 0)
+    bool dense;
+    if (n == 1)
+        rc = pfcount_one(d, dbi, keys[0].p, keys[0].n, regs, card);
+    for (size_t i = 0; n > 1 && i < n && !rc; i++)
+        rc = hll_fold(d, dbi, keys[i].p, keys[i].n, all, regs, &dense);
+    if (rc == 0 && n > 1)
         *card = hll_count(all);
-out:
     free(all);
     free(regs);
     return rc;
@@ -653,38 +670,26 @@ int db_pfmerge(struct db *d, unsigned dbi, const char *dst, size_t dstn,
 {
     uint8_t *all = stor_xmalloc(HLL_REGS), *regs = stor_xmalloc(HLL_REGS);
     memset(all, 0, HLL_REGS);
-    bool any_dense = false;
-    struct db_kc t;
+    bool any_dense = false, dense;
     db_begin(d);
-    int rc = 0;
-    /* The destination's own registers count too, first, as in Redis. */
-    for (size_t i = 0; i <= n && !rc; i++) {
-        struct db_kc kc;
-        bool dense;
-        const char *k = i ? srcs[i - 1].p : dst;
-        size_t kn = i ? srcs[i - 1].n : dstn;
-        rc = open_hll(d, &kc, dbi, k, kn, &dense);
-        if (rc == 0 && kc.m.type != ENC_TYPE_NONE) {
-            any_dense |= dense;
-            if (hll_decode(kc.m.value, kc.m.vlen, regs) != HLL_OK)
-                rc = ENC_EHLLCORRUPT;
-            for (size_t j = 0; j < HLL_REGS && !rc; j++)
-                if (regs[j] > all[j])
-                    all[j] = regs[j];
+    /* The destination's own registers count too, as in Redis. */
+    int rc = hll_fold(d, dbi, dst, dstn, all, regs, &any_dense);
+    for (size_t i = 0; i < n && !rc; i++) {
+        rc = hll_fold(d, dbi, srcs[i].p, srcs[i].n, all, regs, &dense);
+        any_dense |= dense;
+    }
+    if (rc == 0) {
+        struct db_kc t;
+        if ((rc = kc_load(d, &t, dbi, dst, dstn)) == 0) {
+            size_t vn;
+            char *v = hll_encode(all, any_dense,
+                                 t.m.type == ENC_TYPE_STRING ? t.m.value : NULL, &vn);
+            put_string(d, &t, v, vn);
+            rc = db_commit(d);
+            free(v);
         }
-        kc_free(&kc);
+        kc_free(&t);
     }
-    if (rc)
-        goto out;
-    if ((rc = kc_load(d, &t, dbi, dst, dstn)) == 0) {
-        size_t vn;
-        char *v = hll_encode(all, any_dense, t.m.type == ENC_TYPE_STRING ? t.m.value : NULL, &vn);
-        put_string(d, &t, v, vn);
-        rc = db_commit(d);
-        free(v);
-    }
-    kc_free(&t);
-out:
     free(all);
     free(regs);
     return rc;

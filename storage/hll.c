@@ -269,6 +269,16 @@ corrupt:
     return HLL_CORRUPT;
 }
 
+struct hll_runs *hll_runs_empty(void)
+{
+    struct hll_runs *r = calloc(1, sizeof *r);
+    if (!r)
+        abort();
+    runs_room(r, 4);
+    runs_push(r, HLL_REGS, 0);
+    return r;
+}
+
 bool hll_runs_add(struct hll_runs *r, const char *e, size_t n)
 {
     size_t idx, i = 0, start = 0;

@@ -59,6 +59,7 @@ struct hll_runs;
 /* The runs of a checked sparse sketch: HLL_OK (*out to free with
  * hll_runs_free), or HLL_CORRUPT. */
 int hll_runs_decode(const char *v, size_t n, struct hll_runs **out);
+struct hll_runs *hll_runs_empty(void); /* a new sketch's: every register 0 */
 bool hll_runs_add(struct hll_runs *r, const char *e, size_t n); /* as hll_add */
 /* As hll_encode, from runs (sparse when it can be). */
 char *hll_runs_encode(const struct hll_runs *r, const char *old, size_t *n);
