@@ -269,22 +269,25 @@ bool cmd_arg_count(struct conn *c, size_t i, int64_t *v);
 bool cmd_rand_count(struct conn *c, size_t i, int64_t *count);
 /* "numkeys key [key ...]" with numkeys at argument `at`. */
 bool cmd_numkeys(struct conn *c, size_t at, int64_t *numkeys);
-/* [B]LMPOP/[B]ZMPOP's "[timeout] numkeys key [key ...] END [COUNT count]",
- * the timeout only when blocking; END one of the two words: *end is 1 for
- * end1 (LEFT, MIN), 0 for end0. *count is 1 without COUNT; *deadline as
- * cmd_timeout_arg's (left alone when not blocking or already parked).
- * Replies Redis's error on failure. */
-bool cmd_mpop_args(struct conn *c, bool blocking, const char *end1, const char *end0,
-                   int64_t *nk, int *end, int64_t *count, uint64_t *deadline);
 /* Parses a blocking command's timeout (seconds, a float) into an absolute
  * deadline in ms, 0 for none. Replies Redis's error on failure. */
 bool cmd_timeout_arg(struct conn *c, size_t i, uint64_t *deadline);
 /* Whether a blocking command that found nothing parks its client: not
  * inside EXEC (it answers nil there), and not when already parked. */
 bool cmd_may_block(const struct conn *c);
-/* What a pop that found nothing does: a blocking one parks when it may,
- * else (unless already parked) it answers a null array. */
-void cmd_pop_none(struct conn *c, bool blocking, uint64_t deadline);
+/* A type's pop for the multi-key and blocking pops: from the first
+ * non-empty key of arguments [first, last], it replies [key, popped] (many:
+ * as [LZ]MPOP, else as BLPOP/BZPOPMIN) or an error, and returns true; or it
+ * replies nothing and returns false. end picks the side: 1 is the left of
+ * a list, the highest scores of a sorted set. */
+typedef bool (*cmd_pop_fn)(struct conn *c, size_t first, size_t last, int end, uint64_t count,
+                           bool many);
+/* BLPOP-shaped: "key [key ...] timeout", one element from side end. */
+void cmd_bpop(struct conn *c, cmd_pop_fn pop, int end);
+/* LMPOP-shaped: "[timeout] numkeys key [key ...] END [COUNT count]", END
+ * one of end1 (pop's end 1) and end0; the timeout only when blocking. */
+void cmd_mpop(struct conn *c, cmd_pop_fn pop, bool blocking, const char *end1,
+              const char *end0);
 void cmd_reply_vec(struct conn *c, const struct db_vec *v);     /* array of bulks/nils */
 /* The common reply tails: rc < 0 is an error reply, else the value. */
 void cmd_reply_int(struct conn *c, int rc, int64_t v);
@@ -292,6 +295,8 @@ void cmd_reply_ok(struct conn *c, int rc);
 /* ENC_ENOTFOUND → nil; other rc < 0 → error; else the bulk v, then free(v). */
 void cmd_reply_bulk(struct conn *c, int rc, char *v, size_t vn);
 void cmd_reply_syntax(struct conn *c);                          /* ERR syntax error */
+/* A HELP reply: the lines as an array of simple strings. */
+void cmd_reply_lines(struct conn *c, const char *const *lines, size_t n);
 /* HSCAN/SSCAN/ZSCAN over a collection of type (enum enc_type). */
 void cmd_cscan_generic(struct conn *c, int type);
 /* Parks c on its blocking command until deadline_ms (0: forever). */

@@ -534,9 +534,7 @@ void cmd_object(struct conn *c)
             "HELP",
             "    Print this help.",
         };
-        resp_array(OUT(c), sizeof lines / sizeof lines[0]);
-        for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
-            resp_simple(OUT(c), lines[i]);
+        cmd_reply_lines(c, lines, sizeof lines / sizeof lines[0]);
         return;
     }
     if (c->argc != 3) {

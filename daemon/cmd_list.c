@@ -302,47 +302,26 @@ static bool pop_first(struct conn *c, size_t first, size_t last, int left, uint6
 }
 
 /* BLPOP/BRPOP key [key ...] timeout */
-static void bpop_generic(struct conn *c, int left)
-{
-    uint64_t deadline = 0;
-    if (!(c->flags & CONN_BLOCKED) && !cmd_timeout_arg(c, c->argc - 1, &deadline))
-        return;
-    if (!pop_first(c, 1, c->argc - 2, left, 1, false))
-        cmd_pop_none(c, true, deadline);
-}
-
 void cmd_blpop(struct conn *c)
 {
-    bpop_generic(c, 1);
+    cmd_bpop(c, pop_first, 1);
 }
 
 void cmd_brpop(struct conn *c)
 {
-    bpop_generic(c, 0);
+    cmd_bpop(c, pop_first, 0);
 }
 
 /* LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count]; BLMPOP has a
  * timeout first. */
-static void mpop_generic(struct conn *c, bool blocking)
-{
-    size_t at = blocking ? 2 : 1;
-    int64_t nk, count;
-    int left;
-    uint64_t deadline = 0;
-    if (!cmd_mpop_args(c, blocking, "left", "right", &nk, &left, &count, &deadline))
-        return;
-    if (!pop_first(c, at + 1, at + (size_t)nk, left, (uint64_t)count, true))
-        cmd_pop_none(c, blocking, deadline);
-}
-
 void cmd_lmpop(struct conn *c)
 {
-    mpop_generic(c, false);
+    cmd_mpop(c, pop_first, false, "left", "right");
 }
 
 void cmd_blmpop(struct conn *c)
 {
-    mpop_generic(c, true);
+    cmd_mpop(c, pop_first, true, "left", "right");
 }
 
 static void bmove_generic(struct conn *c, int from, int to, size_t timeout_i)

@@ -388,9 +388,7 @@ void cmd_pubsub(struct conn *c)
             "HELP",
             "    This help.",
         };
-        resp_array(OUT(c), sizeof lines / sizeof lines[0]);
-        for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
-            resp_simple(OUT(c), lines[i]);
+        cmd_reply_lines(c, lines, sizeof lines / sizeof lines[0]);
     } else if (cmd_arg_is(c, 1, "channels") || cmd_arg_is(c, 1, "shardchannels")) {
         resp_errorf(OUT(c),
                     "ERR unknown subcommand or wrong number of arguments for '%.*s'. "

@@ -355,9 +355,7 @@ void cmd_client(struct conn *c)
             "SETNAME <name>", "    Assign the name <name> to the current connection.",
             "HELP", "    Print this help.",
         };
-        resp_array(OUT(c), sizeof lines / sizeof lines[0]);
-        for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
-            resp_simple(OUT(c), lines[i]);
+        cmd_reply_lines(c, lines, sizeof lines / sizeof lines[0]);
     } else {
         resp_errorf(OUT(c), "ERR unknown subcommand '%.*s'. Try CLIENT HELP.", (int)c->argv[1].n,
                     c->argv[1].p);
@@ -594,9 +592,7 @@ void cmd_config(struct conn *c)
             "RESETSTAT", "    Reset statistics reported by the INFO command.",
             "HELP", "    Print this help.",
         };
-        resp_array(OUT(c), sizeof lines / sizeof lines[0]);
-        for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
-            resp_simple(OUT(c), lines[i]);
+        cmd_reply_lines(c, lines, sizeof lines / sizeof lines[0]);
     } else if (cmd_arg_is(c, 1, "get") || cmd_arg_is(c, 1, "set") ||
                cmd_arg_is(c, 1, "resetstat") || cmd_arg_is(c, 1, "help")) {
         resp_errorf(OUT(c), "ERR wrong number of arguments for 'config|%.*s' command",
@@ -720,9 +716,7 @@ void cmd_command(struct conn *c)
             "    commands are returned.",
             "HELP", "    Print this help.",
         };
-        resp_array(OUT(c), sizeof lines / sizeof lines[0]);
-        for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
-            resp_simple(OUT(c), lines[i]);
+        cmd_reply_lines(c, lines, sizeof lines / sizeof lines[0]);
     } else {
         resp_errorf(OUT(c), "ERR unknown subcommand '%.*s'. Try COMMAND HELP.",
                     (int)c->argv[1].n, c->argv[1].p);
@@ -778,9 +772,7 @@ void cmd_slowlog(struct conn *c)
             "RESET", "    Reset the slowlog.",
             "HELP", "    Print this help.",
         };
-        resp_array(OUT(c), sizeof lines / sizeof lines[0]);
-        for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
-            resp_simple(OUT(c), lines[i]);
+        cmd_reply_lines(c, lines, sizeof lines / sizeof lines[0]);
     } else {
         resp_errorf(OUT(c), "ERR unknown subcommand or wrong number of arguments for '%.*s'. "
                             "Try SLOWLOG HELP.",

@@ -208,37 +208,6 @@ bool cmd_numkeys(struct conn *c, size_t at, int64_t *numkeys)
     return true;
 }
 
-bool cmd_mpop_args(struct conn *c, bool blocking, const char *end1, const char *end0,
-                   int64_t *nk, int *end, int64_t *count, uint64_t *deadline)
-{
-    size_t at = blocking ? 2 : 1;
-    if (enc_str2ll(c->argv[at].p, c->argv[at].n, nk) || *nk <= 0) {
-        resp_error(OUT(c), "ERR numkeys should be greater than 0");
-        return false;
-    }
-    size_t w = at + 1 + (size_t)*nk;
-    if ((uint64_t)*nk >= c->argc - at - 1 || !(cmd_arg_is(c, w, end1) || cmd_arg_is(c, w, end0))) {
-        cmd_reply_syntax(c);
-        return false;
-    }
-    *end = cmd_arg_is(c, w, end1);
-    *count = -1;
-    for (size_t i = w + 1; i < c->argc; i += 2) {
-        if (*count != -1 || !cmd_arg_is(c, i, "count") || i + 1 >= c->argc) {
-            cmd_reply_syntax(c);
-            return false;
-        }
-        if (enc_str2ll(c->argv[i + 1].p, c->argv[i + 1].n, count) || *count <= 0) {
-            resp_error(OUT(c), "ERR count should be greater than 0");
-            return false;
-        }
-    }
-    if (*count == -1)
-        *count = 1;
-    /* The timeout is read after the rest, as Redis reads it. */
-    return !blocking || (c->flags & CONN_BLOCKED) || cmd_timeout_arg(c, 1, deadline);
-}
-
 /* SINTERCARD numkeys key [key ...] [LIMIT limit] */
 void cmd_sintercard(struct conn *c)
 {

@@ -498,47 +498,26 @@ static bool pop_first(struct conn *c, size_t first, size_t last, int max, uint64
 }
 
 /* BZPOPMIN/BZPOPMAX key [key ...] timeout */
-static void bpop_generic(struct conn *c, int max)
-{
-    uint64_t deadline = 0;
-    if (!(c->flags & CONN_BLOCKED) && !cmd_timeout_arg(c, c->argc - 1, &deadline))
-        return;
-    if (!pop_first(c, 1, c->argc - 2, max, 1, false))
-        cmd_pop_none(c, true, deadline);
-}
-
 void cmd_bzpopmin(struct conn *c)
 {
-    bpop_generic(c, 0);
+    cmd_bpop(c, pop_first, 0);
 }
 
 void cmd_bzpopmax(struct conn *c)
 {
-    bpop_generic(c, 1);
+    cmd_bpop(c, pop_first, 1);
 }
 
 /* ZMPOP numkeys key [key ...] MIN|MAX [COUNT count]; BZMPOP has a timeout
  * first. */
-static void mpop_generic(struct conn *c, bool blocking)
-{
-    size_t at = blocking ? 2 : 1;
-    int64_t nk, count;
-    int min;
-    uint64_t deadline = 0;
-    if (!cmd_mpop_args(c, blocking, "min", "max", &nk, &min, &count, &deadline))
-        return;
-    if (!pop_first(c, at + 1, at + (size_t)nk, !min, (uint64_t)count, true))
-        cmd_pop_none(c, blocking, deadline);
-}
-
 void cmd_zmpop(struct conn *c)
 {
-    mpop_generic(c, false);
+    cmd_mpop(c, pop_first, false, "max", "min");
 }
 
 void cmd_bzmpop(struct conn *c)
 {
-    mpop_generic(c, true);
+    cmd_mpop(c, pop_first, true, "max", "min");
 }
 
 /* ZRANDMEMBER key [count [WITHSCORES]] */
