@@ -2,7 +2,8 @@
 # report.sh — the benchmark report: shmkv against Debian's redis-server on
 # this machine, in this run, as a Markdown report and PNG plots (gnuplot).
 #
-#   bench/report.sh [--quick] [--out DIR]
+#   bench/report.sh [--quick] [--out DIR] [--sections 1,3] [--loads A,B]
+#                   [--prebuilt]
 #
 # Builds what it needs, then measures, each as medians over repeated runs
 # with min–max where a section repeats, and as ratios against the peer
@@ -25,24 +26,34 @@
 # The default scale takes about 15 minutes on 2 CPUs; --quick (about 2
 # minutes, run by CI so the code never rots) shrinks every count and judges
 # nothing. Output: DIR/REPORT.md and DIR/*.png (default bench/results).
+# --sections runs only those sections; --loads sets section 3's two bulk
+# loads in MiB/s (default 24,56: on a larger machine both may be kept up
+# with); --prebuilt skips installing and building, for a machine that got
+# the binaries from bench/bundle.sh. Without gnuplot the plots are skipped.
 # Loopback and Unix sockets only; every server is started here, stopped by
 # its PID, and its folder removed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-quick=0 out=bench/results
+quick=0 out=bench/results sections=1,2,3,4,5,6 loads="" prebuilt=0
 while [ $# -gt 0 ]; do
     case "$1" in
     --quick) quick=1 ;;
     --out) out=$2; shift ;;
-    *) echo "usage: $0 [--quick] [--out DIR]" >&2; exit 2 ;;
+    --sections) sections=$2; shift ;;
+    --loads) loads=$2; shift ;;
+    --prebuilt) prebuilt=1 ;;
+    *) echo "usage: $0 [--quick] [--out DIR] [--sections LIST] [--loads A,B] [--prebuilt]" >&2; exit 2 ;;
     esac
     shift
 done
+want() { [[ ",$sections," == *",$1,"* ]]; }
 
-scripts/deps.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build -j"$(nproc)" >/dev/null
+if [ "$prebuilt" = 0 ]; then
+    scripts/deps.sh
+    cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+    cmake --build build -j"$(nproc)" >/dev/null
+fi
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 shmkvd=$PWD/build/daemon/shmkvd kvtool=$PWD/build/bench/kvtool shmb=$PWD/build/bench/shm_bench
@@ -57,6 +68,7 @@ else
     shm_args=(--runs 3) resp_args=(--runs 3 --requests 100000) tl_secs=20 tl_mbps=24 tl_mbps_over=56 tl_rate=5000
     ltm_cache=16mb ltm_secs=10 ltm_runs=3 big=1000000 big_runs=3 fp_keys=10000000
 fi
+if [ -n "$loads" ]; then tl_mbps=${loads%,*} tl_mbps_over=${loads#*,}; fi
 started=$(date +%s)
 note() { echo "report: $* ($(($(date +%s) - started)) s)" >&2; }
 
@@ -83,12 +95,24 @@ stop() { # PID: SIGTERM, then wait for it
     wait "$1" 2>/dev/null || true
 }
 
+plot() { # the gnuplot script on stdin, or nothing where gnuplot is missing
+    if command -v gnuplot >/dev/null; then gnuplot; else cat >/dev/null; note "no gnuplot: a plot skipped"; fi
+}
+
+img() { # ALT FILE: the Markdown for a plot, where one was drawn
+    if command -v gnuplot >/dev/null; then echo "![$1]($2)"; fi
+}
+
 rss_kb() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status"; }
 
 md="$work/report.md"
 : >"$md"
 
+# Each section sits in `if want N` unindented: its gnuplot here-documents
+# end at column 0.
+
 # ---- 1. local reads ----
+if want 1; then
 note "1/6 local reads"
 bench/shm_bench.sh "${shm_args[@]}" --cdf "$work/cdf" --out "$work/shm.md" >/dev/null 2>&1
 {
@@ -96,10 +120,10 @@ bench/shm_bench.sh "${shm_args[@]}" --cdf "$work/cdf" --out "$work/shm.md" >/dev
     echo
     tail -n +3 "$work/shm.md"
     echo
-    echo "![latency CDF](local_reads_cdf.png)"
+    img "latency CDF" "local_reads_cdf.png"
     echo
 } >>"$md"
-gnuplot <<EOF
+plot <<EOF
 set terminal pngcairo size 900,500 noenhanced
 set output "$out/local_reads_cdf.png"
 set title "Local read latency, 1 process, uniform keys"
@@ -113,7 +137,10 @@ plot "$work/cdf/shm.cdf" using 1:2 with lines lw 2 title "libshmkv shm hit", \
      "$work/cdf/hiredis-redis.cdf" using 1:2 with lines lw 2 title "hiredis GET, Unix socket, redis-server"
 EOF
 
+fi
+
 # ---- 2. RESP throughput ----
+if want 2; then
 note "2/6 RESP throughput"
 bench/resp_bench.sh "${resp_args[@]}" --tests set,get,hset,lpush,sadd,zadd,lrange_100,mset \
     --out "$work/resp.md" >/dev/null 2>&1
@@ -122,7 +149,7 @@ bench/resp_bench.sh "${resp_args[@]}" --tests set,get,hset,lpush,sadd,zadd,lrang
     echo
     tail -n +3 "$work/resp.md"
     echo
-    echo "![throughput](resp_throughput.png)"
+    img "throughput" "resp_throughput.png"
     echo
 } >>"$md"
 # test pipeline redis aof shmkvd: the medians, first number of each cell
@@ -130,7 +157,7 @@ grep '^| [A-Z]' "$work/resp.md" | awk -F'|' '{
     gsub(/ /, "", $2); gsub(/ /, "", $3)
     split($4, a, " "); split($6, b, " "); split($8, c, " ")
     printf "%s/P%s %s %s %s\n", $2, $3, a[1], b[1], c[1] }' >"$work/resp.dat"
-gnuplot <<EOF
+plot <<EOF
 set terminal pngcairo size 1100,500 noenhanced
 set output "$out/resp_throughput.png"
 set title "redis-benchmark requests/s (median), 50 clients"
@@ -144,7 +171,10 @@ set key top left
 plot "$work/resp.dat" using 2:xtic(1) title "redis-server", '' using 3 title "redis-server aof everysec", '' using 4 title "shmkvd"
 EOF
 
+fi
+
 # ---- 3. writes under compaction pressure ----
+if want 3; then
 # Paced: a fixed rate below every server's capacity, latency counted from
 # each command's scheduled time. Run back to back from 50 connections, the
 # test measured queueing at saturation instead, which hides what a stall
@@ -184,12 +214,18 @@ tl_cells() { # MBPS TAG: SET and HSET x write-back on, off, redis-server AOF
             wait "$loader" 2>/dev/null || true
             if [ $mode = on ]; then wait "$poller" 2>/dev/null || true; fi
             stop "$pid"
-            tl_rows+=$(awk -v c="$cmd" -v m="$mode" -v l="$mbps" -v pk="$(cat "$f.peak")" '
+            # RocksDB logs each change of its write controller: "Stalling
+            # writes" (delayed) and "Stopping writes".
+            stalls=—
+            if [ $mode != redis ]; then
+                stalls="$(cat "$work/tl-$tag-$cmd-$mode/data/LOG"* 2>/dev/null | grep -c 'Stalling writes' || true) / $(cat "$work/tl-$tag-$cmd-$mode/data/LOG"* 2>/dev/null | grep -c 'Stopping writes' || true)"
+            fi
+            tl_rows+=$(awk -v c="$cmd" -v m="$mode" -v l="$mbps" -v pk="$(cat "$f.peak")" -v st="$stalls" '
                 function median(arr, n,   i, j, t) {
                     for (i = 2; i <= n; i++) for (j = i; j > 1 && arr[j-1] > arr[j]; j--) { t = arr[j]; arr[j] = arr[j-1]; arr[j-1] = t }
                     return n % 2 ? arr[(n+1)/2] : (arr[n/2] + arr[n/2+1]) / 2 }
                 { n++; p50[n] = $2; p99[n] = $3; p999[n] = $4; ops[n] = $5; if ($4 > mx) mx = $4; if (!mn || $4 < mn) mn = $4 }
-                END { printf "| %s | %d MiB/s | %s | %d | %d | %d (%d–%d) | %.0f | %s |\n", toupper(c), l, m == "redis" ? "redis-server, appendonly everysec" : "shmkvd, write-back " m, median(p50, n), median(p99, n), median(p999, n), mn, mx, median(ops, n), m == "on" ? sprintf("%.1f", pk / 1048576) : "—" }' "$f.dat")
+                END { printf "| %s | %d MiB/s | %s | %d | %d | %d (%d–%d) | %.0f | %s | %s |\n", toupper(c), l, m == "redis" ? "redis-server, appendonly everysec" : "shmkvd, write-back " m, median(p50, n), median(p99, n), median(p999, n), mn, mx, median(ops, n), m == "on" ? sprintf("%.1f", pk / 1048576) : "—", st }' "$f.dat")
             tl_rows+=$'\n'
         done
     done
@@ -207,15 +243,15 @@ tl_ratio() { # TAG CMD: median p99.9 off ÷ on, and redis ÷ on
 {
     echo "## 3. Writes under compaction pressure"
     echo
-    echo "SET and HSET, 100-byte values, $tl_rate commands/s paced from 50 connections for $tl_secs s, latency counted from each command's scheduled time; meanwhile a background client writes 4 KiB values at a steady rate: $tl_mbps MiB/s, which RocksDB's compaction keeps up with on this machine, then $tl_mbps_over MiB/s, which it does not (it falls behind and RocksDB delays writes; with write-back the flusher takes the delay and the overlay grows, up to overlay-max-memory, 256 MiB by default, beyond which writers wait too). shmkvd runs with 4 MiB memtables, so RocksDB flushes and compacts throughout; redis-server, with AOF, is the reference under the same load. Per second: latency percentiles in µs; the table gives their medians over the seconds (min–max for p99.9). An unpaced load is not used: it overloads every design, which must then push back somewhere (bench/results/writeback_bench.md measures that case, and throughput)."
+    echo "SET and HSET, 100-byte values, $tl_rate commands/s paced from 50 connections for $tl_secs s, latency counted from each command's scheduled time; meanwhile a background client writes 4 KiB values at a steady rate: $tl_mbps MiB/s, then $tl_mbps_over MiB/s. Where compaction falls behind, RocksDB delays writes (the last column counts the times it began delaying and stopping them, from its LOG); with write-back the flusher takes the delay and the overlay grows, up to overlay-max-memory, 256 MiB by default, beyond which writers wait too. shmkvd runs with 4 MiB memtables, so RocksDB flushes and compacts throughout; redis-server, with AOF, is the reference under the same load. Per second: latency percentiles in µs; the table gives their medians over the seconds (min–max for p99.9). An unpaced load is not used: it overloads every design, which must then push back somewhere (bench/results/writeback_bench.md measures that case, and throughput)."
     echo
-    echo "| command | bulk load | server | p50 µs | p99 µs | p99.9 µs | commands/s | overlay peak MiB |"
-    echo "|---|---:|---|---:|---:|---:|---:|---:|"
+    echo "| command | bulk load | server | p50 µs | p99 µs | p99.9 µs | commands/s | overlay peak MiB | RocksDB delays / stops |"
+    echo "|---|---:|---|---:|---:|---:|---:|---:|---:|"
     printf '%s' "$tl_rows"
     echo
     echo "Median p99.9, write-back off ÷ on, at $tl_mbps MiB/s: SET $(tl_ratio a set), HSET $(tl_ratio a hset); at $tl_mbps_over MiB/s: SET $(tl_ratio b set), HSET $(tl_ratio b hset)."
     echo
-    echo "![latency over time](writes_under_compaction.png)"
+    img "latency over time" "writes_under_compaction.png"
     echo
 } >>"$md"
 tl_plot() { # TAG MBPS: one panel
@@ -229,7 +265,7 @@ plot "$work/tl-$1-set-on.dat" using 1:4 with lines lw 2 title "SET, write-back o
      "$work/tl-$1-hset-redis.dat" using 1:4 with lines dt 2 lw 1 title "HSET, redis-server AOF"
 PLOT
 }
-gnuplot <<EOF
+plot <<EOF
 set terminal pngcairo size 1400,500 noenhanced
 set output "$out/writes_under_compaction.png"
 set multiplot layout 1,2 title "p99.9 latency per second during a bulk load ($tl_rate commands/s)"
@@ -243,7 +279,10 @@ $(tl_plot b "$tl_mbps_over")
 unset multiplot
 EOF
 
+fi
+
 # ---- 4. larger than memory ----
+if want 4; then
 note "4/6 larger than memory"
 start ltm shmkvd --shm-cache-size "$ltm_cache"
 ltm_port=$port
@@ -288,10 +327,10 @@ done
             m = med(4); printf " %.4f (%.4f–%.4f) |\n", m, lo, hi
             m = med(5); printf "| cold start: 90%% of the steady hit ratio reached after | %.0f ms (%.0f–%.0f) | |\n", m, lo, hi }' "$work/ltm.raw"
     echo
-    echo "![cold start](cold_start.png)"
+    img "cold start" "cold_start.png"
     echo
 } >>"$md"
-gnuplot <<EOF
+plot <<EOF
 set terminal pngcairo size 900,500 noenhanced
 set output "$out/cold_start.png"
 set title "Cold start after a restart (the last run): Zipf 0.99 over 10x the cache"
@@ -306,7 +345,10 @@ plot "$work/ltm-cold.dat" using 1:3 with lines lw 2 title "hit ratio", \
      "$work/ltm-cold.dat" using 1:2 axes x1y2 with lines title "reads/s"
 EOF
 
+fi
+
 # ---- 5. big keys ----
+if want 5; then
 note "5/6 big keys"
 start big-k shmkvd
 kport=$port kpid=$pid
@@ -358,7 +400,10 @@ done
 stop "$kpid"
 stop "$rpid"
 
+fi
+
 # ---- 6. footprint ----
+if want 6; then
 note "6/6 footprint"
 start fp-k shmkvd
 kport=$port kpid=$pid
@@ -397,11 +442,12 @@ rused=$(redis-cli -p "$rport" info memory | awk -F: '/^used_memory:/ { printf "%
 } >>"$md"
 stop "$kpid"
 stop "$rpid"
+fi
 
 {
     echo "# shmkv benchmark report"
     echo
-    echo "Measured $(date -u '+%Y-%m-%d %H:%M UTC') on $(nproc) CPUs ($(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), Linux $(uname -r); shmkvd $(git rev-parse --short HEAD 2>/dev/null || echo '?'), redis-server $(redis-server --version | awk '{ print $3 }' | cut -d= -f2)$([ "$quick" = 1 ] && echo ', --quick scale: figures not meaningful'). Made by \`bench/report.sh\` in $(($(date +%s) - started)) s."
+    echo "Measured $(date -u '+%Y-%m-%d %H:%M UTC') on $(nproc) CPUs ($(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), Linux $(uname -r); shmkvd ${SHMKV_REV:-$(git rev-parse --short HEAD 2>/dev/null || echo '?')}, redis-server $(redis-server --version | awk '{ print $3 }' | cut -d= -f2)$([ "$quick" = 1 ] && echo ', --quick scale: figures not meaningful'). Made by \`bench/report.sh\`$([ "$sections" = 1,2,3,4,5,6 ] || echo " (sections $sections)") in $(($(date +%s) - started)) s."
     echo
     cat "$md"
 } >"$out/REPORT.md"
