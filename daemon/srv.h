@@ -54,6 +54,7 @@ struct srv_conf {
     char *journal_shm_dir; /* NULL: the journal stays on disk */
     int64_t shm_cache_bytes; /* 0: no shared-memory cache */
     int64_t shm_max_record;
+    int shm_huge_pages; /* try the hugetlb pool for the segment first */
     int64_t slowlog_log_slower_than;
     int slowlog_max_len;
 };

@@ -151,7 +151,8 @@ int srv_cache_open(void)
     struct shmc_w_opts o = {.size = (size_t)srv.conf.shm_cache_bytes,
                             .max_record = (size_t)srv.conf.shm_max_record,
                             .socket_path = srv.conf.unixsocket,
-                            .lease_ms = SRV_CACHE_LEASE_MS};
+                            .lease_ms = SRV_CACHE_LEASE_MS,
+                            .huge_pages = srv.conf.shm_huge_pages != 0};
     char err[256];
     if (shmc_w_create(&srv.cache, &o, err, sizeof err) != 0) {
         srv_log(LOG_WARNING, "%s", err);
@@ -232,6 +233,7 @@ void srv_cache_info(struct resp_buf *out)
     const struct shmc_hdr *h = shmc_w_hdr(srv.cache);
     unsigned long long looks = st.lookups, hits = st.hits + st.neg_hits;
     LINE("cache_segment_bytes:%llu\r\n", (unsigned long long)h->seg_size);
+    LINE("cache_huge_pages:%d\r\n", shmc_w_huge(srv.cache));
     LINE("cache_log_bytes:%llu\r\n", (unsigned long long)st.size);
     LINE("cache_used_bytes:%llu\r\n", (unsigned long long)st.used);
     LINE("cache_max_record:%u\r\n", h->max_record);

@@ -62,6 +62,7 @@ static const struct param params[] = {
      NULL},
     {"min-free-disk", P_MEM, OFF(min_free_disk), true, 0, INT64_MAX, NULL, NULL},
     {"shm-cache-size", P_MEM, OFF(shm_cache_bytes), false, 0, INT64_MAX, NULL, NULL},
+    {"shm-cache-huge-pages", P_BOOL, OFF(shm_huge_pages), false, 0, 1, NULL, NULL},
     {"shm-cache-max-record", P_MEM, OFF(shm_max_record), false, 64, INT64_MAX, NULL, NULL},
     {"slowlog-log-slower-than", P_MEM, OFF(slowlog_log_slower_than), true, -1, INT64_MAX, NULL,
      NULL},
@@ -108,6 +109,7 @@ void srv_conf_init(struct srv_conf *c)
     c->overlay_max_bytes = 256ll << 20;
     c->min_free_disk = 1ll << 30;
     c->journal_shm_dir = xstrdup("/dev/shm");
+    c->shm_huge_pages = 1;
     c->shm_cache_bytes = 64ll << 20;
     c->shm_max_record = 1ll << 20;
     c->slowlog_log_slower_than = 10000;

@@ -42,6 +42,7 @@ struct shmc_w {
     uint32_t nb;
     struct wlog q[2];
     size_t max_record;
+    bool huge; /* the segment is on 2 MiB hugetlb pages */
     uint32_t *ghost; /* S3-FIFO's ghost queue, lossy: one fingerprint per cell */
     uint32_t ghost_mask;
     uint32_t *touched; /* buckets made odd in this transaction */
@@ -63,12 +64,57 @@ static void *xrealloc(void *p, size_t n)
 
 /* ---- creation ---- */
 
+/* The segment's seals: its size is fixed, and no mapping made from now on
+ * may write (the daemon's own, made before, still does). */
+#define SEG_SEALS (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE | F_SEAL_SEAL)
+#define SHMC_HUGE_PAGE ((size_t)2 << 20)
+
+/* Two MiB pages from the kernel's hugetlb pool, where it was given one
+ * (vm.nr_hugepages) with room for the whole segment: a uniform random hit
+ * then costs no TLB miss. The memfd is sealed at once, the daemon's own
+ * mapping being made already, so that a kernel which cannot seal hugetlb
+ * files falls back here rather than failing later. Returns the mapping
+ * (*fd set, *size rounded down to whole pages), or NULL. */
+static char *seg_map_huge(size_t *size, int *fd)
+{
+    size_t hsize = *size & ~(SHMC_HUGE_PAGE - 1);
+    if (hsize < (1u << 20))
+        return NULL;
+    int f = memfd_create("shmkv-cache", MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_HUGETLB);
+    if (f < 0)
+        return NULL;
+    char *p = MAP_FAILED;
+    if (ftruncate(f, (off_t)hsize) == 0)
+        p = mmap(NULL, hsize, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, f, 0);
+    if (p != MAP_FAILED && fcntl(f, F_ADD_SEALS, SEG_SEALS) == 0) {
+        *size = hsize;
+        *fd = f;
+        return p;
+    }
+    if (p != MAP_FAILED)
+        munmap(p, hsize);
+    close(f);
+    return NULL;
+}
+
 int shmc_w_create(struct shmc_w **out, const struct shmc_w_opts *o, char *err, size_t errlen)
 {
     *out = NULL;
     size_t size = o->size & ~(size_t)4095;
     if (size < (1u << 20))
         return shmc_fail(err, errlen, EINVAL, "shm cache size %zu is below 1 MiB", o->size);
+
+    struct shmc_w *w = calloc(1, sizeof *w);
+    if (!w)
+        abort();
+    w->fd = w->hfd = -1;
+    if (o->huge_pages)
+        w->seg = seg_map_huge(&size, &w->fd);
+    w->huge = w->seg != NULL;
+    if (!w->huge)
+        w->fd = memfd_create("shmkv-cache", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    w->size = size;
+
     /* An eighth for the index, at about one slot per 64 bytes of log. */
     uint32_t nb = 64;
     while ((uint64_t)nb * 2 * SHMC_BUCKET_SIZE <= size / 8 && nb < (1u << 30))
@@ -81,21 +127,17 @@ int shmc_w_create(struct shmc_w **out, const struct shmc_w_opts *o, char *err, s
     if (maxrec > small / 4)
         maxrec = (small / 4) & ~(size_t)7;
 
-    struct shmc_w *w = calloc(1, sizeof *w);
-    if (!w)
-        abort();
-    w->fd = w->hfd = -1;
-    w->fd = memfd_create("shmkv-cache", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     w->hfd = memfd_create("shmkv-cache-hints", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     w->hint_size = ((size_t)nb * SHMC_HINT_STRIDE + 4095) & ~(size_t)4095;
     int e = 0;
-    if (w->fd < 0 || w->hfd < 0 || ftruncate(w->fd, (off_t)size) < 0 ||
+    if (w->fd < 0 || w->hfd < 0 || (!w->huge && ftruncate(w->fd, (off_t)size) < 0) ||
         ftruncate(w->hfd, (off_t)w->hint_size) < 0) {
         e = errno;
         shmc_w_destroy(w);
         return shmc_fail(err, errlen, e, "cannot create the shm cache: %s", strerror(e));
     }
-    w->seg = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, w->fd, 0);
+    if (!w->huge)
+        w->seg = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, w->fd, 0);
     w->hints = mmap(NULL, w->hint_size, PROT_READ | PROT_WRITE, MAP_SHARED, w->hfd, 0);
     if (w->seg == MAP_FAILED || w->hints == MAP_FAILED) {
         e = errno;
@@ -108,8 +150,8 @@ int shmc_w_create(struct shmc_w **out, const struct shmc_w_opts *o, char *err, s
     }
     /* Random hits cost a TLB miss each on 4 KiB pages; where the kernel
      * allows huge pages for shared memory on request, ask. */
-    madvise(w->seg, size, MADV_HUGEPAGE);
-    w->size = size;
+    if (!w->huge)
+        madvise(w->seg, size, MADV_HUGEPAGE);
     w->nb = nb;
     w->h = (struct shmc_hdr *)w->seg;
     w->bk = (struct shmc_bucket *)(w->seg + index_off);
@@ -146,8 +188,7 @@ int shmc_w_create(struct shmc_w **out, const struct shmc_w_opts *o, char *err, s
     h->hdr_crc = shmc_crc32c(h, offsetof(struct shmc_hdr, hdr_crc));
     h->state = SHMC_STATE_OPEN;
     /* Clients may map it from now on: read-only, at this size, forever. */
-    if (fcntl(w->fd, F_ADD_SEALS,
-              F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE | F_SEAL_SEAL) < 0 ||
+    if ((!w->huge && fcntl(w->fd, F_ADD_SEALS, SEG_SEALS) < 0) ||
         fcntl(w->hfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
         e = errno;
         shmc_w_destroy(w);
@@ -186,6 +227,11 @@ void shmc_w_destroy(struct shmc_w *w)
 int shmc_w_fd(const struct shmc_w *w)
 {
     return w->fd;
+}
+
+bool shmc_w_huge(const struct shmc_w *w)
+{
+    return w->huge;
 }
 
 int shmc_w_hint_fd(const struct shmc_w *w)

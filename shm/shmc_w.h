@@ -22,6 +22,7 @@
 #ifndef SHMKV_SHMC_W_H
 #define SHMKV_SHMC_W_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,6 +33,9 @@ struct shmc_w_opts {
     size_t max_record;       /* largest record kept (0: 1 MiB; capped by the small log) */
     const char *socket_path; /* advertised in the header (may be NULL) */
     uint32_t lease_ms;       /* one heartbeat's validity (0: 500) */
+    bool huge_pages;         /* 2 MiB pages from the hugetlb pool where it has room (the
+                              * size is then rounded down to whole ones); else 4 KiB
+                              * pages, advised to become huge where the kernel allows */
 };
 
 struct shmc_w_stats {
@@ -68,6 +72,8 @@ void shmc_w_close(struct shmc_w *w);
 int shmc_w_fd(const struct shmc_w *w);
 int shmc_w_hint_fd(const struct shmc_w *w);
 const struct shmc_hdr *shmc_w_hdr(const struct shmc_w *w);
+/* Whether the segment got hugetlb pages (shmc_w_opts.huge_pages). */
+bool shmc_w_huge(const struct shmc_w *w);
 
 /* Extends the lease to now_ms + lease_ms (CLOCK_MONOTONIC_COARSE ms).
  * Safe from another thread than the writer's: it writes one word. */

@@ -10,6 +10,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,10 +31,11 @@ struct pair {
     struct shmc_buf buf;
 };
 
-static void pair_open(struct pair *p, size_t size, size_t max_record)
+static void pair_open_huge(struct pair *p, size_t size, size_t max_record, bool huge)
 {
     memset(p, 0, sizeof *p);
-    struct shmc_w_opts o = {.size = size, .max_record = max_record, .socket_path = "/x.sock"};
+    struct shmc_w_opts o = {
+        .size = size, .max_record = max_record, .socket_path = "/x.sock", .huge_pages = huge};
     char err[128];
     int rc = shmc_w_create(&p->w, &o, err, sizeof err);
     if (rc)
@@ -42,6 +44,11 @@ static void pair_open(struct pair *p, size_t size, size_t max_record)
     if (rc)
         fail_msg("attach: %s", err);
     shmc_w_beat(p->w, 0);
+}
+
+static void pair_open(struct pair *p, size_t size, size_t max_record)
+{
+    pair_open_huge(p, size, max_record, false);
 }
 
 static void pair_close(struct pair *p)
@@ -408,6 +415,45 @@ static void test_seals(void **state)
     pair_close(&p);
 }
 
+static long huge_pages_free(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[128];
+    long n = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "HugePages_Free: %ld", &n) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return n;
+}
+
+/* Asked for hugetlb pages, the segment gets them where the pool has room
+ * (rounded down to whole 2 MiB pages) and 4 KiB pages otherwise, including
+ * below one huge page; either way it is sealed and serves. CI machines have
+ * no pool, so there only the fallback runs. */
+static void test_huge_pages(void **state)
+{
+    (void)state;
+    const size_t sizes[] = {(3u << 20) + 4096, 1u << 20};
+    for (size_t i = 0; i < 2; i++) {
+        long free_before = huge_pages_free();
+        struct pair p;
+        pair_open_huge(&p, sizes[i], 0, true);
+        bool want = sizes[i] >= (2u << 20) && free_before >= 1;
+        assert_int_equal(shmc_w_huge(p.w), want);
+        assert_int_equal(shmc_w_hdr(p.w)->seg_size, want ? 2u << 20 : sizes[i]);
+        int fd = shmc_w_fd(p.w);
+        assert_true(mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) == MAP_FAILED);
+        assert_int_equal(ftruncate(fd, 0), -1);
+        assert_int_equal(pwrite(fd, "x", 1, 0), -1);
+        shmc_w_put(p.w, 0, "k", 1, "v", 1, 0);
+        assert_int_equal(rget(&p, 0, "k", 1), SHMC_HIT);
+        check(&p);
+        pair_close(&p);
+    }
+}
+
 /* A copy of a segment's header with one field changed, in a memfd. */
 static int forged(const struct shmc_hdr *h, size_t size, void (*edit)(struct shmc_hdr *))
 {
@@ -491,6 +537,7 @@ int main(void)
         cmocka_unit_test(test_model),
         cmocka_unit_test(test_torn_reads),
         cmocka_unit_test(test_seals),
+        cmocka_unit_test(test_huge_pages),
         cmocka_unit_test(test_bad_headers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
