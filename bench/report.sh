@@ -220,6 +220,7 @@ tl_cells() { # MBPS TAG: SET and HSET x write-back on, off, redis-server AOF
             if [ $mode != redis ]; then
                 stalls="$(cat "$work/tl-$tag-$cmd-$mode/data/LOG"* 2>/dev/null | grep -c 'Stalling writes' || true) / $(cat "$work/tl-$tag-$cmd-$mode/data/LOG"* 2>/dev/null | grep -c 'Stopping writes' || true)"
             fi
+            rm -rf "${work:?}/tl-$tag-$cmd-$mode" # a fast load writes gigabytes per cell
             tl_rows+=$(awk -v c="$cmd" -v m="$mode" -v l="$mbps" -v pk="$(cat "$f.peak")" -v st="$stalls" '
                 function median(arr, n,   i, j, t) {
                     for (i = 2; i <= n; i++) for (j = i; j > 1 && arr[j-1] > arr[j]; j--) { t = arr[j]; arr[j] = arr[j-1]; arr[j-1] = t }
