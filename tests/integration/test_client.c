@@ -271,6 +271,30 @@ static void test_attach_rules(void **state)
     assert_int_equal(h_stop(&P), 0);
     h_destroy(&P);
 
+    /* Ordinary pages asked for: INFO says so, and hits are served as ever.
+     * (Whether the default gets hugetlb pages depends on the host's pool;
+     * test_shmc checks both ways where it can.) */
+    h_prepare(&P, "client-nohuge");
+    const char *nohuge[] = {"--shm-cache-huge-pages", "no", NULL};
+    h_start_shmkvd_opts(&P, nohuge);
+    redisContext *pc = h_connect_port(P.port);
+    redisReply *info = redisCommand(pc, "INFO cache");
+    assert_non_null(strstr(info->str, "cache_huge_pages:0\r\n"));
+    freeReplyObject(info);
+    redisFree(pc);
+    assert_int_equal(shmkv_open(&h, P.sock, NULL), SHMKV_OK);
+    assert_null(shmkv_cache_error(h));
+    const char *setk[] = {"SET", "k", "v"};
+    shmkv_reply *r3;
+    assert_int_equal(shmkv_command(h, &r3, 3, setk, NULL), SHMKV_OK);
+    shmkv_reply_free(r3);
+    assert_int_equal(shmkv_get(h, "k", 1, &v, &n), SHMKV_OK);
+    free(v);
+    assert_true(h_lib_hits(h) > 0);
+    shmkv_close(h);
+    assert_int_equal(h_stop(&P), 0);
+    h_destroy(&P);
+
     /* A daemon without a cache: everything through the socket. */
     h_prepare(&P, "client-nocache");
     const char *off[] = {"--shm-cache-size", "0", NULL};
