@@ -78,8 +78,8 @@ static void *xrealloc(void *p, size_t n)
 static char *seg_map_huge(size_t *size, int *fd)
 {
     size_t hsize = *size & ~(SHMC_HUGE_PAGE - 1);
-    if (hsize < (1u << 20))
-        return NULL;
+    if (hsize == 0)
+        return NULL; /* below one huge page */
     int f = memfd_create("shmkv-cache", MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_HUGETLB);
     if (f < 0)
         return NULL;
