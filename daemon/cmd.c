@@ -376,6 +376,11 @@ void cmd_dispatch(struct conn *c)
                     cmd->name, sub);
         return;
     }
+    if ((c->flags & CONN_MULTI) && (cmd->flags & CMD_NOMULTI)) {
+        resp_error(OUT(c), "ERR Command not allowed inside a transaction");
+        c->flags |= CONN_DIRTY_EXEC;
+        return;
+    }
     if ((c->flags & CONN_MULTI) && !(cmd->flags & CMD_NOQUEUE)) {
         if (c->mqn == c->mqcap) {
             c->mqcap = c->mqcap ? c->mqcap * 2 : 8;

@@ -26,6 +26,7 @@ enum {
     CMD_NOTOUCH = 1 << 8, /* looks at keys without counting as a use (OBJECT IDLETIME) */
     CMD_SUBCTX = 1 << 9,  /* allowed to a RESP2 client with subscriptions */
     CMD_CONTAINER = 1 << 10, /* has subcommands (CLIENT INFO is "client|info") */
+    CMD_NOMULTI = 1 << 11,   /* refused inside MULTI, which it then aborts */
 };
 
 struct cmd {
@@ -219,8 +220,8 @@ struct cmd {
     /* connection and server */                                                                \
     X("ping", ping, -1, CMD_F | CMD_SUBCTX, 0, 0, 0, "connection")                                              \
     X("echo", echo, 2, CMD_F, 0, 0, 0, "connection")                                               \
-    X("auth", auth, -2, CMD_NOAUTH | CMD_NOQUEUE | CMD_F, 0, 0, 0, "connection")                   \
-    X("hello", hello, -1, CMD_NOAUTH | CMD_NOQUEUE | CMD_F, 0, 0, 0, "connection")                 \
+    X("auth", auth, -2, CMD_NOAUTH | CMD_F, 0, 0, 0, "connection")                                 \
+    X("hello", hello, -1, CMD_NOAUTH | CMD_F, 0, 0, 0, "connection")                               \
     X("quit", quit, -1, CMD_NOAUTH | CMD_NOQUEUE | CMD_F | CMD_SUBCTX, 0, 0, 0, "connection")                   \
     X("reset", reset, 1, CMD_NOAUTH | CMD_NOQUEUE | CMD_F | CMD_SUBCTX, 0, 0, 0, "connection")                  \
     X("client", client, -2, CMD_CONTAINER, 0, 0, 0, "connection")                                          \
@@ -231,9 +232,11 @@ struct cmd {
     X("slowlog", slowlog, -2, CMD_CONTAINER, 0, 0, 0, "server")                                            \
     X("lastsave", lastsave, 1, CMD_F, 0, 0, 0, "server")                                           \
     X("bgsave", bgsave, -1, CMD_ADMIN, 0, 0, 0, "server")                                      \
+    X("save", save, 1, CMD_ADMIN | CMD_NOMULTI, 0, 0, 0, "server")                             \
+    X("role", role, 1, CMD_F, 0, 0, 0, "server")                                               \
     X("shmkv.attach", shmkv_attach, 1, 0, 0, 0, 0, "server")                                   \
     X("shmkv.compact", shmkv_compact, 1, CMD_ADMIN, 0, 0, 0, "server")                         \
-    X("shutdown", shutdown, -1, CMD_ADMIN | CMD_NOQUEUE, 0, 0, 0, "server")
+    X("shutdown", shutdown, -1, CMD_ADMIN | CMD_NOMULTI, 0, 0, 0, "server")
 
 #define CMD_PROTO(name, fn, ...) void cmd_##fn(struct conn *c);
 CMD_TABLE(CMD_PROTO)

@@ -397,6 +397,10 @@ static const struct doc DOCS[] = {
     D("lastsave", "1.0.0", "O(1)", "When the last BGSAVE checkpoint was made", "")
     D("bgsave", "1.0.0", "O(1), plus hard links to the data files",
       "Make a RocksDB checkpoint of the durable data", "[SCHEDULE]")
+    D("save", "1.0.0", "O(1), plus hard links to the data files",
+      "Make a RocksDB checkpoint of the durable data", "")
+    D("role", "2.8.12", "O(1)", "Return the role of the instance in the context of replication",
+      "")
     D("shutdown", "1.0.0", "O(1): every write is already durable",
       "Drain write-back, close storage and stop", "[NOSAVE|SAVE] [NOW] [FORCE] [ABORT]")
     D("shmkv.attach", "0.1.0", "O(1)",

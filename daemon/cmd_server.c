@@ -621,6 +621,8 @@ static void command_flags(struct conn *c, const struct cmd *k)
         f[n++] = "fast";
     if (k->flags & CMD_BLOCKING)
         f[n++] = "blocking";
+    if (k->flags & CMD_NOMULTI)
+        f[n++] = "no_multi";
     if (k->flags & CMD_MOVABLE)
         f[n++] = "movablekeys";
     resp_set(OUT(c), n, c->proto);
@@ -810,30 +812,54 @@ void cmd_lastsave(struct conn *c)
     resp_int(OUT(c), (int64_t)srv.lastsave_s);
 }
 
-/* BGSAVE [SCHEDULE]: a RocksDB checkpoint (hard links) under dir/checkpoints.
- * It completes before the reply, so there is never one "in progress". */
-void cmd_bgsave(struct conn *c)
+/* A RocksDB checkpoint (hard links) under dir/checkpoints; true when made,
+ * else it replied the error. */
+static bool checkpoint(struct conn *c)
 {
-    if (c->argc > 2 || (c->argc == 2 && !cmd_arg_is(c, 1, "schedule"))) {
-        cmd_reply_syntax(c);
-        return;
-    }
     char path[4096];
     snprintf(path, sizeof path, "%s/checkpoints", srv.conf.dir);
     if (mkdir(path, 0700) != 0 && errno != EEXIST) {
         resp_errorf(OUT(c), "ERR cannot create %s: %s", path, strerror(errno));
-        return;
+        return false;
     }
     uint64_t now = srv_mstime();
     snprintf(path, sizeof path, "%s/checkpoints/%llu", srv.conf.dir, (unsigned long long)now);
     int rc = stor_checkpoint(srv.stor, path);
     if (rc) {
         cmd_reply_err(c, rc);
-        return;
+        return false;
     }
     srv.lastsave_s = now / 1000;
-    srv_log(LOG_NOTICE, "BGSAVE: checkpoint written to %s", path);
-    resp_simple(OUT(c), "Background saving started");
+    srv_log(LOG_NOTICE, "Checkpoint written to %s", path);
+    return true;
+}
+
+/* BGSAVE [SCHEDULE]: the checkpoint completes before the reply, so there is
+ * never one "in progress". */
+void cmd_bgsave(struct conn *c)
+{
+    if (c->argc > 2 || (c->argc == 2 && !cmd_arg_is(c, 1, "schedule"))) {
+        cmd_reply_syntax(c);
+        return;
+    }
+    if (checkpoint(c))
+        resp_simple(OUT(c), "Background saving started");
+}
+
+/* SAVE: the same checkpoint, with SAVE's reply. */
+void cmd_save(struct conn *c)
+{
+    if (checkpoint(c))
+        resp_simple(OUT(c), "OK");
+}
+
+/* ROLE: a primary without replicas, at replication offset 0. */
+void cmd_role(struct conn *c)
+{
+    resp_array(OUT(c), 3);
+    resp_bulk_cstr(OUT(c), "master");
+    resp_int(OUT(c), 0);
+    resp_array(OUT(c), 0);
 }
 
 /* SHMKV.COMPACT: writes everything pending to RocksDB and compacts every

@@ -1334,6 +1334,8 @@ static const char *const RESP3_SCRIPT[] = {
     "MULTI", "SET a 1", "INCRBYFLOAT a 0.5", "ZSCORE z a", "HGETALL h", "SMEMBERS st",
     "BLPOP nokey 1", "EXEC", "MULTI", "DISCARD", "EXEC", "WATCH a", "UNWATCH", "SLOWLOG GET 0",
     "SELECT 1", "HGETALL h", "SELECT 0", "GET a", "WRONGTYPE", "HGET s f", "ZSCORE z notanumber",
+    "ROLE", "MULTI", "AUTH nopass", "SHUTDOWN NOSAVE", "SAVE", "PING", "EXEC", "MULTI",
+    "AUTH nopass", "PING", "EXEC",
 };
 
 static int r3_connect(int port)

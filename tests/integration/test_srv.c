@@ -680,6 +680,31 @@ static void test_srv_bgsave_lastsave(void **state)
     struct stat st;
     assert_int_equal(stat(path, &st), 0);
     assert_true(S_ISDIR(st.st_mode));
+    h_expect_status(c, "OK", "SAVE");
+    r = H_CMD(c, "ROLE");
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    assert_int_equal(r->elements, 3);
+    assert_string_equal(r->element[0]->str, "master");
+    assert_int_equal(r->element[1]->integer, 0);
+    assert_int_equal(r->element[2]->elements, 0);
+    freeReplyObject(r);
+    /* Inside MULTI, SAVE and SHUTDOWN are refused and doom the EXEC (the
+     * daemon must still be up after it); AUTH and HELLO are queued. */
+    h_expect_status(c, "OK", "MULTI");
+    h_expect_err(c, "ERR Command not allowed inside a transaction", "SHUTDOWN NOSAVE");
+    h_expect_err(c, "ERR Command not allowed inside a transaction", "SAVE");
+    h_expect_status(c, "QUEUED", "PING");
+    h_expect_err(c, "EXECABORT Transaction discarded because of previous errors.", "EXEC");
+    h_expect_status(c, "OK", "MULTI");
+    h_expect_status(c, "QUEUED", "AUTH nopass");
+    h_expect_status(c, "QUEUED", "HELLO 2");
+    r = H_CMD(c, "EXEC");
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    assert_int_equal(r->elements, 2);
+    assert_int_equal(r->element[0]->type, REDIS_REPLY_ERROR);
+    assert_int_equal(r->element[1]->type, REDIS_REPLY_ARRAY); /* HELLO's map, in RESP2 */
+    freeReplyObject(r);
+    h_expect_status(c, "PONG", "PING");
 }
 
 /* SHMKV.COMPACT: everything pending reaches RocksDB and is compacted; a
