@@ -6,6 +6,7 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -308,6 +309,30 @@ void cmd_call(struct conn *c, const struct cmd *cmd)
 static void multi_clear(struct conn *c);
 static void unwatch_all(struct conn *c);
 
+/* Refuses cmd before it runs, as Redis's rejectCommand does: inside MULTI
+ * the transaction is flagged so EXEC discards it; a refused EXEC itself
+ * discards the transaction at once (if any) and says why with EXECABORT,
+ * the message's "ERR " dropped. */
+static void __attribute__((format(printf, 3, 4)))
+reject(struct conn *c, const struct cmd *cmd, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (cmd && cmd->fn == cmd_exec) {
+        multi_clear(c);
+        unwatch_all(c);
+        resp_errorf(OUT(c), "EXECABORT Transaction discarded because of: %s",
+                    strncmp(msg, "ERR ", 4) ? msg : msg + 4);
+        return;
+    }
+    resp_error(OUT(c), msg);
+    if (c->flags & CONN_MULTI)
+        c->flags |= CONN_DIRTY_EXEC;
+}
+
 /* While writes cannot be made durable (a full disk: the flusher cannot write
  * RocksDB), write commands are refused as Redis refuses them when it cannot
  * write its AOF: MISCONF, also for PING (a health check should see it) and
@@ -326,15 +351,7 @@ static bool write_refused(struct conn *c, const struct cmd *cmd)
     int e = stor_write_error(srv.stor, why, sizeof why);
     if (!e)
         return false;
-    if (cmd->fn == cmd_exec && (c->flags & CONN_MULTI)) {
-        resp_errorf(OUT(c), "EXECABORT Transaction discarded because of: MISCONF Errors %s", why);
-        multi_clear(c);
-        unwatch_all(c);
-        return true;
-    }
-    resp_errorf(OUT(c), "MISCONF Errors %s", why);
-    if (c->flags & CONN_MULTI)
-        c->flags |= CONN_DIRTY_EXEC;
+    reject(c, cmd, "MISCONF Errors %s", why);
     return true;
 }
 
@@ -349,13 +366,11 @@ void cmd_dispatch(struct conn *c)
     }
     if ((cmd->arity > 0 && c->argc != (size_t)cmd->arity) ||
         (cmd->arity < 0 && c->argc < (size_t)-cmd->arity)) {
-        resp_errorf(OUT(c), "ERR wrong number of arguments for '%s' command", cmd->name);
-        if (c->flags & CONN_MULTI)
-            c->flags |= CONN_DIRTY_EXEC;
+        reject(c, cmd, "ERR wrong number of arguments for '%s' command", cmd->name);
         return;
     }
     if (srv.conf.requirepass && !(c->flags & CONN_AUTHED) && !(cmd->flags & CMD_NOAUTH)) {
-        resp_error(OUT(c), "NOAUTH Authentication required.");
+        reject(c, cmd, "NOAUTH Authentication required.");
         return;
     }
     if (write_refused(c, cmd))
@@ -370,15 +385,14 @@ void cmd_dispatch(struct conn *c)
             for (char *p = sub; *p; p++)
                 *p = (char)tolower((unsigned char)*p);
         }
-        resp_errorf(OUT(c),
-                    "ERR Can't execute '%s%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / "
-                    "QUIT / RESET are allowed in this context",
-                    cmd->name, sub);
+        reject(c, cmd,
+               "ERR Can't execute '%s%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / "
+               "QUIT / RESET are allowed in this context",
+               cmd->name, sub);
         return;
     }
     if ((c->flags & CONN_MULTI) && (cmd->flags & CMD_NOMULTI)) {
-        resp_error(OUT(c), "ERR Command not allowed inside a transaction");
-        c->flags |= CONN_DIRTY_EXEC;
+        reject(c, cmd, "ERR Command not allowed inside a transaction");
         return;
     }
     if ((c->flags & CONN_MULTI) && !(cmd->flags & CMD_NOQUEUE)) {
@@ -615,7 +629,9 @@ void cmd_mpop(struct conn *c, cmd_pop_fn pop, bool blocking, const char *end1,
 static void blocking_keys(const struct conn *c, size_t *first, size_t *last)
 {
     *first = 1;
-    if (c->bcmd->flags & CMD_MOVABLE) {
+    if (c->bcmd->fn == cmd_wait) { /* no key: its timeout ends it */
+        *last = 0;
+    } else if (c->bcmd->flags & CMD_MOVABLE) {
         int64_t nk = 0;
         enc_str2ll(c->bargv[2].p, c->bargv[2].n, &nk); /* checked before it parked */
         *first = 3;
@@ -766,7 +782,9 @@ void cmd_blocked_cron(uint64_t now_ms)
         struct conn *c = blocked[i];
         uint64_t d = c->block_deadline_ms;
         if (d && d <= now_ms) {
-            if (c->bcmd->last > 0) /* BLMOVE, BRPOPLPUSH answer a value */
+            if (c->bcmd->fn == cmd_wait) /* no replica acknowledged */
+                resp_int(OUT(c), 0);
+            else if (c->bcmd->last > 0) /* BLMOVE, BRPOPLPUSH answer a value */
                 resp_null(OUT(c), c->proto);
             else
                 resp_null_array(OUT(c), c->proto);

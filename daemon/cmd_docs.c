@@ -399,6 +399,9 @@ static const struct doc DOCS[] = {
       "Make a RocksDB checkpoint of the durable data", "[SCHEDULE]")
     D("save", "1.0.0", "O(1), plus hard links to the data files",
       "Make a RocksDB checkpoint of the durable data", "")
+    D("wait", "3.0.0", "O(1)",
+      "Wait for replicas to acknowledge the connection's writes (shmkvd has none)",
+      "numreplicas@i timeout@i")
     D("role", "2.8.12", "O(1)", "Return the role of the instance in the context of replication",
       "")
     D("shutdown", "1.0.0", "O(1): every write is already durable",

@@ -862,6 +862,35 @@ void cmd_role(struct conn *c)
     resp_array(OUT(c), 0);
 }
 
+/* WAIT numreplicas timeout: shmkvd has no replicas, so no write is ever
+ * acknowledged by one. As on a Redis master without any: 0 at once when
+ * fewer than one is asked for or inside EXEC, else the client waits out
+ * its timeout (milliseconds, 0 for ever) and gets 0 (cmd_blocked_cron). */
+void cmd_wait(struct conn *c)
+{
+    if (c->flags & CONN_BLOCKED)
+        return; /* parked: only its timeout answers it */
+    int64_t n, ms;
+    if (enc_str2ll(c->argv[1].p, c->argv[1].n, &n)) {
+        resp_error(OUT(c), "ERR value is not an integer or out of range");
+        return;
+    }
+    if (enc_str2ll(c->argv[2].p, c->argv[2].n, &ms)) {
+        resp_error(OUT(c), "ERR timeout is not an integer or out of range");
+        return;
+    }
+    if (ms < 0) {
+        resp_error(OUT(c), "ERR timeout is negative");
+        return;
+    }
+    if (n <= 0 || !cmd_may_block(c)) {
+        resp_int(OUT(c), 0);
+        return;
+    }
+    uint64_t now = srv_mstime();
+    cmd_block(c, ms == 0 ? 0 : (uint64_t)ms > UINT64_MAX - now ? UINT64_MAX : now + (uint64_t)ms);
+}
+
 /* SHMKV.COMPACT: writes everything pending to RocksDB and compacts every
  * column family, running the garbage-collecting filters over all of it.
  * It blocks the server meanwhile (as SAVE does Redis): an operator's and a

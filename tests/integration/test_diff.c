@@ -1335,7 +1335,8 @@ static const char *const RESP3_SCRIPT[] = {
     "BLPOP nokey 1", "EXEC", "MULTI", "DISCARD", "EXEC", "WATCH a", "UNWATCH", "SLOWLOG GET 0",
     "SELECT 1", "HGETALL h", "SELECT 0", "GET a", "WRONGTYPE", "HGET s f", "ZSCORE z notanumber",
     "ROLE", "MULTI", "AUTH nopass", "SHUTDOWN NOSAVE", "SAVE", "PING", "EXEC", "MULTI",
-    "AUTH nopass", "PING", "EXEC",
+    "AUTH nopass", "PING", "EXEC", "MULTI", "SET a 2", "EXEC x", "EXEC", "GET a", "EXEC x",
+    "WAIT 0 0", "WAIT 1 1", "WAIT x x", "WAIT 0 x", "MULTI", "WAIT 2 0", "EXEC",
 };
 
 static int r3_connect(int port)
@@ -1458,7 +1459,7 @@ static const struct {
 } PUBSUB_SCRIPT[] = {
     {2, "HELLO 3"}, {3, "HELLO 3"},
     {0, "SUBSCRIBE news sport news"}, {0, "GET x"}, {0, "PING"}, {0, "PING hi"},
-    {0, "CLIENT INFO"}, {0, "MULTI"}, {0, "PSUBSCRIBE n*"},
+    {0, "CLIENT INFO"}, {0, "MULTI"}, {0, "PSUBSCRIBE n*"}, {0, "EXEC"},
     {1, "PUBLISH news hello"}, {1, "PUBLISH sport x"}, {1, "PUBLISH nothing y"},
     {2, "PSUBSCRIBE n* ?port"}, {2, "GET x"}, {2, "PING"},
     {1, "PUBLISH news again"}, {3, "PUBLISH sport ball"}, {1, "PUBSUB NUMPAT"},

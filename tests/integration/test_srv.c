@@ -329,6 +329,57 @@ static void test_srv_blocking_pops(void **state)
     redisFree(other);
 }
 
+static double now_s(void);
+
+/* WAIT: no replica ever acknowledges. 0 at once for numreplicas <= 0 and
+ * inside MULTI; otherwise the client is parked until its timeout (a push to
+ * a key named like its arguments does not wake it) and then gets 0. */
+static void test_srv_wait(void **state)
+{
+    redisContext *c = *state, *other = h_connect_port(S.port);
+    h_expect_int(c, 0, "WAIT 0 0");
+    h_expect_int(c, 0, "WAIT -1 0");
+    h_expect_err(c, "ERR value is not an integer or out of range", "WAIT x 0");
+    h_expect_err(c, "ERR timeout is not an integer or out of range", "WAIT 1 1.5");
+    h_expect_err(c, "ERR timeout is negative", "WAIT 1 -1");
+    h_expect_err(c, "ERR wrong number of arguments for 'wait' command", "WAIT 1");
+    double t0 = now_s();
+    h_expect_int(c, 0, "WAIT 1 150");
+    double took = now_s() - t0;
+    if (took < 0.14 || took > 5)
+        fail_msg("WAIT 1 150 answered after %.3f s", took);
+    h_expect_status(c, "OK", "MULTI");
+    h_expect_status(c, "QUEUED", "WAIT 1 0");
+    redisReply *r = H_CMD(c, "EXEC");
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    assert_int_equal(r->element[0]->integer, 0);
+    freeReplyObject(r);
+    /* Parked for ever: a write to "1" or "0" does not wake it. */
+    redisContext *w = h_connect_port(S.port);
+    redisAppendCommand(w, "WAIT 1 0");
+    redisBufferWrite(w, &(int){0});
+    struct timespec ts = {0, 100 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    h_expect_int(other, 1, "RPUSH 1 x");
+    h_expect_int(other, 1, "RPUSH 0 x");
+    nanosleep(&ts, NULL);
+    r = H_CMD(other, "INFO clients");
+    assert_non_null(strstr(r->str, "blocked_clients:1\r\n"));
+    freeReplyObject(r);
+    redisFree(w); /* hangs up while parked */
+    for (int i = 0; i < 50; i++) {
+        r = H_CMD(other, "INFO clients");
+        bool gone = strstr(r->str, "blocked_clients:0\r\n") != NULL;
+        freeReplyObject(r);
+        if (gone)
+            break;
+        assert_true(i < 49);
+        nanosleep(&ts, NULL);
+    }
+    h_expect_int(other, 2, "DEL 0 1");
+    redisFree(other);
+}
+
 /* Sends cmd on c without reading, waits 100 ms (so it parks), lets `other`
  * run wake, and returns c's reply. */
 static redisReply *parked_then(redisContext *c, const char *cmd, redisContext *other,
@@ -951,7 +1002,7 @@ int main(void)
         T(test_srv_ping_echo_errors),   T(test_srv_pipelining_and_inline),
         T(test_srv_pipeline_does_not_starve_others),
         T(test_srv_protocol_errors_close), T(test_srv_select_and_dbs),
-        T(test_srv_multi_exec_watch),   T(test_srv_blocking_pops),
+        T(test_srv_multi_exec_watch),   T(test_srv_blocking_pops), T(test_srv_wait),
         T(test_srv_multi_key_pops_and_move), T(test_srv_pubsub),
         T(test_srv_client_commands),    T(test_srv_hello_resp3),
         T(test_srv_config_info_command), T(test_srv_slowlog),
