@@ -291,6 +291,13 @@ void cmd_call(struct conn *c, const struct cmd *cmd)
     struct timespec a, b;
     clock_gettime(CLOCK_MONOTONIC, &a);
     c->lastcmd = cmd->name;
+    if ((cmd->flags & CMD_CONTAINER) && c->argc > 1) {
+        int n = snprintf(c->lastsub, sizeof c->lastsub, "%s|%.*s", cmd->name,
+                         (int)(c->argv[1].n < 32 ? c->argv[1].n : 32), c->argv[1].p);
+        for (int i = (int)strlen(cmd->name) + 1; i < n && i < (int)sizeof c->lastsub; i++)
+            c->lastsub[i] = (char)tolower((unsigned char)c->lastsub[i]);
+        c->lastcmd = c->lastsub;
+    }
     struct touch_set touch = {.n = 0};
     each_key(c, cmd, touch_prepare, &touch);
     srv_cache_begin(); /* local readers see the command all or nothing */
@@ -301,6 +308,8 @@ void cmd_call(struct conn *c, const struct cmd *cmd)
     uint64_t us = (uint64_t)(b.tv_sec - a.tv_sec) * 1000000 +
                   (uint64_t)((b.tv_nsec - a.tv_nsec) / 1000);
     srv.stats.commands++;
+    if (cmd_nmonitors)
+        cmd_monitor_feed(c, cmd);
     int64_t slower = srv.conf.slowlog_log_slower_than;
     if (slower >= 0 && us >= (uint64_t)slower && !(cmd->flags & CMD_BLOCKING))
         srv_slowlog_push(c, srv_mstime() / 1000, us); /* wall time only when logging */
@@ -375,6 +384,11 @@ void cmd_dispatch(struct conn *c)
     }
     if (write_refused(c, cmd))
         return;
+    if ((c->flags & CONN_MONITOR) && (cmd->flags & (CMD_WRITE | CMD_READONLY))) {
+        /* Redis marks a monitor as a replica, which may not. */
+        reject(c, cmd, "ERR Replica can't interact with the keyspace");
+        return;
+    }
     if (c->proto == 2 && !(cmd->flags & CMD_SUBCTX) && cmd_pubsub_subscribed(c)) {
         /* A RESP2 connection with subscriptions carries their messages: a
          * reply could not be told from them. */
@@ -800,6 +814,7 @@ void cmd_conn_release(struct conn *c)
 {
     cmd_unblock(c);
     cmd_pubsub_release(c);
+    cmd_monitor_release(c);
     multi_clear(c);
     free(c->mq);
     c->mq = NULL;

@@ -235,6 +235,7 @@ struct cmd {
     X("save", save, 1, CMD_ADMIN | CMD_NOMULTI, 0, 0, 0, "server")                             \
     X("role", role, 1, CMD_F, 0, 0, 0, "server")                                               \
     X("wait", wait, 3, 0, 0, 0, 0, "generic")                                                  \
+    X("monitor", monitor, 1, CMD_ADMIN, 0, 0, 0, "server")                                     \
     X("shmkv.attach", shmkv_attach, 1, 0, 0, 0, 0, "server")                                   \
     X("shmkv.compact", shmkv_compact, 1, CMD_ADMIN, 0, 0, 0, "server")                         \
     X("shutdown", shutdown, -1, CMD_ADMIN | CMD_NOMULTI, 0, 0, 0, "server")
@@ -317,8 +318,17 @@ void cmd_blocked_cron(uint64_t now_ms);
 uint64_t cmd_blocked_deadline(void);
 void cmd_serve_ready(void);
 /* Releases what a client holds in cmd's structures (watch, block, multi,
- * subscriptions). */
+ * subscriptions, monitoring). */
 void cmd_conn_release(struct conn *c);
+
+/* ---- MONITOR (cmd_server.c) ---- */
+
+/* Clients in MONITOR mode; cmd_call() feeds them only when there are any. */
+extern size_t cmd_nmonitors;
+/* Sends every monitor the line for the command c just ran. */
+void cmd_monitor_feed(const struct conn *c, const struct cmd *cmd);
+/* c stops monitoring (no-op if it was not). */
+void cmd_monitor_release(struct conn *c);
 
 /* ---- pub/sub (cmd_pubsub.c) ---- */
 

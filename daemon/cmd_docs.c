@@ -402,6 +402,7 @@ static const struct doc DOCS[] = {
     D("wait", "3.0.0", "O(1)",
       "Wait for replicas to acknowledge the connection's writes (shmkvd has none)",
       "numreplicas@i timeout@i")
+    D("monitor", "1.0.0", "O(1)", "Stream every command the server runs", "")
     D("role", "2.8.12", "O(1)", "Return the role of the instance in the context of replication",
       "")
     D("shutdown", "1.0.0", "O(1): every write is already durable",

@@ -88,6 +88,7 @@ enum {
     CONN_CLOSE_ASAP = 1 << 8,
     CONN_IN_EXEC = 1 << 9, /* running EXEC's queue: blocking commands do not block */
     CONN_PASS_FDS = 1 << 10, /* the next write carries the shm cache's memfds */
+    CONN_MONITOR = 1 << 11,  /* gets every command run (MONITOR) */
 };
 
 /* One queued MULTI command: its own copy of the arguments. */
@@ -110,6 +111,7 @@ struct conn {
     char addr[64], laddr[64];
     uint64_t ctime_ms, last_ms;
     const char *lastcmd;
+    char lastsub[64]; /* "name|sub" of a container's last subcommand, lastcmd then points here */
     /* the command being executed */
     size_t argc;
     struct db_str *argv;

@@ -1530,6 +1530,109 @@ static void test_diff_pubsub(void **state)
            steps, bytes);
 }
 
+/* ---- MONITOR against redis-server ----
+ *
+ * A monitor on each server sees one client run the script below: what
+ * is shown and in which order (a transaction's commands before its EXEC, a
+ * blocking pop when it parks, the database after SELECT), what is hidden
+ * (admin commands, unknown and wrong-arity ones), the argument escapes
+ * and AUTH's and HELLO's redactions. Then the monitor itself: keyspace
+ * commands are refused, PING is shown, RESET ends it. Timestamps and
+ * addresses are masked; everything else is compared byte for byte. */
+
+static const char *const MONITOR_SCRIPT[][8] = {
+    {"SET", "k", "v"}, {"GET", "k"}, {"set", "K", "\"x\ny\\z\x01 \t\r\x7f\xff\a\b"},
+    {"MULTI"}, {"INCR", "n"}, {"GET", "n"}, {"EXEC"}, {"NOSUCH", "x"}, {"GET"},
+    {"CONFIG", "GET", "port"}, {"CONFIG", "HELP"}, {"AUTH", "foo"},
+    {"HELLO", "2", "AUTH", "default", "foo"}, {"HELLO", "2", "SETNAME", "n1", "AUTH", "u", "p"},
+    {"SELECT", "3"}, {"SET", "a", "1"}, {"DEL", "a"}, {"SELECT", "0"}, {"BLPOP", "q", "0.01"},
+    {"CLIENT", "SETNAME", "x"}, {"CLIENT", "LIST", "ID", "1"}, {"CLIENT", "GETNAME"},
+    {"SLOWLOG", "LEN"}, {"WAIT", "0", "0"}, {"BGSAVE", "x"}, {"PING"}, {"ECHO", "12"},
+    {"DEL", "k", "n", "K"},
+};
+
+static void send_argv(int fd, const char *const *w)
+{
+    char req[1024];
+    int nw = 0;
+    while (nw < 8 && w[nw])
+        nw++;
+    size_t u = (size_t)snprintf(req, sizeof req, "*%d\r\n", nw);
+    for (int i = 0; i < nw; i++)
+        u += (size_t)snprintf(req + u, sizeof req - u, "$%zu\r\n%s\r\n", strlen(w[i]), w[i]);
+    assert_int_equal(write(fd, req, u), (ssize_t)u);
+}
+
+/* Masks each monitor line's "+SECONDS.MICROS [DB ADDR]" as "+T [DB]". */
+static size_t monitor_mask(char *p, size_t n)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n;) {
+        bool line_start = i == 0 || p[i - 1] == '\n';
+        if (line_start && p[i] == '+' && i + 1 < n && p[i + 1] >= '0' && p[i + 1] <= '9') {
+            const char *lb = memchr(p + i, '[', n - i), *sp = lb ? memchr(lb, ' ', (size_t)(p + n - lb)) : NULL;
+            const char *rb = sp ? memchr(sp, ']', (size_t)(p + n - sp)) : NULL;
+            if (rb) {
+                o += (size_t)sprintf(p + o, "+T ");
+                memmove(p + o, lb, (size_t)(sp - lb));
+                o += (size_t)(sp - lb);
+                p[o++] = ']';
+                i = (size_t)(rb - p) + 1;
+                continue;
+            }
+        }
+        p[o++] = p[i++];
+    }
+    return o;
+}
+
+static void test_diff_monitor(void **state)
+{
+    (void)state;
+    int mr = r3_connect(R.port), mk = r3_connect(K.port);
+    int ur = r3_connect(R.port), uk = r3_connect(K.port);
+    static char a[65536], b[65536];
+    size_t na = 0, nb = 0, steps = sizeof MONITOR_SCRIPT / sizeof MONITOR_SCRIPT[0];
+    send_line(mr, "MONITOR");
+    send_line(mk, "MONITOR");
+    na += drain(mr, a + na, sizeof a - na);
+    nb += drain(mk, b + nb, sizeof b - nb);
+    for (size_t s = 0; s < steps; s++) {
+        send_argv(ur, MONITOR_SCRIPT[s]);
+        send_argv(uk, MONITOR_SCRIPT[s]);
+        static char junk[65536];
+        drain(ur, junk, sizeof junk);
+        drain(uk, junk, sizeof junk);
+    }
+    /* The monitor's own commands, then RESET: the SET after is not shown. */
+    static const char *const own[] = {"GET k", "PING", "DBSIZE", "ECHO e", "MONITOR", "RESET"};
+    for (size_t s = 0; s < sizeof own / sizeof own[0]; s++) {
+        send_line(mr, own[s]);
+        send_line(mk, own[s]);
+        na += drain(mr, a + na, sizeof a - na);
+        nb += drain(mk, b + nb, sizeof b - nb);
+    }
+    send_line(ur, "SET after reset");
+    send_line(uk, "SET after reset");
+    na += drain(mr, a + na, sizeof a - na);
+    nb += drain(mk, b + nb, sizeof b - nb);
+    na = monitor_mask(a, na);
+    nb = monitor_mask(b, nb);
+    if (na != nb || memcmp(a, b, na) != 0) {
+        static char sa[65536], sb[65536];
+        r3_show(sa, sizeof sa, a, na);
+        r3_show(sb, sizeof sb, b, nb);
+        fail_msg("MONITOR streams differ\n  redis:  %s\n  shmkvd: %s", sa, sb);
+    }
+    assert_non_null(memmem(a, na, "\"EXEC\"", 6)); /* the masking kept the lines */
+    close(mr);
+    close(mk);
+    close(ur);
+    close(uk);
+    printf("test_diff: MONITOR streams identical to redis-server's over %zu commands, %zu bytes\n",
+           steps, na);
+}
+
 /* HyperLogLog against redis-server: seeded PFADD (up to 3,000 elements, so
  * sketches turn dense), PFCOUNT over one to three keys, PFMERGE, and GET
  * of the sketches' bytes, which must be identical, sparse and dense; then
@@ -1649,6 +1752,7 @@ int main(void)
         cmocka_unit_test(test_diff_resp3_replies),
         cmocka_unit_test(test_diff_pubsub),
         cmocka_unit_test(test_diff_hyperloglog),
+        cmocka_unit_test(test_diff_monitor),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

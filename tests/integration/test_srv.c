@@ -380,6 +380,59 @@ static void test_srv_wait(void **state)
     redisFree(other);
 }
 
+/* MONITOR over the Unix socket names it as Redis does ("unix:PATH"); a
+ * monitor shows as flags=O in CLIENT LIST; one that stops reading is
+ * closed once 32 MiB wait for it, and the daemon serves on. (What is shown
+ * and how is compared with redis-server's stream by test_diff.) */
+static void test_srv_monitor(void **state)
+{
+    redisContext *c = *state;
+    redisContext *u = redisConnectUnix(S.sock);
+    assert_true(u && !u->err);
+    h_expect_status(u, "OK", "MONITOR");
+    redisContext *u2 = redisConnectUnix(S.sock); /* the line names who ran it */
+    assert_true(u2 && !u2->err);
+    h_expect_status(u2, "OK", "SET mon 1");
+    redisFree(u2);
+    void *rep;
+    assert_int_equal(redisGetReply(u, &rep), REDIS_OK);
+    redisReply *r = rep;
+    assert_int_equal(r->type, REDIS_REPLY_STATUS);
+    char want[400];
+    snprintf(want, sizeof want, " [0 unix:%s] \"SET\" \"mon\" \"1\"", S.sock);
+    const char *at = strchr(r->str, ' ');
+    assert_non_null(at);
+    assert_string_equal(at, want);
+    freeReplyObject(r);
+    r = H_CMD(c, "CLIENT LIST");
+    assert_non_null(strstr(r->str, "flags=O"));
+    assert_non_null(strstr(r->str, "cmd=monitor"));
+    freeReplyObject(r);
+    /* u reads no more; 40 SETs of 1 MiB give it more than 32 MiB. */
+    size_t big = 1 << 20;
+    char *v = malloc(big);
+    memset(v, 'm', big);
+    for (int i = 0; i < 40; i++)
+        freeReplyObject(redisCommand(c, "SET mon %b", v, big));
+    free(v);
+    h_expect_int(c, 1, "DEL mon");
+    /* Its socket ends: read what was sent until EOF, bounded in time. */
+    int fd = u->fd;
+    struct timeval tv = {5, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    static char buf[1 << 16];
+    size_t got = 0;
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof buf)) > 0)
+        got += (size_t)n;
+    assert_int_equal(n, 0); /* closed, not timed out */
+    assert_true(got < (size_t)40 << 20);
+    r = H_CMD(c, "CLIENT LIST");
+    assert_null(strstr(r->str, "flags=O"));
+    freeReplyObject(r);
+    redisFree(u);
+}
+
 /* Sends cmd on c without reading, waits 100 ms (so it parks), lets `other`
  * run wake, and returns c's reply. */
 static redisReply *parked_then(redisContext *c, const char *cmd, redisContext *other,
@@ -1002,7 +1055,7 @@ int main(void)
         T(test_srv_ping_echo_errors),   T(test_srv_pipelining_and_inline),
         T(test_srv_pipeline_does_not_starve_others),
         T(test_srv_protocol_errors_close), T(test_srv_select_and_dbs),
-        T(test_srv_multi_exec_watch),   T(test_srv_blocking_pops), T(test_srv_wait),
+        T(test_srv_multi_exec_watch),   T(test_srv_blocking_pops), T(test_srv_wait), T(test_srv_monitor),
         T(test_srv_multi_key_pops_and_move), T(test_srv_pubsub),
         T(test_srv_client_commands),    T(test_srv_hello_resp3),
         T(test_srv_config_info_command), T(test_srv_slowlog),
