@@ -5,6 +5,7 @@
  *   shm_bench load    SOCK KEYS                  SET KEYS keys (16-byte keys, 100-byte values)
  *   shm_bench shm     SOCK KEYS OPS PROCS DIST [CDF]  timed shmkv_get() from PROCS processes
  *   shm_bench hiredis SOCK KEYS OPS PROCS DIST [CDF]  timed GET round trips
+ *   shm_bench chase   MIB [huge]                 one dependent load from memory
  *
  * DIST is uniform or zipf (0.99, ranks scattered over the keys). Each
  * process times every operation with the TSC (calibrated against
@@ -14,6 +15,14 @@
  * reads_per_s is the sum over processes; hit_ratio is libshmkv's (shm) or 1.
  * CDF, if given, is a file that gets the latency distribution: lines of
  * "ns fraction" at 1,000 evenly spaced ranks (for the report's plot).
+ *
+ * chase is the machine's floor under a uniform read: a pointer chase over
+ * MIB MiB of 64-byte lines linked in random order, so each load waits for
+ * the one before, as a look-up's record read waits for its bucket. It
+ * prints the median, over 101 batches of 20,000 loads, of the batch's ns
+ * per load (timer cost spread over the batch). "huge" maps the buffer on
+ * 2 MiB hugetlb pages (falling back to 4 KiB ones when the pool has no
+ * room), as the daemon maps its segment when it can.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -185,15 +194,72 @@ static int cmp_u32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void chase(size_t mib, bool huge, double npt)
+{
+    size_t bytes = mib << 20, n = bytes / 64;
+    if (n < 2)
+        die("chase: at least 1 MiB");
+    char *m = MAP_FAILED;
+    if (huge)
+        m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB,
+                 -1, 0);
+    bool got_huge = m != MAP_FAILED;
+    if (!got_huge)
+        m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED)
+        die("chase: mmap");
+    /* One random cycle through every line (Sattolo's shuffle). */
+    uint32_t *order = malloc(n * sizeof *order);
+    if (!order)
+        die("out of memory");
+    for (size_t i = 0; i < n; i++)
+        order[i] = (uint32_t)i;
+    for (size_t i = n - 1; i > 0; i--) {
+        size_t j = zipf_rnd(&rng) % i;
+        uint32_t t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    for (size_t i = 0; i < n; i++)
+        *(char **)(m + (size_t)order[i] * 64) = m + (size_t)order[(i + 1) % n] * 64;
+    free(order);
+    char *p = m;
+    for (size_t i = 0; i < n; i++) /* warm: every page mapped and walked once */
+        p = *(char **)p;
+    enum { BATCHES = 101, LOADS = 20000 };
+    double per[BATCHES];
+    for (int b = 0; b < BATCHES; b++) {
+        uint64_t a = ticks();
+        for (int i = 0; i < LOADS; i++)
+            p = *(char **)p;
+        per[b] = (double)(ticks() - a) * npt / LOADS;
+    }
+    qsort(per, BATCHES, sizeof per[0], cmp_dbl);
+    /* p is printed so the chase cannot be optimized away. */
+    printf("%.0f %s %d\n", per[BATCHES / 2], got_huge ? "hugetlb" : "4k", p == NULL);
+    munmap(m, bytes);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 4 && !strcmp(argv[1], "load")) {
         load(argv[2], (uint32_t)atol(argv[3]));
         return 0;
     }
+    if ((argc == 3 || argc == 4) && !strcmp(argv[1], "chase")) {
+        chase((size_t)atol(argv[2]), argc == 4 && !strcmp(argv[3], "huge"), ns_per_tick());
+        return 0;
+    }
     if ((argc != 7 && argc != 8) || (strcmp(argv[1], "shm") && strcmp(argv[1], "hiredis"))) {
         fprintf(stderr, "usage: shm_bench load SOCK KEYS\n"
-                        "       shm_bench shm|hiredis SOCK KEYS OPS PROCS uniform|zipf [CDF]\n");
+                        "       shm_bench shm|hiredis SOCK KEYS OPS PROCS uniform|zipf [CDF]\n"
+                        "       shm_bench chase MIB [huge]\n");
         return 2;
     }
     bool shm = !strcmp(argv[1], "shm"), zipf = !strcmp(argv[6], "zipf");

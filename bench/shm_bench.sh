@@ -13,7 +13,10 @@
 # (1,000 keys) shows a hit whose records sit in the CPU caches. Latencies
 # are per operation (TSC, pooled over the processes), reported as the
 # median over the runs of each run's percentiles; reads/s is the sum over
-# processes. --cdf DIR keeps the last run's latency distributions (shm hit,
+# processes. Each run also times one dependent load from memory (shm_bench
+# chase) over as many MiB as the segment's index and records for these keys
+# span, on the segment's kind of pages: the floor under a uniform read whose
+# record is not in the CPU caches. --cdf DIR keeps the last run's latency distributions (shm hit,
 # GET to shmkvd, GET to redis-server; 1 process, uniform) for a plot.
 # Loopback sockets only; servers are stopped by their PIDs and
 # their folders removed.
@@ -57,6 +60,13 @@ wait_ready "$rport"
 "$bench" load "$rsock" "$keys"
 "$bench" shm "$ksock" "$keys" "$keys" 1 uniform >/dev/null # fills the cache
 
+# The footprint of a uniform read: the whole index plus the records in use.
+info=$(redis-cli -s "$ksock" INFO cache | tr -d '\r')
+field() { echo "$info" | sed -n "s/^$1://p"; }
+span_mib=$(( ($(field cache_segment_bytes) - $(field cache_log_bytes) + $(field cache_used_bytes) + (1 << 20) - 1) >> 20 ))
+huge=""
+[ "$(field cache_huge_pages)" = 1 ] && huge=huge
+
 hot=1000
 [ "$keys" -lt "$hot" ] && hot=$keys
 rtt_ops=$((ops / 10))
@@ -82,6 +92,7 @@ for run in $(seq 1 "$runs"); do
         echo "hiredis-shmkvd-$P-uniform $("$bench" hiredis "$ksock" "$keys" "$rtt_ops" "$P" uniform $c2)" >>"$raw"
         echo "hiredis-redis-$P-uniform $("$bench" hiredis "$rsock" "$keys" "$rtt_ops" "$P" uniform $c3)" >>"$raw"
     done
+    "$bench" chase "$span_mib" $huge >>"$work/chase"
     echo "shm_bench: run $run/$runs done" >&2
 done
 
@@ -118,4 +129,8 @@ END {
     echo "| reader | processes | keys | p50 ns | p99 ns | p99.9 ns | reads/s | hit ratio |"
     echo "|---|---:|---|---:|---:|---:|---:|---:|"
     echo "$table"
+    echo
+    sort -n "$work/chase" | awk -v mib="$span_mib" -v hit="$(echo "$table" | awk -F'|' '$2 ~ /libshmkv/ && $3+0 == 1 && $4 ~ /^ uniform $/ { u = $5 } $2 ~ /libshmkv/ && $3+0 == 1 && $4 ~ /hot/ { h = $5 } END { print u - h }')" '
+        { v[NR] = $1; pages = $2 }
+        END { printf "One dependent load from memory on this machine (pointer chase over %d MiB, the span of the segment'"'"'s index and records for these keys, %s pages; median over the runs): %d ns (%d–%d). A uniform hit'"'"'s p50 exceeds the hot set'"'"'s by %d ns.\n", mib, pages == "4k" ? "4 KiB" : "2 MiB hugetlb", NR % 2 ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2, v[1], v[NR], hit }'
 } | if [ -n "$out" ]; then tee "$out"; else cat; fi
