@@ -236,6 +236,7 @@ struct cmd {
     X("role", role, 1, CMD_F, 0, 0, 0, "server")                                               \
     X("wait", wait, 3, 0, 0, 0, 0, "generic")                                                  \
     X("monitor", monitor, 1, CMD_ADMIN, 0, 0, 0, "server")                                     \
+    X("memory", memory, -2, CMD_CONTAINER, 0, 0, 0, "server")                                  \
     X("shmkv.attach", shmkv_attach, 1, 0, 0, 0, 0, "server")                                   \
     X("shmkv.compact", shmkv_compact, 1, CMD_ADMIN, 0, 0, 0, "server")                         \
     X("shutdown", shutdown, -1, CMD_ADMIN | CMD_NOMULTI, 0, 0, 0, "server")

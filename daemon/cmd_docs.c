@@ -402,6 +402,14 @@ static const struct doc DOCS[] = {
     D("wait", "3.0.0", "O(1)",
       "Wait for replicas to acknowledge the connection's writes (shmkvd has none)",
       "numreplicas@i timeout@i")
+    D("memory", "4.0.0", "Depends on the subcommand", "Memory usage and the allocator", NULL)
+    D("memory|usage", "4.0.0", "O(N) where N is the number of samples",
+      "Bytes a key's records take in storage", "key@k [SAMPLES=count@i]")
+    D("memory|malloc-stats", "4.0.0", "Depends on how much memory is allocated",
+      "The allocator's statistics", "")
+    D("memory|purge", "4.0.0", "Depends on how much memory is allocated",
+      "Ask the allocator to release memory", "")
+    D("memory|help", "4.0.0", "O(1)", "Describe the MEMORY subcommands", "")
     D("monitor", "1.0.0", "O(1)", "Stream every command the server runs", "")
     D("role", "2.8.12", "O(1)", "Return the role of the instance in the context of replication",
       "")

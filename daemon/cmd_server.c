@@ -897,6 +897,89 @@ void cmd_wait(struct conn *c)
     cmd_block(c, ms == 0 ? 0 : (uint64_t)ms > UINT64_MAX - now ? UINT64_MAX : now + (uint64_t)ms);
 }
 
+/* ---- MEMORY ---- */
+
+static void stats_write(void *arg, const char *text)
+{
+    resp_buf_append(arg, text, strlen(text));
+}
+
+/* MEMORY USAGE key [SAMPLES n] | MALLOC-STATS | PURGE | HELP. USAGE counts
+ * the key's records as stored (db_usage), since its data lives in RocksDB,
+ * not in the daemon's heap; the other two are jemalloc's. STATS and
+ * DOCTOR, which describe Redis's own memory layout, are not offered. */
+void cmd_memory(struct conn *c)
+{
+    static const struct {
+        const char *name;
+        int arity;
+    } subs[] = {{"usage", -3}, {"malloc-stats", 2}, {"purge", 2}, {"help", 2}};
+    size_t i = 0;
+    while (i < sizeof subs / sizeof subs[0] && !cmd_arg_is(c, 1, subs[i].name))
+        i++;
+    if (i == sizeof subs / sizeof subs[0]) {
+        resp_errorf(OUT(c), "ERR unknown subcommand '%.*s'. Try MEMORY HELP.",
+                    (int)(c->argv[1].n < 128 ? c->argv[1].n : 128), c->argv[1].p);
+        return;
+    }
+    if ((subs[i].arity > 0 && c->argc != (size_t)subs[i].arity) ||
+        (subs[i].arity < 0 && c->argc < (size_t)-subs[i].arity)) {
+        resp_errorf(OUT(c), "ERR wrong number of arguments for 'memory|%s' command", subs[i].name);
+        return;
+    }
+    if (i == 0) {
+        int64_t samples = 5; /* Redis's default */
+        for (size_t j = 3; j < c->argc; j += 2) {
+            if (!cmd_arg_is(c, j, "samples") || j + 1 >= c->argc) {
+                cmd_reply_syntax(c);
+                return;
+            }
+            if (enc_str2ll(c->argv[j + 1].p, c->argv[j + 1].n, &samples)) {
+                resp_error(OUT(c), "ERR value is not an integer or out of range");
+                return;
+            }
+            if (samples < 0) {
+                cmd_reply_syntax(c);
+                return;
+            }
+        }
+        uint64_t bytes;
+        int rc = db_usage(&srv.db, c->db, c->argv[2].p, c->argv[2].n, (uint64_t)samples, &bytes);
+        if (rc == ENC_ENOTFOUND)
+            resp_null(OUT(c), c->proto);
+        else if (rc)
+            cmd_reply_err(c, rc);
+        else
+            resp_int(OUT(c), (int64_t)bytes);
+    } else if (i == 1) {
+        struct resp_buf b;
+        resp_buf_init(&b);
+        malloc_stats_print(stats_write, &b, NULL);
+        resp_verbatim(OUT(c), resp_buf_data(&b), resp_buf_used(&b), c->proto);
+        resp_buf_free(&b);
+    } else if (i == 2) {
+        char name[64];
+        snprintf(name, sizeof name, "arena.%u.purge", (unsigned)MALLCTL_ARENAS_ALL);
+        mallctl(name, NULL, NULL, NULL, 0); /* gives unused dirty pages back to the system */
+        resp_simple(OUT(c), "OK");
+    } else {
+        static const char *const lines[] = {
+            "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "USAGE <key> [SAMPLES <count>]",
+            "    Bytes the key's records take in storage, keys and values as encoded; a",
+            "    collection is sampled (default 5 elements, 0 for all) and its size",
+            "    extrapolated.",
+            "MALLOC-STATS",
+            "    The memory allocator's (jemalloc's) statistics.",
+            "PURGE",
+            "    Ask the allocator to return unused memory to the system.",
+            "HELP",
+            "    Print this help.",
+        };
+        cmd_reply_lines(c, lines, sizeof lines / sizeof lines[0]);
+    }
+}
+
 /* ---- MONITOR ---- */
 
 size_t cmd_nmonitors;

@@ -938,6 +938,57 @@ int db_keyinfo(struct db *d, unsigned dbi, const char *key, size_t klen, struct 
     return rc;
 }
 
+/* Bytes of up to `limit` records (0: all) of kc's current version in cf,
+ * keys and values as encoded; *seen counts them. */
+static int usage_cf(struct db *d, struct db_kc *kc, int cf, uint64_t limit, uint64_t *bytes,
+                    uint64_t *seen)
+{
+    struct stor_it *it = kc_iter(d, kc, cf);
+    *bytes = *seen = 0;
+    for (stor_it_first(it); stor_it_valid(it) && (!limit || *seen < limit); stor_it_next(it)) {
+        size_t kn, vn;
+        stor_it_key(it, &kn);
+        stor_it_value(it, &vn);
+        *bytes += kn + vn;
+        (*seen)++;
+    }
+    int rc = stor_it_status(it);
+    stor_it_free(it);
+    return rc;
+}
+
+int db_usage(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t samples,
+             uint64_t *bytes)
+{
+    struct db_kc kc;
+    *bytes = 0;
+    int rc = kc_load(d, &kc, dbi, key, klen);
+    if (rc == 0 && kc.m.type == ENC_TYPE_NONE)
+        rc = ENC_ENOTFOUND;
+    if (rc) {
+        kc_free(&kc);
+        return rc;
+    }
+    uint64_t total = kc.mk.n + kc.rawn;
+    if (kc.m.expire_ms)
+        total += 1 + 8 + 2 + klen; /* its expiry index record */
+    uint64_t n = 0;
+    if (kc.m.type != ENC_TYPE_STRING)
+        rc = kc_size(d, &kc, &n);
+    for (int pass = 0; pass < 2 && n && !rc; pass++) {
+        int cf = pass ? STOR_CF_SCORE : STOR_CF_SUB;
+        if (pass && kc.m.type != ENC_TYPE_ZSET)
+            break;
+        uint64_t sum, seen;
+        rc = usage_cf(d, &kc, cf, samples, &sum, &seen);
+        if (!rc && seen)
+            total += seen >= n ? sum : (uint64_t)((double)sum / (double)seen * (double)n + 0.5);
+    }
+    kc_free(&kc);
+    *bytes = total;
+    return rc;
+}
+
 /* ---- sampling ---- */
 
 void db_sample(struct db *d, const struct db_vec *all, size_t stride, int64_t count,

@@ -186,6 +186,14 @@ struct db_keyinfo {
 };
 int db_keyinfo(struct db *d, unsigned dbi, const char *key, size_t klen, struct db_keyinfo *ki);
 
+/* MEMORY USAGE: *bytes is what the key's records take as encoded (keys
+ * and values of its meta record, expiry index entry, sub and score
+ * records), before RocksDB's compression. Up to `samples` sub records (0:
+ * all) are read per column family and the rest counted at their average,
+ * as Redis samples a collection's elements. ENC_ENOTFOUND when absent. */
+int db_usage(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t samples,
+             uint64_t *bytes);
+
 /* ---- strings ---- */
 
 int db_get(struct db *d, unsigned dbi, const char *key, size_t klen, char **v, size_t *vn);

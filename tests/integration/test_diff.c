@@ -1121,7 +1121,8 @@ static const char *const SUBCOMMANDS[] = {
     "object|encoding", "object|freq", "object|idletime", "object|refcount", "object|help",
     "slowlog|get", "slowlog|len", "slowlog|reset", "slowlog|help",
     "pubsub|channels", "pubsub|numsub", "pubsub|numpat", "pubsub|shardchannels",
-    "pubsub|shardnumsub", "pubsub|help",
+    "pubsub|shardnumsub", "pubsub|help", "memory|usage", "memory|malloc-stats", "memory|purge",
+    "memory|help",
 };
 
 static bool is_container(const char *name)
@@ -1337,6 +1338,8 @@ static const char *const RESP3_SCRIPT[] = {
     "ROLE", "MULTI", "AUTH nopass", "SHUTDOWN NOSAVE", "SAVE", "PING", "EXEC", "MULTI",
     "AUTH nopass", "PING", "EXEC", "MULTI", "SET a 2", "EXEC x", "EXEC", "GET a", "EXEC x",
     "WAIT 0 0", "WAIT 1 1", "WAIT x x", "WAIT 0 x", "MULTI", "WAIT 2 0", "EXEC",
+    "MEMORY USAGE nokey", "MEMORY USAGE s SAMPLES -1", "MEMORY USAGE s SAMPLES x", "MEMORY FOO",
+    "MEMORY USAGE", "MEMORY PURGE", "MEMORY PURGE x",
 };
 
 static int r3_connect(int port)

@@ -949,6 +949,55 @@ static long long idletime(redisContext *c, const char *key)
 /* OBJECT IDLETIME: seconds since a command last used the key, as Redis
  * counts them — reads and writes count, TYPE, EXISTS, the TTL family,
  * WATCH and OBJECT itself do not; TOUCH does. */
+/* MEMORY USAGE counts a key's records as encoded (docs/encoding.md): a
+ * string's meta record is db(1) slot(2) key | flags(1) expiry(8) value, a
+ * TTL adds its expiry index record, db(1) expiry(8) slot(2) key. A
+ * collection's sub records are sampled (default 5) or all read (SAMPLES
+ * 0); a sorted set also has its score index. */
+static void test_srv_memory(void **state)
+{
+    redisContext *c = *state;
+    h_expect_status(c, "OK", "SET mu hello");
+    h_expect_int(c, 3 + 2 + 9 + 5, "MEMORY USAGE mu");
+    h_expect_int(c, 1, "EXPIRE mu 100");
+    h_expect_int(c, 3 + 2 + 9 + 5 + 11 + 2, "MEMORY USAGE mu");
+    h_expect_nil(c, "MEMORY USAGE nokey");
+    /* A hash of 200 fields "fNNN" -> "vNNN": each sub record is
+     * db slot len(4) "mh" version(8) | field, and the value. */
+    for (int i = 100; i < 300; i++)
+        h_expect_int(c, 1, "HSET mh f%d v%d", i, i);
+    long long meta = 3 + 2 + 1 + 8 + 8 + 8, sub = 3 + 4 + 2 + 8 + 4 + 4;
+    h_expect_int(c, meta + 200 * sub, "MEMORY USAGE mh SAMPLES 0");
+    h_expect_int(c, meta + 200 * sub, "MEMORY USAGE mh"); /* equal records: exact anyway */
+    /* A sorted set: the member's sub record (score as value) and its score record. */
+    for (int i = 100; i < 300; i++)
+        h_expect_int(c, 1, "ZADD mz %d m%d", i, i);
+    long long zsub = 3 + 4 + 2 + 8 + 4 + 8, zscore = 3 + 4 + 2 + 8 + 8 + 4;
+    h_expect_int(c, meta + 200 * (zsub + zscore), "MEMORY USAGE mz SAMPLES 0");
+    /* Sampling extrapolates: one long field among short ones. */
+    h_expect_int(c, 1, "HSET mh zlong %0100d", 0);
+    redisReply *all = H_CMD(c, "MEMORY USAGE mh SAMPLES 0"), *some = H_CMD(c, "MEMORY USAGE mh");
+    assert_int_equal(all->integer, meta + 200 * sub + 3 + 4 + 2 + 8 + 5 + 100);
+    assert_int_equal(some->integer, meta + 201 * sub); /* the first five are all short */
+    freeReplyObject(all);
+    freeReplyObject(some);
+    h_expect_err(c, "ERR syntax error", "MEMORY USAGE mh SAMPLES -1");
+    h_expect_err(c, "ERR syntax error", "MEMORY USAGE mh FOO 1");
+    h_expect_err(c, "ERR value is not an integer or out of range", "MEMORY USAGE mh SAMPLES x");
+    h_expect_err(c, "ERR wrong number of arguments for 'memory|usage' command", "MEMORY USAGE");
+    h_expect_err(c, "ERR unknown subcommand 'STATS'. Try MEMORY HELP.", "MEMORY STATS");
+    redisReply *r = H_CMD(c, "MEMORY MALLOC-STATS");
+    assert_int_equal(r->type, REDIS_REPLY_STRING);
+    assert_non_null(strstr(r->str, "jemalloc"));
+    freeReplyObject(r);
+    h_expect_status(c, "OK", "MEMORY PURGE");
+    r = H_CMD(c, "MEMORY HELP");
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    assert_true(r->elements > 4);
+    freeReplyObject(r);
+    h_expect_int(c, 3, "DEL mu mh mz");
+}
+
 static void test_srv_object_idletime(void **state)
 {
     redisContext *c = *state;
@@ -1061,7 +1110,7 @@ int main(void)
         T(test_srv_config_info_command), T(test_srv_slowlog),
         T(test_srv_bgsave_lastsave),    T(test_srv_compact),
         T(test_srv_unix_socket),        T(test_srv_active_expiry),
-        T(test_srv_auth_and_limits),    T(test_srv_object_idletime),
+        T(test_srv_auth_and_limits),    T(test_srv_object_idletime), T(test_srv_memory),
         T(test_srv_persistence_across_shutdown),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

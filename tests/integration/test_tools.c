@@ -1,6 +1,6 @@
 /*
  * test_tools — Redis's own tools against shmkvd, unchanged: redis-cli
- * --scan and --bigkeys, piped redis-cli input, and redis-benchmark's
+ * --scan, --bigkeys and --memkeys, piped redis-cli input, and redis-benchmark's
  * default suite (small counts: this checks that it completes without
  * errors, not how fast).
  */
@@ -69,6 +69,15 @@ static void test_tools_redis_cli(void **state)
     assert_non_null(strstr(out, "Biggest   list found '\"l\"' has 2 items"));
     assert_non_null(strstr(out, "Biggest   hash found '\"h\"' has 1 fields"));
     assert_non_null(strstr(out, "1 zsets with 1 members"));
+    free(out);
+
+    /* --memkeys sizes every key with MEMORY USAGE. */
+    snprintf(cmd, sizeof cmd, "redis-cli -p %d --memkeys 2>&1", S.port);
+    out = run(cmd, &st);
+    assert_int_equal(st, 0);
+    assert_non_null(strstr(out, "Biggest   hash found '\"h\"' has "));
+    assert_non_null(strstr(out, "1 zsets with "));
+    assert_null(strstr(out, "ERR"));
     free(out);
 }
 
