@@ -386,6 +386,8 @@ static const struct doc DOCS[] = {
     D("command|info", "2.8.13", "O(N) for N commands", "Describe commands",
       "[command-name...]")
     D("command|docs", "7.0.0", "O(N) for N commands", "Document commands", "[command-name...]")
+    D("command|getkeys", "2.8.13", "O(N) where N is the number of arguments to the command",
+      "The keys of a full command", "")
     D("command|list", "7.0.0", "O(N) for N commands", "The commands' names", "")
     D("command|help", "5.0.0", "O(1)", "Describe the COMMAND subcommands", "")
     D("slowlog", "2.2.12", "Depends on the subcommand", "The log of slow commands", NULL)

@@ -8,6 +8,7 @@
 #include <jemalloc/jemalloc.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <strings.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -684,6 +685,89 @@ static void command_info(struct conn *c, const struct cmd *k)
     resp_array(OUT(c), 0);         /* subcommands */
 }
 
+/* The argument positions that are keys in argv[0..argc) (argv[0] the
+ * command's name) for COMMAND GETKEYS, as Redis finds them: the table's
+ * range, then a movable command's numkeys keys (SORT's STORE key); the
+ * key of OBJECT's and MEMORY USAGE's subcommands. Shard channels are not
+ * keys. Returns how many went to pos, -1 when a numkeys is invalid. */
+static int getkeys(const struct cmd *k, const struct db_str *argv, size_t argc, size_t *pos)
+{
+    int n = 0;
+    if (!strcmp(k->group, "pubsub"))
+        return 0;
+    if (k->flags & CMD_CONTAINER) {
+        bool keyed = (k->fn == cmd_object && argc == 3) ||
+                     (k->fn == cmd_memory && argc >= 3 && argv[1].n == 5 &&
+                      !strncasecmp(argv[1].p, "usage", 5));
+        if (keyed)
+            pos[n++] = 2;
+        return n;
+    }
+    size_t at = (k->flags & CMD_BLOCKING) ? 2 : 1;
+    if (k->first > 0) {
+        size_t last = k->last < 0 ? argc - (size_t)-k->last : (size_t)k->last;
+        for (size_t i = (size_t)k->first; i <= last && i < argc; i += (size_t)k->step)
+            pos[n++] = i;
+        at = last + 1;
+    }
+    if (!(k->flags & CMD_MOVABLE))
+        return n;
+    if (k->fn == cmd_sort || k->fn == cmd_sort_ro) {
+        /* SORT key [BY p] [LIMIT o c] [GET p ...] [ASC|DESC] [ALPHA] [STORE dst] */
+        for (size_t i = 2; i < argc; i++) {
+            const struct db_str *a = &argv[i];
+            if (a->n == 5 && !strncasecmp(a->p, "limit", 5))
+                i += 2;
+            else if ((a->n == 3 && !strncasecmp(a->p, "get", 3)) ||
+                     (a->n == 2 && !strncasecmp(a->p, "by", 2)))
+                i += 1;
+            else if (a->n == 5 && !strncasecmp(a->p, "store", 5) && i + 1 < argc) {
+                pos[1] = ++i; /* the last STORE counts */
+                n = 2;
+            }
+        }
+        return n;
+    }
+    int64_t nk;
+    if (at >= argc || enc_str2ll(argv[at].p, argv[at].n, &nk) || nk < 1 ||
+        (uint64_t)nk > argc - at - 1)
+        return -1;
+    for (size_t i = at + 1; i <= at + (size_t)nk; i++)
+        pos[n++] = i;
+    return n;
+}
+
+static void command_getkeys(struct conn *c)
+{
+    const struct cmd *k = cmd_lookup(c->argv[2].p, c->argv[2].n);
+    size_t argc = c->argc - 2;
+    const struct db_str *argv = c->argv + 2;
+    if (!k) {
+        resp_error(OUT(c), "ERR Invalid command specified");
+        return;
+    }
+    if ((k->arity > 0 && argc != (size_t)k->arity) || (k->arity < 0 && argc < (size_t)-k->arity)) {
+        resp_error(OUT(c), "ERR Invalid number of arguments specified for command");
+        return;
+    }
+    bool has_keys = (k->first > 0 || (k->flags & CMD_MOVABLE) || k->fn == cmd_object ||
+                     k->fn == cmd_memory) && strcmp(k->group, "pubsub");
+    if (!has_keys) {
+        resp_error(OUT(c), "ERR The command has no key arguments");
+        return;
+    }
+    size_t *pos = stor_xmalloc(argc * sizeof *pos);
+    int n = getkeys(k, argv, argc, pos);
+    if (n < 0) {
+        resp_error(OUT(c), "ERR Invalid arguments specified for command");
+    } else {
+        resp_array(OUT(c), (size_t)n);
+        for (int i = 0; i < n; i++)
+            resp_bulk(OUT(c), argv[pos[i]].p, argv[pos[i]].n);
+    }
+    free(pos);
+}
+
 /* COMMAND | COUNT | INFO [name ...] | DOCS [name ...] | LIST | HELP */
 void cmd_command(struct conn *c)
 {
@@ -706,6 +790,11 @@ void cmd_command(struct conn *c)
         }
     } else if (cmd_arg_is(c, 1, "docs")) {
         cmd_command_docs(c);
+    } else if (cmd_arg_is(c, 1, "getkeys")) {
+        if (c->argc < 4)
+            resp_error(OUT(c), "ERR wrong number of arguments for 'command|getkeys' command");
+        else
+            command_getkeys(c);
     } else if (cmd_arg_is(c, 1, "list") && c->argc == 2) {
         resp_array(OUT(c), cmd_count());
         for (size_t i = 0; i < cmd_count(); i++)
@@ -722,6 +811,8 @@ void cmd_command(struct conn *c)
             "    Return documentation details about multiple Redis commands.",
             "    If no command names are given, documentation details for all",
             "    commands are returned.",
+            "GETKEYS <full-command>",
+            "    The keys named by a whole command (its name and arguments).",
             "HELP", "    Print this help.",
         };
         cmd_reply_lines(c, lines, sizeof lines / sizeof lines[0]);

@@ -1116,7 +1116,7 @@ static void compare_docs(const char *name, const redisReply *dr, const redisRepl
  * USER filter in shmkvd, and COMMAND LIST, which has no FILTERBY. */
 static const char *const SUBCOMMANDS[] = {
     "client|id", "client|setname", "client|getname", "client|list", "client|info", "client|help",
-    "command|count", "command|info", "command|docs", "command|help",
+    "command|count", "command|info", "command|docs", "command|help", "command|getkeys",
     "config|get", "config|set", "config|resetstat", "config|help",
     "object|encoding", "object|freq", "object|idletime", "object|refcount", "object|help",
     "slowlog|get", "slowlog|len", "slowlog|reset", "slowlog|help",
@@ -1340,6 +1340,25 @@ static const char *const RESP3_SCRIPT[] = {
     "WAIT 0 0", "WAIT 1 1", "WAIT x x", "WAIT 0 x", "MULTI", "WAIT 2 0", "EXEC",
     "MEMORY USAGE nokey", "MEMORY USAGE s SAMPLES -1", "MEMORY USAGE s SAMPLES x", "MEMORY FOO",
     "MEMORY USAGE", "MEMORY PURGE", "MEMORY PURGE x",
+    "COMMAND GETKEYS", "COMMAND GETKEYS get", "COMMAND GETKEYS get a", "COMMAND GETKEYS GET a b",
+    "COMMAND GETKEYS nosuch a", "COMMAND GETKEYS ping", "COMMAND GETKEYS mset a 1 b 2",
+    "COMMAND GETKEYS mset a 1 b", "COMMAND GETKEYS del a b c", "COMMAND GETKEYS blpop a b 0",
+    "COMMAND GETKEYS zunionstore d 2 a b", "COMMAND GETKEYS zunionstore d 3 a b",
+    "COMMAND GETKEYS zunionstore d x a b", "COMMAND GETKEYS zunionstore d 0 a b",
+    "COMMAND GETKEYS zunionstore d -1 a", "COMMAND GETKEYS zunion 2 a b WEIGHTS 1 2",
+    "COMMAND GETKEYS lmpop 2 a b LEFT", "COMMAND GETKEYS blmpop 0 2 a b LEFT",
+    "COMMAND GETKEYS zmpop 1 a MIN", "COMMAND GETKEYS bzmpop 1 1 a MIN",
+    "COMMAND GETKEYS sintercard 2 a b LIMIT 1", "COMMAND GETKEYS zintercard 1 a",
+    "COMMAND GETKEYS sort a", "COMMAND GETKEYS sort a STORE b",
+    "COMMAND GETKEYS sort a LIMIT 0 1 STORE b GET x BY y", "COMMAND GETKEYS sort a STORE",
+    "COMMAND GETKEYS sort_ro a BY x", "COMMAND GETKEYS lmove a b LEFT RIGHT",
+    "COMMAND GETKEYS rename a b", "COMMAND GETKEYS publish a b", "COMMAND GETKEYS ssubscribe a b",
+    "COMMAND GETKEYS spublish a b", "COMMAND GETKEYS watch a b",
+    "COMMAND GETKEYS object encoding a", "COMMAND GETKEYS memory usage a",
+    "COMMAND GETKEYS client list", "COMMAND GETKEYS msetnx a 1", "COMMAND GETKEYS set a b EX 10",
+    "COMMAND GETKEYS pfmerge a b c", "COMMAND GETKEYS bitop and d a b",
+    "COMMAND GETKEYS zrangestore d s 0 1", "COMMAND GETKEYS copy a b",
+    "COMMAND GETKEYS smove a b c",
 };
 
 static int r3_connect(int port)
