@@ -64,6 +64,7 @@ struct cmd {
     X("decrby", decrby, 3, CMD_W | CMD_F, 1, 1, 1, "string")                                           \
     X("incrbyfloat", incrbyfloat, 3, CMD_W | CMD_F, 1, 1, 1, "string")                                 \
     X("getrange", getrange, 4, CMD_R, 1, 1, 1, "string")                                           \
+    X("lcs", lcs, -3, CMD_R, 1, 2, 1, "string")                                                    \
     X("substr", getrange, 4, CMD_R, 1, 1, 1, "string")                                             \
     X("setrange", setrange, 4, CMD_W, 1, 1, 1, "string")                                           \
     /* bitmaps: bit operations on strings */                                                   \

@@ -69,6 +69,9 @@ static const struct doc DOCS[] = {
     D("incrby", "1.0.0", "O(1)", "Add to an integer string", "key@k increment@i")
     D("decrby", "1.0.0", "O(1)", "Subtract from an integer string", "key@k decrement@i")
     D("incrbyfloat", "2.6.0", "O(1)", "Add to a floating-point string", "key@k increment@d")
+    D("lcs", "7.0.0", "O(N*M) where N and M are the lengths of the two strings",
+      "The longest common subsequence of two strings",
+      "key1@k key2@k [LEN] [IDX] [MINMATCHLEN=len@i] [WITHMATCHLEN]")
     D("getrange", "2.4.0", "O(N) for N bytes returned", "Read part of a string",
       "key@k start@i end@i")
     DEP("substr", "1.0.0", "O(N) for N bytes returned", "Read part of a string",

@@ -5,6 +5,9 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "stor_mem.h"
 
 #define KEY(i) c->argv[i].p, c->argv[i].n
 
@@ -338,4 +341,151 @@ void cmd_setrange(struct conn *c)
     uint64_t n;
     int rc = db_setrange(&srv.db, c->db, KEY(1), (uint64_t)off, KEY(3), &n);
     cmd_reply_int(c, rc, (int64_t)n);
+}
+
+/* ---- LCS ---- */
+
+/* One key's string for LCS: "" when absent. 0, or 1 after replying. */
+static int lcs_value(struct conn *c, size_t i, char **v, size_t *vn)
+{
+    int rc = db_get(&srv.db, c->db, KEY(i), v, vn);
+    if (rc == ENC_ENOTFOUND) {
+        *v = NULL;
+        *vn = 0;
+        return 0;
+    }
+    if (rc == ENC_EWRONGTYPE)
+        resp_error(OUT(c), "ERR The specified keys must contain string values");
+    else if (rc)
+        cmd_reply_err(c, rc);
+    return rc ? 1 : 0;
+}
+
+/* Walks the table t of prefix LCS lengths ((an + 1) x (bn + 1)) back from
+ * the ends and replies the subsequence, or with IDX its runs (contiguous
+ * in both strings), last first. On a tie it steps back in b, which picks
+ * the subsequence and runs that redis-server picks. The runs are counted
+ * in a first pass: the reply needs their number before them. */
+static void lcs_reply(struct conn *c, const char *a, size_t an, const char *b, size_t bn,
+                      const uint32_t *t, bool idx, bool withlen, uint64_t minlen)
+{
+    size_t cols = bn + 1;
+    uint32_t total = t[an * cols + bn];
+    char *seq = stor_xmalloc((size_t)total + 1);
+    size_t nruns = 0;
+    for (int pass = 0; pass < (idx ? 2 : 1); pass++) {
+        if (pass == 1) {
+            resp_map(OUT(c), 2, c->proto);
+            resp_bulk_cstr(OUT(c), "matches");
+            resp_array(OUT(c), nruns);
+        }
+        size_t i = an, j = bn, k = total, run = 0; /* run: bytes of the current run */
+        for (;;) {
+            bool more = i > 0 && j > 0;
+            bool match = more && a[i - 1] == b[j - 1];
+            if (run && !match) {
+                /* The run a[i, i + run) = b[j, j + run) ends here. */
+                if (run >= minlen) {
+                    if (pass == 1) {
+                        resp_array(OUT(c), withlen ? 3 : 2);
+                        resp_array(OUT(c), 2);
+                        resp_int(OUT(c), (int64_t)i);
+                        resp_int(OUT(c), (int64_t)(i + run - 1));
+                        resp_array(OUT(c), 2);
+                        resp_int(OUT(c), (int64_t)j);
+                        resp_int(OUT(c), (int64_t)(j + run - 1));
+                        if (withlen)
+                            resp_int(OUT(c), (int64_t)run);
+                    } else {
+                        nruns++;
+                    }
+                }
+                run = 0;
+            }
+            if (!more)
+                break;
+            if (match) {
+                seq[--k] = a[i - 1];
+                run++;
+                i--;
+                j--;
+            } else if (t[(i - 1) * cols + j] > t[i * cols + j - 1]) {
+                i--;
+            } else {
+                j--;
+            }
+        }
+    }
+    if (idx) {
+        resp_bulk_cstr(OUT(c), "len");
+        resp_int(OUT(c), total);
+    } else {
+        resp_bulk(OUT(c), seq, total);
+    }
+    free(seq);
+}
+
+/* LCS key1 key2 [LEN] [IDX] [MINMATCHLEN len] [WITHMATCHLEN]: the longest
+ * common subsequence by the classic table of prefix lengths, O(N*M) time
+ * and memory; a table larger than proto-max-bulk-len is refused, as Redis
+ * refuses it. */
+void cmd_lcs(struct conn *c)
+{
+    bool len = false, idx = false, withlen = false;
+    int64_t minlen = 0;
+    for (size_t i = 3; i < c->argc; i++) {
+        if (cmd_arg_is(c, i, "len")) {
+            len = true;
+        } else if (cmd_arg_is(c, i, "idx")) {
+            idx = true;
+        } else if (cmd_arg_is(c, i, "withmatchlen")) {
+            withlen = true;
+        } else if (cmd_arg_is(c, i, "minmatchlen") && i + 1 < c->argc) {
+            if (!cmd_arg_ll(c, ++i, &minlen))
+                return;
+        } else {
+            cmd_reply_syntax(c);
+            return;
+        }
+    }
+    if (len && idx) {
+        resp_error(OUT(c), "ERR If you want both the length and indexes, please just use IDX.");
+        return;
+    }
+    char *a, *b;
+    size_t an, bn;
+    if (lcs_value(c, 1, &a, &an))
+        return;
+    if (lcs_value(c, 2, &b, &bn)) {
+        free(a);
+        return;
+    }
+    size_t cols = bn + 1;
+    uint64_t cells = (uint64_t)(an + 1) * cols; /* values are far below 2^32 bytes */
+    uint32_t *t = NULL;
+    if (cells > UINT64_MAX / 4 || cells * 4 > (uint64_t)srv.conf.proto_max_bulk_len)
+        resp_error(OUT(c),
+                   "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len");
+    else if (!(t = malloc((size_t)cells * sizeof *t)))
+        resp_error(OUT(c), "ERR Insufficient memory, failed allocating transient memory for LCS");
+    if (t) {
+        for (size_t j = 0; j <= bn; j++)
+            t[j] = 0;
+        for (size_t i = 1; i <= an; i++) {
+            uint32_t *row = t + i * cols;
+            const uint32_t *up = row - cols;
+            row[0] = 0;
+            for (size_t j = 1; j <= bn; j++)
+                row[j] = a[i - 1] == b[j - 1] ? up[j - 1] + 1
+                         : up[j] > row[j - 1] ? up[j]
+                                              : row[j - 1];
+        }
+        if (len)
+            resp_int(OUT(c), t[an * cols + bn]);
+        else
+            lcs_reply(c, a, an, b, bn, t, idx, withlen, minlen < 0 ? 0 : (uint64_t)minlen);
+    }
+    free(t);
+    free(a);
+    free(b);
 }

@@ -1339,7 +1339,10 @@ static const char *const RESP3_SCRIPT[] = {
     "AUTH nopass", "PING", "EXEC", "MULTI", "SET a 2", "EXEC x", "EXEC", "GET a", "EXEC x",
     "WAIT 0 0", "WAIT 1 1", "WAIT x x", "WAIT 0 x", "MULTI", "WAIT 2 0", "EXEC",
     "MEMORY USAGE nokey", "MEMORY USAGE s SAMPLES -1", "MEMORY USAGE s SAMPLES x", "MEMORY FOO",
-    "MEMORY USAGE", "MEMORY PURGE", "MEMORY PURGE x",
+    "MEMORY USAGE", "MEMORY PURGE", "MEMORY PURGE x", "SET l1 ohmytext", "SET l2 mynewtext",
+    "LCS l1 l2 IDX WITHMATCHLEN", "LCS l1 l2 IDX MINMATCHLEN -5", "LCS l1 nokey IDX",
+    "LCS l1 l2 LEN IDX", "LCS l1 l2 MINMATCHLEN", "LCS l1 l2 MINMATCHLEN x", "LCS l1 l2 FOO",
+    "LCS l1 h",
     "COMMAND GETKEYS", "COMMAND GETKEYS get", "COMMAND GETKEYS get a", "COMMAND GETKEYS GET a b",
     "COMMAND GETKEYS nosuch a", "COMMAND GETKEYS ping", "COMMAND GETKEYS mset a 1 b 2",
     "COMMAND GETKEYS mset a 1 b", "COMMAND GETKEYS del a b c", "COMMAND GETKEYS blpop a b 0",
@@ -1550,6 +1553,55 @@ static void test_diff_pubsub(void **state)
     printf("test_diff: %zu pub/sub steps on four connections, %zu bytes received, identical "
            "to redis-server's\n",
            steps, bytes);
+}
+
+/* LCS against redis-server: seeded pairs of strings over two- to
+ * four-letter alphabets (many equal-length subsequences, so the tie rule
+ * decides which one and which runs), empty and absent keys, each asked
+ * plain, LEN, and IDX with or without MINMATCHLEN and WITHMATCHLEN. */
+static void test_diff_lcs(void **state)
+{
+    (void)state;
+    redisContext *dr = h_connect_port(R.port), *dk = h_connect_port(K.port);
+    assert_true(dr && dk);
+    uint64_t r = 0x4c4353; /* "LCS" */
+    size_t compared = 0;
+    for (int pair = 0; pair < 150; pair++) {
+        char s[2][64];
+        unsigned letters = 2 + (unsigned)(t_rnd(&r) % 3);
+        for (int k = 0; k < 2; k++) {
+            size_t n = t_rnd(&r) % 40;
+            for (size_t i = 0; i < n; i++)
+                s[k][i] = (char)('a' + t_rnd(&r) % letters);
+            s[k][n] = 0;
+            redisContext *both[2] = {dr, dk};
+            for (int sv = 0; sv < 2; sv++)
+                freeReplyObject(pair % 25 == 7 && k == 1
+                                    ? redisCommand(both[sv], "DEL lcs%d", k)
+                                    : redisCommand(both[sv], "SET lcs%d %s", k, s[k]));
+        }
+        static const char *const forms[] = {
+            "LCS lcs0 lcs1", "LCS lcs0 lcs1 LEN", "LCS lcs0 lcs1 IDX",
+            "LCS lcs0 lcs1 IDX WITHMATCHLEN", "LCS lcs0 lcs1 IDX MINMATCHLEN 2",
+            "LCS lcs0 lcs1 IDX MINMATCHLEN 3 WITHMATCHLEN", "LCS lcs1 lcs0 IDX WITHMATCHLEN",
+        };
+        for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++) {
+            redisReply *a = redisCommand(dr, forms[f]), *b = redisCommand(dk, forms[f]);
+            if (!same(a, b)) {
+                char ra[2048], rb[2048];
+                fail_msg("%s with \"%s\", \"%s\": redis-server %s, shmkvd %s", forms[f], s[0],
+                         s[1], show(a, ra, sizeof ra), show(b, rb, sizeof rb));
+            }
+            freeReplyObject(a);
+            freeReplyObject(b);
+            compared++;
+        }
+    }
+    freeReplyObject(redisCommand(dr, "DEL lcs0 lcs1"));
+    freeReplyObject(redisCommand(dk, "DEL lcs0 lcs1"));
+    printf("test_diff: %zu LCS replies identical to redis-server's\n", compared);
+    redisFree(dr);
+    redisFree(dk);
 }
 
 /* ---- MONITOR against redis-server ----
@@ -1775,6 +1827,7 @@ int main(void)
         cmocka_unit_test(test_diff_pubsub),
         cmocka_unit_test(test_diff_hyperloglog),
         cmocka_unit_test(test_diff_monitor),
+        cmocka_unit_test(test_diff_lcs),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

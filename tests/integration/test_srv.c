@@ -998,6 +998,26 @@ static void test_srv_memory(void **state)
     h_expect_int(c, 3, "DEL mu mh mz");
 }
 
+/* LCS's table is (N + 1) x (M + 1) 4-byte cells: past proto-max-bulk-len
+ * it is refused, as redis-server refuses it, and the daemon goes on.
+ * (Replies are compared with redis-server's by test_diff.) */
+static void test_srv_lcs_limit(void **state)
+{
+    redisContext *c = *state;
+    char v[601];
+    memset(v, 'a', 600);
+    v[600] = 0;
+    h_expect_status(c, "OK", "SET la %s", v);
+    h_expect_status(c, "OK", "SET lb %s", v);
+    h_expect_int(c, 600, "LCS la lb LEN");
+    h_expect_status(c, "OK", "CONFIG SET proto-max-bulk-len 1mb"); /* 601 * 601 * 4 > 1 MiB */
+    h_expect_err(c, "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len",
+                 "LCS la lb LEN");
+    h_expect_status(c, "OK", "CONFIG SET proto-max-bulk-len 512mb");
+    h_expect_int(c, 600, "LCS la lb LEN");
+    h_expect_int(c, 2, "DEL la lb");
+}
+
 static void test_srv_object_idletime(void **state)
 {
     redisContext *c = *state;
@@ -1110,7 +1130,7 @@ int main(void)
         T(test_srv_config_info_command), T(test_srv_slowlog),
         T(test_srv_bgsave_lastsave),    T(test_srv_compact),
         T(test_srv_unix_socket),        T(test_srv_active_expiry),
-        T(test_srv_auth_and_limits),    T(test_srv_object_idletime), T(test_srv_memory),
+        T(test_srv_auth_and_limits),    T(test_srv_object_idletime), T(test_srv_memory), T(test_srv_lcs_limit),
         T(test_srv_persistence_across_shutdown),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
