@@ -24,6 +24,106 @@ static const struct cmd table[] = {
 };
 #define NCMDS (sizeof table / sizeof table[0])
 
+/* ---- INFO commandstats and errorstats ---- */
+
+struct cmd_stat {
+    uint64_t calls, usec, rejected, failed;
+};
+static struct cmd_stat stats[NCMDS];
+/* Containers' documented subcommands, found by name (a few dozen at most). */
+static struct {
+    char name[64];
+    struct cmd_stat st;
+} substats[96];
+static size_t nsubstats;
+/* Error codes, as Redis keeps them: at most 128 distinct ones. */
+static struct {
+    char code[32];
+    uint64_t count;
+} errstats[128];
+static size_t nerrstats;
+/* srv.stats.error_replies when the last command ended (or began): what a
+ * command added past it makes it a failed call. EXEC's own check then
+ * covers only what came after its last queued command, as in Redis. */
+static uint64_t errors_seen;
+
+/* Where a call of cmd counts: its own entry, or its subcommand's. NULL for
+ * a subcommand that does not exist, which Redis counts under no command. */
+static struct cmd_stat *stat_of(const struct conn *c, const struct cmd *cmd)
+{
+    if (c->lastcmd == c->lastsub && (cmd->flags & CMD_CONTAINER)) {
+        for (size_t i = 0; i < nsubstats; i++)
+            if (!strcmp(substats[i].name, c->lastsub))
+                return &substats[i].st;
+        if (!cmd_doc_exists(c->lastsub, strlen(c->lastsub)))
+            return NULL;
+        if (nsubstats < sizeof substats / sizeof substats[0]) {
+            snprintf(substats[nsubstats].name, sizeof substats[0].name, "%s", c->lastsub);
+            return &substats[nsubstats++].st;
+        }
+    }
+    return &stats[cmd - table];
+}
+
+void cmd_count_error(const char *s, size_t n)
+{
+    srv.stats.error_replies++;
+    size_t k = 0;
+    while (k < n && k < sizeof errstats[0].code - 1 && s[k] != ' ')
+        k++;
+    for (size_t i = 0; i < nerrstats; i++) {
+        if (strlen(errstats[i].code) == k && !memcmp(errstats[i].code, s, k)) {
+            errstats[i].count++;
+            return;
+        }
+    }
+    if (nerrstats < sizeof errstats / sizeof errstats[0]) {
+        memcpy(errstats[nerrstats].code, s, k);
+        errstats[nerrstats].code[k] = 0;
+        errstats[nerrstats++].count = 1;
+    }
+}
+
+static void stat_line(struct resp_buf *b, const char *name, const struct cmd_stat *st)
+{
+    if (!st->calls && !st->rejected && !st->failed)
+        return;
+    char line[256];
+    int n = snprintf(line, sizeof line,
+                     "cmdstat_%s:calls=%llu,usec=%llu,usec_per_call=%.2f,rejected_calls=%llu,"
+                     "failed_calls=%llu\r\n",
+                     name, (unsigned long long)st->calls, (unsigned long long)st->usec,
+                     st->calls ? (double)st->usec / (double)st->calls : 0.0,
+                     (unsigned long long)st->rejected, (unsigned long long)st->failed);
+    resp_buf_append(b, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+}
+
+void cmd_info_commandstats(struct resp_buf *b)
+{
+    for (size_t i = 0; i < NCMDS; i++)
+        stat_line(b, table[i].name, &stats[i]);
+    for (size_t i = 0; i < nsubstats; i++)
+        stat_line(b, substats[i].name, &substats[i].st);
+}
+
+void cmd_info_errorstats(struct resp_buf *b)
+{
+    char line[96];
+    for (size_t i = 0; i < nerrstats; i++) {
+        int n = snprintf(line, sizeof line, "errorstat_%s:count=%llu\r\n", errstats[i].code,
+                         (unsigned long long)errstats[i].count);
+        resp_buf_append(b, line, (size_t)n);
+    }
+}
+
+void cmd_stats_reset(void)
+{
+    memset(stats, 0, sizeof stats);
+    memset(substats, 0, sizeof substats);
+    nsubstats = 0;
+    nerrstats = 0;
+}
+
 size_t cmd_count(void)
 {
     return NCMDS;
@@ -299,6 +399,7 @@ void cmd_call(struct conn *c, const struct cmd *cmd)
         c->lastcmd = c->lastsub;
     }
     struct touch_set touch = {.n = 0};
+    errors_seen = srv.stats.error_replies;
     each_key(c, cmd, touch_prepare, &touch);
     srv_cache_begin(); /* local readers see the command all or nothing */
     cmd->fn(c);
@@ -308,6 +409,14 @@ void cmd_call(struct conn *c, const struct cmd *cmd)
     uint64_t us = (uint64_t)(b.tv_sec - a.tv_sec) * 1000000 +
                   (uint64_t)((b.tv_nsec - a.tv_nsec) / 1000);
     srv.stats.commands++;
+    struct cmd_stat *st = stat_of(c, cmd);
+    if (st) {
+        st->calls++;
+        st->usec += us;
+        if (srv.stats.error_replies > errors_seen)
+            st->failed++;
+    }
+    errors_seen = srv.stats.error_replies;
     if (cmd_nmonitors)
         cmd_monitor_feed(c, cmd);
     int64_t slower = srv.conf.slowlog_log_slower_than;
@@ -330,7 +439,8 @@ reject(struct conn *c, const struct cmd *cmd, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    if (cmd && cmd->fn == cmd_exec) {
+    stats[cmd - table].rejected++;
+    if (cmd->fn == cmd_exec) {
         multi_clear(c);
         unwatch_all(c);
         resp_errorf(OUT(c), "EXECABORT Transaction discarded because of: %s",

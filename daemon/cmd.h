@@ -323,6 +323,21 @@ void cmd_serve_ready(void);
  * subscriptions, monitoring). */
 void cmd_conn_release(struct conn *c);
 
+/* ---- INFO commandstats and errorstats (cmd.c) ---- */
+
+/* Counts one error reply under its code (the text's first word): set as
+ * resp_error_hook at start. */
+void cmd_count_error(const char *s, size_t n);
+/* Appends INFO's "cmdstat_NAME:calls=...,..." lines (commands that ran or
+ * were refused; a container's documented subcommands as "name|sub"). */
+void cmd_info_commandstats(struct resp_buf *b);
+/* Appends INFO's "errorstat_CODE:count=N" lines. */
+void cmd_info_errorstats(struct resp_buf *b);
+/* CONFIG RESETSTAT: forgets both. */
+void cmd_stats_reset(void);
+/* A documented subcommand ("client|list", any case): cmd_docs.c. */
+bool cmd_doc_exists(const char *name, size_t n);
+
 /* ---- MONITOR (cmd_server.c) ---- */
 
 /* Clients in MONITOR mode; cmd_call() feeds them only when there are any. */

@@ -434,6 +434,11 @@ static const struct doc *doc_find(const char *name, size_t n)
     return NULL;
 }
 
+bool cmd_doc_exists(const char *name, size_t n)
+{
+    return doc_find(name, n) != NULL;
+}
+
 /* ---- the argument syntax ---- */
 
 enum { A_STRING, A_INTEGER, A_DOUBLE, A_KEY, A_PATTERN, A_UNIXTIME, A_TOKEN, A_ONEOF, A_BLOCK };

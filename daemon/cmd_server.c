@@ -527,6 +527,7 @@ void cmd_info(struct conn *c)
         INFO("expired_keys:%llu\r\n", (unsigned long long)srv.stats.expired_keys);
         INFO("keyspace_hits:%llu\r\n", (unsigned long long)srv.stats.keyspace_hits);
         INFO("keyspace_misses:%llu\r\n", (unsigned long long)srv.stats.keyspace_misses);
+        INFO("total_error_replies:%llu\r\n", (unsigned long long)srv.stats.error_replies);
         INFO("pubsub_channels:%zu\r\n", cmd_pubsub_names(CMD_PS_CHANNEL));
         INFO("pubsub_patterns:%zu\r\n", cmd_pubsub_names(CMD_PS_PATTERN));
         INFO("pubsubshard_channels:%zu\r\n", cmd_pubsub_names(CMD_PS_SHARD));
@@ -535,6 +536,35 @@ void cmd_info(struct conn *c)
         SECTION("Replication");
         INFO("role:master\r\n");
         INFO("connected_slaves:0\r\n");
+    }
+    if (want_section(c, "cpu", true)) {
+        struct rusage self, children, thread;
+        getrusage(RUSAGE_SELF, &self);
+        getrusage(RUSAGE_CHILDREN, &children);
+        getrusage(RUSAGE_THREAD, &thread); /* INFO runs on the event loop's thread */
+        SECTION("CPU");
+#define TV(t) (long)(t).tv_sec, (long)(t).tv_usec
+        INFO("used_cpu_sys:%ld.%06ld\r\n", TV(self.ru_stime));
+        INFO("used_cpu_user:%ld.%06ld\r\n", TV(self.ru_utime));
+        INFO("used_cpu_sys_children:%ld.%06ld\r\n", TV(children.ru_stime));
+        INFO("used_cpu_user_children:%ld.%06ld\r\n", TV(children.ru_utime));
+        INFO("used_cpu_sys_main_thread:%ld.%06ld\r\n", TV(thread.ru_stime));
+        INFO("used_cpu_user_main_thread:%ld.%06ld\r\n", TV(thread.ru_utime));
+#undef TV
+    }
+    if (want_section(c, "modules", true))
+        SECTION("Modules"); /* none: shmkvd loads no modules */
+    if (want_section(c, "commandstats", false)) {
+        SECTION("Commandstats");
+        cmd_info_commandstats(&b);
+    }
+    if (want_section(c, "errorstats", true)) {
+        SECTION("Errorstats");
+        cmd_info_errorstats(&b);
+    }
+    if (want_section(c, "cluster", true)) {
+        SECTION("Cluster");
+        INFO("cluster_enabled:0\r\n");
     }
     if (want_section(c, "storage", true)) {
         SECTION("Storage");
@@ -590,6 +620,7 @@ void cmd_config(struct conn *c)
     } else if (cmd_arg_is(c, 1, "resetstat") && c->argc == 2) {
         memset(&srv.stats, 0, sizeof srv.stats);
         srv_cache_resetstat();
+        cmd_stats_reset();
         resp_simple(OUT(c), "OK");
     } else if (cmd_arg_is(c, 1, "help") && c->argc == 2) {
         static const char *const lines[] = {

@@ -336,11 +336,15 @@ void resp_simple(struct resp_buf *b, const char *s)
     put_line(b, '+', s, strlen(s));
 }
 
+void (*resp_error_hook)(const char *s, size_t n);
+
 void resp_error(struct resp_buf *b, const char *s)
 {
     /* An error is one line: a newline inside would desynchronise the client. */
     size_t n = strcspn(s, "\r\n");
     put_line(b, '-', s, n);
+    if (resp_error_hook)
+        resp_error_hook(s, n);
 }
 
 void resp_errorf(struct resp_buf *b, const char *fmt, ...)

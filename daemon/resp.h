@@ -92,6 +92,10 @@ const char *resp_req_arg(const struct resp_req *r, const char *data, size_t i, s
 
 /* ---- replies ---- */
 
+/* Called with each error reply's text (without the '-') as it is written:
+ * the daemon counts them (INFO errorstats). NULL calls nothing. */
+extern void (*resp_error_hook)(const char *s, size_t n);
+
 void resp_simple(struct resp_buf *b, const char *s);           /* +s */
 void resp_error(struct resp_buf *b, const char *s);            /* -s (s without '-') */
 void resp_errorf(struct resp_buf *b, const char *fmt, ...)

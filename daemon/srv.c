@@ -647,6 +647,7 @@ int srv_main(void)
     mallctl("background_thread", NULL, NULL, &bg, sizeof bg);
     srv.start_ms = srv_mstime();
     srv.lastsave_s = srv.start_ms / 1000;
+    resp_error_hook = cmd_count_error; /* INFO errorstats */
     srv_idle_init(&srv.idle, SRV_IDLE_GEN_KEYS, srv.start_ms);
     srv.limits.max_args = INT32_MAX;
     srv.limits.max_inline = 64 * 1024;

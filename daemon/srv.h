@@ -146,7 +146,7 @@ struct srv_slowlog {
 
 struct srv_stats {
     uint64_t connections, commands, rejected, expired_keys, net_in, net_out, keyspace_hits,
-        keyspace_misses;
+        keyspace_misses, error_replies;
 };
 
 struct shmc_w;

@@ -1604,6 +1604,79 @@ static void test_diff_lcs(void **state)
     redisFree(dk);
 }
 
+/* INFO commandstats and errorstats against redis-server: after CONFIG
+ * RESETSTAT, one script of successes, in-command errors (failed_calls),
+ * refusals before running (rejected_calls: arity, a transaction's
+ * refused command, a refused EXEC), unknown commands (error counts only),
+ * subcommands ("config|get") and a transaction with a failing command.
+ * The lines are compared with their usec figures masked, in any order. */
+static const char *const STATS_SCRIPT[] = {
+    "SET st 1", "GET st", "LPUSH st x", "GET", "NOSUCH a", "INCR st", "INCRBY st x",
+    "HSET sth f v", "HGET sth", "MULTI", "INCR st", "LPUSH st y", "GET st", "EXEC",
+    "MULTI", "GET", "SET st 2", "EXEC", "EXEC x", "CONFIG GET port", "CONFIG FOO",
+    "CLIENT SETNAME n", "CLIENT GETNAME", "OBJECT ENCODING st", "OBJECT FREQ st",
+    "ZADD stz 1 a", "ZADD stz x a", "DEL st sth stz", "PING", "ECHO",
+};
+
+/* Sorted lines of an INFO section, usec figures masked. */
+static size_t stats_lines(redisContext *c, const char *section, char lines[][160], size_t cap)
+{
+    redisReply *r = redisCommand(c, "INFO %s", section);
+    assert_true(r && r->type == REDIS_REPLY_STRING);
+    size_t n = 0;
+    for (char *p = strtok(r->str, "\r\n"); p && n < cap; p = strtok(NULL, "\r\n")) {
+        if (p[0] == '#')
+            continue;
+        char *o = lines[n];
+        size_t u = 0;
+        for (const char *q = p; *q && u < 150;) {
+            if (!strncmp(q, "usec=", 5) || !strncmp(q, "usec_per_call=", 14)) {
+                const char *eq = strchr(q, '=');
+                u += (size_t)snprintf(o + u, 160 - u, "%.*s=N", (int)(eq - q), q);
+                q = eq + 1;
+                while (*q && *q != ',')
+                    q++;
+            } else {
+                o[u++] = *q++;
+            }
+        }
+        o[u] = 0;
+        n++;
+    }
+    freeReplyObject(r);
+    qsort(lines, n, 160, (int (*)(const void *, const void *))strcmp);
+    return n;
+}
+
+static void test_diff_info_stats(void **state)
+{
+    (void)state;
+    redisContext *dr = h_connect_port(R.port), *dk = h_connect_port(K.port);
+    assert_true(dr && dk);
+    freeReplyObject(redisCommand(dr, "CONFIG RESETSTAT"));
+    freeReplyObject(redisCommand(dk, "CONFIG RESETSTAT"));
+    for (size_t i = 0; i < sizeof STATS_SCRIPT / sizeof STATS_SCRIPT[0]; i++) {
+        freeReplyObject(redisCommand(dr, STATS_SCRIPT[i]));
+        freeReplyObject(redisCommand(dk, STATS_SCRIPT[i]));
+    }
+    static char a[64][160], b[64][160];
+    size_t lines = 0;
+    for (int sec = 0; sec < 2; sec++) {
+        const char *name = sec ? "errorstats" : "commandstats";
+        size_t na = stats_lines(dr, name, a, 64), nb = stats_lines(dk, name, b, 64);
+        for (size_t i = 0; i < na || i < nb; i++)
+            if (i >= na || i >= nb || strcmp(a[i], b[i]))
+                fail_msg("INFO %s, line %zu:\n  redis:  %s\n  shmkvd: %s", name, i,
+                         i < na ? a[i] : "(none)", i < nb ? b[i] : "(none)");
+        lines += na;
+    }
+    printf("test_diff: INFO commandstats and errorstats agree with redis-server's (%zu lines, "
+           "usec masked)\n",
+           lines);
+    redisFree(dr);
+    redisFree(dk);
+}
+
 /* ---- MONITOR against redis-server ----
  *
  * A monitor on each server sees one client run the script below: what
@@ -1828,6 +1901,7 @@ int main(void)
         cmocka_unit_test(test_diff_hyperloglog),
         cmocka_unit_test(test_diff_monitor),
         cmocka_unit_test(test_diff_lcs),
+        cmocka_unit_test(test_diff_info_stats),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

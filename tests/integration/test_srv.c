@@ -704,6 +704,15 @@ static void test_srv_config_info_command(void **state)
     assert_non_null(strstr(r->str, "# Server\r\nredis_version:"));
     assert_non_null(strstr(r->str, "mem_allocator:jemalloc-"));
     assert_non_null(strstr(r->str, "# Keyspace"));
+    /* Redis's default sections, commandstats not among them. */
+    assert_non_null(strstr(r->str, "# CPU\r\nused_cpu_sys:"));
+    assert_non_null(strstr(r->str, "used_cpu_user_main_thread:"));
+    assert_non_null(strstr(r->str, "# Modules\r\n\r\n# Errorstats\r\n"));
+    assert_non_null(strstr(r->str, "# Cluster\r\ncluster_enabled:0\r\n"));
+    assert_null(strstr(r->str, "# Commandstats"));
+    freeReplyObject(r);
+    r = H_CMD(c, "INFO all");
+    assert_non_null(strstr(r->str, "cmdstat_config|resetstat:calls=1,"));
     freeReplyObject(r);
     h_expect_status(c, "OK", "SET k v");
     r = H_CMD(c, "INFO keyspace");
