@@ -899,6 +899,17 @@ uint64_t cmd_blocked_deadline(void)
     return next_deadline;
 }
 
+void cmd_unblock_timeout(struct conn *c)
+{
+    if (c->bcmd->fn == cmd_wait) /* no replica acknowledged */
+        resp_int(OUT(c), 0);
+    else if (c->bcmd->last > 0) /* BLMOVE, BRPOPLPUSH answer a value */
+        resp_null(OUT(c), c->proto);
+    else
+        resp_null_array(OUT(c), c->proto);
+    cmd_unblock(c);
+}
+
 void cmd_blocked_cron(uint64_t now_ms)
 {
     next_deadline = 0;
@@ -906,13 +917,7 @@ void cmd_blocked_cron(uint64_t now_ms)
         struct conn *c = blocked[i];
         uint64_t d = c->block_deadline_ms;
         if (d && d <= now_ms) {
-            if (c->bcmd->fn == cmd_wait) /* no replica acknowledged */
-                resp_int(OUT(c), 0);
-            else if (c->bcmd->last > 0) /* BLMOVE, BRPOPLPUSH answer a value */
-                resp_null(OUT(c), c->proto);
-            else
-                resp_null_array(OUT(c), c->proto);
-            cmd_unblock(c);
+            cmd_unblock_timeout(c);
             i--;
         } else if (d && (!next_deadline || d < next_deadline)) {
             next_deadline = d;

@@ -183,6 +183,8 @@ static int client_line(const struct conn *c, char *buf, size_t cap)
         strcpy(flags, "O");
     else if (c->flags & CONN_MULTI)
         strcpy(flags, "x");
+    else if (c->flags & CONN_NO_EVICT)
+        strcpy(flags, "e");
     else if (c->flags & CONN_BLOCKED)
         strcpy(flags, "b");
     else if (cmd_pubsub_subscribed(c))
@@ -253,6 +255,38 @@ static void client_list(struct conn *c)
     free(ids);
     resp_verbatim(OUT(c), resp_buf_data(&b), resp_buf_used(&b), c->proto);
     resp_buf_free(&b);
+}
+
+/* CLIENT UNBLOCK id [TIMEOUT|ERROR]: ends another client's blocking
+ * command as its timeout would, or with Redis's UNBLOCKED error. 1 if that
+ * client was blocked. */
+static void client_unblock(struct conn *c)
+{
+    int64_t id;
+    if (!cmd_arg_ll(c, 2, &id))
+        return;
+    bool error = false;
+    if (c->argc == 4) {
+        if (cmd_arg_is(c, 3, "error")) {
+            error = true;
+        } else if (!cmd_arg_is(c, 3, "timeout")) {
+            resp_error(OUT(c), "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
+            return;
+        }
+    }
+    for (struct conn *o = srv.clients; o; o = o->next) {
+        if ((int64_t)o->id != id || !(o->flags & CONN_BLOCKED))
+            continue;
+        if (error) {
+            resp_error(OUT(o), "UNBLOCKED client unblocked via CLIENT UNBLOCK");
+            cmd_unblock(o);
+        } else {
+            cmd_unblock_timeout(o);
+        }
+        resp_int(OUT(c), 1);
+        return;
+    }
+    resp_int(OUT(c), 0);
 }
 
 /* CLIENT KILL addr | KILL [ID id] [ADDR addr] [LADDR addr] [SKIPME yes|no] */
@@ -343,6 +377,20 @@ void cmd_client(struct conn *c)
         resp_verbatim(OUT(c), line, (size_t)n, c->proto);
     } else if (cmd_arg_is(c, 1, "kill") && c->argc >= 3) {
         client_kill(c);
+    } else if (cmd_arg_is(c, 1, "unblock") && (c->argc == 3 || c->argc == 4)) {
+        client_unblock(c);
+    } else if (cmd_arg_is(c, 1, "no-evict") && c->argc == 3) {
+        /* shmkvd never evicts clients for memory; the flag is kept and
+         * shown, as Redis shows it with maxmemory-clients 0. */
+        if (cmd_arg_is(c, 2, "on"))
+            c->flags |= CONN_NO_EVICT;
+        else if (cmd_arg_is(c, 2, "off"))
+            c->flags &= ~(uint32_t)CONN_NO_EVICT;
+        else {
+            cmd_reply_syntax(c);
+            return;
+        }
+        resp_simple(OUT(c), "OK");
     } else if (cmd_arg_is(c, 1, "help") && c->argc == 2) {
         static const char *const lines[] = {
             "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -359,7 +407,12 @@ void cmd_client(struct conn *c)
             "      Return clients of specified type.",
             "    * ID <id> [<id> ...]",
             "      Return clients with the given IDs.",
+            "NO-EVICT (ON|OFF)",
+            "    Mark the connection as one to keep if clients were evicted (shmkvd never",
+            "    evicts clients).",
             "SETNAME <name>", "    Assign the name <name> to the current connection.",
+            "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+            "    End a client's blocking command as its timeout would, or with an error.",
             "HELP", "    Print this help.",
         };
         cmd_reply_lines(c, lines, sizeof lines / sizeof lines[0]);

@@ -89,6 +89,7 @@ enum {
     CONN_IN_EXEC = 1 << 9, /* running EXEC's queue: blocking commands do not block */
     CONN_PASS_FDS = 1 << 10, /* the next write carries the shm cache's memfds */
     CONN_MONITOR = 1 << 11,  /* gets every command run (MONITOR) */
+    CONN_NO_EVICT = 1 << 12, /* CLIENT NO-EVICT on: only shown (no client eviction here) */
 };
 
 /* One queued MULTI command: its own copy of the arguments. */

@@ -1116,6 +1116,7 @@ static void compare_docs(const char *name, const redisReply *dr, const redisRepl
  * USER filter in shmkvd, and COMMAND LIST, which has no FILTERBY. */
 static const char *const SUBCOMMANDS[] = {
     "client|id", "client|setname", "client|getname", "client|list", "client|info", "client|help",
+    "client|unblock", "client|no-evict",
     "command|count", "command|info", "command|docs", "command|help", "command|getkeys",
     "config|get", "config|set", "config|resetstat", "config|help",
     "object|encoding", "object|freq", "object|idletime", "object|refcount", "object|help",
@@ -1339,7 +1340,9 @@ static const char *const RESP3_SCRIPT[] = {
     "AUTH nopass", "PING", "EXEC", "MULTI", "SET a 2", "EXEC x", "EXEC", "GET a", "EXEC x",
     "WAIT 0 0", "WAIT 1 1", "WAIT x x", "WAIT 0 x", "MULTI", "WAIT 2 0", "EXEC",
     "MEMORY USAGE nokey", "MEMORY USAGE s SAMPLES -1", "MEMORY USAGE s SAMPLES x", "MEMORY FOO",
-    "MEMORY USAGE", "MEMORY PURGE", "MEMORY PURGE x", "SET l1 ohmytext", "SET l2 mynewtext",
+    "MEMORY USAGE", "MEMORY PURGE", "MEMORY PURGE x",
+    "CLIENT UNBLOCK 999999", "CLIENT UNBLOCK 999999 ERROR", "CLIENT UNBLOCK 1 X",
+    "CLIENT UNBLOCK x", "CLIENT NO-EVICT on", "CLIENT NO-EVICT off", "CLIENT NO-EVICT x", "SET l1 ohmytext", "SET l2 mynewtext",
     "LCS l1 l2 IDX WITHMATCHLEN", "LCS l1 l2 IDX MINMATCHLEN -5", "LCS l1 nokey IDX",
     "LCS l1 l2 LEN IDX", "LCS l1 l2 MINMATCHLEN", "LCS l1 l2 MINMATCHLEN x", "LCS l1 l2 FOO",
     "LCS l1 h",

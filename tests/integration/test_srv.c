@@ -380,6 +380,53 @@ static void test_srv_wait(void **state)
     redisFree(other);
 }
 
+/* CLIENT UNBLOCK ends a parked BLPOP or WAIT as its timeout would, or
+ * with Redis's UNBLOCKED error; CLIENT NO-EVICT only marks the client. */
+static void test_srv_client_unblock(void **state)
+{
+    redisContext *c = *state, *w = h_connect_port(S.port);
+    redisReply *r = H_CMD(w, "CLIENT ID");
+    long long id = r->integer;
+    freeReplyObject(r);
+    struct timespec ts = {0, 100 * 1000 * 1000};
+    const char *parks[] = {"BLPOP unb 0", "BLPOP unb 0", "WAIT 1 0"};
+    for (int k = 0; k < 3; k++) {
+        redisAppendCommand(w, parks[k]);
+        redisBufferWrite(w, &(int){0});
+        nanosleep(&ts, NULL);
+        h_expect_int(c, 1, "CLIENT UNBLOCK %lld %s", id, k == 1 ? "ERROR" : "TIMEOUT");
+        void *rep;
+        assert_int_equal(redisGetReply(w, &rep), REDIS_OK);
+        r = rep;
+        if (k == 0) {
+            assert_int_equal(r->type, REDIS_REPLY_NIL);
+        } else if (k == 1) {
+            assert_int_equal(r->type, REDIS_REPLY_ERROR);
+            assert_string_equal(r->str, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
+        } else {
+            assert_int_equal(r->type, REDIS_REPLY_INTEGER);
+            assert_int_equal(r->integer, 0);
+        }
+        freeReplyObject(r);
+    }
+    h_expect_int(c, 0, "CLIENT UNBLOCK %lld", id); /* not blocked now */
+    h_expect_int(c, 0, "CLIENT UNBLOCK 999999");
+    h_expect_err(c, "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR", "CLIENT UNBLOCK 1 X");
+    h_expect_err(c, "ERR value is not an integer or out of range", "CLIENT UNBLOCK x");
+    /* The client still works after being unblocked. */
+    h_expect_status(w, "PONG", "PING");
+    h_expect_status(w, "OK", "CLIENT NO-EVICT on");
+    r = H_CMD(w, "CLIENT INFO");
+    assert_non_null(strstr(r->str, " flags=e "));
+    freeReplyObject(r);
+    h_expect_status(w, "OK", "CLIENT NO-EVICT off");
+    r = H_CMD(w, "CLIENT INFO");
+    assert_non_null(strstr(r->str, " flags=N "));
+    freeReplyObject(r);
+    h_expect_err(w, "ERR syntax error", "CLIENT NO-EVICT maybe");
+    redisFree(w);
+}
+
 /* MONITOR over the Unix socket names it as Redis does ("unix:PATH"); a
  * monitor shows as flags=O in CLIENT LIST; one that stops reading is
  * closed once 32 MiB wait for it, and the daemon serves on. (What is shown
@@ -1133,7 +1180,7 @@ int main(void)
         T(test_srv_ping_echo_errors),   T(test_srv_pipelining_and_inline),
         T(test_srv_pipeline_does_not_starve_others),
         T(test_srv_protocol_errors_close), T(test_srv_select_and_dbs),
-        T(test_srv_multi_exec_watch),   T(test_srv_blocking_pops), T(test_srv_wait), T(test_srv_monitor),
+        T(test_srv_multi_exec_watch),   T(test_srv_blocking_pops), T(test_srv_wait), T(test_srv_monitor), T(test_srv_client_unblock),
         T(test_srv_multi_key_pops_and_move), T(test_srv_pubsub),
         T(test_srv_client_commands),    T(test_srv_hello_resp3),
         T(test_srv_config_info_command), T(test_srv_slowlog),
