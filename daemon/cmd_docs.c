@@ -387,6 +387,7 @@ static const struct doc DOCS[] = {
     D("config|set", "2.0.0", "O(N) for N parameters", "Change parameters at run time",
       "(parameter value)...")
     D("config|resetstat", "2.0.0", "O(1)", "Reset the INFO statistics", "")
+    D("config|rewrite", "2.8.0", "O(1)", "Write the configuration back to its file", "")
     D("config|help", "5.0.0", "O(1)", "Describe the CONFIG subcommands", "")
     D("command", "2.8.13", "O(N) for N commands", "Describe the commands", NULL)
     D("command|count", "2.8.13", "O(1)", "The number of commands", "")

@@ -670,6 +670,12 @@ void cmd_config(struct conn *c)
             }
         }
         resp_simple(OUT(c), "OK");
+    } else if (cmd_arg_is(c, 1, "rewrite") && c->argc == 2) {
+        char err[600];
+        if (srv_conf_rewrite(&srv.conf, err, sizeof err))
+            resp_error(OUT(c), err);
+        else
+            resp_simple(OUT(c), "OK");
     } else if (cmd_arg_is(c, 1, "resetstat") && c->argc == 2) {
         memset(&srv.stats, 0, sizeof srv.stats);
         srv_cache_resetstat();
@@ -681,11 +687,13 @@ void cmd_config(struct conn *c)
             "GET <pattern>", "    Return parameters matching the glob-like <pattern> and their values.",
             "SET <directive> <value>", "    Set the configuration <directive> to <value>.",
             "RESETSTAT", "    Reset statistics reported by the INFO command.",
+            "REWRITE", "    Write the current configuration back to the config file.",
             "HELP", "    Print this help.",
         };
         cmd_reply_lines(c, lines, sizeof lines / sizeof lines[0]);
     } else if (cmd_arg_is(c, 1, "get") || cmd_arg_is(c, 1, "set") ||
-               cmd_arg_is(c, 1, "resetstat") || cmd_arg_is(c, 1, "help")) {
+               cmd_arg_is(c, 1, "resetstat") || cmd_arg_is(c, 1, "rewrite") ||
+               cmd_arg_is(c, 1, "help")) {
         resp_errorf(OUT(c), "ERR wrong number of arguments for 'config|%.*s' command",
                     (int)c->argv[1].n, c->argv[1].p);
     } else {

@@ -41,7 +41,9 @@ int main(int argc, char **argv)
             fprintf(stderr, "%s\n", err);
             return 1;
         }
-        srv_conf_file = argv[1];
+        /* Absolute, as Redis keeps it: INFO shows it, CONFIG REWRITE writes it. */
+        char *abs = realpath(argv[1], NULL);
+        srv_conf_file = abs ? abs : argv[1];
         i = 2;
     }
     /* --name value [value ...]: values run to the next --option. */

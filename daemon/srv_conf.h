@@ -18,4 +18,12 @@ size_t srv_conf_get(const struct srv_conf *c, const struct db_str *pats, size_t 
 int srv_conf_runtime_set(struct srv_conf *c, const struct db_str *name, const struct db_str *val,
                          char *err, size_t errlen);
 
+/* CONFIG REWRITE: rewrites srv_conf_file to hold c's settings. Each
+ * parameter's first line in the file gets its current value and its later
+ * lines go; comments and unknown lines stay; parameters the file lacks are
+ * appended when they differ from the defaults. Written to a temporary
+ * file, synced, then renamed over the original. 0, or -1 with Redis's
+ * error text in err. */
+int srv_conf_rewrite(const struct srv_conf *c, char *err, size_t errlen);
+
 #endif

@@ -1118,7 +1118,7 @@ static const char *const SUBCOMMANDS[] = {
     "client|id", "client|setname", "client|getname", "client|list", "client|info", "client|help",
     "client|unblock", "client|no-evict",
     "command|count", "command|info", "command|docs", "command|help", "command|getkeys",
-    "config|get", "config|set", "config|resetstat", "config|help",
+    "config|get", "config|set", "config|resetstat", "config|rewrite", "config|help",
     "object|encoding", "object|freq", "object|idletime", "object|refcount", "object|help",
     "slowlog|get", "slowlog|len", "slowlog|reset", "slowlog|help",
     "pubsub|channels", "pubsub|numsub", "pubsub|numpat", "pubsub|shardchannels",
