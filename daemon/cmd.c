@@ -24,6 +24,38 @@ static const struct cmd table[] = {
 };
 #define NCMDS (sizeof table / sizeof table[0])
 
+/* ---- CLIENT REPLY ---- */
+
+static void reply_truncate(struct conn *c, size_t used_before)
+{
+    if (resp_buf_used(&c->out) > used_before)
+        c->out.len = c->out.off + used_before; /* nothing was sent meanwhile */
+}
+
+void cmd_reply_settle(struct conn *c, size_t used_before)
+{
+    if (!(c->flags & (CONN_REPLY_OFF | CONN_REPLY_SKIP | CONN_REPLY_SKIP_NEXT)))
+        return;
+    if (c->flags & (CONN_REPLY_OFF | CONN_REPLY_SKIP)) {
+        /* (P|S)(UN)SUBSCRIBE's notices are pushes, which Redis sends
+         * whatever CLIENT REPLY says, as it sends messages. */
+        const struct cmd *k = c->argc ? cmd_lookup(c->argv[0].p, c->argv[0].n) : NULL;
+        if (!k || !(k->flags & CMD_SUBCTX) || strcmp(k->group, "pubsub"))
+            reply_truncate(c, used_before);
+    }
+    c->flags &= ~(uint32_t)CONN_REPLY_SKIP;
+    if (c->flags & CONN_REPLY_SKIP_NEXT) {
+        c->flags &= ~(uint32_t)CONN_REPLY_SKIP_NEXT;
+        c->flags |= CONN_REPLY_SKIP;
+    }
+}
+
+void cmd_reply_drop_if_off(struct conn *c, size_t used_before)
+{
+    if (c->flags & CONN_REPLY_OFF)
+        reply_truncate(c, used_before);
+}
+
 /* ---- INFO commandstats and errorstats ---- */
 
 struct cmd_stat {
@@ -882,6 +914,7 @@ void cmd_serve_ready(void)
             c->bcmd->fn(c); /* replies only if it could pop */
             srv_cache_end();
             bool served = resp_buf_used(&c->out) != before;
+            cmd_reply_drop_if_off(c, before);
             if (served)
                 each_key(c, c->bcmd, touch_commit, &(struct touch_set){.n = 0});
             c->argv = saved;
@@ -901,12 +934,14 @@ uint64_t cmd_blocked_deadline(void)
 
 void cmd_unblock_timeout(struct conn *c)
 {
+    size_t before = resp_buf_used(&c->out);
     if (c->bcmd->fn == cmd_wait) /* no replica acknowledged */
         resp_int(OUT(c), 0);
     else if (c->bcmd->last > 0) /* BLMOVE, BRPOPLPUSH answer a value */
         resp_null(OUT(c), c->proto);
     else
         resp_null_array(OUT(c), c->proto);
+    cmd_reply_drop_if_off(c, before);
     cmd_unblock(c);
 }
 

@@ -325,6 +325,16 @@ void cmd_serve_ready(void);
  * subscriptions, monitoring). */
 void cmd_conn_release(struct conn *c);
 
+/* ---- CLIENT REPLY (cmd.c) ---- */
+
+/* After a command of c ran, with used_before bytes of c's output there
+ * before it: drops what it added while replies are off or skipped, and
+ * moves CLIENT REPLY SKIP on to the next command. */
+void cmd_reply_settle(struct conn *c, size_t used_before);
+/* Output added to c since used_before goes if c's replies are off (a
+ * parked command answered later, a message from another client). */
+void cmd_reply_drop_if_off(struct conn *c, size_t used_before);
+
 /* ---- INFO commandstats and errorstats (cmd.c) ---- */
 
 /* Counts one error reply under its code (the text's first word): set as

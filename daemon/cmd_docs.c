@@ -372,6 +372,8 @@ static const struct doc DOCS[] = {
     D("client|list", "2.4.0", "O(N) for N connections", "Describe the connections",
       "[TYPE=(NORMAL|MASTER|REPLICA|PUBSUB)] [ID=(client-id@i...)#id]")
     D("client|info", "6.2.0", "O(1)", "Describe this connection", "")
+    D("client|reply", "3.2.0", "O(1)", "Turn the connection's replies on or off",
+      "(ON|OFF|SKIP)#on_off_skip")
     D("client|unblock", "5.0.0", "O(log N) where N is the number of client connections",
       "End a client's blocking command", "client-id@i [(TIMEOUT|ERROR)#timeout_error]")
     D("client|no-evict", "7.0.0", "O(1)", "Mark the connection as one not to evict",

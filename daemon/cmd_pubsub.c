@@ -280,7 +280,7 @@ static void deliver(struct conn *to, const char *kind, const struct ps_chan *pat
                     const struct db_str *ch, const struct db_str *msg)
 {
     if (to->flags & CONN_CLOSE_ASAP)
-        return;
+        return; /* CLIENT REPLY OFF does not stop messages: Redis sends them too */
     resp_push(OUT(to), pat ? 4 : 3, to->proto);
     resp_bulk_cstr(OUT(to), kind);
     if (pat)

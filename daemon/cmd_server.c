@@ -167,6 +167,8 @@ void cmd_reset(struct conn *c)
     c->db = 0;
     c->proto = 2;
     c->name[0] = '\0';
+    c->flags &= ~(uint32_t)(CONN_REPLY_OFF | CONN_REPLY_SKIP | CONN_REPLY_SKIP_NEXT |
+                            CONN_NO_EVICT);
     if (srv.conf.requirepass)
         c->flags &= ~(uint32_t)CONN_AUTHED;
     resp_simple(OUT(c), "RESET");
@@ -278,7 +280,9 @@ static void client_unblock(struct conn *c)
         if ((int64_t)o->id != id || !(o->flags & CONN_BLOCKED))
             continue;
         if (error) {
+            size_t before = resp_buf_used(&o->out);
             resp_error(OUT(o), "UNBLOCKED client unblocked via CLIENT UNBLOCK");
+            cmd_reply_drop_if_off(o, before);
             cmd_unblock(o);
         } else {
             cmd_unblock_timeout(o);
@@ -379,6 +383,20 @@ void cmd_client(struct conn *c)
         client_kill(c);
     } else if (cmd_arg_is(c, 1, "unblock") && (c->argc == 3 || c->argc == 4)) {
         client_unblock(c);
+    } else if (cmd_arg_is(c, 1, "reply") && c->argc == 3) {
+        /* OFF: no reply from now on, this one included; SKIP: none for
+         * the next command (none for itself either); ON: replies again. */
+        if (cmd_arg_is(c, 2, "on")) {
+            c->flags &= ~(uint32_t)(CONN_REPLY_OFF | CONN_REPLY_SKIP | CONN_REPLY_SKIP_NEXT);
+            resp_simple(OUT(c), "OK");
+        } else if (cmd_arg_is(c, 2, "off")) {
+            c->flags |= CONN_REPLY_OFF;
+        } else if (cmd_arg_is(c, 2, "skip")) {
+            if (!(c->flags & CONN_REPLY_OFF))
+                c->flags |= CONN_REPLY_SKIP_NEXT;
+        } else {
+            cmd_reply_syntax(c);
+        }
     } else if (cmd_arg_is(c, 1, "no-evict") && c->argc == 3) {
         /* shmkvd never evicts clients for memory; the flag is kept and
          * shown, as Redis shows it with maxmemory-clients 0. */
@@ -410,12 +428,16 @@ void cmd_client(struct conn *c)
             "NO-EVICT (ON|OFF)",
             "    Mark the connection as one to keep if clients were evicted (shmkvd never",
             "    evicts clients).",
+            "REPLY (ON|OFF|SKIP)",
+            "    Turn replies to this connection on or off, or skip the next one.",
             "SETNAME <name>", "    Assign the name <name> to the current connection.",
             "UNBLOCK <clientid> [TIMEOUT|ERROR]",
             "    End a client's blocking command as its timeout would, or with an error.",
             "HELP", "    Print this help.",
         };
         cmd_reply_lines(c, lines, sizeof lines / sizeof lines[0]);
+    } else if (c->lastcmd == c->lastsub && cmd_doc_exists(c->lastsub, strlen(c->lastsub))) {
+        resp_errorf(OUT(c), "ERR wrong number of arguments for '%s' command", c->lastsub);
     } else {
         resp_errorf(OUT(c), "ERR unknown subcommand '%.*s'. Try CLIENT HELP.", (int)c->argv[1].n,
                     c->argv[1].p);
@@ -1298,7 +1320,7 @@ void cmd_monitor_feed(const struct conn *c, const struct cmd *cmd)
     resp_buf_append(&line, "\r\n", 2);
     for (size_t i = 0; i < cmd_nmonitors; i++) {
         struct conn *m = monitors[i];
-        if (m->flags & (CONN_CLOSE_ASAP | CONN_CLOSE_AFTER_REPLY))
+        if (m->flags & (CONN_CLOSE_ASAP | CONN_CLOSE_AFTER_REPLY | CONN_REPLY_OFF))
             continue;
         resp_buf_append(OUT(m), resp_buf_data(&line), resp_buf_used(&line));
         conn_want_write(m);

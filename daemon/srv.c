@@ -394,7 +394,9 @@ static void conn_process(struct conn *c)
                 c->argv[i].p = resp_req_arg(&c->req, data, i, &c->argv[i].n);
             c->argc = c->req.argc;
             c->last_ms = srv.loop_ms; /* the idle clock needs no better than the loop's */
+            size_t before = resp_buf_used(&c->out);
             cmd_dispatch(c);
+            cmd_reply_settle(c, before);
             cmd_serve_ready();
             c->argc = 0;
         }

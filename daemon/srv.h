@@ -90,6 +90,9 @@ enum {
     CONN_PASS_FDS = 1 << 10, /* the next write carries the shm cache's memfds */
     CONN_MONITOR = 1 << 11,  /* gets every command run (MONITOR) */
     CONN_NO_EVICT = 1 << 12, /* CLIENT NO-EVICT on: only shown (no client eviction here) */
+    CONN_REPLY_OFF = 1 << 13,       /* CLIENT REPLY OFF: nothing is sent */
+    CONN_REPLY_SKIP_NEXT = 1 << 14, /* CLIENT REPLY SKIP ran: the next command's reply goes */
+    CONN_REPLY_SKIP = 1 << 15,      /* this command's reply goes */
 };
 
 /* One queued MULTI command: its own copy of the arguments. */

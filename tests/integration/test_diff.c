@@ -1116,7 +1116,7 @@ static void compare_docs(const char *name, const redisReply *dr, const redisRepl
  * USER filter in shmkvd, and COMMAND LIST, which has no FILTERBY. */
 static const char *const SUBCOMMANDS[] = {
     "client|id", "client|setname", "client|getname", "client|list", "client|info", "client|help",
-    "client|unblock", "client|no-evict",
+    "client|unblock", "client|no-evict", "client|reply",
     "command|count", "command|info", "command|docs", "command|help", "command|getkeys",
     "config|get", "config|set", "config|resetstat", "config|rewrite", "config|help",
     "object|encoding", "object|freq", "object|idletime", "object|refcount", "object|help",
@@ -1342,7 +1342,9 @@ static const char *const RESP3_SCRIPT[] = {
     "MEMORY USAGE nokey", "MEMORY USAGE s SAMPLES -1", "MEMORY USAGE s SAMPLES x", "MEMORY FOO",
     "MEMORY USAGE", "MEMORY PURGE", "MEMORY PURGE x",
     "CLIENT UNBLOCK 999999", "CLIENT UNBLOCK 999999 ERROR", "CLIENT UNBLOCK 1 X",
-    "CLIENT UNBLOCK x", "CLIENT NO-EVICT on", "CLIENT NO-EVICT off", "CLIENT NO-EVICT x", "SET l1 ohmytext", "SET l2 mynewtext",
+    "CLIENT UNBLOCK x", "CLIENT NO-EVICT on", "CLIENT NO-EVICT off", "CLIENT NO-EVICT x",
+    "CLIENT ID x", "CLIENT GETNAME x", "CLIENT NO-EVICT", "CLIENT UNBLOCK", "CLIENT KILL",
+    "CLIENT SETNAME", "CLIENT NOSUCH", "SET l1 ohmytext", "SET l2 mynewtext",
     "LCS l1 l2 IDX WITHMATCHLEN", "LCS l1 l2 IDX MINMATCHLEN -5", "LCS l1 nokey IDX",
     "LCS l1 l2 LEN IDX", "LCS l1 l2 MINMATCHLEN", "LCS l1 l2 MINMATCHLEN x", "LCS l1 l2 FOO",
     "LCS l1 h",
@@ -1783,6 +1785,59 @@ static void test_diff_monitor(void **state)
            steps, na);
 }
 
+/* CLIENT REPLY against redis-server: two connections per server, one
+ * turning its replies off, skipping one, on again; a message published to
+ * it while off, a blocking pop answered while off, RESET turning replies
+ * back on. Everything each connection received is compared byte for byte
+ * after every step. */
+static const struct {
+    int conn;
+    const char *cmd;
+} REPLY_SCRIPT[] = {
+    {0, "SET ra 1"}, {0, "CLIENT REPLY OFF"}, {0, "SET rb 2"}, {0, "GET rb"}, {0, "NOSUCH"},
+    {0, "CLIENT REPLY SKIP"}, {0, "SUBSCRIBE rch"}, {1, "PUBLISH rch m1"}, {0, "UNSUBSCRIBE"},
+    {0, "BLPOP rl 2"}, {1, "RPUSH rl x"}, {0, "CLIENT REPLY ON"}, {0, "GET rb"},
+    {0, "CLIENT REPLY SKIP"}, {0, "GET ra"}, {0, "GET rb"}, {0, "CLIENT REPLY SKIP"},
+    {0, "CLIENT REPLY SKIP"}, {0, "GET ra"}, {0, "GET rb"}, {0, "CLIENT REPLY x"},
+    {0, "CLIENT REPLY"}, {0, "CLIENT REPLY OFF"}, {0, "CLIENT REPLY SKIP"}, {0, "GET ra"},
+    {0, "RESET"}, {0, "GET ra"}, {1, "DEL ra rb rl"},
+};
+
+static void test_diff_client_reply(void **state)
+{
+    (void)state;
+    int fr[2], fk[2];
+    for (int i = 0; i < 2; i++) {
+        fr[i] = r3_connect(R.port);
+        fk[i] = r3_connect(K.port);
+    }
+    size_t steps = sizeof REPLY_SCRIPT / sizeof REPLY_SCRIPT[0], bytes = 0;
+    static char a[65536], b[65536];
+    for (size_t s = 0; s < steps; s++) {
+        int i = REPLY_SCRIPT[s].conn;
+        send_line(fr[i], REPLY_SCRIPT[s].cmd);
+        send_line(fk[i], REPLY_SCRIPT[s].cmd);
+        for (int j = 0; j < 2; j++) {
+            size_t na = drain(fr[j], a, sizeof a), nb = drain(fk[j], b, sizeof b);
+            if (na != nb || memcmp(a, b, na) != 0) {
+                char sa[2048], sb[2048];
+                r3_show(sa, sizeof sa, a, na);
+                r3_show(sb, sizeof sb, b, nb);
+                fail_msg("CLIENT REPLY step %zu (connection %d: %s), connection %d received\n"
+                         "  redis:  %s\n  shmkvd: %s",
+                         s, i, REPLY_SCRIPT[s].cmd, j, sa, sb);
+            }
+            bytes += na;
+        }
+    }
+    for (int i = 0; i < 2; i++) {
+        close(fr[i]);
+        close(fk[i]);
+    }
+    printf("test_diff: CLIENT REPLY: %zu steps, %zu bytes received, identical to redis-server's\n",
+           steps, bytes);
+}
+
 /* HyperLogLog against redis-server: seeded PFADD (up to 3,000 elements, so
  * sketches turn dense), PFCOUNT over one to three keys, PFMERGE, and GET
  * of the sketches' bytes, which must be identical, sparse and dense; then
@@ -1905,6 +1960,7 @@ int main(void)
         cmocka_unit_test(test_diff_monitor),
         cmocka_unit_test(test_diff_lcs),
         cmocka_unit_test(test_diff_info_stats),
+        cmocka_unit_test(test_diff_client_reply),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
