@@ -168,6 +168,11 @@ bool cmd_rand_count(struct conn *c, size_t i, int64_t *count)
 {
     if (!cmd_arg_ll(c, i, count))
         return false;
+    if (*count == INT64_MIN) { /* Redis reads it in [-LONG_MAX, LONG_MAX] */
+        resp_error(OUT(c), "ERR value is out of range, value must between -9223372036854775807 "
+                           "and 9223372036854775807");
+        return false;
+    }
     if (*count < -(INT64_MAX / 2)) {
         resp_error(OUT(c), "ERR value is out of range");
         return false;
