@@ -506,6 +506,24 @@ static bool write_refused(struct conn *c, const struct cmd *cmd)
     return true;
 }
 
+/* Whether CLIENT PAUSE holds cmd back: every command under ALL; under
+ * WRITE the writes and what Redis marks may-replicate (PUBLISH, SPUBLISH,
+ * PFCOUNT, which may rewrite a sketch's cached count), and an EXEC with
+ * writes queued. */
+static bool paused_by_pause(const struct conn *c, const struct cmd *cmd)
+{
+    if (srv.pause_type == SRV_PAUSE_ALL)
+        return true;
+    if ((cmd->flags & CMD_WRITE) || cmd->fn == cmd_publish || cmd->fn == cmd_spublish ||
+        cmd->fn == cmd_pfcount)
+        return true;
+    if (cmd->fn == cmd_exec && (c->flags & CONN_MULTI))
+        for (size_t i = 0; i < c->mqn; i++)
+            if (c->mq[i].cmd->flags & CMD_WRITE)
+                return true;
+    return false;
+}
+
 void cmd_dispatch(struct conn *c)
 {
     const struct cmd *cmd = cmd_lookup(c->argv[0].p, c->argv[0].n);
@@ -549,6 +567,10 @@ void cmd_dispatch(struct conn *c)
     }
     if ((c->flags & CONN_MULTI) && (cmd->flags & CMD_NOMULTI)) {
         reject(c, cmd, "ERR Command not allowed inside a transaction");
+        return;
+    }
+    if (srv.pause_type && paused_by_pause(c, cmd)) {
+        srv_postpone(c); /* runs, or queues, when the pause ends */
         return;
     }
     if ((c->flags & CONN_MULTI) && !(cmd->flags & CMD_NOQUEUE)) {

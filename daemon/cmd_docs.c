@@ -372,6 +372,10 @@ static const struct doc DOCS[] = {
     D("client|list", "2.4.0", "O(N) for N connections", "Describe the connections",
       "[TYPE=(NORMAL|MASTER|REPLICA|PUBSUB)] [ID=(client-id@i...)#id]")
     D("client|info", "6.2.0", "O(1)", "Describe this connection", "")
+    D("client|pause", "2.9.50", "O(1)", "Hold clients' commands for a while",
+      "timeout@i [(WRITE|ALL)#mode]")
+    D("client|unpause", "6.2.0", "O(N) where N is the number of paused clients",
+      "End a pause", "")
     D("client|reply", "3.2.0", "O(1)", "Turn the connection's replies on or off",
       "(ON|OFF|SKIP)#on_off_skip")
     D("client|unblock", "5.0.0", "O(log N) where N is the number of client connections",

@@ -397,6 +397,34 @@ void cmd_client(struct conn *c)
         } else {
             cmd_reply_syntax(c);
         }
+    } else if (cmd_arg_is(c, 1, "pause") && (c->argc == 3 || c->argc == 4)) {
+        int64_t ms;
+        if (enc_str2ll(c->argv[2].p, c->argv[2].n, &ms)) {
+            resp_error(OUT(c), "ERR timeout is not an integer or out of range");
+            return;
+        }
+        if (ms < 0) {
+            resp_error(OUT(c), "ERR timeout is negative");
+            return;
+        }
+        int type = SRV_PAUSE_ALL;
+        if (c->argc == 4) {
+            if (cmd_arg_is(c, 3, "write")) {
+                type = SRV_PAUSE_WRITE;
+            } else if (!cmd_arg_is(c, 3, "all")) {
+                resp_error(OUT(c), "ERR CLIENT PAUSE mode must be WRITE or ALL");
+                return;
+            }
+        }
+        uint64_t now = srv_mstime();
+        srv_pause(type, (uint64_t)ms > UINT64_MAX - now ? UINT64_MAX : now + (uint64_t)ms);
+        resp_simple(OUT(c), "OK");
+    } else if (cmd_arg_is(c, 1, "pause") && c->argc > 4) {
+        resp_error(OUT(c), "ERR unknown subcommand or wrong number of arguments for 'PAUSE'. Try "
+                           "CLIENT HELP.");
+    } else if (cmd_arg_is(c, 1, "unpause") && c->argc == 2) {
+        srv_unpause();
+        resp_simple(OUT(c), "OK");
     } else if (cmd_arg_is(c, 1, "no-evict") && c->argc == 3) {
         /* shmkvd never evicts clients for memory; the flag is kept and
          * shown, as Redis shows it with maxmemory-clients 0. */
@@ -428,6 +456,9 @@ void cmd_client(struct conn *c)
             "NO-EVICT (ON|OFF)",
             "    Mark the connection as one to keep if clients were evicted (shmkvd never",
             "    evicts clients).",
+            "PAUSE <timeout> [WRITE|ALL]",
+            "    Hold every command, or only writes, for <timeout> milliseconds.",
+            "UNPAUSE", "    End a pause: the held commands run.",
             "REPLY (ON|OFF|SKIP)",
             "    Turn replies to this connection on or off, or skip the next one.",
             "SETNAME <name>", "    Assign the name <name> to the current connection.",

@@ -274,9 +274,69 @@ void conn_want_write(struct conn *c)
     pending[npending++] = c;
 }
 
+/* Clients whose command waits for CLIENT PAUSE to end, in pausing order;
+ * and the list srv_unpause() is running through. */
+static struct conn **paused, **unpausing;
+static size_t npaused, pausedcap, unpausing_n;
+
+void srv_postpone(struct conn *c)
+{
+    c->flags |= CONN_PAUSED;
+    if (npaused == pausedcap) {
+        pausedcap = pausedcap ? pausedcap * 2 : 16;
+        paused = stor_xrealloc(paused, pausedcap * sizeof *paused);
+    }
+    paused[npaused++] = c;
+}
+
+void srv_pause(int type, uint64_t end_ms)
+{
+    if (type > srv.pause_type)
+        srv.pause_type = type;
+    if (end_ms > srv.pause_end_ms)
+        srv.pause_end_ms = end_ms;
+}
+
+static void conn_process(struct conn *c);
+
+void srv_unpause(void)
+{
+    srv.pause_type = 0;
+    srv.pause_end_ms = 0;
+}
+
+/* After a pause: the held clients run their commands, in pausing order.
+ * The loop calls it between events, never from inside a command.
+ * conn_free() clears a freed client's place in the list walked here. */
+static void resume_paused(void)
+{
+    struct conn **list = paused;
+    size_t n = npaused;
+    paused = NULL; /* a command run here may pause again: a new list */
+    npaused = pausedcap = 0;
+    unpausing = list;
+    unpausing_n = n;
+    for (size_t i = 0; i < n; i++) {
+        struct conn *c = list[i];
+        if (!c)
+            continue;
+        c->flags &= ~(uint32_t)CONN_PAUSED;
+        conn_process(c);
+    }
+    unpausing = NULL;
+    unpausing_n = 0;
+    free(list);
+}
+
 void conn_free(struct conn *c)
 {
     cmd_conn_release(c);
+    for (size_t i = 0; i < npaused; i++)
+        if (paused[i] == c)
+            paused[i] = NULL;
+    for (size_t i = 0; i < unpausing_n && unpausing; i++)
+        if (unpausing[i] == c)
+            unpausing[i] = NULL;
     for (size_t i = 0; i < npending; i++)
         if (pending[i] == c)
             pending[i] = NULL;
@@ -371,7 +431,7 @@ static bool conn_flush(struct conn *c)
 /* Parses and runs every complete command in c's query buffer. */
 static void conn_process(struct conn *c)
 {
-    while (!(c->flags & (CONN_BLOCKED | CONN_CLOSE_AFTER_REPLY | CONN_CLOSE_ASAP)) &&
+    while (!(c->flags & (CONN_BLOCKED | CONN_CLOSE_AFTER_REPLY | CONN_CLOSE_ASAP | CONN_PAUSED)) &&
            resp_buf_used(&c->in)) {
         const char *data = resp_buf_data(&c->in);
         const char *err = NULL;
@@ -396,7 +456,14 @@ static void conn_process(struct conn *c)
             c->last_ms = srv.loop_ms; /* the idle clock needs no better than the loop's */
             size_t before = resp_buf_used(&c->out);
             cmd_dispatch(c);
-            cmd_reply_settle(c, before);
+            if (c->flags & CONN_PAUSED) {
+                /* The command waits in the query buffer; it is parsed
+                 * again when the pause ends. */
+                c->argc = 0;
+                resp_req_reset(&c->req);
+                break;
+            }
+            cmd_reply_settle(c, before); /* reads c's argv */
             cmd_serve_ready();
             c->argc = 0;
         }
@@ -563,7 +630,7 @@ static void cron(void)
             conn_free(c);
             continue;
         }
-        if (srv.conf.timeout && !(c->flags & CONN_BLOCKED) &&
+        if (srv.conf.timeout && !(c->flags & (CONN_BLOCKED | CONN_PAUSED)) &&
             now - c->last_ms > (uint64_t)srv.conf.timeout * 1000) {
             srv_log(LOG_VERBOSE, "Closing idle client id=%llu", (unsigned long long)c->id);
             conn_free(c);
@@ -571,7 +638,8 @@ static void cron(void)
     }
     cmd_blocked_cron(now);
     disk_check();
-    active_expire();
+    if (!srv.pause_type) /* a pause keeps the data as it is, as Redis's does */
+        active_expire();
 }
 
 /* ---- signals, configuration changes, shutdown ---- */
@@ -736,6 +804,8 @@ int srv_main(void)
         uint64_t wake = next_cron, bd = cmd_blocked_deadline(), t0 = srv_mstime();
         if (bd && bd < wake)
             wake = bd;
+        if (srv.pause_type && srv.pause_end_ms < wake)
+            wake = srv.pause_end_ms;
         int n = epoll_wait(srv.epfd, evs, 256, npending || wake <= t0 ? 0 : (int)(wake - t0));
         srv.loop_ms = srv_mstime();
         for (int i = 0; i < n; i++) {
@@ -753,6 +823,10 @@ int srv_main(void)
             if (evs[i].events & EPOLLOUT)
                 conn_flush(c);
         }
+        if (srv.pause_type && srv_mstime() >= srv.pause_end_ms)
+            srv_unpause();
+        if (!srv.pause_type && npaused)
+            resume_paused();
         cmd_serve_ready();
         sync_before_reply(); /* one journal write (and fsync) for the whole iteration */
         for (size_t i = 0; i < npending; i++) {

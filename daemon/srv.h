@@ -93,6 +93,7 @@ enum {
     CONN_REPLY_OFF = 1 << 13,       /* CLIENT REPLY OFF: nothing is sent */
     CONN_REPLY_SKIP_NEXT = 1 << 14, /* CLIENT REPLY SKIP ran: the next command's reply goes */
     CONN_REPLY_SKIP = 1 << 15,      /* this command's reply goes */
+    CONN_PAUSED = 1 << 16,          /* its next command waits for CLIENT PAUSE to end */
 };
 
 /* One queued MULTI command: its own copy of the arguments. */
@@ -171,6 +172,10 @@ struct srv {
     uint64_t loop_ms; /* wall time at the start of this loop iteration */
     volatile int shutdown_asap;
     int shutdown_rc;
+    /* CLIENT PAUSE: until pause_end_ms, commands (SRV_PAUSE_ALL) or writes
+     * (SRV_PAUSE_WRITE) wait; 0 when there is no pause. */
+    int pause_type;
+    uint64_t pause_end_ms;
     struct srv_stats stats;
     struct resp_limits limits;
     uint64_t lastsave_s;
@@ -202,6 +207,16 @@ const struct srv_slowlog *srv_slowlog_at(size_t i);
 void srv_slowlog_reset(void);
 /* Applies configuration changes to the running server (CONFIG SET). */
 void srv_conf_changed(void);
+enum { SRV_PAUSE_WRITE = 1, SRV_PAUSE_ALL = 2 };
+/* CLIENT PAUSE: pauses commands of the type until end_ms (the stricter
+ * type and the later end win over a pause already running). */
+void srv_pause(int type, uint64_t end_ms);
+/* Ends the pause; the loop then runs the held commands, in the order they
+ * were held. */
+void srv_unpause(void);
+/* c's current command must wait for the pause: c stops reading its
+ * commands until then (the command stays in its query buffer). */
+void srv_postpone(struct conn *c);
 /* Queues a reply flush for c (the loop writes it). */
 void conn_want_write(struct conn *c);
 /* Frees a client at once (closing its socket). */

@@ -1116,7 +1116,7 @@ static void compare_docs(const char *name, const redisReply *dr, const redisRepl
  * USER filter in shmkvd, and COMMAND LIST, which has no FILTERBY. */
 static const char *const SUBCOMMANDS[] = {
     "client|id", "client|setname", "client|getname", "client|list", "client|info", "client|help",
-    "client|unblock", "client|no-evict", "client|reply",
+    "client|unblock", "client|no-evict", "client|reply", "client|pause", "client|unpause",
     "command|count", "command|info", "command|docs", "command|help", "command|getkeys",
     "config|get", "config|set", "config|resetstat", "config|rewrite", "config|help",
     "object|encoding", "object|freq", "object|idletime", "object|refcount", "object|help",
@@ -1345,6 +1345,8 @@ static const char *const RESP3_SCRIPT[] = {
     "CLIENT UNBLOCK x", "CLIENT NO-EVICT on", "CLIENT NO-EVICT off", "CLIENT NO-EVICT x",
     "CLIENT ID x", "CLIENT GETNAME x", "CLIENT NO-EVICT", "CLIENT UNBLOCK", "CLIENT KILL",
     "CLIENT SETNAME", "CLIENT NOSUCH",
+    "CLIENT PAUSE x", "CLIENT PAUSE -1", "CLIENT PAUSE 10 FOO", "CLIENT PAUSE",
+    "CLIENT UNPAUSE x", "CLIENT PAUSE 10 WRITE x", "CLIENT PAUSE 0 WRITE", "CLIENT UNPAUSE",
     "HRANDFIELD h -9223372036854775808", "ZRANDMEMBER z -9223372036854775808",
     "SRANDMEMBER st -9223372036854775808", "SET l1 ohmytext", "SET l2 mynewtext",
     "LCS l1 l2 IDX WITHMATCHLEN", "LCS l1 l2 IDX MINMATCHLEN -5", "LCS l1 nokey IDX",

@@ -427,6 +427,52 @@ static void test_srv_client_unblock(void **state)
     redisFree(w);
 }
 
+/* CLIENT PAUSE: under WRITE, reads run and writes wait (in the order they
+ * came) until the pause ends or CLIENT UNPAUSE; under ALL every command
+ * waits. The replies' errors are compared with redis-server's by test_diff. */
+static void test_srv_client_pause(void **state)
+{
+    redisContext *c = *state, *b = h_connect_port(S.port), *d = h_connect_port(S.port);
+    h_expect_status(c, "OK", "CLIENT PAUSE 300 WRITE");
+    double t0 = now_s();
+    h_expect_nil(b, "GET pz");
+    assert_true(now_s() - t0 < 0.25); /* reads are not held */
+    redisAppendCommand(b, "SET pz 1");
+    redisBufferWrite(b, &(int){0});
+    struct timespec ts = {0, 50 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    redisAppendCommand(d, "SET pz 2");
+    redisBufferWrite(d, &(int){0});
+    void *rep;
+    assert_int_equal(redisGetReply(d, &rep), REDIS_OK);
+    freeReplyObject(rep);
+    assert_int_equal(redisGetReply(b, &rep), REDIS_OK);
+    freeReplyObject(rep);
+    double held = now_s() - t0;
+    if (held < 0.25 || held > 5)
+        fail_msg("writes held %.3f s by a 300 ms pause", held);
+    h_expect_bulk(c, "2", "GET pz"); /* b's SET ran first, d's after it */
+    /* UNPAUSE lets a held write run at once. */
+    h_expect_status(c, "OK", "CLIENT PAUSE 100000 WRITE");
+    redisAppendCommand(b, "INCR pz");
+    redisBufferWrite(b, &(int){0});
+    nanosleep(&ts, NULL);
+    t0 = now_s();
+    h_expect_status(c, "OK", "CLIENT UNPAUSE");
+    assert_int_equal(redisGetReply(b, &rep), REDIS_OK);
+    assert_int_equal(((redisReply *)rep)->integer, 3);
+    freeReplyObject(rep);
+    assert_true(now_s() - t0 < 1);
+    /* ALL holds reads too. */
+    h_expect_status(c, "OK", "CLIENT PAUSE 200 ALL");
+    t0 = now_s();
+    h_expect_status(b, "PONG", "PING");
+    assert_true(now_s() - t0 >= 0.15);
+    h_expect_int(c, 1, "DEL pz");
+    redisFree(b);
+    redisFree(d);
+}
+
 /* Starts shmkvd on conf (its first argument, as redis-server takes it). */
 static void start_with_conf(struct server *t, const char *conf)
 {
@@ -1243,7 +1289,7 @@ int main(void)
         T(test_srv_ping_echo_errors),   T(test_srv_pipelining_and_inline),
         T(test_srv_pipeline_does_not_starve_others),
         T(test_srv_protocol_errors_close), T(test_srv_select_and_dbs),
-        T(test_srv_multi_exec_watch),   T(test_srv_blocking_pops), T(test_srv_wait), T(test_srv_monitor), T(test_srv_client_unblock), T(test_srv_config_rewrite),
+        T(test_srv_multi_exec_watch),   T(test_srv_blocking_pops), T(test_srv_wait), T(test_srv_monitor), T(test_srv_client_unblock), T(test_srv_client_pause), T(test_srv_config_rewrite),
         T(test_srv_multi_key_pops_and_move), T(test_srv_pubsub),
         T(test_srv_client_commands),    T(test_srv_hello_resp3),
         T(test_srv_config_info_command), T(test_srv_slowlog),
