@@ -1487,10 +1487,13 @@ static void test_diff_resp3_replies(void **state)
  * RESP3 pushes mixed with replies. The script leaves out what Redis's order
  * leaves open (several names in one PUBSUB CHANNELS or UNSUBSCRIBE-all). */
 
-static const struct {
+/* One step of a script over several connections to each server. */
+struct conn_step {
     int conn;
     const char *cmd;
-} PUBSUB_SCRIPT[] = {
+};
+
+static const struct conn_step PUBSUB_SCRIPT[] = {
     {2, "HELLO 3"}, {3, "HELLO 3"},
     {0, "SUBSCRIBE news sport news"}, {0, "GET x"}, {0, "PING"}, {0, "PING hi"},
     {0, "CLIENT INFO"}, {0, "MULTI"}, {0, "PSUBSCRIBE n*"}, {0, "EXEC"},
@@ -1554,40 +1557,51 @@ static void drain_pair(int fa, char *a, size_t *na, size_t capa, int fb, char *b
     }
 }
 
-static void test_diff_pubsub(void **state)
+/* Runs a script on nconn connections to each server (up to 4); after
+ * each step, whatever every connection received is compared byte for byte
+ * (a HELLO step's replies, server facts, are not). Returns the bytes. */
+static size_t run_conn_script(const char *what, const struct conn_step *script, size_t steps,
+                              int nconn)
 {
-    (void)state;
     int fr[4], fk[4];
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < nconn; i++) {
         fr[i] = r3_connect(R.port);
         fk[i] = r3_connect(K.port);
     }
-    size_t steps = sizeof PUBSUB_SCRIPT / sizeof PUBSUB_SCRIPT[0], bytes = 0;
+    size_t bytes = 0;
     static char a[65536], b[65536];
     for (size_t s = 0; s < steps; s++) {
-        int i = PUBSUB_SCRIPT[s].conn;
-        send_line(fr[i], PUBSUB_SCRIPT[s].cmd);
-        send_line(fk[i], PUBSUB_SCRIPT[s].cmd);
-        for (int j = 0; j < 4; j++) {
+        int i = script[s].conn;
+        send_line(fr[i], script[s].cmd);
+        send_line(fk[i], script[s].cmd);
+        for (int j = 0; j < nconn; j++) {
             size_t na = 0, nb = 0;
             drain_pair(fr[j], a, &na, sizeof a, fk[j], b, &nb, sizeof b);
-            if (!strncmp(PUBSUB_SCRIPT[s].cmd, "HELLO", 5))
-                continue; /* server facts: not compared */
+            if (!strncmp(script[s].cmd, "HELLO", 5))
+                continue;
             if (na != nb || memcmp(a, b, na) != 0) {
                 char sa[2048], sb[2048];
                 r3_show(sa, sizeof sa, a, na);
                 r3_show(sb, sizeof sb, b, nb);
-                fail_msg("pub/sub step %zu (connection %d: %s), connection %d received\n"
+                fail_msg("%s step %zu (connection %d: %s), connection %d received\n"
                          "  redis:  %s\n  shmkvd: %s",
-                         s, i, PUBSUB_SCRIPT[s].cmd, j, sa, sb);
+                         what, s, i, script[s].cmd, j, sa, sb);
             }
             bytes += na;
         }
     }
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < nconn; i++) {
         close(fr[i]);
         close(fk[i]);
     }
+    return bytes;
+}
+
+static void test_diff_pubsub(void **state)
+{
+    (void)state;
+    size_t steps = sizeof PUBSUB_SCRIPT / sizeof PUBSUB_SCRIPT[0];
+    size_t bytes = run_conn_script("pub/sub", PUBSUB_SCRIPT, steps, 4);
     printf("test_diff: %zu pub/sub steps on four connections, %zu bytes received, identical "
            "to redis-server's\n",
            steps, bytes);
@@ -1820,10 +1834,7 @@ static void test_diff_monitor(void **state)
  * it while off, a blocking pop answered while off, RESET turning replies
  * back on. Everything each connection received is compared byte for byte
  * after every step. */
-static const struct {
-    int conn;
-    const char *cmd;
-} REPLY_SCRIPT[] = {
+static const struct conn_step REPLY_SCRIPT[] = {
     {0, "SET ra 1"}, {0, "CLIENT REPLY OFF"}, {0, "SET rb 2"}, {0, "GET rb"}, {0, "NOSUCH"},
     {0, "CLIENT REPLY SKIP"}, {0, "SUBSCRIBE rch"}, {1, "PUBLISH rch m1"}, {0, "UNSUBSCRIBE"},
     {0, "BLPOP rl 2"}, {1, "RPUSH rl x"}, {0, "CLIENT REPLY ON"}, {0, "GET rb"},
@@ -1836,35 +1847,8 @@ static const struct {
 static void test_diff_client_reply(void **state)
 {
     (void)state;
-    int fr[2], fk[2];
-    for (int i = 0; i < 2; i++) {
-        fr[i] = r3_connect(R.port);
-        fk[i] = r3_connect(K.port);
-    }
-    size_t steps = sizeof REPLY_SCRIPT / sizeof REPLY_SCRIPT[0], bytes = 0;
-    static char a[65536], b[65536];
-    for (size_t s = 0; s < steps; s++) {
-        int i = REPLY_SCRIPT[s].conn;
-        send_line(fr[i], REPLY_SCRIPT[s].cmd);
-        send_line(fk[i], REPLY_SCRIPT[s].cmd);
-        for (int j = 0; j < 2; j++) {
-            size_t na = 0, nb = 0;
-            drain_pair(fr[j], a, &na, sizeof a, fk[j], b, &nb, sizeof b);
-            if (na != nb || memcmp(a, b, na) != 0) {
-                char sa[2048], sb[2048];
-                r3_show(sa, sizeof sa, a, na);
-                r3_show(sb, sizeof sb, b, nb);
-                fail_msg("CLIENT REPLY step %zu (connection %d: %s), connection %d received\n"
-                         "  redis:  %s\n  shmkvd: %s",
-                         s, i, REPLY_SCRIPT[s].cmd, j, sa, sb);
-            }
-            bytes += na;
-        }
-    }
-    for (int i = 0; i < 2; i++) {
-        close(fr[i]);
-        close(fk[i]);
-    }
+    size_t steps = sizeof REPLY_SCRIPT / sizeof REPLY_SCRIPT[0];
+    size_t bytes = run_conn_script("CLIENT REPLY", REPLY_SCRIPT, steps, 2);
     printf("test_diff: CLIENT REPLY: %zu steps, %zu bytes received, identical to redis-server's\n",
            steps, bytes);
 }
