@@ -259,6 +259,25 @@ static void client_list(struct conn *c)
     resp_buf_free(&b);
 }
 
+/* A timeout in milliseconds, as WAIT and CLIENT PAUSE take it: *end_ms is
+ * now plus it (saturating), or 0 for a timeout of 0. Replies Redis's
+ * errors and returns false on a bad one. */
+static bool timeout_ms_arg(struct conn *c, size_t i, uint64_t *end_ms)
+{
+    int64_t ms;
+    if (enc_str2ll(c->argv[i].p, c->argv[i].n, &ms)) {
+        resp_error(OUT(c), "ERR timeout is not an integer or out of range");
+        return false;
+    }
+    if (ms < 0) {
+        resp_error(OUT(c), "ERR timeout is negative");
+        return false;
+    }
+    uint64_t now = srv_mstime();
+    *end_ms = ms == 0 ? 0 : (uint64_t)ms > UINT64_MAX - now ? UINT64_MAX : now + (uint64_t)ms;
+    return true;
+}
+
 /* CLIENT UNBLOCK id [TIMEOUT|ERROR]: ends another client's blocking
  * command as its timeout would, or with Redis's UNBLOCKED error. 1 if that
  * client was blocked. */
@@ -398,15 +417,9 @@ void cmd_client(struct conn *c)
             cmd_reply_syntax(c);
         }
     } else if (cmd_arg_is(c, 1, "pause") && (c->argc == 3 || c->argc == 4)) {
-        int64_t ms;
-        if (enc_str2ll(c->argv[2].p, c->argv[2].n, &ms)) {
-            resp_error(OUT(c), "ERR timeout is not an integer or out of range");
+        uint64_t end;
+        if (!timeout_ms_arg(c, 2, &end))
             return;
-        }
-        if (ms < 0) {
-            resp_error(OUT(c), "ERR timeout is negative");
-            return;
-        }
         int type = SRV_PAUSE_ALL;
         if (c->argc == 4) {
             if (cmd_arg_is(c, 3, "write")) {
@@ -416,8 +429,7 @@ void cmd_client(struct conn *c)
                 return;
             }
         }
-        uint64_t now = srv_mstime();
-        srv_pause(type, (uint64_t)ms > UINT64_MAX - now ? UINT64_MAX : now + (uint64_t)ms);
+        srv_pause(type, end ? end : srv_mstime()); /* 0 ms: a pause that is already over */
         resp_simple(OUT(c), "OK");
     } else if (cmd_arg_is(c, 1, "pause") && c->argc > 4) {
         resp_error(OUT(c), "ERR unknown subcommand or wrong number of arguments for 'PAUSE'. Try "
@@ -1112,25 +1124,19 @@ void cmd_wait(struct conn *c)
 {
     if (c->flags & CONN_BLOCKED)
         return; /* parked: only its timeout answers it */
-    int64_t n, ms;
+    int64_t n;
+    uint64_t end;
     if (enc_str2ll(c->argv[1].p, c->argv[1].n, &n)) {
         resp_error(OUT(c), "ERR value is not an integer or out of range");
         return;
     }
-    if (enc_str2ll(c->argv[2].p, c->argv[2].n, &ms)) {
-        resp_error(OUT(c), "ERR timeout is not an integer or out of range");
+    if (!timeout_ms_arg(c, 2, &end))
         return;
-    }
-    if (ms < 0) {
-        resp_error(OUT(c), "ERR timeout is negative");
-        return;
-    }
     if (n <= 0 || !cmd_may_block(c)) {
         resp_int(OUT(c), 0);
         return;
     }
-    uint64_t now = srv_mstime();
-    cmd_block(c, ms == 0 ? 0 : (uint64_t)ms > UINT64_MAX - now ? UINT64_MAX : now + (uint64_t)ms);
+    cmd_block(c, end); /* 0: for ever */
 }
 
 /* ---- MEMORY ---- */
