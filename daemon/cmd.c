@@ -861,6 +861,8 @@ void cmd_unblock(struct conn *c)
     c->bargc = 0;
     c->flags &= ~(uint32_t)CONN_BLOCKED;
     conn_want_write(c);
+    if (resp_buf_used(&c->in))
+        srv_resume_later(c); /* commands pipelined behind the blocking one */
 }
 
 /* Is c blocked on (dbi, k)? */

@@ -299,6 +299,31 @@ void srv_pause(int type, uint64_t end_ms)
 
 static void conn_process(struct conn *c);
 
+/* Clients unparked since the loop last looked: their pipelined commands
+ * wait for no new bytes. NULL where a client was freed meanwhile. */
+static struct conn **resumed;
+static size_t nresumed, resumedcap;
+
+void srv_resume_later(struct conn *c)
+{
+    if (nresumed == resumedcap) {
+        resumedcap = resumedcap ? resumedcap * 2 : 16;
+        resumed = stor_xrealloc(resumed, resumedcap * sizeof *resumed);
+    }
+    resumed[nresumed++] = c;
+}
+
+/* Runs what the unparked clients pipelined (which may unpark others). */
+static void resume_unblocked(void)
+{
+    for (size_t i = 0; i < nresumed; i++) {
+        struct conn *c = resumed[i];
+        if (c && !(c->flags & (CONN_BLOCKED | CONN_PAUSED)))
+            conn_process(c);
+    }
+    nresumed = 0;
+}
+
 void srv_unpause(void)
 {
     srv.pause_type = 0;
@@ -337,6 +362,9 @@ void conn_free(struct conn *c)
     for (size_t i = 0; i < unpausing_n && unpausing; i++)
         if (unpausing[i] == c)
             unpausing[i] = NULL;
+    for (size_t i = 0; i < nresumed; i++)
+        if (resumed[i] == c)
+            resumed[i] = NULL;
     for (size_t i = 0; i < npending; i++)
         if (pending[i] == c)
             pending[i] = NULL;
@@ -806,7 +834,8 @@ int srv_main(void)
             wake = bd;
         if (srv.pause_type && srv.pause_end_ms < wake)
             wake = srv.pause_end_ms;
-        int n = epoll_wait(srv.epfd, evs, 256, npending || wake <= t0 ? 0 : (int)(wake - t0));
+        int n = epoll_wait(srv.epfd, evs, 256,
+                           npending || nresumed || wake <= t0 ? 0 : (int)(wake - t0));
         srv.loop_ms = srv_mstime();
         for (int i = 0; i < n; i++) {
             uint64_t tag = evs[i].data.u64;
@@ -827,6 +856,7 @@ int srv_main(void)
             srv_unpause();
         if (!srv.pause_type && npaused)
             resume_paused();
+        resume_unblocked();
         cmd_serve_ready();
         sync_before_reply(); /* one journal write (and fsync) for the whole iteration */
         for (size_t i = 0; i < npending; i++) {

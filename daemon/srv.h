@@ -217,6 +217,10 @@ void srv_unpause(void);
 /* c's current command must wait for the pause: c stops reading its
  * commands until then (the command stays in its query buffer). */
 void srv_postpone(struct conn *c);
+/* c was unparked (its blocking command answered or timed out): the loop
+ * goes on with the commands c pipelined behind it, between events, never
+ * from inside a command. */
+void srv_resume_later(struct conn *c);
 /* Queues a reply flush for c (the loop writes it). */
 void conn_want_write(struct conn *c);
 /* Frees a client at once (closing its socket). */

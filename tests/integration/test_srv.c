@@ -319,6 +319,22 @@ static void test_srv_blocking_pops(void **state)
     r = H_CMD(c, "BRPOPLPUSH empty dst 0.05");
     assert_int_equal(r->type, REDIS_REPLY_NIL);
     freeReplyObject(r);
+    /* Commands pipelined behind a blocking pop run once it is answered,
+     * by its timeout or by a push, without waiting for more bytes. */
+    redisAppendCommand(c, "BLPOP nothing 0.05");
+    redisAppendCommand(c, "PING");
+    redisAppendCommand(c, "BLPOP q4 5");
+    redisAppendCommand(c, "ECHO after");
+    redisBufferWrite(c, &(int){0});
+    nanosleep(&ts, NULL);
+    h_expect_int(other, 1, "RPUSH q4 v");
+    const int want_types[] = {REDIS_REPLY_NIL, REDIS_REPLY_STATUS, REDIS_REPLY_ARRAY,
+                              REDIS_REPLY_STRING};
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(redisGetReply(c, &rep), REDIS_OK); /* within the read timeout */
+        assert_int_equal(((redisReply *)rep)->type, want_types[i]);
+        freeReplyObject(rep);
+    }
     /* Inside MULTI a blocking pop does not block. */
     h_expect_status(c, "OK", "MULTI");
     h_expect_status(c, "QUEUED", "BLPOP nothing 0");
