@@ -475,7 +475,7 @@ int srv_conf_rewrite(const struct srv_conf *c, char *err, size_t errlen)
             len--;
         const struct param *p = NULL;
         size_t lead = strspn(line, " \t");
-        if (line[lead] != '#' && lead < len && resp_split(&r, line, len) == 0 && r.argc > 0) {
+        if (lead < len && line[lead] != '#' && resp_split(&r, line, len) == 0 && r.argc > 0) {
             size_t an;
             const char *a = resp_req_arg(&r, NULL, 0, &an);
             p = find(a, an);
