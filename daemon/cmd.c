@@ -956,10 +956,12 @@ uint64_t cmd_blocked_deadline(void)
     return next_deadline;
 }
 
-void cmd_unblock_timeout(struct conn *c)
+void cmd_unblock_answer(struct conn *c, const char *error)
 {
     size_t before = resp_buf_used(&c->out);
-    if (c->bcmd->fn == cmd_wait) /* no replica acknowledged */
+    if (error)
+        resp_error(OUT(c), error);
+    else if (c->bcmd->fn == cmd_wait) /* no replica acknowledged */
         resp_int(OUT(c), 0);
     else if (c->bcmd->last > 0) /* BLMOVE, BRPOPLPUSH answer a value */
         resp_null(OUT(c), c->proto);
@@ -976,7 +978,7 @@ void cmd_blocked_cron(uint64_t now_ms)
         struct conn *c = blocked[i];
         uint64_t d = c->block_deadline_ms;
         if (d && d <= now_ms) {
-            cmd_unblock_timeout(c);
+            cmd_unblock_answer(c, NULL);
             i--;
         } else if (d && (!next_deadline || d < next_deadline)) {
             next_deadline = d;

@@ -309,8 +309,9 @@ void cmd_cscan_generic(struct conn *c, int type);
 /* Parks c on its blocking command until deadline_ms (0: forever). */
 void cmd_block(struct conn *c, uint64_t deadline_ms);
 void cmd_unblock(struct conn *c);
-/* Answers a parked client as its timeout would, and unparks it. */
-void cmd_unblock_timeout(struct conn *c);
+/* Answers a parked client with error (text without '-'), or as its
+ * timeout would when error is NULL, and unparks it. */
+void cmd_unblock_answer(struct conn *c, const char *error);
 /* Marks watched keys dirty and wakes blocked clients for a committed set. */
 void cmd_on_commit(void *arg, const struct stor_batch *b);
 /* COMMAND DOCS [name ...] (cmd_docs.c). */

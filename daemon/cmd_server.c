@@ -298,14 +298,7 @@ static void client_unblock(struct conn *c)
     for (struct conn *o = srv.clients; o; o = o->next) {
         if ((int64_t)o->id != id || !(o->flags & CONN_BLOCKED))
             continue;
-        if (error) {
-            size_t before = resp_buf_used(&o->out);
-            resp_error(OUT(o), "UNBLOCKED client unblocked via CLIENT UNBLOCK");
-            cmd_reply_drop_if_off(o, before);
-            cmd_unblock(o);
-        } else {
-            cmd_unblock_timeout(o);
-        }
+        cmd_unblock_answer(o, error ? "UNBLOCKED client unblocked via CLIENT UNBLOCK" : NULL);
         resp_int(OUT(c), 1);
         return;
     }
