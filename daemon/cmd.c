@@ -5,6 +5,7 @@
 #include "cmd.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -260,23 +261,32 @@ bool cmd_arg_count(struct conn *c, size_t i, int64_t *v)
     return false;
 }
 
-bool cmd_arg_double(struct conn *c, size_t i, double *v)
+bool cmd_arg_double_or(struct conn *c, size_t i, double *v, const char *err)
 {
-    /* Redis's strtod rules: no spaces, the whole argument, no NaN. */
+    /* Redis's strtod rules: no spaces, the whole argument, no NaN, and no
+     * value that overflows to infinity or underflows to zero ("1e999",
+     * "1e-999"; "inf" itself is fine). */
     char buf[128];
     size_t n = c->argv[i].n;
     if (n > 0 && n < sizeof buf && !isspace((unsigned char)c->argv[i].p[0])) {
         memcpy(buf, c->argv[i].p, n);
         buf[n] = '\0';
         char *end;
+        errno = 0;
         double d = strtod(buf, &end);
-        if (end == buf + n && !isnan(d)) {
+        bool range = errno == ERANGE && (isinf(d) || d == 0);
+        if (end == buf + n && !isnan(d) && !range) {
             *v = d;
             return true;
         }
     }
-    resp_error(OUT(c), "ERR value is not a valid float");
+    resp_error(OUT(c), err);
     return false;
+}
+
+bool cmd_arg_double(struct conn *c, size_t i, double *v)
+{
+    return cmd_arg_double_or(c, i, v, "ERR value is not a valid float");
 }
 
 bool cmd_arg_ld(struct conn *c, size_t i, long double *v)

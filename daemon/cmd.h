@@ -269,6 +269,8 @@ bool cmd_arg_is(const struct conn *c, size_t i, const char *lit);
 /* Parse argument i; on failure reply Redis's error and return false. */
 bool cmd_arg_ll(struct conn *c, size_t i, int64_t *v);
 bool cmd_arg_double(struct conn *c, size_t i, double *v);
+/* The same, replying err (with its prefix) on failure. */
+bool cmd_arg_double_or(struct conn *c, size_t i, double *v, const char *err);
 bool cmd_arg_ld(struct conn *c, size_t i, long double *v);
 /* A positive integer (COUNT of SPOP, ...): "value is out of range, must be positive". */
 bool cmd_arg_count(struct conn *c, size_t i, int64_t *v);

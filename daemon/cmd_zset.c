@@ -576,9 +576,8 @@ static void setop_generic(struct conn *c, int op, bool store)
             if (!weights)
                 abort();
             for (int64_t j = 0; j < nk; j++) {
-                if (!score_bound(&c->argv[i + 1 + (size_t)j], &weights[j], &(int){0}) ||
-                    c->argv[i + 1 + (size_t)j].p[0] == '(') {
-                    resp_error(OUT(c), "ERR weight value is not a float");
+                if (!cmd_arg_double_or(c, i + 1 + (size_t)j, &weights[j],
+                                       "ERR weight value is not a float")) {
                     free(weights);
                     return;
                 }

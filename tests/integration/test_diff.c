@@ -1371,6 +1371,8 @@ static const char *const RESP3_SCRIPT[] = {
     "COMMAND GETKEYS pfmerge a b c", "COMMAND GETKEYS bitop and d a b",
     "COMMAND GETKEYS zrangestore d s 0 1", "COMMAND GETKEYS copy a b",
     "COMMAND GETKEYS smove a b c",
+    "ZADD zf 1e999 a", "ZADD zf 1e-999 a", "ZADD zf 2e-310 a", "ZADD zf inf b",
+    "ZUNIONSTORE zu 1 zf WEIGHTS 1e400",
 };
 
 static int r3_connect(int port)
