@@ -812,21 +812,63 @@ static void command_info(struct conn *c, const struct cmd *k)
     resp_int(OUT(c), k->first);
     resp_int(OUT(c), k->last);
     resp_int(OUT(c), k->step);
-    /* ACL categories: the group's, read/write, fast/slow, blocking, admin. */
-    const char *group = acl_category(k->group);
-    const char *cats[6];
+    /* Commands whose categories their group and flags do not give. */
+    static const char *const own[][2] = {
+        {"sort", "@write @set @sortedset @list @slow @dangerous"},
+        {"sort_ro", "@read @set @sortedset @list @slow @dangerous"},
+        {"keys", "@keyspace @read @slow @dangerous"},
+        {"dbsize", "@keyspace @read @fast"},
+        {"flushdb", "@keyspace @write @slow @dangerous"},
+        {"flushall", "@keyspace @write @slow @dangerous"},
+        {"info", "@slow @dangerous"},
+        {"lastsave", "@admin @fast @dangerous"},
+        {"role", "@admin @fast @dangerous"},
+        {"wait", "@slow @connection"},
+        {"command", "@slow @connection"},
+    };
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) {
+        if (strcmp(own[i][0], k->name))
+            continue;
+        size_t n = 1;
+        for (const char *p = own[i][1]; *p; p++)
+            n += *p == ' ';
+        resp_set(OUT(c), n, c->proto);
+        for (const char *p = own[i][1], *e; *p; p = *e ? e + 1 : e) {
+            e = strchr(p, ' ');
+            if (!e)
+                e = p + strlen(p);
+            resp_buf_append(OUT(c), "+", 1);
+            resp_buf_append(OUT(c), p, (size_t)(e - p));
+            resp_buf_append(OUT(c), "\r\n", 2);
+        }
+        resp_set(OUT(c), 0, c->proto); /* tips */
+        resp_array(OUT(c), 0);         /* key specs */
+        resp_array(OUT(c), 0);         /* subcommands */
+        return;
+    }
+    /* ACL categories, in the order of Redis's category bits: keyspace,
+     * read/write, the data types and pubsub, admin, fast/slow, blocking,
+     * dangerous, connection and transaction. A container's own are just
+     * its speed's. */
+    const char *group = k->flags & CMD_CONTAINER ? NULL : acl_category(k->group);
+    bool late = group && (!strcmp(group, "@connection") || !strcmp(group, "@transaction"));
+    const char *cats[7];
     size_t ncats = 0;
-    if (group)
+    if (group && !strcmp(group, "@keyspace"))
         cats[ncats++] = group;
     if (k->flags & (CMD_WRITE | CMD_READONLY))
         cats[ncats++] = (k->flags & CMD_WRITE) ? "@write" : "@read";
+    if (group && !late && strcmp(group, "@keyspace"))
+        cats[ncats++] = group;
+    if (k->flags & CMD_ADMIN)
+        cats[ncats++] = "@admin";
     cats[ncats++] = (k->flags & CMD_FAST) ? "@fast" : "@slow";
     if (k->flags & CMD_BLOCKING)
         cats[ncats++] = "@blocking";
-    if (k->flags & CMD_ADMIN) {
-        cats[ncats++] = "@admin";
+    if (k->flags & CMD_ADMIN)
         cats[ncats++] = "@dangerous";
-    }
+    if (late)
+        cats[ncats++] = group;
     resp_set(OUT(c), ncats, c->proto);
     for (size_t i = 0; i < ncats; i++)
         resp_simple(OUT(c), cats[i]);

@@ -1234,8 +1234,8 @@ static void test_diff_command_docs(void **state)
     redisFree(dk);
 }
 
-/* COMMAND INFO: arity, key positions and the flags shmkvd reports (a
- * client routes and retries by them), against redis-server's. Redis has
+/* COMMAND INFO: arity, key positions, ACL categories and the flags shmkvd
+ * reports (a client routes and retries by them), against redis-server's. Redis has
  * flags shmkvd never reports (denyoom, noscript, ...); those are not
  * compared. */
 static void test_diff_command_info(void **state)
@@ -1264,6 +1264,15 @@ static void test_diff_command_info(void **state)
                 fail_msg("COMMAND INFO %s: field %d is %lld, redis-server says %lld", name, j,
                          b->element[j]->integer, a->element[j]->integer);
         }
+        /* ACL categories, in order (a container's own only). */
+        const redisReply *ca = a->element[6], *cb = b->element[6];
+        bool same_cats = ca->elements == cb->elements;
+        for (size_t j = 0; same_cats && j < ca->elements; j++)
+            same_cats = !strcmp(ca->element[j]->str, cb->element[j]->str);
+        if (!same_cats)
+            fail_msg("COMMAND INFO %s: ACL categories %zu (first %s), redis-server's %zu (first %s)",
+                     name, cb->elements, cb->elements ? cb->element[0]->str : "-", ca->elements,
+                     ca->elements ? ca->element[0]->str : "-");
         for (size_t f = 0; f < sizeof FLAGS / sizeof FLAGS[0]; f++) {
             bool in_a = false, in_b = false;
             for (size_t j = 0; j < a->element[2]->elements; j++)
