@@ -381,7 +381,8 @@ static void free_argv(struct db_str *v, size_t n)
 /* The keys c names, for OBJECT IDLETIME: each argument index goes to fn,
  * unless cmd only looks at its keys (CMD_NOTOUCH). A movable command's
  * keys follow its numkeys argument, which comes after its fixed keys, or
- * is the first argument, or the second after a blocking one's timeout. */
+ * is the first argument, or the second after a blocking one's timeout;
+ * GEORADIUS's is its STORE key. */
 static void each_key(const struct conn *c, const struct cmd *cmd,
                      void (*fn)(const struct conn *, size_t, void *), void *arg)
 {
@@ -393,6 +394,12 @@ static void each_key(const struct conn *c, const struct cmd *cmd,
         for (size_t i = (size_t)cmd->first; i <= last && i < argc; i += (size_t)cmd->step)
             fn(c, i, arg);
         at = last + 1;
+    }
+    if (cmd->fn == cmd_georadius || cmd->fn == cmd_georadiusbymember) {
+        size_t store = cmd_geo_store_key(c->argv, argc);
+        if (store)
+            fn(c, store, arg);
+        return;
     }
     int64_t nk;
     if ((cmd->flags & CMD_MOVABLE) && at < argc &&

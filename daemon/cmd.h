@@ -79,6 +79,17 @@ struct cmd {
     X("pfadd", pfadd, -2, CMD_W | CMD_F, 1, 1, 1, "hyperloglog")                                   \
     X("pfcount", pfcount, -2, CMD_R, 1, -1, 1, "hyperloglog")                                      \
     X("pfmerge", pfmerge, -2, CMD_W, 1, -1, 1, "hyperloglog")                                      \
+    /* geo */                                                                                  \
+    X("geoadd", geoadd, -5, CMD_W, 1, 1, 1, "geo")                                                 \
+    X("geodist", geodist, -4, CMD_R, 1, 1, 1, "geo")                                               \
+    X("geohash", geohash, -2, CMD_R, 1, 1, 1, "geo")                                               \
+    X("geopos", geopos, -2, CMD_R, 1, 1, 1, "geo")                                                 \
+    X("georadius", georadius, -6, CMD_W | CMD_MOVABLE, 1, 1, 1, "geo")                             \
+    X("georadius_ro", georadius_ro, -6, CMD_R, 1, 1, 1, "geo")                                     \
+    X("georadiusbymember", georadiusbymember, -5, CMD_W | CMD_MOVABLE, 1, 1, 1, "geo")             \
+    X("georadiusbymember_ro", georadiusbymember_ro, -5, CMD_R, 1, 1, 1, "geo")                     \
+    X("geosearch", geosearch, -7, CMD_R, 1, 1, 1, "geo")                                           \
+    X("geosearchstore", geosearchstore, -8, CMD_W, 1, 2, 1, "geo")                                 \
     /* keys */                                                                                 \
     X("del", del, -2, CMD_W, 1, -1, 1, "generic")                                                  \
     X("unlink", del, -2, CMD_W | CMD_F, 1, -1, 1, "generic")                                           \
@@ -245,6 +256,10 @@ struct cmd {
 #define CMD_PROTO(name, fn, ...) void cmd_##fn(struct conn *c);
 CMD_TABLE(CMD_PROTO)
 #undef CMD_PROTO
+
+/* The key GEORADIUS[BYMEMBER] stores into (its last STORE or STOREDIST
+ * option), or 0: GEORADIUS's movable key. */
+size_t cmd_geo_store_key(const struct db_str *argv, size_t argc);
 
 /* Looks a command up by name, case-insensitively. NULL if unknown. */
 const struct cmd *cmd_lookup(const char *name, size_t n);

@@ -38,6 +38,14 @@ struct doc {
 #define DEP(n, s, c, sum, a, dep, by) {n, s, c, sum, a, dep, by},
 #define EXPIRE_COND "[NX|XX|GT|LT]#condition"
 #define ZRANGE_LIMIT "[LIMIT=(offset@i count@i)]"
+#define GEO_UNIT "M|KM|FT|MI"
+#define GEO_COST "O(N + log M): N members in the cells around the area, M in the set"
+#define GEO_RADIUS_OPTS                                                                        \
+    "[WITHCOORD] [WITHDIST] [WITHHASH] [(COUNT=count@i [ANY])#count] [ASC|DESC]#order"
+#define GEO_SEARCH_AREA                                                                        \
+    "(FROMMEMBER=member|FROMLONLAT=(longitude@d latitude@d))#from "                           \
+    "((BYRADIUS=radius@d (" GEO_UNIT ")#unit)#circle|"                                         \
+    "(BYBOX=width@d height@d (" GEO_UNIT ")#unit)#box)#by"
 #define ZSTORE_OPTS "[WEIGHTS=weight@d...] [AGGREGATE=(SUM|MIN|MAX)#aggregate]"
 
 static const struct doc DOCS[] = {
@@ -103,6 +111,36 @@ static const struct doc DOCS[] = {
       "Estimate how many distinct elements one or more HyperLogLog sketches saw", "key@k...")
     D("pfmerge", "2.8.9", "O(N) for N sketches",
       "Merge HyperLogLog sketches into a destination sketch", "destkey@k sourcekey@k...")
+    /* geo */
+    D("geoadd", "3.2.0", "O(log N) per point for a set of N",
+      "Add points (longitude, latitude) to a sorted set used as a geospatial index",
+      "key@k [NX|XX]#condition [CH#change] (longitude@d latitude@d member)...")
+    D("geodist", "3.2.0", "O(1)", "The distance between two points of a geospatial index",
+      "key@k member1 member2 [" GEO_UNIT "]#unit")
+    D("geohash", "3.2.0", "O(1) per member",
+      "Points as standard 11-character geohash strings", "key@k member...")
+    D("geopos", "3.2.0", "O(1) per member", "Points as longitude and latitude",
+      "key@k member...")
+    DEP("georadius", "3.2.0", GEO_COST, "Points within a radius of a position",
+        "key@k longitude@d latitude@d radius@d (" GEO_UNIT ")#unit " GEO_RADIUS_OPTS
+        " [STORE=key@k] [STOREDIST=key@k]",
+        "6.2.0", "`GEOSEARCH` and `GEOSEARCHSTORE` with the `BYRADIUS` argument")
+    DEP("georadius_ro", "3.2.10", GEO_COST, "Points within a radius of a position",
+        "key@k longitude@d latitude@d radius@d (" GEO_UNIT ")#unit " GEO_RADIUS_OPTS, "6.2.0",
+        "`GEOSEARCH` with the `BYRADIUS` argument")
+    DEP("georadiusbymember", "3.2.0", GEO_COST, "Points within a radius of a member",
+        "key@k member radius@d (" GEO_UNIT ")#unit " GEO_RADIUS_OPTS
+        " [STORE=key@k] [STOREDIST=key@k]",
+        "6.2.0", "`GEOSEARCH` and `GEOSEARCHSTORE` with the `BYRADIUS` and `FROMMEMBER` arguments")
+    DEP("georadiusbymember_ro", "3.2.10", GEO_COST, "Points within a radius of a member",
+        "key@k member radius@d (" GEO_UNIT ")#unit " GEO_RADIUS_OPTS, "6.2.0",
+        "`GEOSEARCH` with the `BYRADIUS` and `FROMMEMBER` arguments")
+    D("geosearch", "6.2.0", GEO_COST, "Points within a circle or a box",
+      "key@k " GEO_SEARCH_AREA " [ASC|DESC]#order [(COUNT=count@i [ANY])#count] [WITHCOORD] "
+      "[WITHDIST] [WITHHASH]")
+    D("geosearchstore", "6.2.0", GEO_COST, "Store the points within a circle or a box",
+      "destination@k source@k " GEO_SEARCH_AREA " [ASC|DESC]#order [(COUNT=count@i [ANY])#count] "
+      "[STOREDIST]")
     /* keys */
     D("del", "1.0.0", "O(N) for N keys; O(1) per key of any size here", "Delete keys", "key@k...")
     D("unlink", "4.0.0", "O(N) for N keys", "Delete keys (the same as DEL here)", "key@k...")

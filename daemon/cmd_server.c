@@ -795,7 +795,7 @@ static const char *acl_category(const char *group)
         {"string", "@string"},         {"generic", "@keyspace"}, {"hash", "@hash"},
         {"set", "@set"},               {"sorted-set", "@sortedset"}, {"list", "@list"},
         {"transactions", "@transaction"}, {"connection", "@connection"}, {"bitmap", "@bitmap"},
-        {"pubsub", "@pubsub"},         {"hyperloglog", "@hyperloglog"},
+        {"pubsub", "@pubsub"},         {"hyperloglog", "@hyperloglog"}, {"geo", "@geo"},
     };
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         if (!strcmp(map[i][0], group))
@@ -879,8 +879,9 @@ static void command_info(struct conn *c, const struct cmd *k)
 
 /* The argument positions that are keys in argv[0..argc) (argv[0] the
  * command's name) for COMMAND GETKEYS, as Redis finds them: the table's
- * range, then a movable command's numkeys keys (SORT's STORE key); the
- * key of OBJECT's and MEMORY USAGE's subcommands. Shard channels are not
+ * range, then a movable command's numkeys keys (SORT's STORE key,
+ * GEORADIUS's first STORE and first STOREDIST keys, as its key specs find
+ * them); the key of OBJECT's and MEMORY USAGE's subcommands. Shard channels are not
  * keys. Returns how many went to pos, -1 when a numkeys is invalid. */
 static int getkeys(const struct cmd *k, const struct db_str *argv, size_t argc, size_t *pos)
 {
@@ -918,6 +919,16 @@ static int getkeys(const struct cmd *k, const struct db_str *argv, size_t argc, 
                 n = 2;
             }
         }
+        return n;
+    }
+    if (k->fn == cmd_georadius || k->fn == cmd_georadiusbymember) {
+        static const char *const kw[] = {"store", "storedist"};
+        for (int w = 0; w < 2; w++)
+            for (size_t i = k->fn == cmd_georadius ? 6 : 5; i + 1 < argc; i++)
+                if (argv[i].n == strlen(kw[w]) && !strncasecmp(argv[i].p, kw[w], argv[i].n)) {
+                    pos[n++] = i + 1;
+                    break;
+                }
         return n;
     }
     int64_t nk;

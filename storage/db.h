@@ -387,6 +387,16 @@ int db_zrangestore(struct db *d, unsigned dbi, const char *dst, size_t dstn, con
 /* ZCOUNT (BY_SCORE) / ZLEXCOUNT (BY_LEX). */
 int db_zcount(struct db *d, unsigned dbi, const char *key, size_t klen,
               const struct db_zspec *sp, uint64_t *n);
+/* Calls fn for each member scored in each range [ranges[2i], ranges[2i+1])
+ * of n, range by range, in score order (ties by member) within a range,
+ * until fn returns nonzero; m is valid during the call only. An absent key
+ * calls nothing; another type is ENC_EWRONGTYPE. */
+typedef int db_zeach_fn(const char *m, size_t mn, double score, void *arg);
+int db_zeach_score(struct db *d, unsigned dbi, const char *key, size_t klen,
+                   const double *ranges, size_t n, db_zeach_fn *fn, void *arg);
+/* Replaces dst with the members and scores of v (distinct members); an
+ * empty v deletes dst. */
+int db_zstore(struct db *d, unsigned dbi, const char *dst, size_t dstn, const struct db_vec *v);
 /* ENC_ENOTFOUND when key or member is absent. */
 int db_zrank(struct db *d, unsigned dbi, const char *key, size_t klen, const char *m,
              size_t mn, int rev, uint64_t *rank);

@@ -353,6 +353,62 @@ int db_zrangestore(struct db *d, unsigned dbi, const char *dst, size_t dstn, con
     return rc;
 }
 
+int db_zeach_score(struct db *d, unsigned dbi, const char *key, size_t klen,
+                   const double *ranges, size_t n, db_zeach_fn *fn, void *arg)
+{
+    struct db_kc kc;
+    int rc = kc_open(d, &kc, dbi, key, klen, ENC_TYPE_ZSET);
+    if (rc) {
+        kc_free(&kc);
+        return rc == ENC_ENOTFOUND ? 0 : rc;
+    }
+    size_t pl = kc_prefix_len(&kc);
+    struct db_buf seek;
+    dbb_init(&seek);
+    struct stor_it *it = kc_iter(d, &kc, STOR_CF_SCORE);
+    bool stop = false;
+    /* One iterator, one seek per range. */
+    for (size_t r = 0; r < n && !stop; r++) {
+        char s8[8];
+        enc_score_put(s8, norm0(ranges[2 * r]));
+        seek.n = 0;
+        dbb_append(&seek, kc.sk.p, pl);
+        dbb_append(&seek, s8, 8);
+        for (stor_it_seek(it, seek.p, seek.n); stor_it_valid(it); stor_it_next(it)) {
+            size_t kn, sn;
+            const char *k = stor_it_key(it, &kn);
+            const char *suffix = kc_suffix(&kc, k, kn, &sn);
+            if (sn < 8)
+                continue;
+            double score = enc_score_get(suffix);
+            if (score >= ranges[2 * r + 1])
+                break;
+            if (fn(suffix + 8, sn - 8, score, arg)) {
+                stop = true;
+                break;
+            }
+        }
+    }
+    rc = stor_it_status(it);
+    stor_it_free(it);
+    dbb_free(&seek);
+    kc_free(&kc);
+    return rc;
+}
+
+int db_zstore(struct db *d, unsigned dbi, const char *dst, size_t dstn, const struct db_vec *v)
+{
+    struct db_kc t;
+    db_begin(d);
+    int rc = kc_load(d, &t, dbi, dst, dstn);
+    if (rc == 0) {
+        db_store_vec(d, &t, ENC_TYPE_ZSET, v);
+        rc = db_commit(d);
+    }
+    kc_free(&t);
+    return rc;
+}
+
 int db_zrank(struct db *d, unsigned dbi, const char *key, size_t klen, const char *m,
              size_t mn, int rev, uint64_t *rank)
 {

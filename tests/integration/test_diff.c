@@ -1382,6 +1382,13 @@ static const char *const RESP3_SCRIPT[] = {
     "COMMAND GETKEYS smove a b c",
     "ZADD zf 1e999 a", "ZADD zf 1e-999 a", "ZADD zf 2e-310 a", "ZADD zf inf b",
     "ZUNIONSTORE zu 1 zf WEIGHTS 1e400",
+    "GEOADD gr 13.361389 38.115556 Palermo 15.087269 37.502669 Catania",
+    "GEOPOS gr Palermo nope", "GEOPOS nokey a", "GEOHASH gr Catania nope",
+    "GEODIST gr Palermo Catania km", "GEODIST gr Palermo nope",
+    "GEOSEARCH gr FROMLONLAT 15 37 BYRADIUS 200 km ASC WITHCOORD WITHDIST WITHHASH",
+    "GEORADIUS gr 15 37 200 km WITHCOORD COUNT 1", "GEOSEARCH nokey FROMLONLAT 1 2 BYBOX 1 1 m",
+    "GEOSEARCHSTORE gd gr FROMMEMBER Palermo BYBOX 400 400 km STOREDIST",
+    "ZRANGE gd 0 -1 WITHSCORES",
 };
 
 static int r3_connect(int port)
@@ -1974,6 +1981,307 @@ static void test_diff_hyperloglog(void **state)
     redisFree(dk);
 }
 
+/* ---- geo against redis-server ----
+ *
+ * Three indexes (points all over the globe, clusters a few kilometres
+ * wide, and points near the poles and the date line, where cells wrap and
+ * the search coarsens) take seeded random GEOADDs, then random searches of
+ * every form — circles and boxes around coordinates and members, each
+ * unit, sorted or in Redis's cell order, COUNT with and without ANY, the
+ * WITH options, STORE/STOREDIST read back with their scores — plus
+ * GEODIST, GEOPOS and GEOHASH. Every reply is compared exactly: the order
+ * of an unsorted search and the 17-digit coordinates included. */
+
+struct gargs {
+    int n;
+    const char *v[40];
+    char w[40][48];
+};
+
+static void ga_add(struct gargs *g, const char *s)
+{
+    g->v[g->n++] = s;
+}
+
+static void ga_addf(struct gargs *g, const char *fmt, double x)
+{
+    snprintf(g->w[g->n], sizeof g->w[g->n], fmt, x);
+    g->v[g->n] = g->w[g->n];
+    g->n++;
+}
+
+/* A point of index k: uniform, clustered, or near the grid's edges. */
+static void geo_point(uint64_t *r, int k, double *lon, double *lat)
+{
+    double u = (double)(t_rnd(r) % 1000001) / 1e6, v = (double)(t_rnd(r) % 1000001) / 1e6;
+    static const double centres[3][2] = {{13.36, 38.11}, {-73.98, 40.75}, {151.2, -33.86}};
+    if (k == 0) {
+        *lon = -180 + 360 * u;
+        *lat = -85 + 170 * v;
+    } else if (k == 1) {
+        const double *c = centres[t_rnd(r) % 3];
+        *lon = c[0] + (u - 0.5) * 0.2;
+        *lat = c[1] + (v - 0.5) * 0.2;
+    } else {
+        *lon = t_rnd(r) % 2 ? 179.9 - 2 * u : -179.9 + 2 * u;
+        *lat = t_rnd(r) % 2 ? 84.9 - 6 * v : -84.9 + 6 * v;
+    }
+}
+
+static void geo_compare(redisContext *dr, redisContext *dk, struct gargs *g, size_t *n)
+{
+    redisReply *a = redisCommandArgv(dr, g->n, g->v, NULL);
+    redisReply *b = redisCommandArgv(dk, g->n, g->v, NULL);
+    assert_true(a && b);
+    if (!same(a, b)) {
+        char cmd[512] = "", ra[4096], rb[4096];
+        for (int i = 0; i < g->n; i++)
+            put(cmd, sizeof cmd, " %s", g->v[i]);
+        fail_msg("GEO%s: redis-server %s, shmkvd %s", cmd, show(a, ra, sizeof ra),
+                 show(b, rb, sizeof rb));
+    }
+    freeReplyObject(a);
+    freeReplyObject(b);
+    (*n)++;
+}
+
+static void test_diff_geo(void **state)
+{
+    (void)state;
+    redisContext *dr = h_connect_port(R.port), *dk = h_connect_port(K.port);
+    assert_true(dr && dk);
+    static const char *const keys3[] = {"geo0", "geo1", "geo2"};
+    static const char *const units[] = {"m", "km", "ft", "mi", "KM"};
+    static const double scale[] = {1, 1000, 0.3048, 1609.34, 1000};
+    uint64_t r = 0x47454f; /* "GEO" */
+    size_t compared = 0, hits = 0;
+    struct gargs g;
+    for (int k = 0; k < 3; k++) {
+        for (int batch = 0; batch < 40; batch++) {
+            g.n = 0;
+            ga_add(&g, "GEOADD");
+            ga_add(&g, keys3[k]);
+            if (batch % 7 == 3)
+                ga_add(&g, t_rnd(&r) % 2 ? "NX" : "XX");
+            if (batch % 5 == 2)
+                ga_add(&g, "CH");
+            for (int i = 0; i < 10 && g.n + 3 <= 40; i++) {
+                double lon, lat;
+                geo_point(&r, k, &lon, &lat);
+                ga_addf(&g, "%.6f", lon);
+                ga_addf(&g, "%.6f", lat);
+                ga_addf(&g, "p%.0f", (double)(t_rnd(&r) % 350));
+            }
+            geo_compare(dr, dk, &g, &compared);
+        }
+    }
+    for (int step = 0; step < 700; step++) {
+        int k = (int)(t_rnd(&r) % 3), op = (int)(t_rnd(&r) % 20);
+        const char *key = keys3[k];
+        char m1[16], m2[16];
+        snprintf(m1, sizeof m1, "p%u", (unsigned)(t_rnd(&r) % 360)); /* a few are absent */
+        snprintf(m2, sizeof m2, "p%u", (unsigned)(t_rnd(&r) % 360));
+        g.n = 0;
+        if (op < 2) {
+            ga_add(&g, "GEODIST");
+            ga_add(&g, key);
+            ga_add(&g, m1);
+            ga_add(&g, m2);
+            if (op)
+                ga_add(&g, units[t_rnd(&r) % 5]);
+            geo_compare(dr, dk, &g, &compared);
+            continue;
+        }
+        if (op < 4) {
+            ga_add(&g, op == 2 ? "GEOPOS" : "GEOHASH");
+            ga_add(&g, key);
+            ga_add(&g, m1);
+            ga_add(&g, m2);
+            geo_compare(dr, dk, &g, &compared);
+            continue;
+        }
+        /* A search: its centre, shape and unit. */
+        int u = (int)(t_rnd(&r) % 5);
+        double lon, lat;
+        geo_point(&r, k, &lon, &lat);
+        /* Sizes from metres to half the globe, in the unit's terms. */
+        double metres = k == 1 ? 200.0 * (double)(1 + t_rnd(&r) % 100)
+                               : 1000.0 * (double)(1 + t_rnd(&r) % 3000);
+        if (t_rnd(&r) % 10 == 0)
+            metres = (double)(t_rnd(&r) % 20000) * 1000.0;
+        double size = metres / scale[u];
+        bool bymember = t_rnd(&r) % 3 == 0, box = t_rnd(&r) % 2;
+        bool store = t_rnd(&r) % 6 == 0;
+        int form = op < 12 ? 0 : op < 16 ? 1 : 2; /* GEOSEARCH, GEORADIUS, _RO */
+        if (form == 0) {
+            ga_add(&g, store ? "GEOSEARCHSTORE" : "GEOSEARCH");
+            if (store)
+                ga_add(&g, "geodst");
+            ga_add(&g, key);
+            if (bymember) {
+                ga_add(&g, "FROMMEMBER");
+                ga_add(&g, m1);
+            } else {
+                ga_add(&g, "FROMLONLAT");
+                ga_addf(&g, "%.6f", lon);
+                ga_addf(&g, "%.6f", lat);
+            }
+            if (box) {
+                ga_add(&g, "BYBOX");
+                ga_addf(&g, "%.3f", size);
+                ga_addf(&g, "%.3f", size * (double)(1 + t_rnd(&r) % 4) / 2);
+            } else {
+                ga_add(&g, "BYRADIUS");
+                ga_addf(&g, "%.3f", size);
+            }
+            ga_add(&g, units[u]);
+        } else {
+            bool ro = form == 2;
+            ga_add(&g, bymember ? (ro ? "GEORADIUSBYMEMBER_RO" : "GEORADIUSBYMEMBER")
+                                : (ro ? "GEORADIUS_RO" : "GEORADIUS"));
+            ga_add(&g, key);
+            if (bymember) {
+                ga_add(&g, m1);
+            } else {
+                ga_addf(&g, "%.6f", lon);
+                ga_addf(&g, "%.6f", lat);
+            }
+            ga_addf(&g, "%.3f", size);
+            ga_add(&g, units[u]);
+            store = store && !ro;
+        }
+        unsigned sort = (unsigned)(t_rnd(&r) % 3);
+        if (sort)
+            ga_add(&g, sort == 1 ? "ASC" : "DESC");
+        if (t_rnd(&r) % 3 == 0) {
+            ga_add(&g, "COUNT");
+            ga_addf(&g, "%.0f", (double)(1 + t_rnd(&r) % 12));
+            if (t_rnd(&r) % 2)
+                ga_add(&g, "ANY");
+        }
+        if (store) {
+            if (form == 0) {
+                if (t_rnd(&r) % 2)
+                    ga_add(&g, "STOREDIST");
+            } else {
+                ga_add(&g, t_rnd(&r) % 2 ? "STORE" : "STOREDIST");
+                ga_add(&g, "geodst");
+            }
+        } else {
+            if (t_rnd(&r) % 2)
+                ga_add(&g, "WITHDIST");
+            if (t_rnd(&r) % 3 == 0)
+                ga_add(&g, "WITHHASH");
+            if (t_rnd(&r) % 3 == 0)
+                ga_add(&g, "WITHCOORD");
+        }
+        redisReply *peek = redisCommandArgv(dr, g.n, g.v, NULL);
+        hits += peek && peek->type == REDIS_REPLY_ARRAY ? peek->elements
+                : peek && peek->type == REDIS_REPLY_INTEGER ? (size_t)peek->integer
+                                                            : 0;
+        freeReplyObject(peek);
+        geo_compare(dr, dk, &g, &compared);
+        if (store) {
+            struct gargs z = {.n = 0};
+            ga_add(&z, "ZRANGE");
+            ga_add(&z, "geodst");
+            ga_add(&z, "0");
+            ga_add(&z, "-1");
+            ga_add(&z, "WITHSCORES");
+            geo_compare(dr, dk, &z, &compared);
+        }
+    }
+    /* Errors, absent keys and members, other types, odd scores. */
+    static const char *const script[][16] = {
+        {"GEOADD", "geo0", "200", "10", "x"},
+        {"GEOADD", "geo0", "10", "86", "x"},
+        {"GEOADD", "geo0", "abc", "10", "x"},
+        {"GEOADD", "geo0", "1e999", "10", "x"},
+        {"GEOADD", "geo0", "NX", "XX", "1", "1", "x"},
+        {"GEOADD", "geo0", "CH", "1", "2", "x", "1"},
+        {"GEOADD", "geo0", "NX", "CH", "XX"},
+        {"GEOADD", "geo0", "GT", "1", "2", "x"},
+        {"GEOADD", "geo0", "180", "85.05112878", "edge1", "-180", "-85.05112878", "edge2"},
+        {"GEOPOS", "geo0", "edge1", "edge2"},
+        {"GEOHASH", "geo0", "edge1", "edge2"},
+        {"ZADD", "geo0", "-1", "neg", "1.5", "frac", "1e300", "big", "-inf", "ninf", "inf",
+         "pinf"},
+        {"GEOPOS", "geo0", "neg", "frac", "big", "ninf", "pinf"},
+        {"GEOHASH", "geo0", "neg", "frac", "big", "ninf", "pinf"},
+        {"GEODIST", "geo0", "neg", "big", "km"},
+        {"GEODIST", "geo0", "p1", "p2", "parsec"},
+        {"GEODIST", "geo0", "p1", "p2", "km", "x"},
+        {"GEODIST", "nokey", "a", "b"},
+        {"GEOPOS", "nokey", "a", "b"},
+        {"GEOHASH", "nokey", "a"},
+        {"GEORADIUS", "geo0", "15", "37", "-1", "km"},
+        {"GEORADIUS", "geo0", "15", "37", "abc", "km"},
+        {"GEORADIUS", "geo0", "15", "37", "1", "parsecs"},
+        {"GEORADIUS", "geo0", "200", "37", "1", "km"},
+        {"GEORADIUS", "geo0", "15", "37", "200", "km", "COUNT", "0"},
+        {"GEORADIUS", "geo0", "15", "37", "200", "km", "COUNT", "x"},
+        {"GEORADIUS", "geo0", "15", "37", "200", "km", "STORE"},
+        {"GEORADIUS", "geo0", "15", "37", "200", "km", "foo"},
+        {"GEORADIUS", "geo0", "15", "37", "200", "km", "STORE", "x", "WITHDIST"},
+        {"GEORADIUS", "geo0", "15", "37", "200", "km", "ANY"},
+        {"GEORADIUS_RO", "geo0", "15", "37", "200", "km", "STORE", "x"},
+        {"GEORADIUSBYMEMBER", "nokey", "m", "-5", "km"},
+        {"GEORADIUSBYMEMBER", "nokey", "m", "5", "km", "STORE", "geodst"},
+        {"EXISTS", "geodst"},
+        {"GEORADIUSBYMEMBER", "geo0", "nom", "5", "km"},
+        {"GEORADIUSBYMEMBER", "geo0", "edge1", "x", "km"},
+        {"GEOSEARCH", "geo0", "FROMMEMBER", "edge1", "FROMLONLAT", "1", "2", "BYRADIUS", "1",
+         "km"},
+        {"GEOSEARCH", "geo0", "BYRADIUS", "1", "km", "BYBOX", "1", "1", "km", "FROMLONLAT", "1",
+         "2"},
+        {"GEOSEARCH", "geo0", "FROMMEMBER", "edge1", "BYBOX", "-1", "2", "km"},
+        {"GEOSEARCH", "geo0", "FROMMEMBER", "edge1", "BYBOX", "1", "x", "km"},
+        {"GEOSEARCH", "geo0", "FROMMEMBER", "edge1", "BYBOX", "x", "1", "km"},
+        {"GEOSEARCH", "geo0", "FROMMEMBER", "nope", "BYRADIUS", "1", "km"},
+        {"GEOSEARCH", "nokey", "FROMMEMBER", "nope", "BYRADIUS", "1", "km"},
+        {"GEOSEARCH", "geo0", "FROMLONLAT", "1", "2", "BYRADIUS", "1", "km", "STORE", "x"},
+        {"GEOSEARCH", "geo0", "FROMLONLAT", "1", "2", "BYRADIUS", "1", "km", "STOREDIST"},
+        {"GEOSEARCH", "geo0", "FROMLONLAT", "1", "2", "COUNT", "1"},
+        {"GEOSEARCH", "geo0", "BYRADIUS", "1", "km", "WITHDIST"},
+        {"GEOSEARCHSTORE", "geodst", "geo0", "FROMLONLAT", "1", "2", "BYRADIUS", "1", "km",
+         "WITHHASH"},
+        {"GEOSEARCHSTORE", "geodst", "nokey", "FROMLONLAT", "1", "2", "BYRADIUS", "1", "km"},
+        {"SET", "geostr", "x"},
+        {"GEOADD", "geostr", "1", "1", "m"},
+        {"GEOPOS", "geostr", "m"},
+        {"GEOHASH", "geostr", "m"},
+        {"GEODIST", "geostr", "a", "b"},
+        {"GEORADIUS", "geostr", "1", "1", "1", "xx"},
+        {"GEOSEARCH", "geostr", "FROMLONLAT", "1", "1", "BYRADIUS", "1", "m"},
+        {"GEOSEARCHSTORE", "geodst", "geostr", "FROMLONLAT", "1", "1", "BYRADIUS", "1", "m"},
+        {"GEOSEARCHSTORE", "geostr", "geo0", "FROMLONLAT", "0", "0", "BYRADIUS", "1", "m"},
+        {"EXISTS", "geostr"},
+        {"GEOPOS"},
+        {"GEOADD", "geo0", "1", "1"},
+        {"GEOSEARCH", "geo0", "FROMLONLAT", "1", "1"},
+        {"COMMAND", "GETKEYS", "GEORADIUS", "g", "1", "2", "3", "km", "STORE", "a", "STOREDIST",
+         "b", "STORE", "c"},
+        {"COMMAND", "GETKEYS", "GEORADIUSBYMEMBER", "g", "m", "3", "km", "STOREDIST", "b"},
+        {"COMMAND", "GETKEYS", "GEOSEARCHSTORE", "d", "s", "FROMLONLAT", "1", "2", "BYRADIUS",
+         "1", "m"},
+    };
+    for (size_t i = 0; i < sizeof script / sizeof script[0]; i++) {
+        g.n = 0;
+        while (g.n < 16 && script[i][g.n]) {
+            g.v[g.n] = script[i][g.n];
+            g.n++;
+        }
+        geo_compare(dr, dk, &g, &compared);
+    }
+    assert_true(hits > 1000); /* the searches found things */
+    freeReplyObject(redisCommand(dr, "DEL geo0 geo1 geo2 geodst geostr"));
+    freeReplyObject(redisCommand(dk, "DEL geo0 geo1 geo2 geodst geostr"));
+    printf("test_diff: %zu GEO commands identical to redis-server's (%zu members found)\n",
+           compared, hits);
+    redisFree(dr);
+    redisFree(dk);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1987,6 +2295,7 @@ int main(void)
         cmocka_unit_test(test_diff_lcs),
         cmocka_unit_test(test_diff_info_stats),
         cmocka_unit_test(test_diff_client_reply),
+        cmocka_unit_test(test_diff_geo),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
