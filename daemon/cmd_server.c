@@ -720,14 +720,11 @@ void cmd_config(struct conn *c)
         resp_buf_append(OUT(c), resp_buf_data(&b), resp_buf_used(&b));
         resp_buf_free(&b);
     } else if (cmd_arg_is(c, 1, "set") && c->argc >= 4 && c->argc % 2 == 0) {
-        for (size_t i = 2; i < c->argc; i += 2) {
-            char err[256];
-            if (srv_conf_runtime_set(&srv.conf, &c->argv[i], &c->argv[i + 1], err, sizeof err)) {
-                resp_error(OUT(c), err);
-                return;
-            }
-        }
-        resp_simple(OUT(c), "OK");
+        char err[512];
+        if (srv_conf_runtime_set(&srv.conf, c->argv + 2, c->argc - 2, err, sizeof err))
+            resp_error(OUT(c), err);
+        else
+            resp_simple(OUT(c), "OK");
     } else if (cmd_arg_is(c, 1, "rewrite") && c->argc == 2) {
         char err[600];
         if (srv_conf_rewrite(&srv.conf, err, sizeof err))

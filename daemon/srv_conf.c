@@ -374,34 +374,73 @@ size_t srv_conf_get(const struct srv_conf *c, const struct db_str *pats, size_t 
     return n;
 }
 
-int srv_conf_runtime_set(struct srv_conf *c, const struct db_str *name, const struct db_str *val,
-                         char *err, size_t errlen)
+/* Applies one value given as bytes; 0, or -1 with *why. */
+static int apply_bytes(struct srv_conf *c, const struct param *p, const char *v, size_t n,
+                       const char **why)
 {
-    const struct param *p = find(name->p, name->n);
-    if (!p) {
-        snprintf(err, errlen, "ERR Unknown option or number of arguments for CONFIG SET - '%.*s'",
-                 (int)name->n, name->p);
-        return -1;
+    char *z = stor_xmalloc(n + 1);
+    memcpy(z, v, n);
+    z[n] = '\0';
+    const char *argv[1] = {z};
+    int rc = apply(c, p, argv, 1, why);
+    free(z);
+    return rc;
+}
+
+int srv_conf_runtime_set(struct srv_conf *c, const struct db_str *args, size_t n, char *err,
+                         size_t errlen)
+{
+    /* All or nothing, as Redis 7: every name is checked before any value
+     * is applied, and a value that fails puts the earlier ones back. */
+    const struct param **ps = stor_xmalloc((n / 2 + 1) * sizeof *ps);
+    char(*old)[1024] = stor_xmalloc((n / 2 + 1) * sizeof *old);
+    int rc = 0;
+    size_t k = 0;
+    for (size_t i = 0; i + 1 < n && rc == 0; i += 2, k++) {
+        const struct param *p = ps[k] = find(args[i].p, args[i].n);
+        if (!p) {
+            snprintf(err, errlen,
+                     "ERR Unknown option or number of arguments for CONFIG SET - '%.*s'",
+                     (int)args[i].n, args[i].p);
+            rc = -1;
+        } else if (!p->runtime && p->type != P_CONST) {
+            snprintf(err, errlen,
+                     "ERR CONFIG SET failed (possibly related to argument '%s') - can't set "
+                     "immutable config",
+                     p->name);
+            rc = -1;
+        }
+        for (size_t j = 0; j < k && rc == 0; j++) {
+            if (ps[j] == p) {
+                snprintf(err, errlen,
+                         "ERR CONFIG SET failed (possibly related to argument '%s') - duplicate "
+                         "parameter",
+                         p->name);
+                rc = -1;
+            }
+        }
     }
-    if (!p->runtime && p->type != P_CONST) {
-        snprintf(err, errlen,
-                 "ERR CONFIG SET failed (possibly related to argument '%s') - can't set "
-                 "immutable config",
-                 p->name);
-        return -1;
+    size_t done = 0;
+    for (; rc == 0 && done < k; done++) {
+        const char *why;
+        format(c, ps[done], old[done], sizeof old[done]);
+        if (apply_bytes(c, ps[done], args[2 * done + 1].p, args[2 * done + 1].n, &why)) {
+            snprintf(err, errlen, "ERR CONFIG SET failed (possibly related to argument '%s') - %s",
+                     ps[done]->name, why);
+            rc = -1;
+            break;
+        }
     }
-    char *v = stor_xmalloc(val->n + 1);
-    memcpy(v, val->p, val->n);
-    v[val->n] = '\0';
-    const char *why;
-    const char *argv[1] = {v};
-    int rc = apply(c, p, argv, 1, &why);
-    if (rc)
-        snprintf(err, errlen, "ERR CONFIG SET failed (possibly related to argument '%s') - %s",
-                 p->name, why);
-    free(v);
-    if (rc == 0)
+    if (rc) {
+        while (done-- > 0) { /* back to what they were, newest first */
+            const char *why;
+            apply_bytes(c, ps[done], old[done], strlen(old[done]), &why);
+        }
+    } else {
         srv_conf_changed();
+    }
+    free(ps);
+    free(old);
     return rc;
 }
 

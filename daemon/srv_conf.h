@@ -14,9 +14,11 @@ extern const char *srv_conf_file;
  * glob patterns; returns how many pairs. */
 size_t srv_conf_get(const struct srv_conf *c, const struct db_str *pats, size_t npats,
                     struct resp_buf *out, int proto);
-/* CONFIG SET of one parameter at run time. 0, or -1 with Redis's error. */
-int srv_conf_runtime_set(struct srv_conf *c, const struct db_str *name, const struct db_str *val,
-                         char *err, size_t errlen);
+/* CONFIG SET name value [name value ...] at run time (args: the n
+ * names and values), all or nothing: 0, or -1 with Redis's error and no
+ * parameter changed. */
+int srv_conf_runtime_set(struct srv_conf *c, const struct db_str *args, size_t n, char *err,
+                         size_t errlen);
 
 /* CONFIG REWRITE: rewrites srv_conf_file to hold c's settings. Each
  * parameter's first line in the file gets its current value and its later
