@@ -3,6 +3,7 @@
  * that drives WATCH and blocked clients. See cmd.h.
  */
 #include "cmd.h"
+#include "srv_lat.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -61,6 +62,7 @@ void cmd_reply_drop_if_off(struct conn *c, size_t used_before)
 
 struct cmd_stat {
     uint64_t calls, usec, rejected, failed;
+    struct srv_lat_hist *hist; /* call durations, while latency-tracking is on */
 };
 static struct cmd_stat stats[NCMDS];
 /* Containers' documented subcommands, found by name (a few dozen at most). */
@@ -149,8 +151,88 @@ void cmd_info_errorstats(struct resp_buf *b)
     }
 }
 
+/* "p99.9=1.234" for each configured percentile, in microseconds. */
+static void latency_line(struct resp_buf *b, const char *name, const struct cmd_stat *st)
+{
+    if (!st->hist || !st->hist->total)
+        return;
+    char line[1024];
+    int n = snprintf(line, sizeof line, "latency_percentiles_usec_%s:", name);
+    for (int i = 0; i < srv.conf.latency_npcts && n < (int)sizeof line - 64; i++) {
+        double p = srv.conf.latency_pcts[i];
+        n += snprintf(line + n, sizeof line - (size_t)n, "%sp%g=%.3f", i ? "," : "", p,
+                      (double)srv_lat_hist_percentile(st->hist, p) / 1000.0);
+    }
+    n += snprintf(line + n, sizeof line - (size_t)n, "\r\n");
+    resp_buf_append(b, line, (size_t)n);
+}
+
+void cmd_info_latencystats(struct resp_buf *b)
+{
+    for (size_t i = 0; i < NCMDS; i++)
+        latency_line(b, table[i].name, &stats[i]);
+    for (size_t i = 0; i < nsubstats; i++)
+        latency_line(b, substats[i].name, &substats[i].st);
+}
+
+/* One command's histogram for LATENCY HISTOGRAM: its calls and, at each
+ * power of two of nanoseconds (named in microseconds) from 1,024 on, how
+ * many calls took less; from the first such count above zero to the first
+ * that holds them all. */
+static void histogram_reply(struct conn *c, const char *name, const struct srv_lat_hist *h)
+{
+    unsigned first = 10, last = 10;
+    while (first < 40 && !srv_lat_hist_below_pow2(h, first))
+        first++;
+    last = first;
+    while (last < 40 && srv_lat_hist_below_pow2(h, last) < h->total)
+        last++;
+    resp_bulk_cstr(OUT(c), name);
+    resp_map(OUT(c), 2, c->proto);
+    resp_bulk_cstr(OUT(c), "calls");
+    resp_int(OUT(c), (int64_t)h->total);
+    resp_bulk_cstr(OUT(c), "histogram_usec");
+    resp_map(OUT(c), last - first + 1, c->proto);
+    for (unsigned k = first; k <= last; k++) {
+        resp_int(OUT(c), (int64_t)(((1ull << k) + 500) / 1000));
+        resp_int(OUT(c), (int64_t)srv_lat_hist_below_pow2(h, k));
+    }
+}
+
+void cmd_latency_histogram(struct conn *c, const struct db_str *names, size_t n)
+{
+    /* Every command with calls, or those named: a container's name takes
+     * in its subcommands, as in Redis. */
+    const char *pick[NCMDS + sizeof substats / sizeof substats[0]];
+    const struct srv_lat_hist *hist[NCMDS + sizeof substats / sizeof substats[0]];
+    size_t m = 0;
+    for (size_t i = 0; i < NCMDS + nsubstats; i++) {
+        const char *name = i < NCMDS ? table[i].name : substats[i - NCMDS].name;
+        const struct srv_lat_hist *h = i < NCMDS ? stats[i].hist : substats[i - NCMDS].st.hist;
+        if (!h || !h->total)
+            continue;
+        bool want = n == 0;
+        for (size_t j = 0; j < n && !want; j++) {
+            size_t len = strcspn(name, "|");
+            want = (names[j].n == strlen(name) && !strncasecmp(names[j].p, name, names[j].n)) ||
+                   (i >= NCMDS && names[j].n == len && !strncasecmp(names[j].p, name, len));
+        }
+        if (want) {
+            pick[m] = name;
+            hist[m++] = h;
+        }
+    }
+    resp_map(OUT(c), m, c->proto);
+    for (size_t i = 0; i < m; i++)
+        histogram_reply(c, pick[i], hist[i]);
+}
+
 void cmd_stats_reset(void)
 {
+    for (size_t i = 0; i < NCMDS; i++)
+        srv_lat_hist_free(&stats[i].hist);
+    for (size_t i = 0; i < nsubstats; i++)
+        srv_lat_hist_free(&substats[i].st.hist);
     memset(stats, 0, sizeof stats);
     memset(substats, 0, sizeof substats);
     nsubstats = 0;
@@ -455,8 +537,8 @@ void cmd_call(struct conn *c, const struct cmd *cmd)
     srv_cache_end();
     each_key(c, cmd, touch_commit, &touch);
     clock_gettime(CLOCK_MONOTONIC, &b);
-    uint64_t us = (uint64_t)(b.tv_sec - a.tv_sec) * 1000000 +
-                  (uint64_t)((b.tv_nsec - a.tv_nsec) / 1000);
+    uint64_t ns = (uint64_t)((int64_t)(b.tv_sec - a.tv_sec) * 1000000000 + (b.tv_nsec - a.tv_nsec));
+    uint64_t us = ns / 1000;
     srv.stats.commands++;
     struct cmd_stat *st = stat_of(c, cmd);
     if (st) {
@@ -464,7 +546,14 @@ void cmd_call(struct conn *c, const struct cmd *cmd)
         st->usec += us;
         if (srv.stats.error_replies > errors_seen)
             st->failed++;
+        /* A blocking command's time counts when it runs, not while it
+         * waits: Redis's histograms leave the wait out too. */
+        if (srv.conf.latency_tracking)
+            srv_lat_hist_record(&st->hist, ns);
     }
+    if (srv.conf.latency_monitor_threshold && us / 1000 >= (uint64_t)srv.conf.latency_monitor_threshold)
+        srv_lat_add(cmd->flags & CMD_FAST ? "fast-command" : "command", (uint32_t)(us / 1000),
+                    (int64_t)(srv_mstime() / 1000));
     errors_seen = srv.stats.error_replies;
     if (cmd_nmonitors)
         cmd_monitor_feed(c, cmd);

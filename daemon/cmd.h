@@ -249,6 +249,7 @@ struct cmd {
     X("wait", wait, 3, 0, 0, 0, 0, "generic")                                                  \
     X("monitor", monitor, 1, CMD_ADMIN, 0, 0, 0, "server")                                     \
     X("memory", memory, -2, CMD_CONTAINER, 0, 0, 0, "server")                                  \
+    X("latency", latency, -2, CMD_CONTAINER, 0, 0, 0, "server")                                \
     X("shmkv.attach", shmkv_attach, 1, 0, 0, 0, 0, "server")                                   \
     X("shmkv.compact", shmkv_compact, 1, CMD_ADMIN, 0, 0, 0, "server")                         \
     X("shutdown", shutdown, -1, CMD_ADMIN | CMD_NOMULTI, 0, 0, 0, "server")
@@ -256,6 +257,12 @@ struct cmd {
 #define CMD_PROTO(name, fn, ...) void cmd_##fn(struct conn *c);
 CMD_TABLE(CMD_PROTO)
 #undef CMD_PROTO
+
+/* INFO latencystats: each command's configured percentiles. */
+void cmd_info_latencystats(struct resp_buf *b);
+/* LATENCY HISTOGRAM [name ...]: the histograms of those commands (or of
+ * all that were called). */
+void cmd_latency_histogram(struct conn *c, const struct db_str *names, size_t n);
 
 /* The key GEORADIUS[BYMEMBER] stores into (its last STORE or STOREDIST
  * option), or 0: GEORADIUS's movable key. */

@@ -464,6 +464,15 @@ static const struct doc DOCS[] = {
     D("memory|purge", "4.0.0", "Depends on how much memory is allocated",
       "Ask the allocator to release memory", "")
     D("memory|help", "4.0.0", "O(1)", "Describe the MEMORY subcommands", "")
+    D("latency", "2.8.13", "Depends on the subcommand", "Latency measurements", NULL)
+    D("latency|latest", "2.8.13", "O(1)", "Each event's latest latency spike", "")
+    D("latency|history", "2.8.13", "O(1)", "An event's latency spikes over time", "event")
+    D("latency|reset", "2.8.13", "O(1)", "Forget the latency spikes of events", "[event...]")
+    D("latency|graph", "2.8.13", "O(1)", "A chart of an event's latency spikes", "event")
+    D("latency|doctor", "2.8.13", "O(1)", "A report on the latency spikes, with advice", "")
+    D("latency|histogram", "7.0.0", "O(N) for N commands",
+      "Cumulative histograms of the commands' durations", "[command...]")
+    D("latency|help", "2.8.13", "O(1)", "Describe the LATENCY subcommands", "")
     D("monitor", "1.0.0", "O(1)", "Stream every command the server runs", "")
     D("role", "2.8.12", "O(1)", "Return the role of the instance in the context of replication",
       "")

@@ -4,6 +4,7 @@
  * expiry). See srv.h.
  */
 #include "srv.h"
+#include "srv_lat.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -628,6 +629,9 @@ static void active_expire(void)
         }
         srv.stats.expired_keys += reaped;
     }
+    uint64_t ms = (mono_us() - t0) / 1000;
+    if (srv.conf.latency_monitor_threshold && ms >= (uint64_t)srv.conf.latency_monitor_threshold)
+        srv_lat_add("expire-cycle", (uint32_t)ms, (int64_t)(srv_mstime() / 1000));
 }
 
 /* Refuses writes (MISCONF) before the disk, or the journal's tmpfs, is full

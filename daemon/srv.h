@@ -57,6 +57,10 @@ struct srv_conf {
     int shm_huge_pages; /* try the hugetlb pool for the segment first */
     int64_t slowlog_log_slower_than;
     int slowlog_max_len;
+    int latency_tracking;          /* per-command histograms (srv_lat.h) */
+    int latency_monitor_threshold; /* ms; 0: the latency monitor is off */
+    double latency_pcts[16];       /* latency-tracking-info-percentiles */
+    int latency_npcts;
 };
 
 /* Sets the defaults: every field owns its strings (free with srv_conf_free). */

@@ -16,7 +16,7 @@
 
 const char *srv_conf_file;
 
-enum ptype { P_INT, P_MEM, P_STR, P_BOOL, P_ENUM, P_OCTAL, P_BIND, P_CONST };
+enum ptype { P_INT, P_MEM, P_STR, P_BOOL, P_ENUM, P_OCTAL, P_BIND, P_CONST, P_PCTS };
 
 struct param {
     const char *name;
@@ -70,6 +70,10 @@ static const struct param params[] = {
     {"slowlog-log-slower-than", P_MEM, OFF(slowlog_log_slower_than), true, -1, INT64_MAX, NULL,
      NULL},
     {"slowlog-max-len", P_INT, OFF(slowlog_max_len), true, 0, INT32_MAX, NULL, NULL},
+    {"latency-tracking", P_BOOL, OFF(latency_tracking), true, 0, 1, NULL, NULL},
+    {"latency-monitor-threshold", P_INT, OFF(latency_monitor_threshold), true, 0, INT32_MAX, NULL,
+     NULL},
+    {"latency-tracking-info-percentiles", P_PCTS, 0, true, 0, 0, NULL, NULL},
     /* Redis parameters tools ask about: shmkv persists through RocksDB, not
      * RDB snapshots or an AOF. */
     {"save", P_CONST, 0, false, 0, 0, NULL, ""},
@@ -117,6 +121,11 @@ void srv_conf_init(struct srv_conf *c)
     c->shm_max_record = 1ll << 20;
     c->slowlog_log_slower_than = 10000;
     c->slowlog_max_len = 128;
+    c->latency_tracking = 1;
+    c->latency_pcts[0] = 50;
+    c->latency_pcts[1] = 99;
+    c->latency_pcts[2] = 99.9;
+    c->latency_npcts = 3;
 }
 
 void srv_conf_free(struct srv_conf *c)
@@ -184,6 +193,36 @@ static int apply(struct srv_conf *c, const struct param *p, const char **argv, i
         for (int i = 0; i < argc; i++)
             c->bind[i] = xstrdup(argv[i]);
         c->nbind = argc;
+        return 0;
+    }
+    if (p->type == P_PCTS) {
+        /* Several arguments in a file; one, split at spaces, from CONFIG
+         * SET. Each a percentile, 0 to 100; none at all is allowed. */
+        double v[16];
+        int n = 0;
+        for (int i = 0; i < argc; i++) {
+            for (const char *q = argv[i]; *q;) {
+                while (*q == ' ')
+                    q++;
+                if (!*q)
+                    break;
+                char *end;
+                double x = strtod(q, &end);
+                if (end == q || (*end && *end != ' ') || n == 16) {
+                    *err = "Invalid latency-tracking-info-percentiles parameters";
+                    return -1;
+                }
+                if (!(x >= 0 && x <= 100)) {
+                    *err = "latency-tracking-info-percentiles parameters should sit between "
+                           "[0.0,100.0]";
+                    return -1;
+                }
+                v[n++] = x;
+                q = end;
+            }
+        }
+        memcpy(c->latency_pcts, v, (size_t)n * sizeof v[0]);
+        c->latency_npcts = n;
         return 0;
     }
     if (argc != 1) {
@@ -350,6 +389,14 @@ static void format(const struct srv_conf *c, const struct param *p, char *out, s
     case P_CONST:
         snprintf(out, cap, "%s", p->constval);
         break;
+    case P_PCTS: {
+        size_t used = 0;
+        out[0] = '\0';
+        for (int i = 0; i < c->latency_npcts && used < cap; i++)
+            used += (size_t)snprintf(out + used, cap - used, "%s%g", i ? " " : "",
+                                     c->latency_pcts[i]);
+        break;
+    }
     }
 }
 

@@ -1123,7 +1123,8 @@ static const char *const SUBCOMMANDS[] = {
     "slowlog|get", "slowlog|len", "slowlog|reset", "slowlog|help",
     "pubsub|channels", "pubsub|numsub", "pubsub|numpat", "pubsub|shardchannels",
     "pubsub|shardnumsub", "pubsub|help", "memory|usage", "memory|malloc-stats", "memory|purge",
-    "memory|help",
+    "memory|help", "latency|latest", "latency|history", "latency|reset", "latency|graph",
+    "latency|doctor", "latency|histogram", "latency|help",
 };
 
 static bool is_container(const char *name)
@@ -1382,6 +1383,13 @@ static const char *const RESP3_SCRIPT[] = {
     "COMMAND GETKEYS smove a b c",
     "ZADD zf 1e999 a", "ZADD zf 1e-999 a", "ZADD zf 2e-310 a", "ZADD zf inf b",
     "ZUNIONSTORE zu 1 zf WEIGHTS 1e400",
+    "LATENCY LATEST", "LATENCY HISTORY command", "LATENCY RESET", "LATENCY RESET command x",
+    "LATENCY GRAPH command", "LATENCY HISTOGRAM nosuch", "LATENCY foo", "LATENCY HISTORY",
+    "CONFIG GET latency-tracking-info-percentiles", "CONFIG GET latency-monitor-threshold",
+    "CONFIG SET latency-tracking-info-percentiles 99.99",
+    "CONFIG GET latency-tracking-info-percentiles",
+    "CONFIG SET latency-tracking-info-percentiles 101",
+    "CONFIG SET latency-tracking-info-percentiles abc",
     "CONFIG SET maxclients 123 timeout abc", "CONFIG GET maxclients",
     "CONFIG SET maxclients 123 nosuch 1", "CONFIG SET maxclients 1 maxclients 2",
     "CONFIG SET maxclients 123 daemonize yes", "CONFIG GET maxclients",

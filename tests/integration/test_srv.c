@@ -951,6 +951,94 @@ static void test_srv_slowlog(void **state)
     h_expect_int(c, 0, "SLOWLOG LEN");
 }
 
+/* Latency tracking and the latency monitor: a SORT of 60,000 strings
+ * takes milliseconds, so with a 1 ms threshold it is a "command" spike;
+ * its duration shows in INFO latencystats and LATENCY HISTOGRAM. */
+static void test_srv_latency(void **state)
+{
+    redisContext *c = *state;
+    h_expect_status(c, "OK", "CONFIG RESETSTAT");
+    h_expect_int(c, 0, "LATENCY RESET");
+    freeReplyObject(H_CMD(c, "DEL biglist"));
+    for (int i = 0; i < 60; i++) {
+        char cmd[16 * 1024] = "RPUSH biglist";
+        size_t n = strlen(cmd);
+        for (int j = 0; j < 1000; j++)
+            n += (size_t)snprintf(cmd + n, sizeof cmd - n, " e%07d", (i * 7919 + j * 104729) % 9999991);
+        redisAppendCommand(c, cmd);
+    }
+    for (int i = 0; i < 60; i++) {
+        redisReply *r;
+        assert_int_equal(redisGetReply(c, (void **)&r), REDIS_OK);
+        freeReplyObject(r);
+    }
+    /* The monitor is off by default: nothing recorded. */
+    freeReplyObject(H_CMD(c, "SORT biglist ALPHA LIMIT 0 1"));
+    redisReply *r = H_CMD(c, "LATENCY LATEST");
+    assert_int_equal(r->elements, 0);
+    freeReplyObject(r);
+    h_expect_status(c, "OK", "CONFIG SET latency-monitor-threshold 1");
+    for (int i = 0; i < 3; i++)
+        freeReplyObject(H_CMD(c, "SORT biglist ALPHA LIMIT 0 1"));
+    r = H_CMD(c, "LATENCY LATEST");
+    assert_int_equal(r->elements, 1);
+    const redisReply *e = r->element[0];
+    assert_string_equal(e->element[0]->str, "command");
+    assert_true(e->element[1]->integer > 1700000000);
+    assert_true(e->element[2]->integer >= 1);
+    assert_true(e->element[3]->integer >= e->element[2]->integer);
+    freeReplyObject(r);
+    r = H_CMD(c, "LATENCY HISTORY command");
+    assert_true(r->elements >= 1 && r->elements <= 4); /* one per second at most */
+    assert_true(r->element[0]->element[1]->integer >= 1);
+    freeReplyObject(r);
+    r = H_CMD(c, "LATENCY GRAPH command");
+    assert_int_equal(r->type, REDIS_REPLY_STRING);
+    assert_non_null(strstr(r->str, "command - high "));
+    assert_non_null(strchr(r->str, '#'));
+    freeReplyObject(r);
+    r = H_CMD(c, "LATENCY DOCTOR");
+    assert_non_null(strstr(r->str, "command: "));
+    assert_non_null(strstr(r->str, "SLOWLOG"));
+    freeReplyObject(r);
+    /* Four SORTs tracked, each over a millisecond; the percentiles say so. */
+    r = H_CMD(c, "INFO latencystats");
+    const char *line = strstr(r->str, "latency_percentiles_usec_sort:p50=");
+    assert_non_null(line);
+    assert_true(strtod(line + strlen("latency_percentiles_usec_sort:p50="), NULL) >= 1000);
+    assert_non_null(strstr(line, ",p99="));
+    assert_non_null(strstr(line, ",p99.9="));
+    freeReplyObject(r);
+    r = H_CMD(c, "LATENCY HISTOGRAM sort nosuch");
+    assert_int_equal(r->elements, 2); /* RESP2: name, details */
+    assert_string_equal(r->element[0]->str, "sort");
+    const redisReply *d = r->element[1];
+    assert_string_equal(d->element[0]->str, "calls");
+    assert_int_equal(d->element[1]->integer, 4);
+    const redisReply *hist = d->element[3];
+    assert_true(hist->elements >= 2 && hist->elements % 2 == 0);
+    assert_true(hist->element[0]->integer >= 1024); /* nothing under about a millisecond */
+    assert_int_equal(hist->element[hist->elements - 1]->integer, 4); /* cumulative */
+    freeReplyObject(r);
+    /* Off: calls are no longer recorded. RESETSTAT clears the histograms,
+     * LATENCY RESET the monitor. */
+    h_expect_status(c, "OK", "CONFIG SET latency-tracking no");
+    freeReplyObject(H_CMD(c, "SORT biglist ALPHA LIMIT 0 1"));
+    r = H_CMD(c, "LATENCY HISTOGRAM sort");
+    assert_int_equal(r->element[1]->element[1]->integer, 4);
+    freeReplyObject(r);
+    h_expect_status(c, "OK", "CONFIG SET latency-tracking yes latency-monitor-threshold 0");
+    h_expect_status(c, "OK", "CONFIG RESETSTAT");
+    r = H_CMD(c, "LATENCY HISTOGRAM sort");
+    assert_int_equal(r->elements, 0);
+    freeReplyObject(r);
+    h_expect_int(c, 1, "LATENCY RESET");
+    r = H_CMD(c, "LATENCY LATEST");
+    assert_int_equal(r->elements, 0);
+    freeReplyObject(r);
+    freeReplyObject(H_CMD(c, "DEL biglist"));
+}
+
 static void test_srv_bgsave_lastsave(void **state)
 {
     redisContext *c = *state;
@@ -1309,7 +1397,7 @@ int main(void)
         T(test_srv_multi_exec_watch),   T(test_srv_blocking_pops), T(test_srv_wait), T(test_srv_monitor), T(test_srv_client_unblock), T(test_srv_client_pause), T(test_srv_config_rewrite),
         T(test_srv_multi_key_pops_and_move), T(test_srv_pubsub),
         T(test_srv_client_commands),    T(test_srv_hello_resp3),
-        T(test_srv_config_info_command), T(test_srv_slowlog),
+        T(test_srv_config_info_command), T(test_srv_slowlog), T(test_srv_latency),
         T(test_srv_bgsave_lastsave),    T(test_srv_compact),
         T(test_srv_unix_socket),        T(test_srv_active_expiry),
         T(test_srv_auth_and_limits),    T(test_srv_object_idletime), T(test_srv_memory), T(test_srv_lcs_limit),

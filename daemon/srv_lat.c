@@ -1,0 +1,151 @@
+/*
+ * srv_lat — latency histograms and the latency monitor. See srv_lat.h.
+ */
+#include "srv_lat.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "stor_mem.h"
+
+/* Bucket of v: v itself below 128; above, 64 per power of two. */
+static size_t bucket_of(uint64_t v)
+{
+    if (v < 128)
+        return (size_t)v;
+    unsigned e = 63u - (unsigned)__builtin_clzll(v); /* 2^e <= v */
+    if (e > 39)
+        return SRV_LAT_BUCKETS - 1;
+    return 128 + (size_t)(e - 7) * 64 + (size_t)((v >> (e - 6)) & 63);
+}
+
+/* The largest value bucket b holds. */
+static uint64_t bucket_top(size_t b)
+{
+    if (b < 128)
+        return b;
+    unsigned e = 7 + (unsigned)((b - 128) / 64);
+    uint64_t sub = (b - 128) % 64;
+    return ((64 + sub + 1) << (e - 6)) - 1;
+}
+
+void srv_lat_hist_record(struct srv_lat_hist **h, uint64_t ns)
+{
+    if (!*h) {
+        *h = stor_xmalloc(sizeof **h);
+        memset(*h, 0, sizeof **h);
+    }
+    (*h)->count[bucket_of(ns)]++;
+    (*h)->total++;
+}
+
+void srv_lat_hist_free(struct srv_lat_hist **h)
+{
+    free(*h);
+    *h = NULL;
+}
+
+uint64_t srv_lat_hist_percentile(const struct srv_lat_hist *h, double pct)
+{
+    if (!h || !h->total)
+        return 0;
+    /* The rank of the value asked for, 1-based: at least the first. */
+    double want = pct / 100.0 * (double)h->total;
+    uint64_t rank = (uint64_t)want;
+    if ((double)rank < want)
+        rank++;
+    if (rank < 1)
+        rank = 1;
+    uint64_t seen = 0;
+    for (size_t b = 0; b < SRV_LAT_BUCKETS; b++) {
+        seen += h->count[b];
+        if (seen >= rank)
+            return bucket_top(b);
+    }
+    return bucket_top(SRV_LAT_BUCKETS - 1);
+}
+
+uint64_t srv_lat_hist_below_pow2(const struct srv_lat_hist *h, unsigned k)
+{
+    if (!h)
+        return 0;
+    if (k >= 40)
+        return h->total;
+    /* 2^k starts a bucket for every k, so the count is exact. */
+    size_t end = bucket_of(1ull << k);
+    uint64_t n = 0;
+    for (size_t b = 0; b < end; b++)
+        n += h->count[b];
+    return n;
+}
+
+/* ---- the latency monitor ---- */
+
+#define MAX_EVENTS 16
+static struct srv_lat_event events[MAX_EVENTS];
+static size_t nevents;
+
+const struct srv_lat_event *srv_lat_find(const char *event, size_t n)
+{
+    for (size_t i = 0; i < nevents; i++)
+        if (strlen(events[i].name) == n && !memcmp(events[i].name, event, n))
+            return &events[i];
+    return NULL;
+}
+
+void srv_lat_add(const char *event, uint32_t ms, int64_t now)
+{
+    struct srv_lat_event *e = (struct srv_lat_event *)srv_lat_find(event, strlen(event));
+    if (!e) {
+        if (nevents == MAX_EVENTS)
+            return;
+        e = &events[nevents++];
+        memset(e, 0, sizeof *e);
+        strncpy(e->name, event, sizeof e->name - 1);
+    }
+    if (ms > e->max)
+        e->max = ms;
+    struct srv_lat_sample *prev = e->n ? &e->s[(e->next + SRV_LAT_SAMPLES - 1) % SRV_LAT_SAMPLES]
+                                       : NULL;
+    if (prev && prev->time == now) {
+        if (ms > prev->ms)
+            prev->ms = ms;
+        return;
+    }
+    e->s[e->next] = (struct srv_lat_sample){now, ms};
+    e->next = (e->next + 1) % SRV_LAT_SAMPLES;
+    if (e->n < SRV_LAT_SAMPLES)
+        e->n++;
+}
+
+size_t srv_lat_nevents(void)
+{
+    return nevents;
+}
+
+const struct srv_lat_event *srv_lat_event_at(size_t i)
+{
+    return i < nevents ? &events[i] : NULL;
+}
+
+const struct srv_lat_sample *srv_lat_sample_at(const struct srv_lat_event *e, size_t i)
+{
+    size_t first = (e->next + SRV_LAT_SAMPLES - e->n) % SRV_LAT_SAMPLES;
+    return &e->s[(first + i) % SRV_LAT_SAMPLES];
+}
+
+size_t srv_lat_reset(const char *event, size_t n)
+{
+    if (!event) {
+        size_t had = nevents;
+        nevents = 0;
+        return had;
+    }
+    const struct srv_lat_event *e = srv_lat_find(event, n);
+    if (!e)
+        return 0;
+    size_t i = (size_t)(e - events);
+    memmove(&events[i], &events[i + 1], (nevents - i - 1) * sizeof events[0]);
+    nevents--;
+    return 1;
+}

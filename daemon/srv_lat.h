@@ -1,0 +1,69 @@
+/*
+ * srv_lat — latency measurements, as Redis 7 offers them:
+ *
+ *   - per-command histograms of call durations (latency-tracking), read by
+ *     INFO latencystats (chosen percentiles) and LATENCY HISTOGRAM
+ *     (cumulative counts at powers of two);
+ *   - the latency monitor (latency-monitor-threshold): for each event class
+ *     ("command", "fast-command", "expire-cycle"), the last 160 seconds in
+ *     which something took at least the threshold, read by LATENCY LATEST,
+ *     HISTORY, GRAPH and DOCTOR.
+ *
+ * A histogram is log-linear: exact below 128 ns, then 64 buckets per power
+ * of two, so a percentile is within 1.6% (Redis's HdrHistogram keeps two
+ * significant digits). Recording is an index computation and an increment.
+ * No locks: the event loop alone calls these.
+ */
+#ifndef SHMKV_SRV_LAT_H
+#define SHMKV_SRV_LAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SRV_LAT_BUCKETS (128 + 33 * 64) /* up to 2^40 ns, about 18 minutes */
+
+struct srv_lat_hist {
+    uint64_t total;
+    uint64_t count[SRV_LAT_BUCKETS];
+};
+
+/* Counts one duration in ns into *h, allocating the histogram on first
+ * use (it is owned by *h; srv_lat_hist_free releases it). */
+void srv_lat_hist_record(struct srv_lat_hist **h, uint64_t ns);
+void srv_lat_hist_free(struct srv_lat_hist **h);
+/* The duration in ns at or below which pct percent of the recorded ones
+ * lie: the top of the bucket that reaches them. 0 for an empty one. */
+uint64_t srv_lat_hist_percentile(const struct srv_lat_hist *h, double pct);
+/* How many durations were under 2^k ns. */
+uint64_t srv_lat_hist_below_pow2(const struct srv_lat_hist *h, unsigned k);
+
+/* ---- the latency monitor ---- */
+
+#define SRV_LAT_SAMPLES 160
+
+struct srv_lat_sample {
+    int64_t time; /* unix seconds */
+    uint32_t ms;
+};
+
+struct srv_lat_event {
+    char name[32];
+    struct srv_lat_sample s[SRV_LAT_SAMPLES];
+    unsigned next, n; /* ring: the next slot, how many are filled */
+    uint32_t max;     /* the highest since the event was reset */
+};
+
+/* Records that event took ms at time now (unix seconds): a sample in the
+ * same second as the previous one raises it instead. At most 16 events. */
+void srv_lat_add(const char *event, uint32_t ms, int64_t now);
+/* The events with samples, in the order they first happened. */
+size_t srv_lat_nevents(void);
+const struct srv_lat_event *srv_lat_event_at(size_t i);
+const struct srv_lat_event *srv_lat_find(const char *event, size_t n);
+/* The i-th sample of e, oldest first. */
+const struct srv_lat_sample *srv_lat_sample_at(const struct srv_lat_event *e, size_t i);
+/* Forgets one event's samples (1 if it had any) or, with NULL, all
+ * events' (their number). */
+size_t srv_lat_reset(const char *event, size_t n);
+
+#endif
