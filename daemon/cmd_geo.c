@@ -460,6 +460,7 @@ static void search_generic(struct conn *c, int kind)
     /* COUNT picks the nearest, so it sorts unless ANY took the first found. */
     if (o.count && !o.sort && !o.any)
         o.sort = 1;
+    geo_prepare(&s);
     struct search se = {.shape = &s, .limit = o.any ? (size_t)o.count : 0};
     db_vec_init(&se.names);
     int rc = search_cells(c, src, &se);

@@ -78,12 +78,13 @@ void geo_decode(double lat_min, double lat_max, struct geo_hash h, struct geo_ar
 {
     uint32_t ilat = squash(h.bits), ilon = squash(h.bits >> 1);
     uint32_t ilat1 = ilat + 1, ilon1 = ilon + 1; /* 32-bit: wraps as Redis's does */
-    double cells = (double)(1ull << h.step);
+    /* Dividing by 2^step and multiplying by 2^-step give the same bits. */
+    double inv = 1.0 / (double)(1ull << h.step);
     double lat_scale = lat_max - lat_min, lon_scale = GEO_LON_MAX - GEO_LON_MIN;
-    a->lat_min = lat_min + (ilat * 1.0 / cells) * lat_scale;
-    a->lat_max = lat_min + (ilat1 * 1.0 / cells) * lat_scale;
-    a->lon_min = GEO_LON_MIN + (ilon * 1.0 / cells) * lon_scale;
-    a->lon_max = GEO_LON_MIN + (ilon1 * 1.0 / cells) * lon_scale;
+    a->lat_min = lat_min + (ilat * inv) * lat_scale;
+    a->lat_max = lat_min + (ilat1 * inv) * lat_scale;
+    a->lon_min = GEO_LON_MIN + (ilon * inv) * lon_scale;
+    a->lon_max = GEO_LON_MIN + (ilon1 * inv) * lon_scale;
 }
 
 /* A score as Redis reads it, with x86-64's conversion of a double to 64
@@ -126,22 +127,38 @@ static double lat_distance(double lat1, double lat2)
     return EARTH_RADIUS * fabs(deg_rad(lat2) - deg_rad(lat1));
 }
 
-double geo_distance(double lon1, double lat1, double lon2, double lat2)
+/* The haversine from (lon1r, lat1r) in radians, with cos(lat1r) given, to
+ * (lon2, lat2) in degrees: geo_distance's arithmetic, step for step. */
+static double distance_from(double lon1r, double lat1r, double cos_lat1, double lat1, double lon2,
+                            double lat2)
 {
-    double lon1r = deg_rad(lon1), lon2r = deg_rad(lon2);
+    double lon2r = deg_rad(lon2);
     double v = sin((lon2r - lon1r) / 2);
     if (v == 0.0) /* the same meridian */
         return lat_distance(lat1, lat2);
-    double lat1r = deg_rad(lat1), lat2r = deg_rad(lat2);
+    double lat2r = deg_rad(lat2);
     double u = sin((lat2r - lat1r) / 2);
-    double a = u * u + cos(lat1r) * cos(lat2r) * v * v;
+    double a = u * u + cos_lat1 * cos(lat2r) * v * v;
     return 2.0 * EARTH_RADIUS * asin(sqrt(a));
+}
+
+double geo_distance(double lon1, double lat1, double lon2, double lat2)
+{
+    double lat1r = deg_rad(lat1);
+    return distance_from(deg_rad(lon1), lat1r, cos(lat1r), lat1, lon2, lat2);
+}
+
+void geo_prepare(struct geo_shape *s)
+{
+    s->lon_r = deg_rad(s->lon);
+    s->lat_r = deg_rad(s->lat);
+    s->cos_lat = cos(s->lat_r);
 }
 
 bool geo_within(const struct geo_shape *s, double lon, double lat, double *dist)
 {
     if (!s->box) {
-        double d = geo_distance(s->lon, s->lat, lon, lat);
+        double d = distance_from(s->lon_r, s->lat_r, s->cos_lat, s->lat, lon, lat);
         if (d > s->radius * s->conv)
             return false;
         *dist = d;
@@ -151,9 +168,10 @@ bool geo_within(const struct geo_shape *s, double lon, double lat, double *dist)
      * measured along the point's own parallel. */
     if (lat_distance(lat, s->lat) > s->height * s->conv / 2)
         return false;
-    if (geo_distance(lon, lat, s->lon, lat) > s->width * s->conv / 2)
+    double latr = deg_rad(lat);
+    if (distance_from(deg_rad(lon), latr, cos(latr), lat, s->lon, lat) > s->width * s->conv / 2)
         return false;
-    *dist = geo_distance(s->lon, s->lat, lon, lat);
+    *dist = distance_from(s->lon_r, s->lat_r, s->cos_lat, s->lat, lon, lat);
     return true;
 }
 

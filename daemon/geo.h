@@ -65,10 +65,13 @@ struct geo_shape {
     double lon, lat;
     double conv;
     double radius, width, height;
+    double lon_r, lat_r, cos_lat; /* the centre's, set by geo_prepare */
 };
 
-/* Whether the point (lon, lat) is inside the shape; *dist its distance
- * from the centre in metres when it is. */
+/* Computes what geo_within needs of the centre once per search. */
+void geo_prepare(struct geo_shape *s);
+/* Whether the point (lon, lat) is inside the (prepared) shape; *dist its
+ * distance from the centre in metres when it is. */
 bool geo_within(const struct geo_shape *s, double lon, double lat, double *dist);
 
 /* The cells to search for a shape, in Redis's order: its own, then north,

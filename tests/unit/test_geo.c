@@ -115,6 +115,7 @@ static void test_geo_cells_cover_the_shape(void **state)
         s.height = metres * (double)(1 + t_rnd(&r) % 4) / 2;
         struct geo_hash cells[9];
         geo_cells(&s, cells);
+        geo_prepare(&s);
         for (int p = 0; p < 40; p++) {
             /* Points within about two sizes of the centre. */
             double span = 2.5 * metres / 111000.0;
