@@ -533,8 +533,17 @@ void cmd_call(struct conn *c, const struct cmd *cmd)
     errors_seen = srv.stats.error_replies;
     each_key(c, cmd, touch_prepare, &touch);
     srv_cache_begin(); /* local readers see the command all or nothing */
+    cmd_tracking_begin(c);
     cmd->fn(c);
     srv_cache_end();
+    if (c->tflags) {
+        cmd_tracking_read(c, cmd);
+        /* CLIENT CACHING lasts for the next command: not past it, nor
+         * past the commands run by EXEC. */
+        if (cmd->fn != cmd_client && !(c->flags & CONN_IN_EXEC))
+            c->tflags &= ~(uint32_t)CONN_TRK_CACHING;
+    }
+    cmd_tracking_end(c); /* after the reply: its invalidations */
     each_key(c, cmd, touch_commit, &touch);
     clock_gettime(CLOCK_MONOTONIC, &b);
     uint64_t ns = (uint64_t)((int64_t)(b.tv_sec - a.tv_sec) * 1000000000 + (b.tv_nsec - a.tv_nsec));
@@ -988,6 +997,22 @@ void cmd_on_commit(void *arg, const struct stor_batch *b)
 {
     (void)arg;
     srv_cache_apply(b); /* before anything can be acknowledged */
+    if (cmd_tracking_active()) {
+        bool flushed = false; /* a flush's range deletes: one per column family */
+        for (size_t i = 0; i < b->nops; i++) {
+            const struct stor_op *op = &b->ops[i];
+            unsigned dbi;
+            const char *k;
+            size_t kn;
+            if (op->kind == STOR_OP_DELRANGE) {
+                if (!flushed)
+                    cmd_tracking_flush();
+                flushed = true;
+            } else if (!db_record_key(b, op, &dbi, &k, &kn)) {
+                cmd_tracking_key_modified(k, kn);
+            }
+        }
+    }
     /* Blocked clients re-try after this command if it touched their keys. */
     for (size_t i = 0; i < b->nops && nblocked && !ready; i++) {
         const struct stor_op *op = &b->ops[i];
@@ -1097,6 +1122,7 @@ void cmd_conn_release(struct conn *c)
     cmd_unblock(c);
     cmd_pubsub_release(c);
     cmd_monitor_release(c);
+    cmd_tracking_release(c);
     multi_clear(c);
     free(c->mq);
     c->mq = NULL;

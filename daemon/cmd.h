@@ -258,6 +258,36 @@ struct cmd {
 CMD_TABLE(CMD_PROTO)
 #undef CMD_PROTO
 
+/* ---- CLIENT TRACKING (cmd_tracking.c) ---- */
+/* Around a command: invalidations for the client running it wait until
+ * its reply is written (nested calls, EXEC's, count as one). */
+void cmd_tracking_begin(struct conn *c);
+void cmd_tracking_end(struct conn *c);
+/* After a read-only command: remembers its keys for a tracking client. */
+void cmd_tracking_read(struct conn *c, const struct cmd *cmd);
+/* A key's records changed (any database), or every key (a flush). */
+void cmd_tracking_key_modified(const char *k, size_t kn);
+void cmd_tracking_flush(void);
+/* Whether anything is tracked: the commit hook skips the work when not. */
+bool cmd_tracking_active(void);
+/* Sends the BCAST clients what changed since the last call: once per loop
+ * iteration. */
+void cmd_tracking_broadcast(void);
+/* Once per cron tick: keeps the table within tracking-table-max-keys (0:
+ * no limit) by invalidating keys beyond it. */
+void cmd_tracking_cron(size_t max_keys);
+/* A client goes: its tracking state with it. */
+void cmd_tracking_release(struct conn *c);
+/* INFO's figures. */
+void cmd_tracking_info(size_t *clients, size_t *keys, size_t *items, size_t *prefixes);
+void cmd_client_tracking(struct conn *c);
+void cmd_client_caching(struct conn *c);
+void cmd_client_getredir(struct conn *c);
+void cmd_client_trackinginfo(struct conn *c);
+/* The argument positions of cmd's keys in argv[0..argc) (COMMAND GETKEYS's
+ * rules); returns how many went to pos, -1 when a numkeys is invalid. */
+int cmd_getkeys(const struct cmd *k, const struct db_str *argv, size_t argc, size_t *pos);
+
 /* INFO latencystats: each command's configured percentiles. */
 void cmd_info_latencystats(struct resp_buf *b);
 /* LATENCY HISTOGRAM [name ...]: the histograms of those commands (or of

@@ -424,6 +424,15 @@ static const struct doc DOCS[] = {
       "(ip:port|([ID=client-id@i]|[ADDR=ip:port]|[LADDR=ip:port]|[SKIPME=yes/no])...#new-format)"
       "#filter")
     D("client|help", "5.0.0", "O(1)", "Describe the CLIENT subcommands", "")
+    D("client|tracking", "6.0.0", "O(1); O(N) for N prefixes",
+      "Turn server-assisted client-side caching on or off",
+      "(ON|OFF)#status [REDIRECT=client-id@i] [PREFIX=prefix...] [BCAST] [OPTIN] [OPTOUT] "
+      "[NOLOOP]")
+    D("client|caching", "6.0.0", "O(1)",
+      "Track (OPTIN) or not (OPTOUT) the keys of the next command", "(YES|NO)#mode")
+    D("client|getredir", "6.0.0", "O(1)", "The client that tracking messages are redirected to",
+      "")
+    D("client|trackinginfo", "6.2.0", "O(1)", "This connection's tracking settings", "")
     D("info", "1.0.0", "O(1)", "Server information and statistics", "[section...]")
     D("config", "2.0.0", "Depends on the subcommand", "Read and change the configuration", NULL)
     D("config|get", "2.0.0", "O(N) for N parameters", "Parameters matching patterns",

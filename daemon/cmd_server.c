@@ -181,22 +181,37 @@ void cmd_reset(struct conn *c)
 static int client_line(const struct conn *c, char *buf, size_t cap)
 {
     uint64_t now = srv_mstime();
-    char flags[8] = "N";
+    /* Every flag that applies, in Redis's order; N for none. */
+    char flags[16], *f = flags;
     if (c->flags & CONN_MONITOR)
-        strcpy(flags, "O");
-    else if (c->flags & CONN_MULTI)
-        strcpy(flags, "x");
-    else if (c->flags & CONN_NO_EVICT)
-        strcpy(flags, "e");
-    else if (c->flags & CONN_BLOCKED)
-        strcpy(flags, "b");
-    else if (cmd_pubsub_subscribed(c))
-        strcpy(flags, "P");
+        *f++ = 'O';
+    if (cmd_pubsub_subscribed(c))
+        *f++ = 'P';
+    if (c->flags & CONN_MULTI)
+        *f++ = 'x';
+    if (c->flags & CONN_BLOCKED)
+        *f++ = 'b';
+    if (c->tflags & CONN_TRK_ON)
+        *f++ = 't';
+    if (c->tflags & CONN_TRK_BROKEN)
+        *f++ = 'R';
+    if (c->tflags & CONN_TRK_BCAST)
+        *f++ = 'B';
+    if (c->flags & CONN_DIRTY_CAS)
+        *f++ = 'd';
+    if (c->flags & CONN_UNIX)
+        *f++ = 'U';
+    if (c->flags & CONN_NO_EVICT)
+        *f++ = 'e';
+    if (f == flags)
+        *f++ = 'N';
+    *f = '\0';
+    long long redir = (c->tflags & CONN_TRK_ON) ? (long long)c->tredir : -1;
     return snprintf(buf, cap,
                     "id=%llu addr=%s laddr=%s fd=%d name=%s age=%llu idle=%llu flags=%s db=%u "
                     "sub=%zu psub=%zu ssub=%zu multi=%d qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 "
                     "rbs=%zu rbp=0 obl=0 oll=0 omem=%zu tot-mem=%zu events=r cmd=%s user=default "
-                    "redir=-1 resp=%d",
+                    "redir=%lld resp=%d",
                     (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name,
                     (unsigned long long)((now - c->ctime_ms) / 1000),
                     (unsigned long long)((now - c->last_ms) / 1000), flags, c->db,
@@ -204,7 +219,7 @@ static int client_line(const struct conn *c, char *buf, size_t cap)
                     cmd_pubsub_subscriptions(c, CMD_PS_PATTERN),
                     cmd_pubsub_subscriptions(c, CMD_PS_SHARD), (c->flags & CONN_MULTI) ? (int)c->mqn : -1, resp_buf_used(&c->in),
                     c->in.cap - c->in.len, c->in.cap, resp_buf_used(&c->out),
-                    c->in.cap + c->out.cap, c->lastcmd ? c->lastcmd : "NULL", c->proto);
+                    c->in.cap + c->out.cap, c->lastcmd ? c->lastcmd : "NULL", redir, c->proto);
 }
 
 /* CLIENT LIST [TYPE normal|master|replica|pubsub] [ID id [id ...]]: one
@@ -443,9 +458,20 @@ void cmd_client(struct conn *c)
             return;
         }
         resp_simple(OUT(c), "OK");
+    } else if (cmd_arg_is(c, 1, "tracking") && c->argc >= 3) {
+        cmd_client_tracking(c);
+    } else if (cmd_arg_is(c, 1, "caching") && c->argc == 3) {
+        cmd_client_caching(c);
+    } else if (cmd_arg_is(c, 1, "getredir") && c->argc == 2) {
+        cmd_client_getredir(c);
+    } else if (cmd_arg_is(c, 1, "trackinginfo") && c->argc == 2) {
+        cmd_client_trackinginfo(c);
     } else if (cmd_arg_is(c, 1, "help") && c->argc == 2) {
         static const char *const lines[] = {
             "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "CACHING (YES|NO)",
+            "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+            "GETREDIR", "    Return the client ID we are redirecting to when tracking is enabled.",
             "GETNAME", "    Return the name of the current connection.",
             "ID", "    Return the ID of the current connection.",
             "INFO", "    Return information about the current client connection.",
@@ -468,6 +494,10 @@ void cmd_client(struct conn *c)
             "REPLY (ON|OFF|SKIP)",
             "    Turn replies to this connection on or off, or skip the next one.",
             "SETNAME <name>", "    Assign the name <name> to the current connection.",
+            "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+            "         [OPTIN] [OPTOUT] [NOLOOP]",
+            "    Control server assisted client side caching.",
+            "TRACKINGINFO", "    Report tracking status for the current connection.",
             "UNBLOCK <clientid> [TIMEOUT|ERROR]",
             "    End a client's blocking command as its timeout would, or with an error.",
             "HELP", "    Print this help.",
@@ -563,6 +593,9 @@ void cmd_info(struct conn *c)
         INFO("connected_clients:%zu\r\n", srv.nclients);
         INFO("maxclients:%d\r\n", srv.conf.maxclients);
         INFO("blocked_clients:%zu\r\n", blocked);
+        size_t tc, tk, ti, tp;
+        cmd_tracking_info(&tc, &tk, &ti, &tp);
+        INFO("tracking_clients:%zu\r\n", tc);
     }
     if (want_section(c, "memory", true)) {
         uint64_t epoch = 1;
@@ -639,6 +672,11 @@ void cmd_info(struct conn *c)
         INFO("expired_keys:%llu\r\n", (unsigned long long)srv.stats.expired_keys);
         INFO("keyspace_hits:%llu\r\n", (unsigned long long)srv.stats.keyspace_hits);
         INFO("keyspace_misses:%llu\r\n", (unsigned long long)srv.stats.keyspace_misses);
+        size_t tc, tk, ti, tp;
+        cmd_tracking_info(&tc, &tk, &ti, &tp);
+        INFO("tracking_total_keys:%zu\r\n", tk);
+        INFO("tracking_total_items:%zu\r\n", ti);
+        INFO("tracking_total_prefixes:%zu\r\n", tp);
         INFO("total_error_replies:%llu\r\n", (unsigned long long)srv.stats.error_replies);
         INFO("pubsub_channels:%zu\r\n", cmd_pubsub_names(CMD_PS_CHANNEL));
         INFO("pubsub_patterns:%zu\r\n", cmd_pubsub_names(CMD_PS_PATTERN));
@@ -885,7 +923,7 @@ static void command_info(struct conn *c, const struct cmd *k)
  * GEORADIUS's first STORE and first STOREDIST keys, as its key specs find
  * them); the key of OBJECT's and MEMORY USAGE's subcommands. Shard channels are not
  * keys. Returns how many went to pos, -1 when a numkeys is invalid. */
-static int getkeys(const struct cmd *k, const struct db_str *argv, size_t argc, size_t *pos)
+int cmd_getkeys(const struct cmd *k, const struct db_str *argv, size_t argc, size_t *pos)
 {
     int n = 0;
     if (!strcmp(k->group, "pubsub"))
@@ -962,7 +1000,7 @@ static void command_getkeys(struct conn *c)
         return;
     }
     size_t *pos = stor_xmalloc(argc * sizeof *pos);
-    int n = getkeys(k, argv, argc, pos);
+    int n = cmd_getkeys(k, argv, argc, pos);
     if (n < 0) {
         resp_error(OUT(c), "ERR Invalid arguments specified for command");
     } else {

@@ -669,6 +669,7 @@ static void cron(void)
         }
     }
     cmd_blocked_cron(now);
+    cmd_tracking_cron((size_t)srv.conf.tracking_table_max_keys);
     disk_check();
     if (!srv.pause_type) /* a pause keeps the data as it is, as Redis's does */
         active_expire();
@@ -862,6 +863,7 @@ int srv_main(void)
             resume_paused();
         resume_unblocked();
         cmd_serve_ready();
+        cmd_tracking_broadcast(); /* BCAST clients: this iteration's changes at once */
         sync_before_reply(); /* one journal write (and fsync) for the whole iteration */
         for (size_t i = 0; i < npending; i++) {
             struct conn *c = pending[i];

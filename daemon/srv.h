@@ -61,6 +61,7 @@ struct srv_conf {
     int latency_monitor_threshold; /* ms; 0: the latency monitor is off */
     double latency_pcts[16];       /* latency-tracking-info-percentiles */
     int latency_npcts;
+    int64_t tracking_table_max_keys; /* CLIENT TRACKING's table; 0: no limit */
 };
 
 /* Sets the defaults: every field owns its strings (free with srv_conf_free). */
@@ -94,6 +95,17 @@ enum {
     CONN_PASS_FDS = 1 << 10, /* the next write carries the shm cache's memfds */
     CONN_MONITOR = 1 << 11,  /* gets every command run (MONITOR) */
     CONN_NO_EVICT = 1 << 12, /* CLIENT NO-EVICT on: only shown (no client eviction here) */
+};
+
+/* CLIENT TRACKING state (cmd_tracking.c), in conn.tflags. */
+enum {
+    CONN_TRK_ON = 1 << 0,
+    CONN_TRK_BCAST = 1 << 1,
+    CONN_TRK_OPTIN = 1 << 2,
+    CONN_TRK_OPTOUT = 1 << 3,
+    CONN_TRK_NOLOOP = 1 << 4,
+    CONN_TRK_CACHING = 1 << 5, /* CLIENT CACHING given for the next command */
+    CONN_TRK_BROKEN = 1 << 6,  /* the redirect client is gone */
     CONN_REPLY_OFF = 1 << 13,       /* CLIENT REPLY OFF: nothing is sent */
     CONN_REPLY_SKIP_NEXT = 1 << 14, /* CLIENT REPLY SKIP ran: the next command's reply goes */
     CONN_REPLY_SKIP = 1 << 15,      /* this command's reply goes */
@@ -140,6 +152,11 @@ struct conn {
     /* pub/sub: what it subscribed to, per kind, in order (cmd_pubsub.c) */
     struct ps_chan **subs[CMD_PS_KINDS];
     size_t nsubs[CMD_PS_KINDS], subscap[CMD_PS_KINDS];
+    /* CLIENT TRACKING (cmd_tracking.c): flags, redirect id, BCAST prefixes (owned) */
+    uint32_t tflags;
+    uint64_t tredir;
+    struct db_str *tprefix;
+    size_t ntprefix;
     struct conn *prev, *next;
 };
 

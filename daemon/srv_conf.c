@@ -74,6 +74,8 @@ static const struct param params[] = {
     {"latency-monitor-threshold", P_INT, OFF(latency_monitor_threshold), true, 0, INT32_MAX, NULL,
      NULL},
     {"latency-tracking-info-percentiles", P_PCTS, 0, true, 0, 0, NULL, NULL},
+    {"tracking-table-max-keys", P_MEM, OFF(tracking_table_max_keys), true, 0, INT64_MAX, NULL,
+     NULL},
     /* Redis parameters tools ask about: shmkv persists through RocksDB, not
      * RDB snapshots or an AOF. */
     {"save", P_CONST, 0, false, 0, 0, NULL, ""},
@@ -126,6 +128,7 @@ void srv_conf_init(struct srv_conf *c)
     c->latency_pcts[1] = 99;
     c->latency_pcts[2] = 99.9;
     c->latency_npcts = 3;
+    c->tracking_table_max_keys = 1000000;
 }
 
 void srv_conf_free(struct srv_conf *c)

@@ -1117,6 +1117,7 @@ static void compare_docs(const char *name, const redisReply *dr, const redisRepl
 static const char *const SUBCOMMANDS[] = {
     "client|id", "client|setname", "client|getname", "client|list", "client|info", "client|help",
     "client|unblock", "client|no-evict", "client|reply", "client|pause", "client|unpause",
+    "client|tracking", "client|caching", "client|getredir", "client|trackinginfo",
     "command|count", "command|info", "command|docs", "command|help", "command|getkeys",
     "config|get", "config|set", "config|resetstat", "config|rewrite", "config|help",
     "object|encoding", "object|freq", "object|idletime", "object|refcount", "object|help",
@@ -1597,12 +1598,38 @@ static size_t run_conn_script(const char *what, const struct conn_step *script, 
         fr[i] = r3_connect(R.port);
         fk[i] = r3_connect(K.port);
     }
+    /* "$ID<n>" in a command stands for connection n's CLIENT ID, which
+     * differs between the servers. */
+    long long idr[4] = {0}, idk[4] = {0};
+    for (size_t s = 0; s < steps; s++) {
+        if (!strstr(script[s].cmd, "$ID"))
+            continue;
+        for (int i = 0; i < nconn; i++) {
+            size_t n;
+            char *a = r3_call(fr[i], "CLIENT ID", &n), *b = r3_call(fk[i], "CLIENT ID", &n);
+            idr[i] = atoll(a + 1);
+            idk[i] = atoll(b + 1);
+            free(a);
+            free(b);
+        }
+        break;
+    }
     size_t bytes = 0;
     static char a[65536], b[65536];
     for (size_t s = 0; s < steps; s++) {
         int i = script[s].conn;
-        send_line(fr[i], script[s].cmd);
-        send_line(fk[i], script[s].cmd);
+        const char *at = strstr(script[s].cmd, "$ID");
+        if (at) {
+            char lr[256], lk[256];
+            int n = (int)(at - script[s].cmd), which = at[3] - '0';
+            snprintf(lr, sizeof lr, "%.*s%lld%s", n, script[s].cmd, idr[which], at + 4);
+            snprintf(lk, sizeof lk, "%.*s%lld%s", n, script[s].cmd, idk[which], at + 4);
+            send_line(fr[i], lr);
+            send_line(fk[i], lk);
+        } else {
+            send_line(fr[i], script[s].cmd);
+            send_line(fk[i], script[s].cmd);
+        }
         for (int j = 0; j < nconn; j++) {
             size_t na = 0, nb = 0;
             drain_pair(fr[j], a, &na, sizeof a, fk[j], b, &nb, sizeof b);
@@ -1633,6 +1660,59 @@ static void test_diff_pubsub(void **state)
     size_t bytes = run_conn_script("pub/sub", PUBSUB_SCRIPT, steps, 4);
     printf("test_diff: %zu pub/sub steps on four connections, %zu bytes received, identical "
            "to redis-server's\n",
+           steps, bytes);
+}
+
+/* CLIENT TRACKING against redis-server: what every connection receives,
+ * byte for byte — invalidation pushes to RESP3 clients (after the reply
+ * when the client changed the key itself), the default mode's one message
+ * per read key, FLUSHDB's null, keys read in another database, NOLOOP,
+ * OPTIN/OPTOUT with CLIENT CACHING, BCAST per prefix (sorted, once per key
+ * and loop iteration), REDIRECT to a RESP2 client subscribed to
+ * __redis__:invalidate, inside MULTI, and the errors. Connections 0 and 1
+ * speak RESP2, 2 and 3 RESP3. */
+static const struct conn_step TRACKING_SCRIPT[] = {
+    {2, "HELLO 3"}, {3, "HELLO 3"}, {0, "FLUSHALL"},
+    {2, "CLIENT TRACKING on"}, {2, "GET a"}, {2, "MGET b c"}, {0, "SET a 1"},
+    {0, "MSET b 1 c 2 d 3"}, {2, "GET a"}, {2, "SET a 2"}, {2, "HGET h f"}, {0, "HSET h f v"},
+    {0, "HSET h f v2"}, {2, "EXISTS h"}, {0, "DEL h nokey"}, {2, "LRANGE l 0 -1"},
+    {0, "RPUSH l x y"}, {2, "LLEN l"}, {0, "LPOP l"}, {2, "ZSCORE z m"}, {0, "ZADD z 1 m"},
+    {2, "SMEMBERS s"}, {0, "SADD s x"}, {0, "SADD s x"}, {2, "SCARD s"}, {0, "SREM s nope"},
+    {0, "SREM s x"}, {2, "GET i"}, {0, "INCR i"}, {2, "STRLEN i"}, {0, "EXPIRE i 100"},
+    {2, "TTL i"}, {0, "PERSIST i"}, {2, "GET r1"}, {0, "SET r1 x"}, {2, "GET r1"},
+    {0, "RENAME r1 r2"}, {2, "CLIENT TRACKINGINFO"}, {2, "CLIENT GETREDIR"}, {2, "GET a"},
+    {0, "FLUSHDB"}, {2, "SELECT 1"}, {2, "GET a"}, {2, "SELECT 0"}, {0, "SET a x"},
+    {2, "MULTI"}, {2, "GET m"}, {2, "SET m 1"}, {2, "GET m"}, {2, "EXEC"}, {0, "SET m 2"},
+    {2, "CLIENT TRACKING on NOLOOP"}, {2, "GET n"}, {2, "SET n 1"}, {2, "GET n"},
+    {0, "SET n 2"}, {2, "CLIENT TRACKINGINFO"},
+    {3, "CLIENT CACHING yes"}, {3, "CLIENT TRACKING on OPTIN"}, {3, "GET o"}, {0, "SET o 1"},
+    {3, "CLIENT CACHING yes"}, {3, "GET o"}, {0, "SET o 2"}, {3, "CLIENT CACHING yes"},
+    {3, "PING"}, {3, "GET o"}, {0, "SET o 3"}, {3, "CLIENT CACHING no"},
+    {3, "CLIENT CACHING maybe"}, {3, "CLIENT TRACKINGINFO"}, {3, "CLIENT TRACKING on OPTOUT"},
+    {3, "CLIENT TRACKING off"}, {3, "CLIENT TRACKING on OPTOUT"}, {3, "CLIENT CACHING no"},
+    {3, "GET p"}, {0, "SET p 1"}, {3, "GET p"}, {0, "SET p 2"}, {3, "CLIENT TRACKING off"},
+    {3, "CLIENT TRACKING on BCAST PREFIX user: PREFIX item:"},
+    {0, "MSET user:1 a item:2 b other c user:0 d"}, {0, "DEL user:1 user:1"},
+    {3, "CLIENT TRACKING on BCAST PREFIX us"}, {3, "CLIENT TRACKING on BCAST PREFIX a PREFIX ab"},
+    {3, "CLIENT TRACKING on PREFIX x"}, {3, "CLIENT TRACKING on BCAST OPTIN"},
+    {3, "CLIENT TRACKING on"}, {3, "CLIENT TRACKINGINFO"}, {3, "CLIENT TRACKING off"},
+    {3, "CLIENT TRACKING on BCAST NOLOOP"}, {3, "SET z1 1"}, {0, "SET y1 1"},
+    {3, "CLIENT TRACKING on OPTIN OPTOUT"}, {0, "CLIENT TRACKING maybe"},
+    {0, "CLIENT TRACKING on REDIRECT 999999999"}, {0, "CLIENT TRACKING on BOGUS"},
+    {1, "SUBSCRIBE __redis__:invalidate"}, {0, "CLIENT TRACKING on REDIRECT $ID1"},
+    {0, "GET r"}, {2, "SET r 1"}, {0, "GET r"}, {0, "FLUSHALL"}, {0, "CLIENT TRACKING off"},
+    {0, "CLIENT TRACKING on"}, {0, "GET q"}, {2, "SET q 1"}, {0, "CLIENT GETREDIR"},
+    {2, "CLIENT TRACKING off"}, {2, "GET a"}, {0, "SET a 3"}, {2, "CLIENT GETREDIR"},
+    {2, "CLIENT TRACKINGINFO"},
+};
+
+static void test_diff_tracking(void **state)
+{
+    (void)state;
+    size_t steps = sizeof TRACKING_SCRIPT / sizeof TRACKING_SCRIPT[0];
+    size_t bytes = run_conn_script("tracking", TRACKING_SCRIPT, steps, 4);
+    printf("test_diff: CLIENT TRACKING: %zu steps on four connections, %zu bytes received, "
+           "identical to redis-server's\n",
            steps, bytes);
 }
 
@@ -2301,6 +2381,7 @@ int main(void)
         cmocka_unit_test(test_diff_command_info),
         cmocka_unit_test(test_diff_resp3_replies),
         cmocka_unit_test(test_diff_pubsub),
+        cmocka_unit_test(test_diff_tracking),
         cmocka_unit_test(test_diff_hyperloglog),
         cmocka_unit_test(test_diff_monitor),
         cmocka_unit_test(test_diff_lcs),

@@ -951,6 +951,73 @@ static void test_srv_slowlog(void **state)
     h_expect_int(c, 0, "SLOWLOG LEN");
 }
 
+/* CLIENT TRACKING over RESP2, redirected to a subscribed client (what
+ * hiredis reads): a key that expires is invalidated, the table's limit
+ * invalidates the keys beyond it, and a redirect client that goes is
+ * reported as a broken redirect. test_diff compares the messages
+ * themselves with redis-server's. */
+static redisReply *next_message(redisContext *sub)
+{
+    redisReply *m;
+    assert_int_equal(redisGetReply(sub, (void **)&m), REDIS_OK);
+    assert_int_equal(m->type, REDIS_REPLY_ARRAY);
+    assert_int_equal(m->elements, 3);
+    assert_string_equal(m->element[0]->str, "message");
+    assert_string_equal(m->element[1]->str, "__redis__:invalidate");
+    return m;
+}
+
+static void test_srv_tracking_lifecycle(void **state)
+{
+    redisContext *c = *state, *sub = h_connect_port(S.port);
+    assert_non_null(sub);
+    redisReply *r = H_CMD(sub, "CLIENT ID");
+    long long subid = r->integer;
+    freeReplyObject(r);
+    freeReplyObject(H_CMD(sub, "SUBSCRIBE __redis__:invalidate"));
+    r = H_CMD(c, "CLIENT TRACKING on REDIRECT %lld", subid);
+    assert_string_equal(r->str, "OK");
+    freeReplyObject(r);
+    /* Expiry: the active cycle removes the key and says so. */
+    h_expect_status(c, "OK", "SET trk:e v PX 100");
+    freeReplyObject(H_CMD(c, "GET trk:e"));
+    r = next_message(sub);
+    assert_int_equal(r->element[2]->elements, 1);
+    assert_string_equal(r->element[2]->element[0]->str, "trk:e");
+    freeReplyObject(r);
+    /* The table's limit: five keys read, two kept. */
+    h_expect_status(c, "OK", "CONFIG SET tracking-table-max-keys 2");
+    for (int i = 0; i < 5; i++)
+        freeReplyObject(H_CMD(c, "GET trk:%d", i));
+    for (int i = 0; i < 3; i++)
+        freeReplyObject(next_message(sub));
+    r = H_CMD(c, "INFO stats");
+    assert_non_null(strstr(r->str, "tracking_total_keys:2\r\n"));
+    freeReplyObject(r);
+    r = H_CMD(c, "INFO clients");
+    assert_non_null(strstr(r->str, "tracking_clients:1\r\n"));
+    freeReplyObject(r);
+    h_expect_status(c, "OK", "CONFIG SET tracking-table-max-keys 1000000");
+    /* The redirect client goes: the next message cannot be delivered. */
+    redisFree(sub);
+    usleep(100 * 1000);
+    freeReplyObject(H_CMD(c, "GET trk:x"));
+    h_expect_status(c, "OK", "SET trk:x changed");
+    r = H_CMD(c, "CLIENT TRACKINGINFO");
+    bool broken = false;
+    for (size_t i = 0; i < r->element[1]->elements; i++)
+        broken |= !strcmp(r->element[1]->element[i]->str, "broken_redirect");
+    assert_true(broken);
+    freeReplyObject(r);
+    r = H_CMD(c, "CLIENT INFO");
+    assert_non_null(strstr(r->str, " flags=tR "));
+    freeReplyObject(r);
+    h_expect_status(c, "OK", "CLIENT TRACKING off");
+    r = H_CMD(c, "INFO clients");
+    assert_non_null(strstr(r->str, "tracking_clients:0\r\n"));
+    freeReplyObject(r);
+}
+
 /* Latency tracking and the latency monitor: a SORT of 60,000 strings
  * takes milliseconds, so with a 1 ms threshold it is a "command" spike;
  * its duration shows in INFO latencystats and LATENCY HISTOGRAM. */
@@ -1398,6 +1465,7 @@ int main(void)
         T(test_srv_multi_key_pops_and_move), T(test_srv_pubsub),
         T(test_srv_client_commands),    T(test_srv_hello_resp3),
         T(test_srv_config_info_command), T(test_srv_slowlog), T(test_srv_latency),
+        T(test_srv_tracking_lifecycle),
         T(test_srv_bgsave_lastsave),    T(test_srv_compact),
         T(test_srv_unix_socket),        T(test_srv_active_expiry),
         T(test_srv_auth_and_limits),    T(test_srv_object_idletime), T(test_srv_memory), T(test_srv_lcs_limit),
