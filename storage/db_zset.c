@@ -334,21 +334,11 @@ int db_zrangestore(struct db *d, unsigned dbi, const char *dst, size_t dstn, con
                    size_t srcn, const struct db_zspec *sp, uint64_t *n)
 {
     struct db_vec v;
-    struct db_kc t;
     db_vec_init(&v);
-    db_begin(d);
     *n = 0;
     int rc = db_zrange(d, dbi, src, srcn, sp, &v);
-    if (rc == 0)
-        rc = kc_load(d, &t, dbi, dst, dstn);
-    else
-        memset(&t, 0, sizeof t);
-    if (rc == 0) {
-        db_store_vec(d, &t, ENC_TYPE_ZSET, &v);
-        rc = db_commit(d);
+    if (rc == 0 && (rc = db_zstore(d, dbi, dst, dstn, &v)) == 0)
         *n = v.n;
-    }
-    kc_free(&t);
     db_vec_destroy(&v);
     return rc;
 }
@@ -680,20 +670,10 @@ int db_zsetop_store(struct db *d, unsigned dbi, int op, const char *dst, size_t 
                     uint64_t *card)
 {
     struct db_vec v;
-    struct db_kc t;
     db_vec_init(&v);
-    db_begin(d);
     int rc = db_zsetop(d, dbi, op, keys, nkeys, weights, agg, &v);
-    if (rc == 0)
-        rc = kc_load(d, &t, dbi, dst, dstn);
-    else
-        memset(&t, 0, sizeof t);
-    if (rc == 0) {
-        db_store_vec(d, &t, ENC_TYPE_ZSET, &v);
-        rc = db_commit(d);
+    if (rc == 0 && (rc = db_zstore(d, dbi, dst, dstn, &v)) == 0)
         *card = v.n;
-    }
-    kc_free(&t);
     db_vec_destroy(&v);
     return rc;
 }
