@@ -3,6 +3,8 @@
  * RESET CLIENT INFO CONFIG COMMAND TIME SLOWLOG LASTSAVE BGSAVE SHUTDOWN.
  */
 #include "cmd.h"
+
+#include <ctype.h>
 #include "srv_lat.h"
 
 #include <errno.h>
@@ -1232,29 +1234,48 @@ static void stats_write(void *arg, const char *text)
     resp_buf_append(arg, text, strlen(text));
 }
 
+struct subcommand {
+    const char *name;
+    int arity; /* with the container's name: N exactly, -N at least */
+};
+
+/* The index in subs (ended by a NULL name) of argument 1, or -1 after
+ * Redis's error for an unknown subcommand or a wrong argument count. */
+static int subcommand(struct conn *c, const struct subcommand *subs, const char *container)
+{
+    int i = 0;
+    while (subs[i].name && !cmd_arg_is(c, 1, subs[i].name))
+        i++;
+    if (!subs[i].name) {
+        char upper[32];
+        size_t n = 0;
+        for (; container[n] && n < sizeof upper - 1; n++)
+            upper[n] = (char)toupper((unsigned char)container[n]);
+        upper[n] = '\0';
+        resp_errorf(OUT(c), "ERR unknown subcommand '%.*s'. Try %s HELP.",
+                    (int)(c->argv[1].n < 128 ? c->argv[1].n : 128), c->argv[1].p, upper);
+        return -1;
+    }
+    if ((subs[i].arity > 0 && c->argc != (size_t)subs[i].arity) ||
+        (subs[i].arity < 0 && c->argc < (size_t)-subs[i].arity)) {
+        resp_errorf(OUT(c), "ERR wrong number of arguments for '%s|%s' command", container,
+                    subs[i].name);
+        return -1;
+    }
+    return i;
+}
+
 /* MEMORY USAGE key [SAMPLES n] | MALLOC-STATS | PURGE | HELP. USAGE counts
  * the key's records as stored (db_usage), since its data lives in RocksDB,
  * not in the daemon's heap; the other two are jemalloc's. STATS and
  * DOCTOR, which describe Redis's own memory layout, are not offered. */
 void cmd_memory(struct conn *c)
 {
-    static const struct {
-        const char *name;
-        int arity;
-    } subs[] = {{"usage", -3}, {"malloc-stats", 2}, {"purge", 2}, {"help", 2}};
-    size_t i = 0;
-    while (i < sizeof subs / sizeof subs[0] && !cmd_arg_is(c, 1, subs[i].name))
-        i++;
-    if (i == sizeof subs / sizeof subs[0]) {
-        resp_errorf(OUT(c), "ERR unknown subcommand '%.*s'. Try MEMORY HELP.",
-                    (int)(c->argv[1].n < 128 ? c->argv[1].n : 128), c->argv[1].p);
+    static const struct subcommand subs[] = {
+        {"usage", -3}, {"malloc-stats", 2}, {"purge", 2}, {"help", 2}, {NULL, 0}};
+    int i = subcommand(c, subs, "memory");
+    if (i < 0)
         return;
-    }
-    if ((subs[i].arity > 0 && c->argc != (size_t)subs[i].arity) ||
-        (subs[i].arity < 0 && c->argc < (size_t)-subs[i].arity)) {
-        resp_errorf(OUT(c), "ERR wrong number of arguments for 'memory|%s' command", subs[i].name);
-        return;
-    }
     if (i == 0) {
         int64_t samples = 5; /* Redis's default */
         for (size_t j = 3; j < c->argc; j += 2) {
@@ -1592,25 +1613,12 @@ static void latency_graph(struct conn *c, const struct srv_lat_event *e)
  * DOCTOR | HISTOGRAM [command ...] | HELP */
 void cmd_latency(struct conn *c)
 {
-    static const struct {
-        const char *name;
-        int arity;
-    } subs[] = {{"latest", 2}, {"history", 3}, {"reset", -2}, {"graph", 3},
-                {"doctor", 2}, {"histogram", -2}, {"help", 2}};
-    size_t i = 0;
-    while (i < sizeof subs / sizeof subs[0] && !cmd_arg_is(c, 1, subs[i].name))
-        i++;
-    if (i == sizeof subs / sizeof subs[0]) {
-        resp_errorf(OUT(c), "ERR unknown subcommand '%.*s'. Try LATENCY HELP.",
-                    (int)(c->argv[1].n < 128 ? c->argv[1].n : 128), c->argv[1].p);
+    static const struct subcommand subs[] = {
+        {"latest", 2}, {"history", 3}, {"reset", -2}, {"graph", 3}, {"doctor", 2},
+        {"histogram", -2}, {"help", 2}, {NULL, 0}};
+    int i = subcommand(c, subs, "latency");
+    if (i < 0)
         return;
-    }
-    if ((subs[i].arity > 0 && c->argc != (size_t)subs[i].arity) ||
-        (subs[i].arity < 0 && c->argc < (size_t)-subs[i].arity)) {
-        resp_errorf(OUT(c), "ERR wrong number of arguments for 'latency|%s' command",
-                    subs[i].name);
-        return;
-    }
     const struct srv_lat_event *e =
         c->argc > 2 ? srv_lat_find(c->argv[2].p, c->argv[2].n) : NULL;
     switch (i) {
