@@ -421,8 +421,8 @@ static const struct doc DOCS[] = {
     D("client|no-evict", "7.0.0", "O(1)", "Mark the connection as one not to evict",
       "(ON|OFF)#enabled")
     D("client|kill", "2.4.0", "O(N) for N connections", "Close connections",
-      "(ip:port|([ID=client-id@i]|[ADDR=ip:port]|[LADDR=ip:port]|[SKIPME=yes/no])...#new-format)"
-      "#filter")
+      "(ip:port|([ID=client-id@i]|[TYPE=(NORMAL|MASTER|SLAVE|REPLICA|PUBSUB)#normal_master_slave_pubsub]|"
+      "[USER=username]|[ADDR=ip:port]|[LADDR=ip:port]|[SKIPME=yes/no])...#new-format)#filter")
     D("client|help", "5.0.0", "O(1)", "Describe the CLIENT subcommands", "")
     D("client|tracking", "6.0.0", "O(1); O(N) for N prefixes",
       "Turn server-assisted client-side caching on or off",

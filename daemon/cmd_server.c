@@ -226,21 +226,37 @@ static int client_line(const struct conn *c, char *buf, size_t cap)
 
 /* CLIENT LIST [TYPE normal|master|replica|pubsub] [ID id [id ...]]: one
  * filter or none, as Redis 7.0 parses it. Every client here is "normal". */
+/* Client types, as CLIENT LIST and KILL filter them: a client with
+ * subscriptions is "pubsub", any other "normal"; there are no replicas or
+ * masters here. */
+enum { CLIENT_NORMAL, CLIENT_PUBSUB, CLIENT_REPLICATION };
+
+/* Argument i as a client type, or -1 after Redis's error. */
+static int client_type_arg(struct conn *c, size_t i)
+{
+    if (cmd_arg_is(c, i, "normal"))
+        return CLIENT_NORMAL;
+    if (cmd_arg_is(c, i, "pubsub"))
+        return CLIENT_PUBSUB;
+    if (cmd_arg_is(c, i, "master") || cmd_arg_is(c, i, "replica") || cmd_arg_is(c, i, "slave"))
+        return CLIENT_REPLICATION;
+    resp_errorf(OUT(c), "ERR Unknown client type '%.*s'", (int)c->argv[i].n, c->argv[i].p);
+    return -1;
+}
+
+static bool client_is(const struct conn *o, int type)
+{
+    return type == (cmd_pubsub_subscribed(o) ? CLIENT_PUBSUB : CLIENT_NORMAL);
+}
+
 static void client_list(struct conn *c)
 {
-    bool none = false;
+    int type = -1;
     size_t nids = 0;
     int64_t *ids = NULL;
     if (c->argc == 4 && cmd_arg_is(c, 2, "type")) {
-        if (!cmd_arg_is(c, 3, "normal")) {
-            if (!cmd_arg_is(c, 3, "master") && !cmd_arg_is(c, 3, "replica") &&
-                !cmd_arg_is(c, 3, "slave") && !cmd_arg_is(c, 3, "pubsub")) {
-                resp_errorf(OUT(c), "ERR Unknown client type '%.*s'", (int)c->argv[3].n,
-                            c->argv[3].p);
-                return;
-            }
-            none = true;
-        }
+        if ((type = client_type_arg(c, 3)) < 0)
+            return;
     } else if (c->argc >= 4 && cmd_arg_is(c, 2, "id")) {
         nids = c->argc - 3;
         ids = stor_xmalloc(nids * sizeof *ids);
@@ -262,7 +278,9 @@ static void client_list(struct conn *c)
     struct conn *o = srv.clients;
     while (o && o->next)
         o = o->next;
-    for (; o && !none; o = o->prev) {
+    for (; o; o = o->prev) {
+        if (type >= 0 && !client_is(o, type))
+            continue;
         bool listed = !ids;
         for (size_t i = 0; i < nids && !listed; i++)
             listed = ids[i] > 0 && (uint64_t)ids[i] == o->id;
@@ -340,6 +358,7 @@ static void client_kill(struct conn *c)
     int64_t id = -1;
     const struct db_str *addr = NULL, *laddr = NULL;
     bool skipme = true;
+    int type = -1;
     if (c->argc % 2) {
         cmd_reply_syntax(c);
         return;
@@ -348,6 +367,16 @@ static void client_kill(struct conn *c)
         if (cmd_arg_is(c, i, "id")) {
             if (enc_str2ll(c->argv[i + 1].p, c->argv[i + 1].n, &id) || id <= 0) {
                 resp_error(OUT(c), "ERR client-id should be greater than 0");
+                return;
+            }
+        } else if (cmd_arg_is(c, i, "type")) {
+            if ((type = client_type_arg(c, i + 1)) < 0)
+                return;
+        } else if (cmd_arg_is(c, i, "user")) {
+            /* Every connection is the default user's: no ACL users here. */
+            if (!cmd_arg_is(c, i + 1, "default")) {
+                resp_errorf(OUT(c), "ERR No such user '%.*s'", (int)c->argv[i + 1].n,
+                            c->argv[i + 1].p);
                 return;
             }
         } else if (cmd_arg_is(c, i, "addr")) {
@@ -371,6 +400,8 @@ static void client_kill(struct conn *c)
     int64_t killed = 0;
     for (struct conn *o = srv.clients; o; o = o->next) {
         if (id > 0 && o->id != (uint64_t)id)
+            continue;
+        if (type >= 0 && !client_is(o, type))
             continue;
         if (addr && !(strlen(o->addr) == addr->n && memcmp(o->addr, addr->p, addr->n) == 0))
             continue;
@@ -479,8 +510,19 @@ void cmd_client(struct conn *c)
             "INFO", "    Return information about the current client connection.",
             "KILL <ip:port>", "    Kill connection made from <ip:port>.",
             "KILL <option> <value> [<option> <value> [...]]",
-            "    Kill connections. Options are: ID <client-id>, ADDR <ip:port>, "
-            "LADDR <ip:port>, SKIPME (YES|NO).",
+            "    Kill connections. Options are:",
+            "    * ADDR (<ip:port>|<unixsocket>:0)",
+            "      Kill connections made from the specified address",
+            "    * LADDR (<ip:port>|<unixsocket>:0)",
+            "      Kill connections made to specified local address",
+            "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+            "      Kill connections by type.",
+            "    * USER <username>",
+            "      Kill connections authenticated by <username>.",
+            "    * SKIPME (YES|NO)",
+            "      Skip killing current connection (default: yes).",
+            "    * ID <client-id>",
+            "      Kill connections by client id.",
             "LIST [TYPE <type>] [ID <id> [<id> ...]]",
             "    Return information about client connections. Options:",
             "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",

@@ -1112,12 +1112,12 @@ static void compare_docs(const char *name, const redisReply *dr, const redisRepl
 }
 
 /* The containers' subcommands that shmkvd documents, each asked for alone:
- * a container's whole documentation holds CLIENT KILL, which has no TYPE or
- * USER filter in shmkvd, and COMMAND LIST, which has no FILTERBY. */
+ * a container's whole documentation holds COMMAND LIST, which has no
+ * FILTERBY in shmkvd. */
 static const char *const SUBCOMMANDS[] = {
     "client|id", "client|setname", "client|getname", "client|list", "client|info", "client|help",
     "client|unblock", "client|no-evict", "client|reply", "client|pause", "client|unpause",
-    "client|tracking", "client|caching", "client|getredir", "client|trackinginfo",
+    "client|tracking", "client|caching", "client|getredir", "client|trackinginfo", "client|kill",
     "command|count", "command|info", "command|docs", "command|help", "command|getkeys",
     "config|get", "config|set", "config|resetstat", "config|rewrite", "config|help",
     "object|encoding", "object|freq", "object|idletime", "object|refcount", "object|help",
@@ -1706,12 +1706,33 @@ static const struct conn_step TRACKING_SCRIPT[] = {
     {2, "CLIENT TRACKINGINFO"},
 };
 
+/* CLIENT KILL's filters: TYPE (a subscribed client is "pubsub"), USER
+ * (only "default" exists), their errors, and what the killed connections
+ * then receive (nothing). */
+static const struct conn_step KILL_SCRIPT[] = {
+    {1, "SUBSCRIBE ch"},
+    {0, "CLIENT KILL TYPE foo"},
+    {0, "CLIENT KILL USER nobody"},
+    {0, "CLIENT KILL TYPE master"},
+    {0, "CLIENT KILL TYPE replica SKIPME no"},
+    {0, "CLIENT KILL TYPE normal USER default"},
+    {0, "CLIENT KILL TYPE pubsub"},
+    {0, "CLIENT KILL TYPE pubsub"},
+    {0, "CLIENT KILL TYPE normal"},
+    {0, "PING"},
+};
+
 static void test_diff_tracking(void **state)
 {
     (void)state;
     size_t steps = sizeof TRACKING_SCRIPT / sizeof TRACKING_SCRIPT[0];
     size_t bytes = run_conn_script("tracking", TRACKING_SCRIPT, steps, 4);
     printf("test_diff: CLIENT TRACKING: %zu steps on four connections, %zu bytes received, "
+           "identical to redis-server's\n",
+           steps, bytes);
+    steps = sizeof KILL_SCRIPT / sizeof KILL_SCRIPT[0];
+    bytes = run_conn_script("client kill", KILL_SCRIPT, steps, 3);
+    printf("test_diff: CLIENT KILL filters: %zu steps on three connections, %zu bytes received, "
            "identical to redis-server's\n",
            steps, bytes);
 }

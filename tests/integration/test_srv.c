@@ -975,6 +975,17 @@ static void test_srv_tracking_lifecycle(void **state)
     long long subid = r->integer;
     freeReplyObject(r);
     freeReplyObject(H_CMD(sub, "SUBSCRIBE __redis__:invalidate"));
+    /* A subscribed client is of type pubsub for CLIENT LIST (and KILL). */
+    r = H_CMD(c, "CLIENT LIST TYPE pubsub");
+    char want[64];
+    snprintf(want, sizeof want, "id=%lld ", subid);
+    assert_non_null(strstr(r->str, want));
+    assert_non_null(strstr(r->str, " flags=P "));
+    assert_null(strchr(strchr(r->str, '\n') + 1, '\n')); /* one line */
+    freeReplyObject(r);
+    r = H_CMD(c, "CLIENT LIST TYPE normal");
+    assert_null(strstr(r->str, want));
+    freeReplyObject(r);
     r = H_CMD(c, "CLIENT TRACKING on REDIRECT %lld", subid);
     assert_string_equal(r->str, "OK");
     freeReplyObject(r);
