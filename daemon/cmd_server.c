@@ -346,7 +346,8 @@ static void client_kill(struct conn *c)
 {
     if (c->argc == 3) {
         for (struct conn *o = srv.clients; o; o = o->next) {
-            if (strlen(o->addr) == c->argv[2].n && memcmp(o->addr, c->argv[2].p, c->argv[2].n) == 0) {
+            if (!(o->flags & CONN_CLOSE_ASAP) && strlen(o->addr) == c->argv[2].n &&
+                memcmp(o->addr, c->argv[2].p, c->argv[2].n) == 0) {
                 o->flags |= CONN_CLOSE_ASAP;
                 resp_simple(OUT(c), "OK");
                 return;
@@ -401,6 +402,8 @@ static void client_kill(struct conn *c)
     for (struct conn *o = srv.clients; o; o = o->next) {
         if (id > 0 && o->id != (uint64_t)id)
             continue;
+        if (o->flags & CONN_CLOSE_ASAP)
+            continue; /* killed already: Redis would have freed it by now */
         if (type >= 0 && !client_is(o, type))
             continue;
         if (addr && !(strlen(o->addr) == addr->n && memcmp(o->addr, addr->p, addr->n) == 0))
