@@ -82,22 +82,72 @@ static size_t nerrstats;
  * covers only what came after its last queued command, as in Redis. */
 static uint64_t errors_seen;
 
-/* Where a call of cmd counts: its own entry, or its subcommand's. NULL for
- * a subcommand that does not exist, which Redis counts under no command. */
+/* A documented subcommand's entry ("client|list"), made on first use; NULL
+ * for a subcommand that does not exist, which Redis counts under no
+ * command. */
+static struct cmd_stat *sub_stat(const char *name)
+{
+    for (size_t i = 0; i < nsubstats; i++)
+        if (!strcmp(substats[i].name, name))
+            return &substats[i].st;
+    if (!cmd_doc_exists(name, strlen(name)) || nsubstats == sizeof substats / sizeof substats[0])
+        return NULL;
+    snprintf(substats[nsubstats].name, sizeof substats[0].name, "%s", name);
+    return &substats[nsubstats++].st;
+}
+
+/* Where a call of cmd counts: its own entry, or its subcommand's. */
 static struct cmd_stat *stat_of(const struct conn *c, const struct cmd *cmd)
 {
-    if (c->lastcmd == c->lastsub && (cmd->flags & CMD_CONTAINER)) {
-        for (size_t i = 0; i < nsubstats; i++)
-            if (!strcmp(substats[i].name, c->lastsub))
-                return &substats[i].st;
-        if (!cmd_doc_exists(c->lastsub, strlen(c->lastsub)))
-            return NULL;
-        if (nsubstats < sizeof substats / sizeof substats[0]) {
-            snprintf(substats[nsubstats].name, sizeof substats[0].name, "%s", c->lastsub);
-            return &substats[nsubstats++].st;
-        }
-    }
+    if (c->lastcmd == c->lastsub && (cmd->flags & CMD_CONTAINER))
+        return sub_stat(c->lastsub);
     return &stats[cmd - table];
+}
+
+/* "name|sub" of a container's subcommand argument, lower case (at most 32
+ * bytes of the subcommand, as Redis reports it). */
+static void sub_name(const struct conn *c, const struct cmd *cmd, char *out, size_t cap)
+{
+    int n = snprintf(out, cap, "%s|%.*s", cmd->name,
+                     (int)(c->argv[1].n < 32 ? c->argv[1].n : 32), c->argv[1].p);
+    for (int i = (int)strlen(cmd->name) + 1; i < n && i < (int)cap; i++)
+        out[i] = (char)tolower((unsigned char)out[i]);
+}
+
+/* The arity of each subcommand shmkvd has (Redis's, with the container's
+ * name counted), checked before the command runs as Redis checks it: a
+ * wrong count is a rejected call and, inside MULTI, discards the
+ * transaction. */
+static const struct {
+    const char *name;
+    int arity;
+} sub_arities[] = {
+    {"client|caching", 3},   {"client|getname", 2},  {"client|getredir", 2},
+    {"client|help", 2},      {"client|id", 2},       {"client|info", 2},
+    {"client|kill", -3},     {"client|list", -2},    {"client|no-evict", 3},
+    {"client|pause", -3},    {"client|reply", 3},    {"client|setname", 3},
+    {"client|tracking", -3}, {"client|trackinginfo", 2}, {"client|unblock", -3},
+    {"client|unpause", 2},   {"command|count", 2},   {"command|docs", -2},
+    {"command|getkeys", -4}, {"command|help", 2},    {"command|info", -2},
+    {"command|list", -2},    {"config|get", -3},     {"config|help", 2},
+    {"config|resetstat", 2}, {"config|rewrite", 2},  {"config|set", -4},
+    {"latency|doctor", 2},   {"latency|graph", 3},   {"latency|help", 2},
+    {"latency|histogram", -2}, {"latency|history", 3}, {"latency|latest", 2},
+    {"latency|reset", -2},   {"memory|help", 2},     {"memory|malloc-stats", 2},
+    {"memory|purge", 2},     {"memory|usage", -3},   {"object|encoding", 3},
+    {"object|freq", 3},      {"object|help", 2},     {"object|idletime", 3},
+    {"object|refcount", 3},  {"pubsub|channels", -2}, {"pubsub|help", 2},
+    {"pubsub|numpat", 2},    {"pubsub|numsub", -2},  {"pubsub|shardchannels", -2},
+    {"pubsub|shardnumsub", -2}, {"slowlog|get", -2}, {"slowlog|help", 2},
+    {"slowlog|len", 2},      {"slowlog|reset", 2},
+};
+
+static int sub_arity(const char *name)
+{
+    for (size_t i = 0; i < sizeof sub_arities / sizeof sub_arities[0]; i++)
+        if (!strcmp(sub_arities[i].name, name))
+            return sub_arities[i].arity;
+    return 0;
 }
 
 void cmd_count_error(const char *s, size_t n)
@@ -523,10 +573,7 @@ void cmd_call(struct conn *c, const struct cmd *cmd)
     clock_gettime(CLOCK_MONOTONIC, &a);
     c->lastcmd = cmd->name;
     if ((cmd->flags & CMD_CONTAINER) && c->argc > 1) {
-        int n = snprintf(c->lastsub, sizeof c->lastsub, "%s|%.*s", cmd->name,
-                         (int)(c->argv[1].n < 32 ? c->argv[1].n : 32), c->argv[1].p);
-        for (int i = (int)strlen(cmd->name) + 1; i < n && i < (int)sizeof c->lastsub; i++)
-            c->lastsub[i] = (char)tolower((unsigned char)c->lastsub[i]);
+        sub_name(c, cmd, c->lastsub, sizeof c->lastsub);
         c->lastcmd = c->lastsub;
     }
     struct touch_set touch = {.n = 0};
@@ -586,7 +633,15 @@ reject(struct conn *c, const struct cmd *cmd, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    stats[cmd - table].rejected++;
+    /* A subcommand's refusal counts under it, as Redis counts it. */
+    struct cmd_stat *st = &stats[cmd - table];
+    if ((cmd->flags & CMD_CONTAINER) && c->argc > 1) {
+        char name[64];
+        sub_name(c, cmd, name, sizeof name);
+        st = sub_stat(name);
+    }
+    if (st)
+        st->rejected++;
     if (cmd->fn == cmd_exec) {
         multi_clear(c);
         unwatch_all(c);
@@ -652,6 +707,15 @@ void cmd_dispatch(struct conn *c)
         (cmd->arity < 0 && c->argc < (size_t)-cmd->arity)) {
         reject(c, cmd, "ERR wrong number of arguments for '%s' command", cmd->name);
         return;
+    }
+    if ((cmd->flags & CMD_CONTAINER) && c->argc > 1) {
+        char name[64];
+        sub_name(c, cmd, name, sizeof name);
+        int a = sub_arity(name);
+        if ((a > 0 && c->argc != (size_t)a) || (a < 0 && c->argc < (size_t)-a)) {
+            reject(c, cmd, "ERR wrong number of arguments for '%s' command", name);
+            return;
+        }
     }
     if (srv.conf.requirepass && !(c->flags & CONN_AUTHED) && !(cmd->flags & CMD_NOAUTH)) {
         reject(c, cmd, "NOAUTH Authentication required.");

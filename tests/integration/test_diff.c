@@ -1384,6 +1384,8 @@ static const char *const RESP3_SCRIPT[] = {
     "COMMAND GETKEYS smove a b c",
     "ZADD zf 1e999 a", "ZADD zf 1e-999 a", "ZADD zf 2e-310 a", "ZADD zf inf b",
     "ZUNIONSTORE zu 1 zf WEIGHTS 1e400",
+    "MULTI", "CLIENT GETNAME x", "OBJECT ENCODING", "EXEC", "CLIENT PAUSE",
+    "SLOWLOG GET 1 2", "PUBSUB NUMPAT x",
     "LATENCY LATEST", "LATENCY HISTORY command", "LATENCY RESET", "LATENCY RESET command x",
     "LATENCY GRAPH command", "LATENCY HISTOGRAM nosuch", "LATENCY foo", "LATENCY HISTORY",
     "CONFIG GET latency-tracking-info-percentiles", "CONFIG GET latency-monitor-threshold",
@@ -1798,6 +1800,8 @@ static const char *const STATS_SCRIPT[] = {
     "MULTI", "GET", "SET st 2", "EXEC", "EXEC x", "CONFIG GET port", "CONFIG FOO",
     "CLIENT SETNAME n", "CLIENT GETNAME", "OBJECT ENCODING st", "OBJECT FREQ st",
     "ZADD stz 1 a", "ZADD stz x a", "DEL st sth stz", "PING", "ECHO",
+    "OBJECT ENCODING", "MEMORY USAGE", "CLIENT GETNAME x", "CONFIG GET", "MULTI",
+    "CLIENT GETNAME x", "EXEC",
 };
 
 /* Sorted lines of an INFO section, usec figures masked. */
