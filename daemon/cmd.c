@@ -416,6 +416,17 @@ bool cmd_arg_double_or(struct conn *c, size_t i, double *v, const char *err)
     return false;
 }
 
+int cmd_key_type(struct conn *c, size_t i, int want, bool *exists)
+{
+    int t = ENC_TYPE_NONE;
+    int rc = db_type(&srv.db, c->db, c->argv[i].p, c->argv[i].n, &t);
+    if (rc == 0 && t != ENC_TYPE_NONE && t != want)
+        rc = ENC_EWRONGTYPE;
+    if (exists)
+        *exists = rc == 0 && t == want;
+    return rc;
+}
+
 bool cmd_arg_double(struct conn *c, size_t i, double *v)
 {
     return cmd_arg_double_or(c, i, v, "ERR value is not a valid float");

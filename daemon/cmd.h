@@ -321,6 +321,11 @@ bool cmd_arg_is(const struct conn *c, size_t i, const char *lit);
 /* Parse argument i; on failure reply Redis's error and return false. */
 bool cmd_arg_ll(struct conn *c, size_t i, int64_t *v);
 bool cmd_arg_double(struct conn *c, size_t i, double *v);
+/* 0 when key argument i is absent or of type want (enum enc_type), else
+ * ENC_EWRONGTYPE or a storage error: the type check a command makes
+ * before it reads a key member by member. *exists (if not NULL) says
+ * whether the key is there. */
+int cmd_key_type(struct conn *c, size_t i, int want, bool *exists);
 /* The same, replying err (with its prefix) on failure. */
 bool cmd_arg_double_or(struct conn *c, size_t i, double *v, const char *err);
 bool cmd_arg_ld(struct conn *c, size_t i, long double *v);

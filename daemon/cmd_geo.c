@@ -92,16 +92,10 @@ static void reply_distance(struct conn *c, double d)
 /* The type check every command makes first: the key's point of view. */
 static bool zset_or_none(struct conn *c, size_t i, bool *exists)
 {
-    int t;
-    int rc = db_type(&srv.db, c->db, KEY(i), &t);
-    if (rc == 0 && t != ENC_TYPE_NONE && t != ENC_TYPE_ZSET)
-        rc = ENC_EWRONGTYPE;
-    if (rc) {
+    int rc = cmd_key_type(c, i, ENC_TYPE_ZSET, exists);
+    if (rc)
         cmd_reply_err(c, rc);
-        return false;
-    }
-    *exists = t == ENC_TYPE_ZSET;
-    return true;
+    return rc == 0;
 }
 
 /* GEOADD key [NX|XX] [CH] longitude latitude member [...] */

@@ -54,10 +54,7 @@ void cmd_sismember(struct conn *c)
 void cmd_smismember(struct conn *c)
 {
     /* Check the type once, so a wrong type is an error, not a row of zeros. */
-    int t;
-    int rc = db_type(&srv.db, c->db, KEY(1), &t);
-    if (rc == 0 && t != ENC_TYPE_NONE && t != ENC_TYPE_SET)
-        rc = ENC_EWRONGTYPE;
+    int rc = cmd_key_type(c, 1, ENC_TYPE_SET, NULL);
     if (rc) {
         cmd_reply_err(c, rc);
         return;
@@ -92,10 +89,7 @@ void cmd_spop(struct conn *c)
     int rc = count ? db_spop(&srv.db, c->db, KEY(1), (uint64_t)count, &v) : 0;
     if (rc == 0 && count == 0) {
         /* SPOP k 0 still checks the type. */
-        int t;
-        rc = db_type(&srv.db, c->db, KEY(1), &t);
-        if (rc == 0 && t != ENC_TYPE_NONE && t != ENC_TYPE_SET)
-            rc = ENC_EWRONGTYPE;
+        rc = cmd_key_type(c, 1, ENC_TYPE_SET, NULL);
     }
     if (rc == ENC_ENOTFOUND) {
         if (c->argc == 2)

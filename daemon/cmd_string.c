@@ -295,10 +295,7 @@ void cmd_incrbyfloat(struct conn *c)
     long double d;
     if (db_str2ld(c->argv[2].p, c->argv[2].n, &d)) {
         /* Redis checks the key's type before the increment. */
-        int t;
-        int rc = db_type(&srv.db, c->db, KEY(1), &t);
-        if (rc == 0 && t != ENC_TYPE_NONE && t != ENC_TYPE_STRING)
-            rc = ENC_EWRONGTYPE;
+        int rc = cmd_key_type(c, 1, ENC_TYPE_STRING, NULL);
         cmd_reply_err(c, rc ? rc : ENC_ENOTFLOAT);
         return;
     }

@@ -132,10 +132,7 @@ void cmd_zscore(struct conn *c)
 /* ZMSCORE key member [member ...] */
 void cmd_zmscore(struct conn *c)
 {
-    int t;
-    int rc = db_type(&srv.db, c->db, KEY(1), &t);
-    if (rc == 0 && t != ENC_TYPE_NONE && t != ENC_TYPE_ZSET)
-        rc = ENC_EWRONGTYPE;
+    int rc = cmd_key_type(c, 1, ENC_TYPE_ZSET, NULL);
     if (rc) {
         cmd_reply_err(c, rc);
         return;
