@@ -1072,6 +1072,19 @@ void cmd_on_commit(void *arg, const struct stor_batch *b)
 {
     (void)arg;
     srv_cache_apply(b); /* before anything can be acknowledged */
+    /* Active expiry's record sets delete expired keys' meta records and
+     * nothing else of theirs: each such delete is an "expired" event. */
+    if (srv.reaping && cmd_notify_on(SRV_NOTIFY_EXPIRED)) {
+        for (size_t i = 0; i < b->nops; i++) {
+            const struct stor_op *op = &b->ops[i];
+            unsigned dbi;
+            const char *k;
+            size_t kn;
+            if (op->kind == STOR_OP_DEL && op->cf == STOR_CF_META &&
+                !db_record_key(b, op, &dbi, &k, &kn))
+                cmd_notify(SRV_NOTIFY_EXPIRED, "expired", dbi, k, kn);
+        }
+    }
     if (cmd_tracking_active()) {
         bool flushed = false; /* a flush's range deletes: one per column family */
         for (size_t i = 0; i < b->nops; i++) {

@@ -430,5 +430,48 @@ size_t cmd_pubsub_subscriptions(const struct conn *c, int kind);
 /* How many channels (patterns, shard channels) have subscribers. */
 size_t cmd_pubsub_names(int kind);
 
+/* ---- keyspace notifications (notify-keyspace-events) ---- */
+
+/* Publishes event (class cls, a SRV_NOTIFY_* bit) on key of db dbi to
+ * __keyspace@<db>__:<key> and __keyevent@<db>__:<event>, as enabled. */
+void cmd_notify_publish(int cls, const char *event, unsigned dbi, const char *key, size_t klen);
+
+/* Events of class cls are published (a handler may read more to tell
+ * which to send only when this is true). */
+static inline bool cmd_notify_on(int cls)
+{
+    int f = srv.conf.notify_keyspace_events;
+    return (f & cls) && (f & (SRV_NOTIFY_KEYSPACE | SRV_NOTIFY_KEYEVENT));
+}
+
+/* Handlers call this after each change, with Redis's event name; nothing
+ * is built unless the class and a destination are enabled. */
+static inline void cmd_notify(int cls, const char *event, unsigned dbi, const char *key,
+                              size_t klen)
+{
+    if (cmd_notify_on(cls))
+        cmd_notify_publish(cls, event, dbi, key, klen);
+}
+
+/* The same for the key in c's argument i, in c's database. */
+static inline void cmd_notify_arg(struct conn *c, int cls, const char *event, size_t i)
+{
+    cmd_notify(cls, event, c->db, c->argv[i].p, c->argv[i].n);
+}
+
+/* After a command removed elements from the key in c's argument i: "del"
+ * if that left it empty (gone), as Redis deletes an emptied container. */
+void cmd_notify_emptied(struct conn *c, size_t i);
+
+/* Whether key exists in c's database, asked before a *STORE command
+ * replaces it, only when "del" events are on (false otherwise). */
+bool cmd_notify_had(struct conn *c, const struct db_str *key);
+
+/* After a *STORE command wrote n elements to key: event (class cls) when
+ * n > 0; "del" when the empty result deleted a key that had existed (had,
+ * from cmd_notify_had). */
+void cmd_notify_store(struct conn *c, int cls, const char *event, const struct db_str *key,
+                      uint64_t n, bool had);
+
 
 #endif

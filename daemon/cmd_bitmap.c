@@ -37,6 +37,8 @@ void cmd_setbit(struct conn *c)
     }
     int old = 0;
     int rc = db_setbit(&srv.db, c->db, KEY(1), off, (int)on, &old);
+    if (rc == 1) /* not when the bit already had that value, as in Redis */
+        cmd_notify_arg(c, SRV_NOTIFY_STRING, "setbit", 1);
     cmd_reply_int(c, rc, old);
 }
 
@@ -238,7 +240,10 @@ void cmd_bitop(struct conn *c)
         return;
     }
     uint64_t len = 0;
+    bool had = cmd_notify_had(c, &c->argv[2]);
     int rc = db_bitop(&srv.db, c->db, op, KEY(2), c->argv + 3, c->argc - 3, &len);
+    if (rc == 0)
+        cmd_notify_store(c, SRV_NOTIFY_STRING, "set", &c->argv[2], len, had);
     cmd_reply_int(c, rc, (int64_t)len);
 }
 
@@ -327,7 +332,9 @@ static void bitfield_generic(struct conn *c, bool readonly)
     int64_t *res = stor_xmalloc((n ? n : 1) * sizeof *res);
     bool *nil = stor_xmalloc((n ? n : 1) * sizeof *nil);
     int rc = db_bitfield(&srv.db, c->db, KEY(1), ops, n, res, nil);
-    if (rc) {
+    if (rc == 1)
+        cmd_notify_arg(c, SRV_NOTIFY_STRING, "setbit", 1);
+    if (rc < 0) {
         cmd_reply_err(c, rc);
     } else {
         resp_array(OUT(c), n);

@@ -131,6 +131,8 @@ void cmd_geoadd(struct conn *c)
     if (i == n) {
         uint64_t count;
         int rc = db_zadd(&srv.db, c->db, KEY(1), scores, m, n, flags, &count, NULL);
+        if (rc >= 0 && srv.db.last_commit_ops) /* as ZADD: something added or moved */
+            cmd_notify_arg(c, SRV_NOTIFY_ZSET, "zadd", 1);
         cmd_reply_int(c, rc, (int64_t)count);
     }
     free(scores);
@@ -399,8 +401,9 @@ static void reply_hits(struct conn *c, const struct search *se, const size_t *or
 /* Stores the hits as a sorted set (scores: geohashes, or distances in the
  * request's unit) and replies their number; none deletes the key. */
 static void store_hits(struct conn *c, size_t key, const struct search *se, const size_t *order,
-                       size_t n, const struct search_opts *o, double conv)
+                       size_t n, const struct search_opts *o, double conv, const char *event)
 {
+    bool had = cmd_notify_had(c, &c->argv[key]);
     struct db_vec v;
     db_vec_init(&v);
     for (size_t k = 0; k < n; k++) {
@@ -410,6 +413,8 @@ static void store_hits(struct conn *c, size_t key, const struct search *se, cons
     }
     int rc = db_zstore(&srv.db, c->db, KEY(key), &v);
     db_vec_destroy(&v);
+    if (rc == 0)
+        cmd_notify_store(c, SRV_NOTIFY_ZSET, event, &c->argv[key], n, had);
     cmd_reply_int(c, rc, (int64_t)n);
 }
 
@@ -445,6 +450,8 @@ static void search_generic(struct conn *c, int kind)
     if (!exists) {
         if (o.store) {
             int rc = db_del(&srv.db, c->db, KEY(o.store));
+            if (rc == 1)
+                cmd_notify_arg(c, SRV_NOTIFY_GENERIC, "del", o.store);
             cmd_reply_int(c, rc < 0 ? rc : 0, 0);
         } else {
             resp_array(OUT(c), 0);
@@ -467,7 +474,8 @@ static void search_generic(struct conn *c, int kind)
     if (rc)
         cmd_reply_err(c, rc);
     else if (o.store)
-        store_hits(c, o.store, &se, order, n, &o, s.conv);
+        store_hits(c, o.store, &se, order, n, &o, s.conv,
+                   kind & GEO_STORE ? "geosearchstore" : "georadiusstore");
     else
         reply_hits(c, &se, order, n, &o, s.conv);
     free(order);

@@ -17,6 +17,8 @@ static void hset_generic(struct conn *c, bool ok_reply)
     }
     uint64_t added;
     int rc = db_hset(&srv.db, c->db, KEY(1), c->argv + 2, (c->argc - 2) / 2, 0, &added);
+    if (rc == 0)
+        cmd_notify_arg(c, SRV_NOTIFY_HASH, "hset", 1);
     if (rc)
         cmd_reply_err(c, rc);
     else if (ok_reply)
@@ -42,6 +44,8 @@ void cmd_hsetnx(struct conn *c)
 {
     uint64_t added;
     int rc = db_hset(&srv.db, c->db, KEY(1), c->argv + 2, 1, 1, &added);
+    if (rc == 0 && added)
+        cmd_notify_arg(c, SRV_NOTIFY_HASH, "hset", 1);
     cmd_reply_int(c, rc, (int64_t)added);
 }
 
@@ -107,6 +111,10 @@ void cmd_hdel(struct conn *c)
 {
     uint64_t n;
     int rc = db_hdel(&srv.db, c->db, KEY(1), c->argv + 2, c->argc - 2, &n);
+    if (rc == 0 && n) {
+        cmd_notify_arg(c, SRV_NOTIFY_HASH, "hdel", 1);
+        cmd_notify_emptied(c, 1);
+    }
     cmd_reply_int(c, rc, (int64_t)n);
 }
 
@@ -140,6 +148,8 @@ void cmd_hincrby(struct conn *c)
     if (!cmd_arg_ll(c, 3, &d))
         return;
     int rc = db_hincrby(&srv.db, c->db, KEY(1), KEY(2), d, &v);
+    if (rc == 0)
+        cmd_notify_arg(c, SRV_NOTIFY_HASH, "hincrby", 1);
     cmd_reply_int(c, rc, v);
 }
 
@@ -156,10 +166,12 @@ void cmd_hincrbyfloat(struct conn *c)
     char out[DB_LDSTR_MAX];
     size_t n;
     int rc = db_hincrbyfloat(&srv.db, c->db, KEY(1), KEY(2), d, out, &n);
-    if (rc)
+    if (rc) {
         cmd_reply_err(c, rc);
-    else
-        resp_bulk(OUT(c), out, n);
+        return;
+    }
+    cmd_notify_arg(c, SRV_NOTIFY_HASH, "hincrbyfloat", 1);
+    resp_bulk(OUT(c), out, n);
 }
 
 /* Parses the count of HRANDFIELD/SRANDMEMBER/ZRANDMEMBER; replies on error.

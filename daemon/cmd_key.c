@@ -22,6 +22,8 @@ void cmd_del(struct conn *c)
             cmd_reply_err(c, rc);
             return;
         }
+        if (rc)
+            cmd_notify_arg(c, SRV_NOTIFY_GENERIC, "del", i);
         n += rc;
     }
     resp_int(OUT(c), n);
@@ -112,7 +114,9 @@ static void expire_generic(struct conn *c, int64_t unit, bool absolute, const ch
     }
     v += base;
     int rc = db_expire(&srv.db, c->db, KEY(1), v < 1 ? 1 : (uint64_t)v, flags);
-    cmd_reply_int(c, rc, rc);
+    if (rc > 0)
+        cmd_notify_arg(c, SRV_NOTIFY_GENERIC, rc == 2 ? "del" : "expire", 1);
+    cmd_reply_int(c, rc, rc > 0);
 }
 
 void cmd_expire(struct conn *c)
@@ -180,12 +184,20 @@ void cmd_pexpiretime(struct conn *c)
 void cmd_persist(struct conn *c)
 {
     int rc = db_persist(&srv.db, c->db, KEY(1));
+    if (rc == 1)
+        cmd_notify_arg(c, SRV_NOTIFY_GENERIC, "persist", 1);
     cmd_reply_int(c, rc, rc);
 }
 
 static void rename_generic(struct conn *c, int nx)
 {
     int rc = db_rename(&srv.db, c->db, KEY(1), KEY(2), nx);
+    bool same = c->argv[1].n == c->argv[2].n &&
+                memcmp(c->argv[1].p, c->argv[2].p, c->argv[1].n) == 0;
+    if (rc == 1 && !same) {
+        cmd_notify_arg(c, SRV_NOTIFY_GENERIC, "rename_from", 1);
+        cmd_notify_arg(c, SRV_NOTIFY_GENERIC, "rename_to", 2);
+    }
     if (rc == ENC_ENOTFOUND)
         resp_error(OUT(c), "ERR no such key");
     else if (rc < 0)
@@ -246,6 +258,8 @@ void cmd_copy(struct conn *c)
     int rc = db_copy(&srv.db, c->db, KEY(1), ddb, KEY(2), replace);
     if (rc == ENC_ENOTFOUND) /* no source: 0, as a destination that exists */
         rc = 0;
+    if (rc == 1)
+        cmd_notify(SRV_NOTIFY_GENERIC, "copy_to", ddb, KEY(2));
     cmd_reply_int(c, rc, rc);
 }
 
@@ -262,6 +276,10 @@ void cmd_move(struct conn *c)
     int rc = db_move(&srv.db, c->db, ddb, KEY(1));
     if (rc == ENC_ENOTFOUND) /* no source: 0, as a destination that exists */
         rc = 0;
+    if (rc == 1) {
+        cmd_notify_arg(c, SRV_NOTIFY_GENERIC, "move_from", 1);
+        cmd_notify(SRV_NOTIFY_GENERIC, "move_to", ddb, KEY(1));
+    }
     cmd_reply_int(c, rc, rc);
 }
 

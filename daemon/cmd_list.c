@@ -12,10 +12,20 @@
 
 #define KEY(i) c->argv[i].p, c->argv[i].n
 
+/* After a pop from the list in argument i: "lpop"/"rpop", then "del" if it
+ * is gone. */
+static void notify_pop(struct conn *c, int left, size_t i)
+{
+    cmd_notify_arg(c, SRV_NOTIFY_LIST, left ? "lpop" : "rpop", i);
+    cmd_notify_emptied(c, i);
+}
+
 static void push_generic(struct conn *c, int left, int xx)
 {
     uint64_t n;
     int rc = db_push(&srv.db, c->db, KEY(1), left, c->argv + 2, c->argc - 2, xx, &n);
+    if (rc == 0 && n) /* LPUSHX/RPUSHX on no list: 0, nothing pushed */
+        cmd_notify_arg(c, SRV_NOTIFY_LIST, left ? "lpush" : "rpush", 1);
     cmd_reply_int(c, rc, (int64_t)n);
 }
 
@@ -53,6 +63,8 @@ static void pop_generic(struct conn *c, int left)
     struct db_vec v;
     db_vec_init(&v);
     int rc = db_pop(&srv.db, c->db, KEY(1), left, (uint64_t)count, &v);
+    if (rc == 0 && v.n) /* a count of 0 pops nothing */
+        notify_pop(c, left, 1);
     if (rc == ENC_ENOTFOUND) {
         if (hascount)
             resp_null_array(OUT(c), c->proto);
@@ -121,6 +133,8 @@ void cmd_lset(struct conn *c)
     if (!cmd_arg_ll(c, 2, &i))
         return;
     int rc = db_lset(&srv.db, c->db, KEY(1), i, KEY(3));
+    if (rc == 0)
+        cmd_notify_arg(c, SRV_NOTIFY_LIST, "lset", 1);
     cmd_reply_ok(c, rc);
 }
 
@@ -132,6 +146,10 @@ void cmd_lrem(struct conn *c)
         return;
     uint64_t n;
     int rc = db_lrem(&srv.db, c->db, KEY(1), count, KEY(3), &n);
+    if (rc == 0 && n) {
+        cmd_notify_arg(c, SRV_NOTIFY_LIST, "lrem", 1);
+        cmd_notify_emptied(c, 1);
+    }
     cmd_reply_int(c, rc, (int64_t)n);
 }
 
@@ -149,6 +167,8 @@ void cmd_linsert(struct conn *c)
     }
     int64_t n;
     int rc = db_linsert(&srv.db, c->db, KEY(1), before, KEY(3), KEY(4), &n);
+    if (rc == 0 && n > 0)
+        cmd_notify_arg(c, SRV_NOTIFY_LIST, "linsert", 1);
     cmd_reply_int(c, rc, n);
 }
 
@@ -159,6 +179,10 @@ void cmd_ltrim(struct conn *c)
     if (!cmd_arg_ll(c, 2, &s) || !cmd_arg_ll(c, 3, &e))
         return;
     int rc = db_ltrim(&srv.db, c->db, KEY(1), s, e);
+    if (rc == 1) {
+        cmd_notify_arg(c, SRV_NOTIFY_LIST, "ltrim", 1);
+        cmd_notify_emptied(c, 1);
+    }
     cmd_reply_ok(c, rc);
 }
 
@@ -240,6 +264,9 @@ static bool move_generic(struct conn *c, int from_left, int to_left, bool reply_
         cmd_reply_err(c, rc);
         return true;
     }
+    /* Redis's order: the push, then the pop and the source's deletion. */
+    cmd_notify_arg(c, SRV_NOTIFY_LIST, to_left ? "lpush" : "rpush", 2);
+    notify_pop(c, from_left, 1);
     resp_bulk(OUT(c), v, vn);
     free(v);
     return true;
@@ -285,6 +312,7 @@ static bool pop_first(struct conn *c, size_t first, size_t last, int left, uint6
         db_vec_init(&v);
         int rc = db_pop(&srv.db, c->db, KEY(i), left, count, &v);
         if (rc == 0) {
+            notify_pop(c, left, i);
             resp_array(OUT(c), 2);
             resp_bulk(OUT(c), KEY(i));
             if (many)

@@ -314,6 +314,51 @@ static size_t publish(int kind, const struct db_str *ch, const struct db_str *ms
     return n;
 }
 
+void cmd_notify_publish(int cls, const char *event, unsigned dbi, const char *key, size_t klen)
+{
+    int f = srv.conf.notify_keyspace_events;
+    if (!(f & cls))
+        return;
+    size_t en = strlen(event), cap = klen + en + 32;
+    char small[256];
+    char *buf = cap <= sizeof small ? small : stor_xmalloc(cap);
+    struct db_str ev = {event, en}, k = {key, klen};
+    if (f & SRV_NOTIFY_KEYSPACE) {
+        int n = snprintf(buf, cap, "__keyspace@%u__:", dbi);
+        memcpy(buf + n, key, klen);
+        struct db_str ch = {buf, (size_t)n + klen};
+        publish(CMD_PS_CHANNEL, &ch, &ev);
+    }
+    if (f & SRV_NOTIFY_KEYEVENT) {
+        int n = snprintf(buf, cap, "__keyevent@%u__:%s", dbi, event);
+        struct db_str ch = {buf, (size_t)n};
+        publish(CMD_PS_CHANNEL, &ch, &k);
+    }
+    if (buf != small)
+        free(buf);
+}
+
+void cmd_notify_emptied(struct conn *c, size_t i)
+{
+    if (cmd_notify_on(SRV_NOTIFY_GENERIC) &&
+        db_exists(&srv.db, c->db, c->argv[i].p, c->argv[i].n) == 0)
+        cmd_notify_arg(c, SRV_NOTIFY_GENERIC, "del", i);
+}
+
+bool cmd_notify_had(struct conn *c, const struct db_str *key)
+{
+    return cmd_notify_on(SRV_NOTIFY_GENERIC) && db_exists(&srv.db, c->db, key->p, key->n) == 1;
+}
+
+void cmd_notify_store(struct conn *c, int cls, const char *event, const struct db_str *key,
+                      uint64_t n, bool had)
+{
+    if (n)
+        cmd_notify(cls, event, c->db, key->p, key->n);
+    else if (had)
+        cmd_notify(SRV_NOTIFY_GENERIC, "del", c->db, key->p, key->n);
+}
+
 /* PUBLISH channel message */
 void cmd_publish(struct conn *c)
 {

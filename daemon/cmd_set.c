@@ -19,6 +19,8 @@ void cmd_sadd(struct conn *c)
 {
     uint64_t n;
     int rc = db_sadd(&srv.db, c->db, KEY(1), c->argv + 2, c->argc - 2, &n);
+    if (rc == 0 && n)
+        cmd_notify_arg(c, SRV_NOTIFY_SET, "sadd", 1);
     cmd_reply_int(c, rc, (int64_t)n);
 }
 
@@ -27,6 +29,10 @@ void cmd_srem(struct conn *c)
 {
     uint64_t n;
     int rc = db_srem(&srv.db, c->db, KEY(1), c->argv + 2, c->argc - 2, &n);
+    if (rc == 0 && n) {
+        cmd_notify_arg(c, SRV_NOTIFY_SET, "srem", 1);
+        cmd_notify_emptied(c, 1);
+    }
     cmd_reply_int(c, rc, (int64_t)n);
 }
 
@@ -90,6 +96,9 @@ void cmd_spop(struct conn *c)
     if (rc == 0 && count == 0) {
         /* SPOP k 0 still checks the type. */
         rc = cmd_key_type(c, 1, ENC_TYPE_SET, NULL);
+    } else if (rc == 0 && v.n) {
+        cmd_notify_arg(c, SRV_NOTIFY_SET, "spop", 1);
+        cmd_notify_emptied(c, 1);
     }
     if (rc == ENC_ENOTFOUND) {
         if (c->argc == 2)
@@ -135,7 +144,18 @@ void cmd_srandmember(struct conn *c)
 /* SMOVE source destination member */
 void cmd_smove(struct conn *c)
 {
+    bool same = c->argv[1].n == c->argv[2].n &&
+                memcmp(c->argv[1].p, c->argv[2].p, c->argv[1].n) == 0;
+    /* "sadd" only if the destination did not have the member */
+    bool had = !same && cmd_notify_on(SRV_NOTIFY_SET) &&
+               db_sismember(&srv.db, c->db, KEY(2), KEY(3)) == 1;
     int rc = db_smove(&srv.db, c->db, KEY(1), KEY(2), KEY(3));
+    if (rc == 1 && !same) {
+        cmd_notify_arg(c, SRV_NOTIFY_SET, "srem", 1);
+        cmd_notify_emptied(c, 1);
+        if (!had)
+            cmd_notify_arg(c, SRV_NOTIFY_SET, "sadd", 2);
+    }
     cmd_reply_int(c, rc, rc);
 }
 
@@ -154,7 +174,13 @@ static void setop_generic(struct conn *c, int op)
 static void setop_store_generic(struct conn *c, int op)
 {
     uint64_t n;
+    bool had = cmd_notify_had(c, &c->argv[1]);
     int rc = db_setop_store(&srv.db, c->db, op, KEY(1), c->argv + 2, c->argc - 2, &n);
+    if (rc == 0)
+        cmd_notify_store(c, SRV_NOTIFY_SET,
+                         op == DB_SINTER ? "sinterstore" : op == DB_SUNION ? "sunionstore"
+                                                                           : "sdiffstore",
+                         &c->argv[1], n, had);
     cmd_reply_int(c, rc, (int64_t)n);
 }
 

@@ -240,7 +240,10 @@ static void sort_generic(struct conn *c, bool readonly)
             }
         }
         if (store) {
+            bool had = cmd_notify_had(c, store);
             rc = db_lstore(&srv.db, c->db, store->p, store->n, &out);
+            if (rc == 0)
+                cmd_notify_store(c, SRV_NOTIFY_LIST, "sortstore", store, outn * per, had);
             cmd_reply_int(c, rc, (int64_t)(outn * per));
         } else {
             cmd_reply_vec(c, &out);

@@ -45,6 +45,15 @@ static void reply_old(struct conn *c, char *old, size_t oldn)
     free(old);
 }
 
+/* The events of a string written whole: "set", then "expire" if it got a
+ * time to live. */
+static void notify_set(struct conn *c, bool expire)
+{
+    cmd_notify_arg(c, SRV_NOTIFY_STRING, "set", 1);
+    if (expire)
+        cmd_notify_arg(c, SRV_NOTIFY_GENERIC, "expire", 1);
+}
+
 /* GET key */
 void cmd_get(struct conn *c)
 {
@@ -98,6 +107,8 @@ void cmd_set(struct conn *c)
     char *old = NULL;
     size_t oldn = 0;
     int rc = db_set(&srv.db, c->db, KEY(1), KEY(2), exp, flags, &old, &oldn);
+    if (rc == 1)
+        notify_set(c, have_exp);
     if (rc < 0)
         cmd_reply_err(c, rc);
     else if (flags & DB_SET_GET)
@@ -112,6 +123,8 @@ void cmd_set(struct conn *c)
 void cmd_setnx(struct conn *c)
 {
     int rc = db_set(&srv.db, c->db, KEY(1), KEY(2), 0, DB_SET_NX, NULL, NULL);
+    if (rc == 1)
+        notify_set(c, false);
     cmd_reply_int(c, rc, rc);
 }
 
@@ -121,6 +134,8 @@ static void setex_generic(struct conn *c, int64_t unit, const char *name)
     if (!expire_arg(c, 2, unit, false, &exp, name))
         return;
     int rc = db_set(&srv.db, c->db, KEY(1), KEY(3), exp, 0, NULL, NULL);
+    if (rc == 1)
+        notify_set(c, true);
     cmd_reply_ok(c, rc);
 }
 
@@ -160,6 +175,8 @@ static void mset_generic(struct conn *c, int nx)
         return;
     }
     int rc = db_mset(&srv.db, c->db, c->argv + 1, (c->argc - 1) / 2, nx);
+    for (size_t i = 1; rc == 1 && i < c->argc; i += 2)
+        cmd_notify_arg(c, SRV_NOTIFY_STRING, "set", i);
     if (rc < 0)
         cmd_reply_err(c, rc);
     else if (nx)
@@ -186,6 +203,8 @@ void cmd_getset(struct conn *c)
     char *old = NULL;
     size_t oldn = 0;
     int rc = db_set(&srv.db, c->db, KEY(1), KEY(2), 0, DB_SET_GET, &old, &oldn);
+    if (rc == 1)
+        notify_set(c, false);
     if (rc < 0)
         cmd_reply_err(c, rc);
     else
@@ -198,6 +217,8 @@ void cmd_getdel(struct conn *c)
     char *v;
     size_t vn;
     int rc = db_getdel(&srv.db, c->db, KEY(1), &v, &vn);
+    if (rc == 0)
+        cmd_notify_arg(c, SRV_NOTIFY_GENERIC, "del", 1);
     cmd_reply_bulk(c, rc, v, vn);
 }
 
@@ -230,7 +251,10 @@ void cmd_getex(struct conn *c)
     char *v;
     size_t vn;
     int rc = db_getex(&srv.db, c->db, KEY(1), mode, exp, &v, &vn);
-    cmd_reply_bulk(c, rc, v, vn);
+    if (rc > 0) /* a time to live was set or removed, or a past one deleted the key */
+        cmd_notify_arg(c, SRV_NOTIFY_GENERIC,
+                       mode == DB_GETEX_PERSIST ? "persist" : rc == 2 ? "del" : "expire", 1);
+    cmd_reply_bulk(c, rc > 0 ? 0 : rc, v, vn);
 }
 
 /* APPEND key value */
@@ -238,6 +262,8 @@ void cmd_append(struct conn *c)
 {
     uint64_t n;
     int rc = db_append(&srv.db, c->db, KEY(1), KEY(2), &n);
+    if (rc == 0)
+        cmd_notify_arg(c, SRV_NOTIFY_STRING, "append", 1);
     cmd_reply_int(c, rc, (int64_t)n);
 }
 
@@ -253,6 +279,8 @@ static void incr_generic(struct conn *c, int64_t delta)
 {
     int64_t v;
     int rc = db_incrby(&srv.db, c->db, KEY(1), delta, &v);
+    if (rc == 0)
+        cmd_notify_arg(c, SRV_NOTIFY_STRING, "incrby", 1);
     cmd_reply_int(c, rc, v);
 }
 
@@ -302,10 +330,12 @@ void cmd_incrbyfloat(struct conn *c)
     char out[DB_LDSTR_MAX];
     size_t n;
     int rc = db_incrbyfloat(&srv.db, c->db, KEY(1), d, out, &n);
-    if (rc)
+    if (rc) {
         cmd_reply_err(c, rc);
-    else
-        resp_bulk(OUT(c), out, n);
+        return;
+    }
+    cmd_notify_arg(c, SRV_NOTIFY_STRING, "incrbyfloat", 1);
+    resp_bulk(OUT(c), out, n);
 }
 
 /* GETRANGE key start end (also SUBSTR) */
@@ -337,6 +367,8 @@ void cmd_setrange(struct conn *c)
     }
     uint64_t n;
     int rc = db_setrange(&srv.db, c->db, KEY(1), (uint64_t)off, KEY(3), &n);
+    if (rc == 0 && c->argv[3].n) /* an empty value changes nothing */
+        cmd_notify_arg(c, SRV_NOTIFY_STRING, "setrange", 1);
     cmd_reply_int(c, rc, (int64_t)n);
 }
 

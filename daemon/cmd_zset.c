@@ -84,6 +84,10 @@ static void zadd_generic(struct conn *c, int flags, size_t at)
     uint64_t count;
     double incr;
     int rc = db_zadd(&srv.db, c->db, KEY(1), scores, m, n, flags, &count, &incr);
+    /* db_zadd commits on every path that gets this far: an empty record
+     * set means no member was added and no score changed (no event). */
+    if (rc >= 0 && srv.db.last_commit_ops)
+        cmd_notify_arg(c, SRV_NOTIFY_ZSET, (flags & DB_ZADD_INCR) ? "zincr" : "zadd", 1);
     if (rc < 0)
         cmd_reply_err(c, rc);
     else if (!(flags & DB_ZADD_INCR))
@@ -113,6 +117,10 @@ void cmd_zrem(struct conn *c)
 {
     uint64_t n;
     int rc = db_zrem(&srv.db, c->db, KEY(1), c->argv + 2, c->argc - 2, &n);
+    if (rc == 0 && n) {
+        cmd_notify_arg(c, SRV_NOTIFY_ZSET, "zrem", 1);
+        cmd_notify_emptied(c, 1);
+    }
     cmd_reply_int(c, rc, (int64_t)n);
 }
 
@@ -297,7 +305,10 @@ void cmd_zrangestore(struct conn *c)
     if (!range_args(c, &sp, swap ? 4 : 3, swap ? 3 : 4))
         return;
     uint64_t n;
+    bool had = cmd_notify_had(c, &c->argv[1]);
     int rc = db_zrangestore(&srv.db, c->db, KEY(1), KEY(2), &sp, &n);
+    if (rc == 0)
+        cmd_notify_store(c, SRV_NOTIFY_ZSET, "zrangestore", &c->argv[1], n, had);
     cmd_reply_int(c, rc, (int64_t)n);
 }
 
@@ -402,6 +413,14 @@ static void remrange_generic(struct conn *c, int by)
         return;
     uint64_t n;
     int rc = db_zremrange(&srv.db, c->db, KEY(1), &sp, &n);
+    if (rc == 0 && n) {
+        cmd_notify_arg(c, SRV_NOTIFY_ZSET,
+                       by == DB_ZBY_RANK    ? "zremrangebyrank"
+                       : by == DB_ZBY_SCORE ? "zremrangebyscore"
+                                            : "zremrangebylex",
+                       1);
+        cmd_notify_emptied(c, 1);
+    }
     cmd_reply_int(c, rc, (int64_t)n);
 }
 
@@ -420,6 +439,14 @@ void cmd_zremrangebylex(struct conn *c)
     remrange_generic(c, DB_ZBY_LEX);
 }
 
+/* After a pop from the sorted set in argument i: "zpopmin"/"zpopmax", then
+ * "del" if it is gone. */
+static void notify_zpop(struct conn *c, int max, size_t i)
+{
+    cmd_notify_arg(c, SRV_NOTIFY_ZSET, max ? "zpopmax" : "zpopmin", i);
+    cmd_notify_emptied(c, i);
+}
+
 /* ZPOPMIN/ZPOPMAX key [count] */
 static void pop_generic(struct conn *c, int max)
 {
@@ -433,6 +460,8 @@ static void pop_generic(struct conn *c, int max)
     struct db_vec v;
     db_vec_init(&v);
     int rc = db_zpop(&srv.db, c->db, KEY(1), max, (uint64_t)count, &v);
+    if (rc == 0 && v.n)
+        notify_zpop(c, max, 1);
     if (rc) {
         cmd_reply_err(c, rc);
     } else if (c->argc == 2 || c->proto < 3) {
@@ -470,6 +499,8 @@ static bool pop_first(struct conn *c, size_t first, size_t last, int max, uint64
         db_vec_init(&v);
         int rc = db_zpop(&srv.db, c->db, KEY(i), max, count, &v);
         bool done = rc != 0 || v.n > 0;
+        if (rc == 0 && v.n)
+            notify_zpop(c, max, i);
         if (rc) {
             cmd_reply_err(c, rc);
         } else if (v.n && mpop) {
@@ -604,11 +635,18 @@ static void setop_generic(struct conn *c, int op, bool store)
     const struct db_str *keys = c->argv + at + 1;
     if (store) {
         uint64_t n;
+        bool had = cmd_notify_had(c, &c->argv[1]);
         int rc = db_zsetop_store(&srv.db, c->db, op, KEY(1), keys, (size_t)nk, weights, agg, &n);
-        if (rc)
+        if (rc) {
             cmd_reply_err(c, rc);
-        else
+        } else {
+            cmd_notify_store(c, SRV_NOTIFY_ZSET,
+                             op == DB_ZUNION   ? "zunionstore"
+                             : op == DB_ZINTER ? "zinterstore"
+                                               : "zdiffstore",
+                             &c->argv[1], n, had);
             resp_int(OUT(c), (int64_t)n);
+        }
     } else {
         struct db_vec v;
         db_vec_init(&v);

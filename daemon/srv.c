@@ -622,7 +622,9 @@ static void active_expire(void)
     bool more = true;
     while (more && mono_us() - t0 < limit) {
         uint64_t reaped = 0;
+        srv.reaping = true;
         int rc = db_reap(&srv.db, EXPIRE_BUDGET, &reaped, &more);
+        srv.reaping = false;
         if (rc) {
             srv_log(LOG_WARNING, "active expiry: %s %s", enc_strerror(rc), stor_errmsg());
             return;

@@ -62,6 +62,26 @@ struct srv_conf {
     double latency_pcts[16];       /* latency-tracking-info-percentiles */
     int latency_npcts;
     int64_t tracking_table_max_keys; /* CLIENT TRACKING's table; 0: no limit */
+    int notify_keyspace_events;      /* SRV_NOTIFY_* classes */
+};
+
+/* Keyspace notification classes (notify-keyspace-events): where events go
+ * (K, E) and which kinds are published (g $ l s h z x e t d; A is all of
+ * those). */
+enum {
+    SRV_NOTIFY_KEYSPACE = 1 << 0, /* K: __keyspace@<db>__:<key> gets the event */
+    SRV_NOTIFY_KEYEVENT = 1 << 1, /* E: __keyevent@<db>__:<event> gets the key */
+    SRV_NOTIFY_GENERIC = 1 << 2,  /* g */
+    SRV_NOTIFY_STRING = 1 << 3,   /* $ */
+    SRV_NOTIFY_LIST = 1 << 4,     /* l */
+    SRV_NOTIFY_SET = 1 << 5,      /* s */
+    SRV_NOTIFY_HASH = 1 << 6,     /* h */
+    SRV_NOTIFY_ZSET = 1 << 7,     /* z */
+    SRV_NOTIFY_EXPIRED = 1 << 8,  /* x */
+    SRV_NOTIFY_EVICTED = 1 << 9,  /* e: shmkv never evicts keys */
+    SRV_NOTIFY_STREAM = 1 << 10,  /* t: shmkv has no streams */
+    SRV_NOTIFY_MODULE = 1 << 11,  /* d: nor modules */
+    SRV_NOTIFY_ALL = 0xffc,
 };
 
 /* Sets the defaults: every field owns its strings (free with srv_conf_free). */
@@ -208,6 +228,7 @@ struct srv {
     struct srv_cursor *cursors;
     uint64_t cursor_next;
     struct srv_idle idle; /* keys' last use, for OBJECT IDLETIME */
+    bool reaping;         /* active expiry's record set is committing */
 };
 
 extern struct srv srv;

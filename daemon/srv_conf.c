@@ -16,7 +16,7 @@
 
 const char *srv_conf_file;
 
-enum ptype { P_INT, P_MEM, P_STR, P_BOOL, P_ENUM, P_OCTAL, P_BIND, P_CONST, P_PCTS };
+enum ptype { P_INT, P_MEM, P_STR, P_BOOL, P_ENUM, P_OCTAL, P_BIND, P_CONST, P_PCTS, P_NOTIFY };
 
 struct param {
     const char *name;
@@ -74,6 +74,7 @@ static const struct param params[] = {
     {"latency-monitor-threshold", P_INT, OFF(latency_monitor_threshold), true, 0, INT32_MAX, NULL,
      NULL},
     {"latency-tracking-info-percentiles", P_PCTS, 0, true, 0, 0, NULL, NULL},
+    {"notify-keyspace-events", P_NOTIFY, 0, true, 0, 0, NULL, NULL},
     {"tracking-table-max-keys", P_MEM, OFF(tracking_table_max_keys), true, 0, INT64_MAX, NULL,
      NULL},
     /* Redis parameters tools ask about: shmkv persists through RocksDB, not
@@ -181,6 +182,38 @@ static bool parse_mem(const char *s, int64_t *out)
     return true;
 }
 
+/* The notify-keyspace-events classes, in the order CONFIG GET lists them
+ * (A stands for all ten). */
+static const char NOTIFY_CHARS[] = "g$lshzxetd";
+
+/* notify-keyspace-events: each character a class, as Redis reads it; 0 or
+ * -1 with *err. Redis's n (a key was created) and m (a read missed) are
+ * refused rather than accepted and never sent. */
+static int notify_parse(const char *v, int *flags, const char **err)
+{
+    int f = 0;
+    for (; *v; v++) {
+        const char *k = strchr(NOTIFY_CHARS, *v);
+        if (k)
+            f |= SRV_NOTIFY_GENERIC << (k - NOTIFY_CHARS);
+        else if (*v == 'A')
+            f |= SRV_NOTIFY_ALL;
+        else if (*v == 'K')
+            f |= SRV_NOTIFY_KEYSPACE;
+        else if (*v == 'E')
+            f |= SRV_NOTIFY_KEYEVENT;
+        else if (*v == 'n' || *v == 'm') {
+            *err = "shmkv does not send new-key (n) or key-miss (m) events";
+            return -1;
+        } else {
+            *err = "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.";
+            return -1;
+        }
+    }
+    *flags = f;
+    return 0;
+}
+
 /* Applies one value; 0 or -1 with *err. */
 static int apply(struct srv_conf *c, const struct param *p, const char **argv, int argc,
                  const char **err)
@@ -234,6 +267,8 @@ static int apply(struct srv_conf *c, const struct param *p, const char **argv, i
     }
     const char *v = argv[0];
     switch (p->type) {
+    case P_NOTIFY:
+        return notify_parse(v, &c->notify_keyspace_events, err);
     case P_INT:
     case P_MEM: {
         int64_t x;
@@ -392,6 +427,21 @@ static void format(const struct srv_conf *c, const struct param *p, char *out, s
     case P_CONST:
         snprintf(out, cap, "%s", p->constval);
         break;
+    case P_NOTIFY: {
+        int f = c->notify_keyspace_events;
+        size_t n = 0;
+        if ((f & SRV_NOTIFY_ALL) == SRV_NOTIFY_ALL)
+            out[n++] = 'A';
+        for (int i = 0; NOTIFY_CHARS[i] && (f & SRV_NOTIFY_ALL) != SRV_NOTIFY_ALL; i++)
+            if (f & (SRV_NOTIFY_GENERIC << i))
+                out[n++] = NOTIFY_CHARS[i];
+        if (f & SRV_NOTIFY_KEYSPACE)
+            out[n++] = 'K';
+        if (f & SRV_NOTIFY_KEYEVENT)
+            out[n++] = 'E';
+        out[n] = '\0';
+        break;
+    }
     case P_PCTS: {
         size_t used = 0;
         out[0] = '\0';

@@ -570,7 +570,8 @@ int db_expire(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t
         goto out;
     if ((flags & DB_EXP_LT) && cur && when_ms >= cur)
         goto out;
-    if (when_ms <= stor_now_ms()) {
+    bool gone = when_ms <= stor_now_ms();
+    if (gone) {
         kc_del_meta(d, &kc);
     } else {
         kc.m.expire_ms = when_ms;
@@ -578,7 +579,7 @@ int db_expire(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t
     }
     rc = db_commit(d);
     if (rc == 0)
-        rc = 1;
+        rc = gone ? 2 : 1;
 out:
     kc_free(&kc);
     return rc;

@@ -133,7 +133,8 @@ int db_del(struct db *d, unsigned dbi, const char *key, size_t klen);
 enum { DB_EXP_NX = 1, DB_EXP_XX = 2, DB_EXP_GT = 4, DB_EXP_LT = 8 };
 /* Sets the expiry to when_ms, subject to NX/XX/GT/LT (a key without expiry
  * counts as infinite TTL). A time not in the future deletes the key.
- * 1 applied, 0 not (absent key or condition false). */
+ * 1 applied, 2 applied by deleting the key, 0 not (absent key or condition
+ * false). */
 int db_expire(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t when_ms,
               int flags);
 /* 1 removed an expiry, 0 key absent or had none. */
@@ -199,7 +200,8 @@ int db_usage(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t 
 int db_get(struct db *d, unsigned dbi, const char *key, size_t klen, char **v, size_t *vn);
 /* SETBIT: sets (on = 1) or clears bit `bit` (0 is the first byte's most
  * significant) of a string, growing it with zero bytes; the expiry stays.
- * *old: the bit before. ENC_ETOOBIG past max_string bytes. */
+ * *old: the bit before. 1 written; 0 when the bit already had that value
+ * (nothing written). ENC_ETOOBIG past max_string bytes. */
 int db_setbit(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t bit, int on,
               int *old);
 enum { DB_BF_GET, DB_BF_SET, DB_BF_INCRBY };
@@ -214,7 +216,8 @@ struct db_bfop {
  * old value, INCRBY's new one; nil[i] where FAIL refused a write. With any
  * SET or INCRBY the string first grows to hold the farthest field written
  * (created if absent); with GETs only nothing is written and an absent key
- * reads as zeros. */
+ * reads as zeros. 1 when a write grew the string or changed a field's value
+ * (Redis's condition for its "setbit" event), else 0. */
 int db_bitfield(struct db *d, unsigned dbi, const char *key, size_t klen, const struct db_bfop *ops,
                 size_t n, int64_t *out, bool *nil);
 enum { DB_BITOP_AND = 1, DB_BITOP_OR = 2, DB_BITOP_XOR = 3, DB_BITOP_NOT = 4 };
@@ -250,6 +253,9 @@ int db_set(struct db *d, unsigned dbi, const char *key, size_t klen, const char 
            uint64_t expire_ms, int flags, char **old, size_t *oldn);
 int db_getdel(struct db *d, unsigned dbi, const char *key, size_t klen, char **v, size_t *vn);
 enum { DB_GETEX_KEEP = 0, DB_GETEX_SET = 1, DB_GETEX_PERSIST = 2 };
+/* GETEX: *v is the value (malloc'd). 0: the expiry is unchanged; 1: it was
+ * set (SET) or removed (PERSIST); 2: a time not in the future deleted the
+ * key. */
 int db_getex(struct db *d, unsigned dbi, const char *key, size_t klen, int mode,
              uint64_t expire_ms, char **v, size_t *vn);
 /* kv: 2*npairs strings, key then value. nx: MSETNX (all or none).
@@ -444,6 +450,7 @@ int db_lrem(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t co
 /* *len: new length, -1 pivot not found, 0 key absent. */
 int db_linsert(struct db *d, unsigned dbi, const char *key, size_t klen, int before,
                const char *pivot, size_t pn, const char *v, size_t vn, int64_t *len);
+/* 1 trimmed (the key goes if nothing is left), 0 key absent. */
 int db_ltrim(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t start,
              int64_t stop);
 /* LPOS: positions of elem. rank != 0 (negative: from the tail), count 0 =

@@ -320,6 +320,8 @@ int db_ltrim(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t s
             kc_put_meta(d, &kc);
         }
         rc = db_commit(d);
+        if (rc == 0)
+            rc = 1;
     }
     kc_free(&kc);
     return rc == ENC_ENOTFOUND ? 0 : rc;

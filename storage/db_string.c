@@ -119,13 +119,20 @@ int db_getex(struct db *d, unsigned dbi, const char *key, size_t klen, int mode,
         goto out;
     *v = stor_xmemdup(kc.m.value, kc.m.vlen);
     *vn = kc.m.vlen;
-    if (mode == DB_GETEX_SET || (mode == DB_GETEX_PERSIST && kc.m.expire_ms)) {
+    if (mode == DB_GETEX_SET && expire_ms <= stor_now_ms()) {
+        kc_del_meta(d, &kc); /* a time already past deletes the key, as in Redis */
+        rc = 2;
+    } else if (mode == DB_GETEX_SET || (mode == DB_GETEX_PERSIST && kc.m.expire_ms)) {
         kc.m.expire_ms = mode == DB_GETEX_SET ? expire_ms : 0;
         put_string(d, &kc, kc.m.value, kc.m.vlen);
-        rc = db_commit(d);
-        if (rc) {
+        rc = 1;
+    }
+    if (rc) {
+        int crc = db_commit(d);
+        if (crc) {
             free(*v);
             *v = NULL;
+            rc = crc;
         }
     }
 out:
@@ -337,8 +344,11 @@ int db_setbit(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t
     }
     unsigned char mask = (unsigned char)(0x80u >> (bit & 7));
     *old = byte < oldn && ((unsigned char)kc.m.value[byte] & mask);
-    /* Written even when the bit is unchanged: the key counts as modified
-     * (WATCH), as in Redis. */
+    /* A bit that already has the value, in a string long enough, is no
+     * change: nothing is written (WATCH and events ignore it, as in Redis
+     * 7.0). */
+    if (byte < oldn && *old == (on != 0))
+        goto out;
     size_t nn = byte + 1 > oldn ? (size_t)byte + 1 : oldn;
     unsigned char *nv = stor_xmalloc(nn);
     if (oldn)
@@ -348,6 +358,8 @@ int db_setbit(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t
     put_string(d, &kc, (const char *)nv, nn);
     rc = commit_or(d, 0);
     free(nv);
+    if (rc == 0)
+        rc = 1;
 out:
     kc_free(&kc);
     return rc;
@@ -512,7 +524,8 @@ int db_bitfield(struct db *d, unsigned dbi, const char *key, size_t klen, const 
     if (len)
         memcpy(buf, kc.m.value, len);
     memset(buf + len, 0, nn - len);
-    bool changed = need > len;
+    bool grown = need > len, changed = grown;
+    int changes = 0; /* writes that grew the string or changed a field */
     for (size_t i = 0; i < n; i++) {
         const struct db_bfop *o = &ops[i];
         int64_t cur = bf_value(o, bf_read(buf, nn, o->offset, o->bits)), v;
@@ -529,11 +542,14 @@ int db_bitfield(struct db *d, unsigned dbi, const char *key, size_t klen, const 
         bf_write(buf, o->offset, o->bits, (uint64_t)v);
         out[i] = o->op == DB_BF_SET ? cur : v;
         changed = true;
+        changes += grown || v != cur;
     }
     if (changed) {
         put_string(d, &kc, (const char *)buf, nn);
         rc = db_commit(d);
     }
+    if (rc == 0 && changes)
+        rc = 1;
     free(buf);
     kc_free(&kc);
     return rc;

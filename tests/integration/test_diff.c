@@ -19,6 +19,11 @@
  * redis-server's answer: so the cache never disagrees with storage after
  * any write command. The run reports how many of those reads the cache
  * served.
+ *
+ * Keyspace notifications: the random run (and the GEO and HyperLogLog
+ * runs) enable notify-keyspace-events KEA on both servers, with a
+ * subscriber to every keyspace and keyevent channel on each; every few
+ * commands the two event streams so far are compared, in order.
  */
 #include "harness.h"
 
@@ -982,6 +987,122 @@ static int group_teardown(void **state)
     return rc == 0 ? 0 : -1;
 }
 
+/* ---- keyspace notifications ---- */
+
+/* A subscriber on each server to every __keyspace@*__ and __keyevent@*__
+ * channel, and to a sync channel: to compare the events of the commands
+ * sent since the last check, each command connection publishes a mark on
+ * the sync channel, and each subscriber's messages are read up to it (a
+ * server's messages to one subscriber keep their order). */
+struct evwatch {
+    redisContext *sub[2];   /* redis-server's, shmkvd's */
+    redisContext *cmd[2];   /* the connections the commands go through */
+    long marks, events, steps;
+    char recent[16][256];   /* the last commands, shown on a mismatch */
+    size_t nrecent;
+};
+
+static void ev_start(struct evwatch *w, redisContext *rc, redisContext *kc)
+{
+    memset(w, 0, sizeof *w);
+    w->cmd[0] = rc;
+    w->cmd[1] = kc;
+    int ports[2] = {R.port, K.port};
+    for (int i = 0; i < 2; i++) {
+        redisReply *r = redisCommand(w->cmd[i], "CONFIG SET notify-keyspace-events KEA");
+        assert_non_null(r);
+        assert_int_equal(r->type, REDIS_REPLY_STATUS);
+        freeReplyObject(r);
+        w->sub[i] = h_connect_port(ports[i]);
+        assert_non_null(w->sub[i]);
+        r = redisCommand(w->sub[i], "PSUBSCRIBE __key*@*__:*");
+        assert_non_null(r);
+        freeReplyObject(r);
+        r = redisCommand(w->sub[i], "SUBSCRIBE diff-sync");
+        assert_non_null(r);
+        freeReplyObject(r);
+    }
+}
+
+static void ev_check(struct evwatch *w, const char *what);
+
+/* After each command (ac words av): remembers it for a mismatch report,
+ * and compares the events every 8 commands. */
+static void ev_step(struct evwatch *w, const char *what, int ac, const char *const *av)
+{
+    char *line = w->recent[w->nrecent++ % 16];
+    size_t u = (size_t)snprintf(line, 256, "%ld:", w->steps);
+    for (int j = 0; j < ac && u < 250; j++)
+        u += (size_t)snprintf(line + u, 256 - u, " '%s'", av[j]);
+    if (++w->steps % 8 == 0)
+        ev_check(w, what);
+}
+
+/* Reads sub's messages up to the sync mark into buf as "channel message"
+ * lines; false if the mark did not come. */
+static bool ev_collect(redisContext *sub, const char *mark, char *buf, size_t cap, long *n)
+{
+    size_t u = 0;
+    buf[0] = '\0';
+    for (;;) {
+        redisReply *r;
+        if (redisGetReply(sub, (void **)&r) != REDIS_OK || !r)
+            return false;
+        bool ok = r->type == REDIS_REPLY_ARRAY && r->elements >= 3;
+        if (ok && r->elements == 3 && !strcmp(r->element[1]->str, "diff-sync")) {
+            bool done = !strcmp(r->element[2]->str, mark);
+            freeReplyObject(r);
+            if (done)
+                return true;
+            continue;
+        }
+        if (ok && r->elements == 4 && u < cap - 1) {
+            u += (size_t)snprintf(buf + u, cap - u, "%.*s %.*s\n", (int)r->element[2]->len,
+                                  r->element[2]->str, (int)r->element[3]->len,
+                                  r->element[3]->str);
+            (*n)++;
+        }
+        freeReplyObject(r);
+    }
+}
+
+/* Compares the events since the last check; fails with both streams and
+ * the last commands when they differ. */
+static void ev_check(struct evwatch *w, const char *what)
+{
+    static char got[2][16384];
+    char mark[32];
+    snprintf(mark, sizeof mark, "%ld", ++w->marks);
+    long n[2] = {0, 0};
+    for (int i = 0; i < 2; i++) {
+        redisReply *r = redisCommand(w->cmd[i], "PUBLISH diff-sync %s", mark);
+        assert_non_null(r);
+        freeReplyObject(r);
+        if (!ev_collect(w->sub[i], mark, got[i], sizeof got[i], &n[i]))
+            fail_msg("%s: %s's keyspace events did not arrive", what,
+                     i ? "shmkvd" : "redis-server");
+    }
+    if (strcmp(got[0], got[1])) {
+        printf("%s: keyspace events differ after these commands:\n", what);
+        for (size_t j = w->nrecent > 16 ? w->nrecent - 16 : 0; j < w->nrecent; j++)
+            printf("  %s\n", w->recent[j % 16]);
+        fail_msg("redis-server:\n%sshmkvd:\n%s", got[0], got[1]);
+    }
+    w->events += n[0];
+    w->nrecent = 0;
+}
+
+/* Compares what is left, then turns the events off. */
+static void ev_stop(struct evwatch *w, const char *what)
+{
+    ev_check(w, what);
+    for (int i = 0; i < 2; i++) {
+        redisReply *r = redisCommand(w->cmd[i], "CONFIG SET notify-keyspace-events %s", "");
+        freeReplyObject(r);
+        redisFree(w->sub[i]);
+    }
+}
+
 static void test_diff_random_commands(void **state)
 {
     (void)state;
@@ -992,6 +1113,8 @@ static void test_diff_random_commands(void **state)
     prng = seed * 0xbf58476d1ce4e5b9ull + 7;
     long compared = 0, kinds[8] = {0}, probes = 0, served = 0;
     bool trace = getenv("SHMKV_DIFF_TRACE") != NULL;
+    struct evwatch ev;
+    ev_start(&ev, cr, ck);
     for (long i = 0; i < count; i++) {
         enum cmp how = gen();
         if (trace) {
@@ -1025,7 +1148,9 @@ static void test_diff_random_commands(void **state)
         compared++;
         probe(seed, i, &served);
         probes++;
+        ev_step(&ev, "random commands", argc, argv);
     }
+    ev_stop(&ev, "random commands");
     printf("test_diff: seed %llu, %ld commands compared, all equivalent (replies: %ld errors, "
            "%ld nil, %ld integers, %ld strings, %ld empty arrays, %ld non-empty arrays)\n",
            (unsigned long long)seed, compared, kinds[0], kinds[1], kinds[2], kinds[3], kinds[4],
@@ -1033,6 +1158,8 @@ static void test_diff_random_commands(void **state)
     printf("test_diff: %ld cache reads after those commands agreed with redis-server, %ld of "
            "them served from shared memory\n",
            probes, served);
+    printf("test_diff: %ld keyspace events, identical in content and order\n", ev.events);
+    assert_true(ev.events > count / 2);
     assert_true(served > probes / 3);
     /* A run that compared nothing interesting proves nothing. */
     assert_true(kinds[2] > count / 10 && kinds[5] > count / 20 && kinds[0] > count / 50);
@@ -1739,6 +1866,48 @@ static void test_diff_tracking(void **state)
            steps, bytes);
 }
 
+/* Keyspace events where the random run does not go: a blocked client
+ * served by another's push (its pop's events follow the push's), a
+ * transaction, RENAME/COPY/MOVE across databases, SMOVE's three cases,
+ * SORT STORE, GETEX with a past time, and a RESP3 client subscribed to its
+ * own events (the pushes come before the reply, byte for byte). */
+static const struct conn_step KEYSPACE_SCRIPT[] = {
+    {1, "CONFIG SET notify-keyspace-events KEA"}, {0, "PSUBSCRIBE __key*__:*"},
+    {2, "BLPOP kq 5"}, {1, "RPUSH kq a b"}, {2, "BLMOVE kq kd RIGHT LEFT 5"},
+    {2, "BZPOPMIN kz 5"}, {1, "ZADD kz 1 a 2 b"}, {1, "ZINCRBY kz 0 b"},
+    {1, "ZADD kz INCR 1 b"}, {1, "MULTI"}, {1, "SET km 1"}, {1, "INCR km"},
+    {1, "EXPIRE km 100"}, {1, "EXEC"}, {1, "PERSIST km"}, {1, "PERSIST km"},
+    {1, "GETEX km PXAT 1"}, {1, "SET kr 1"}, {1, "RENAME kr kr"}, {1, "RENAME kr kr2"},
+    {1, "RENAMENX kr2 kd"}, {1, "COPY kr2 kr3 DB 2"}, {1, "MOVE kr2 3"}, {1, "SELECT 3"},
+    {1, "DEL kr2 nokey"}, {1, "SELECT 0"}, {1, "SADD ks a b"}, {1, "SMOVE ks ks a"},
+    {1, "SMOVE ks ks2 a"}, {1, "SADD ks a"}, {1, "SMOVE ks ks2 a"}, {1, "SMOVE ks ks2 b"},
+    {1, "RPUSH kl 3 1 2"}, {1, "SORT kl STORE ksorted"}, {1, "SORT nokey STORE ksorted"},
+    {1, "LTRIM kl 5 6"}, {1, "EXPIRE kd -1"}, {1, "HSET kh a 1 b 2"}, {1, "HDEL kh a b c"},
+    {3, "HELLO 3"}, {3, "PSUBSCRIBE __keyevent@0__:*"}, {3, "SET self 1"},
+    {3, "APPEND self 2"}, {3, "DEL self"}, {3, "PUNSUBSCRIBE"}, {1, "FLUSHALL"},
+    {0, "PUNSUBSCRIBE"},
+};
+
+static void test_diff_keyspace_events(void **state)
+{
+    (void)state;
+    size_t steps = sizeof KEYSPACE_SCRIPT / sizeof KEYSPACE_SCRIPT[0];
+    size_t bytes = run_conn_script("keyspace events", KEYSPACE_SCRIPT, steps, 4);
+    /* (The CLIENT KILL script before closed the random run's connections.) */
+    redisContext *dr = h_connect_port(R.port), *dk = h_connect_port(K.port);
+    assert_true(dr && dk);
+    redisReply *a = redisCommand(dr, "CONFIG SET notify-keyspace-events %s", "");
+    redisReply *b = redisCommand(dk, "CONFIG SET notify-keyspace-events %s", "");
+    assert_true(a && b && a->type == REDIS_REPLY_STATUS && b->type == REDIS_REPLY_STATUS);
+    freeReplyObject(a);
+    freeReplyObject(b);
+    redisFree(dr);
+    redisFree(dk);
+    printf("test_diff: keyspace events: %zu steps on four connections, %zu bytes received, "
+           "identical to redis-server's\n",
+           steps, bytes);
+}
+
 /* LCS against redis-server: seeded pairs of strings over two- to
  * four-letter alphabets (many equal-length subsequences, so the tie rule
  * decides which one and which runs), empty and absent keys, each asked
@@ -2006,6 +2175,8 @@ static void test_diff_hyperloglog(void **state)
     char (*words)[16] = malloc(MAXARGS * sizeof *words);
     uint64_t r = 0x4c4c5948; /* "HYLL" */
     size_t compared = 0, dense = 0;
+    struct evwatch ev;
+    ev_start(&ev, dr, dk);
     for (int step = 0; step < STEPS; step++) {
         int ac = 0, op = (int)(t_rnd(&r) % 20);
         const char *name = op < 11 ? "PFADD" : op < 16 ? "PFCOUNT" : op < 18 ? "PFMERGE" : "GET";
@@ -2042,7 +2213,9 @@ static void test_diff_hyperloglog(void **state)
         freeReplyObject(a);
         freeReplyObject(b);
         compared++;
+        ev_step(&ev, "HyperLogLog", ac, av);
     }
+    ev_stop(&ev, "HyperLogLog");
     /* The errors, and a sketch written as a plain string. */
     static const char *script[][4] = {
         {"SET", "hs", "not a sketch"}, {"PFADD", "hs", "x"}, {"PFCOUNT", "hs"},
@@ -2088,8 +2261,9 @@ static void test_diff_hyperloglog(void **state)
     }
     assert_true(dense > 0); /* the dense layout was compared too */
     printf("test_diff: %zu HyperLogLog commands (%zu GETs of dense sketches) identical to "
-           "redis-server's, sketch bytes included\n",
-           compared, dense);
+           "redis-server's, sketch bytes included; %ld keyspace events identical\n",
+           compared, dense, ev.events);
+    assert_true(ev.events > 100);
     free(av);
     free(al);
     free(words);
@@ -2144,6 +2318,8 @@ static void geo_point(uint64_t *r, int k, double *lon, double *lat)
     }
 }
 
+static struct evwatch *geo_ev; /* the GEO run's event comparison */
+
 static void geo_compare(redisContext *dr, redisContext *dk, struct gargs *g, size_t *n)
 {
     redisReply *a = redisCommandArgv(dr, g->n, g->v, NULL);
@@ -2159,6 +2335,7 @@ static void geo_compare(redisContext *dr, redisContext *dk, struct gargs *g, siz
     freeReplyObject(a);
     freeReplyObject(b);
     (*n)++;
+    ev_step(geo_ev, "GEO", g->n, g->v);
 }
 
 static void test_diff_geo(void **state)
@@ -2172,6 +2349,9 @@ static void test_diff_geo(void **state)
     uint64_t r = 0x47454f; /* "GEO" */
     size_t compared = 0, hits = 0;
     struct gargs g;
+    struct evwatch ev;
+    ev_start(&ev, dr, dk);
+    geo_ev = &ev;
     for (int k = 0; k < 3; k++) {
         for (int batch = 0; batch < 40; batch++) {
             g.n = 0;
@@ -2296,6 +2476,8 @@ static void test_diff_geo(void **state)
                 : peek && peek->type == REDIS_REPLY_INTEGER ? (size_t)peek->integer
                                                             : 0;
         freeReplyObject(peek);
+        /* The same to shmkvd, so the keyspace events stay in step. */
+        freeReplyObject(redisCommandArgv(dk, g.n, g.v, NULL));
         geo_compare(dr, dk, &g, &compared);
         if (store) {
             struct gargs z = {.n = 0};
@@ -2392,8 +2574,12 @@ static void test_diff_geo(void **state)
     assert_true(hits > 1000); /* the searches found things */
     freeReplyObject(redisCommand(dr, "DEL geo0 geo1 geo2 geodst geostr"));
     freeReplyObject(redisCommand(dk, "DEL geo0 geo1 geo2 geodst geostr"));
-    printf("test_diff: %zu GEO commands identical to redis-server's (%zu members found)\n",
-           compared, hits);
+    ev_stop(&ev, "GEO");
+    geo_ev = NULL;
+    printf("test_diff: %zu GEO commands identical to redis-server's (%zu members found), "
+           "%ld keyspace events identical\n",
+           compared, hits, ev.events);
+    assert_true(ev.events > 100);
     redisFree(dr);
     redisFree(dk);
 }
@@ -2407,6 +2593,7 @@ int main(void)
         cmocka_unit_test(test_diff_resp3_replies),
         cmocka_unit_test(test_diff_pubsub),
         cmocka_unit_test(test_diff_tracking),
+        cmocka_unit_test(test_diff_keyspace_events),
         cmocka_unit_test(test_diff_hyperloglog),
         cmocka_unit_test(test_diff_monitor),
         cmocka_unit_test(test_diff_lcs),

@@ -967,6 +967,78 @@ static redisReply *next_message(redisContext *sub)
     return m;
 }
 
+static void expect_notify_conf(redisContext *c, const char *want)
+{
+    redisReply *r = H_CMD(c, "CONFIG GET notify-keyspace-events");
+    assert_int_equal(r->elements, 2);
+    assert_string_equal(r->element[1]->str, want);
+    freeReplyObject(r);
+}
+
+/* Keyspace notifications beyond what test_diff compares with redis-server:
+ * "expired" events from active expiry (their timing differs between the
+ * servers), the class filter, the configuration's spelling, and the
+ * classes shmkv refuses. */
+static void test_srv_keyspace_expired(void **state)
+{
+    redisContext *c = *state, *sub = h_connect_port(S.port);
+    assert_non_null(sub);
+    h_expect_status(c, "OK", "CONFIG SET notify-keyspace-events Ex");
+    expect_notify_conf(c, "xE");
+    redisReply *r = H_CMD(c, "CONFIG SET notify-keyspace-events KEAn");
+    assert_int_equal(r->type, REDIS_REPLY_ERROR);
+    assert_non_null(strstr(r->str, "new-key (n)"));
+    freeReplyObject(r);
+    r = H_CMD(c, "CONFIG SET notify-keyspace-events Kq");
+    assert_int_equal(r->type, REDIS_REPLY_ERROR);
+    assert_non_null(strstr(r->str, "Invalid event class character"));
+    freeReplyObject(r);
+    expect_notify_conf(c, "xE"); /* unchanged */
+    freeReplyObject(H_CMD(sub, "PSUBSCRIBE __keyevent@*__:*"));
+    /* Only the x class is on: the SET and DEL send nothing. */
+    h_expect_status(c, "OK", "SET ks:plain v");
+    h_expect_int(c, 1, "DEL ks:plain");
+    h_expect_status(c, "OK", "SET ks:e v PX 50");
+    h_expect_status(c, "OK", "SELECT 3");
+    h_expect_status(c, "OK", "SET ks:f v PX 80");
+    h_expect_status(c, "OK", "SELECT 0");
+    const char *want[][2] = {{"__keyevent@0__:expired", "ks:e"},
+                             {"__keyevent@3__:expired", "ks:f"}};
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(redisGetReply(sub, (void **)&r), REDIS_OK);
+        assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+        assert_int_equal(r->elements, 4);
+        assert_string_equal(r->element[0]->str, "pmessage");
+        assert_string_equal(r->element[2]->str, want[i][0]);
+        assert_string_equal(r->element[3]->str, want[i][1]);
+        freeReplyObject(r);
+    }
+    h_expect_status(c, "OK", "CONFIG SET notify-keyspace-events A");
+    expect_notify_conf(c, "A");
+    h_expect_status(c, "OK", "CONFIG SET notify-keyspace-events %s", "");
+    redisFree(sub);
+    /* SETBIT of a bit that already has the value changes nothing: a
+     * WATCH on the key survives it, as in Redis 7.0. */
+    redisContext *o = h_connect_port(S.port);
+    h_expect_int(c, 0, "SETBIT ks:b 9 1");
+    h_expect_status(c, "OK", "WATCH ks:b");
+    h_expect_int(o, 1, "SETBIT ks:b 9 1");
+    h_expect_status(c, "OK", "MULTI");
+    h_expect_status(c, "QUEUED", "PING");
+    r = H_CMD(c, "EXEC");
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    freeReplyObject(r);
+    h_expect_status(c, "OK", "WATCH ks:b");
+    h_expect_int(o, 1, "SETBIT ks:b 9 0");
+    h_expect_status(c, "OK", "MULTI");
+    h_expect_status(c, "QUEUED", "PING");
+    r = H_CMD(c, "EXEC");
+    assert_int_equal(r->type, REDIS_REPLY_NIL);
+    freeReplyObject(r);
+    h_expect_int(c, 1, "DEL ks:b");
+    redisFree(o);
+}
+
 static void test_srv_tracking_lifecycle(void **state)
 {
     redisContext *c = *state, *sub = h_connect_port(S.port);
@@ -1477,6 +1549,7 @@ int main(void)
         T(test_srv_client_commands),    T(test_srv_hello_resp3),
         T(test_srv_config_info_command), T(test_srv_slowlog), T(test_srv_latency),
         T(test_srv_tracking_lifecycle),
+        T(test_srv_keyspace_expired),
         T(test_srv_bgsave_lastsave),    T(test_srv_compact),
         T(test_srv_unix_socket),        T(test_srv_active_expiry),
         T(test_srv_auth_and_limits),    T(test_srv_object_idletime), T(test_srv_memory), T(test_srv_lcs_limit),

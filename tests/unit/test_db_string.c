@@ -139,16 +139,25 @@ static void test_db_string_getdel_getex(void **state)
     size_t vn;
     uint64_t e;
     assert_int_equal(db_set(d, 0, K("k"), K("v"), 0, 0, NULL, NULL), 1);
-    assert_int_equal(db_getex(d, 0, K("k"), DB_GETEX_SET, 9000, &v, &vn), 0);
+    assert_int_equal(db_getex(d, 0, K("k"), DB_GETEX_SET, 9000, &v, &vn), 1);
     free(v);
     assert_int_equal(db_expiretime(d, 0, K("k"), &e), 0);
     assert_true(e == 9000);
-    assert_int_equal(db_getex(d, 0, K("k"), DB_GETEX_PERSIST, 0, &v, &vn), 0);
+    assert_int_equal(db_getex(d, 0, K("k"), DB_GETEX_PERSIST, 0, &v, &vn), 1);
     free(v);
     assert_int_equal(db_expiretime(d, 0, K("k"), &e), 0);
     assert_true(e == 0);
+    /* PERSIST of a key with no expiry changes nothing */
+    assert_int_equal(db_getex(d, 0, K("k"), DB_GETEX_PERSIST, 0, &v, &vn), 0);
+    free(v);
     assert_int_equal(db_getex(d, 0, K("k"), DB_GETEX_KEEP, 0, &v, &vn), 0);
     free(v);
+    /* a time not in the future deletes the key, and the value is returned */
+    assert_int_equal(db_set(d, 0, K("p"), K("w"), 0, 0, NULL, NULL), 1);
+    assert_int_equal(db_getex(d, 0, K("p"), DB_GETEX_SET, 5000, &v, &vn), 2);
+    assert_memory_equal(v, "w", 1);
+    free(v);
+    assert_int_equal(db_exists(d, 0, K("p")), 0);
     assert_int_equal(db_getdel(d, 0, K("k"), &v, &vn), 0);
     assert_memory_equal(v, "v", 1);
     free(v);
@@ -276,12 +285,22 @@ static void test_db_string_setbit_bitop(void **state)
     int old = -1;
     /* Bit 0 is the first byte's high bit; the string grows with zeros and
      * keeps its expiry. */
-    assert_int_equal(db_setbit(d, 0, K("b"), 1, 1, &old), 0);
+    assert_int_equal(db_setbit(d, 0, K("b"), 1, 1, &old), 1);
     assert_int_equal(old, 0);
-    assert_int_equal(db_setbit(d, 0, K("b"), 17, 1, &old), 0);
+    assert_int_equal(db_setbit(d, 0, K("b"), 17, 1, &old), 1);
     assert_bytes(d, "b", "\x40\x00\x40");
+    /* the same value again: no change, nothing written */
+    assert_int_equal(db_setbit(d, 0, K("b"), 17, 1, &old), 0);
+    assert_int_equal(old, 1);
+    /* a clear bit past the end still grows the string */
+    assert_int_equal(db_setbit(d, 0, K("g"), 15, 0, &old), 1);
+    assert_int_equal(old, 0);
+    uint64_t glen;
+    assert_int_equal(db_strlen(d, 0, K("g"), &glen), 0);
+    assert_int_equal(glen, 2);
+    assert_int_equal(db_del(d, 0, K("g")), 1);
     assert_int_equal(db_expire(d, 0, K("b"), stor_now_ms() + 100000, 0), 1);
-    assert_int_equal(db_setbit(d, 0, K("b"), 1, 0, &old), 0);
+    assert_int_equal(db_setbit(d, 0, K("b"), 1, 0, &old), 1);
     assert_int_equal(old, 1);
     assert_bytes(d, "b", "\x00\x00\x40");
     uint64_t exp;
@@ -333,7 +352,8 @@ static void test_db_string_bitfield(void **state)
     assert_int_equal(db_bitfield(d, 0, K("b"), &get, 1, out, nil), 0);
     assert_int_equal(out[0], 0);
     assert_int_equal(db_exists(d, 0, K("b")), 0);
-    /* A refused write still grows the string to its field (Redis's order). */
+    /* A refused write still grows the string to its field (Redis's order),
+     * yet counts as no change (0). */
     struct db_bfop fail = {.op = DB_BF_INCRBY, .bits = 8, .offset = 100, .value = 300,
                            .overflow = DB_BF_FAIL};
     assert_int_equal(db_bitfield(d, 0, K("b"), &fail, 1, out, nil), 0);
@@ -350,7 +370,7 @@ static void test_db_string_bitfield(void **state)
          .overflow = DB_BF_FAIL},
         {.op = DB_BF_GET, .sign = 0, .bits = 5, .offset = 6},
     };
-    assert_int_equal(db_bitfield(d, 0, K("b"), ops, 4, out, nil), 0);
+    assert_int_equal(db_bitfield(d, 0, K("b"), ops, 4, out, nil), 1);
     assert_int_equal(out[0], 0);  /* SET answers the old value; 100 wraps to 4 */
     assert_int_equal(out[1], 15); /* 4 + 20 saturates at 15 */
     assert_true(nil[2]);          /* 15 - 100 < -16: refused */
@@ -369,7 +389,7 @@ static void test_db_string_bitfield(void **state)
          .overflow = DB_BF_SAT},
         {.op = DB_BF_GET, .sign = 0, .bits = 63, .offset = 64},
     };
-    assert_int_equal(db_bitfield(d, 0, K("c"), big, 4, out, nil), 0);
+    assert_int_equal(db_bitfield(d, 0, K("c"), big, 4, out, nil), 1);
     assert_true(out[1] == INT64_MIN);
     assert_true(out[3] == INT64_MAX);
     /* Redis's test wraps for extreme values: SAT stores the maximum for
@@ -382,9 +402,12 @@ static void test_db_string_bitfield(void **state)
          .overflow = DB_BF_SAT},
         {.op = DB_BF_GET, .sign = 1, .bits = 5, .offset = 0},
     };
-    assert_int_equal(db_bitfield(d, 0, K("q"), quirk, 4, out, nil), 0);
+    assert_int_equal(db_bitfield(d, 0, K("q"), quirk, 4, out, nil), 1);
     assert_int_equal(out[1], 15);
     assert_int_equal(out[3], -16);
+    /* Writing the value a field already holds changes nothing: 0. */
+    assert_int_equal(db_bitfield(d, 0, K("q"), quirk + 2, 1, out, nil), 0);
+    assert_int_equal(out[0], -16);
 }
 
 static void test_db_keys_del_type_exists(void **state)
@@ -434,7 +457,7 @@ static void test_db_keys_expire_flags(void **state)
     assert_int_equal(db_persist(d, 0, K("k")), 0);
     assert_int_equal(db_persist(d, 0, K("none")), 0);
     /* An expiry not in the future deletes the key. */
-    assert_int_equal(db_expire(d, 0, K("k"), 1000, 0), 1);
+    assert_int_equal(db_expire(d, 0, K("k"), 1000, 0), 2);
     assert_int_equal(db_exists(d, 0, K("k")), 0);
 }
 
