@@ -114,40 +114,93 @@ static void sub_name(const struct conn *c, const struct cmd *cmd, char *out, siz
         out[i] = (char)tolower((unsigned char)out[i]);
 }
 
-/* The arity of each subcommand shmkvd has (Redis's, with the container's
- * name counted), checked before the command runs as Redis checks it: a
- * wrong count is a rejected call and, inside MULTI, discards the
- * transaction. */
-static const struct {
-    const char *name;
-    int arity;
-} sub_arities[] = {
-    {"client|caching", 3},   {"client|getname", 2},  {"client|getredir", 2},
-    {"client|help", 2},      {"client|id", 2},       {"client|info", 2},
-    {"client|kill", -3},     {"client|list", -2},    {"client|no-evict", 3},
-    {"client|pause", -3},    {"client|reply", 3},    {"client|setname", 3},
-    {"client|tracking", -3}, {"client|trackinginfo", 2}, {"client|unblock", -3},
-    {"client|unpause", 2},   {"command|count", 2},   {"command|docs", -2},
-    {"command|getkeys", -4}, {"command|help", 2},    {"command|info", -2},
-    {"command|list", -2},    {"config|get", -3},     {"config|help", 2},
-    {"config|resetstat", 2}, {"config|rewrite", 2},  {"config|set", -4},
-    {"latency|doctor", 2},   {"latency|graph", 3},   {"latency|help", 2},
-    {"latency|histogram", -2}, {"latency|history", 3}, {"latency|latest", 2},
-    {"latency|reset", -2},   {"memory|help", 2},     {"memory|malloc-stats", 2},
-    {"memory|purge", 2},     {"memory|usage", -3},   {"object|encoding", 3},
-    {"object|freq", 3},      {"object|help", 2},     {"object|idletime", 3},
-    {"object|refcount", 3},  {"pubsub|channels", -2}, {"pubsub|help", 2},
-    {"pubsub|numpat", 2},    {"pubsub|numsub", -2},  {"pubsub|shardchannels", -2},
-    {"pubsub|shardnumsub", -2}, {"slowlog|get", -2}, {"slowlog|help", 2},
-    {"slowlog|len", 2},      {"slowlog|reset", 2},
+/* The subcommands shmkvd has, as Redis 7.0 describes them (COMMAND INFO,
+ * COMMAND LIST): arity with the container's name counted, flags, key
+ * positions and ACL categories. The arity is checked before the command
+ * runs, as Redis checks it: a wrong count is a rejected call and, inside
+ * MULTI, discards the transaction. */
+#define A_ CMD_ADMIN
+#define R_ CMD_READONLY
+#define CONN_ "@slow @connection"
+#define ADM_CONN "@admin @slow @dangerous @connection"
+#define ADM "@admin @slow @dangerous"
+static const struct cmd_sub subs[] = {
+    {"client|caching", 3, 0, 0, 0, 0, CONN_},
+    {"client|getname", 2, 0, 0, 0, 0, CONN_},
+    {"client|getredir", 2, 0, 0, 0, 0, CONN_},
+    {"client|help", 2, 0, 0, 0, 0, CONN_},
+    {"client|id", 2, 0, 0, 0, 0, CONN_},
+    {"client|info", 2, 0, 0, 0, 0, CONN_},
+    {"client|kill", -3, A_, 0, 0, 0, ADM_CONN},
+    {"client|list", -2, A_, 0, 0, 0, ADM_CONN},
+    {"client|no-evict", 3, A_, 0, 0, 0, ADM_CONN},
+    {"client|pause", -3, A_, 0, 0, 0, ADM_CONN},
+    {"client|reply", 3, 0, 0, 0, 0, CONN_},
+    {"client|setname", 3, 0, 0, 0, 0, CONN_},
+    {"client|tracking", -3, 0, 0, 0, 0, CONN_},
+    {"client|trackinginfo", 2, 0, 0, 0, 0, CONN_},
+    {"client|unblock", -3, A_, 0, 0, 0, ADM_CONN},
+    {"client|unpause", 2, A_, 0, 0, 0, ADM_CONN},
+    {"command|count", 2, 0, 0, 0, 0, CONN_},
+    {"command|docs", -2, 0, 0, 0, 0, CONN_},
+    {"command|getkeys", -4, 0, 0, 0, 0, CONN_},
+    {"command|help", 2, 0, 0, 0, 0, CONN_},
+    {"command|info", -2, 0, 0, 0, 0, CONN_},
+    {"command|list", -2, 0, 0, 0, 0, CONN_},
+    {"config|get", -3, A_, 0, 0, 0, ADM},
+    {"config|help", 2, 0, 0, 0, 0, "@slow"},
+    {"config|resetstat", 2, A_, 0, 0, 0, ADM},
+    {"config|rewrite", 2, A_, 0, 0, 0, ADM},
+    {"config|set", -4, A_, 0, 0, 0, ADM},
+    {"latency|doctor", 2, A_, 0, 0, 0, ADM},
+    {"latency|graph", 3, A_, 0, 0, 0, ADM},
+    {"latency|help", 2, 0, 0, 0, 0, "@slow"},
+    {"latency|histogram", -2, A_, 0, 0, 0, ADM},
+    {"latency|history", 3, A_, 0, 0, 0, ADM},
+    {"latency|latest", 2, A_, 0, 0, 0, ADM},
+    {"latency|reset", -2, A_, 0, 0, 0, ADM},
+    {"memory|help", 2, 0, 0, 0, 0, "@slow"},
+    {"memory|malloc-stats", 2, 0, 0, 0, 0, "@slow"},
+    {"memory|purge", 2, 0, 0, 0, 0, "@slow"},
+    {"memory|usage", -3, R_, 2, 2, 1, "@read @slow"},
+    {"object|encoding", 3, R_, 2, 2, 1, "@keyspace @read @slow"},
+    {"object|freq", 3, R_, 2, 2, 1, "@keyspace @read @slow"},
+    {"object|help", 2, 0, 0, 0, 0, "@keyspace @slow"},
+    {"object|idletime", 3, R_, 2, 2, 1, "@keyspace @read @slow"},
+    {"object|refcount", 3, R_, 2, 2, 1, "@keyspace @read @slow"},
+    {"pubsub|channels", -2, 0, 0, 0, 0, "@pubsub @slow"},
+    {"pubsub|help", 2, 0, 0, 0, 0, "@slow"},
+    {"pubsub|numpat", 2, 0, 0, 0, 0, "@pubsub @slow"},
+    {"pubsub|numsub", -2, 0, 0, 0, 0, "@pubsub @slow"},
+    {"pubsub|shardchannels", -2, 0, 0, 0, 0, "@pubsub @slow"},
+    {"pubsub|shardnumsub", -2, 0, 0, 0, 0, "@pubsub @slow"},
+    {"slowlog|get", -2, A_, 0, 0, 0, ADM},
+    {"slowlog|help", 2, 0, 0, 0, 0, "@slow"},
+    {"slowlog|len", 2, A_, 0, 0, 0, ADM},
+    {"slowlog|reset", 2, A_, 0, 0, 0, ADM},
 };
+#undef A_
+#undef R_
+#undef CONN_
+#undef ADM_CONN
+#undef ADM
 
-static int sub_arity(const char *name)
+size_t cmd_sub_count(void)
 {
-    for (size_t i = 0; i < sizeof sub_arities / sizeof sub_arities[0]; i++)
-        if (!strcmp(sub_arities[i].name, name))
-            return sub_arities[i].arity;
-    return 0;
+    return sizeof subs / sizeof subs[0];
+}
+
+const struct cmd_sub *cmd_sub_at(size_t i)
+{
+    return &subs[i];
+}
+
+const struct cmd_sub *cmd_sub_lookup(const char *name, size_t n)
+{
+    for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++)
+        if (strlen(subs[i].name) == n && !strncasecmp(subs[i].name, name, n))
+            return &subs[i];
+    return NULL;
 }
 
 void cmd_count_error(const char *s, size_t n)
@@ -722,7 +775,8 @@ void cmd_dispatch(struct conn *c)
     if ((cmd->flags & CMD_CONTAINER) && c->argc > 1) {
         char name[64];
         sub_name(c, cmd, name, sizeof name);
-        int a = sub_arity(name);
+        const struct cmd_sub *sub = cmd_sub_lookup(name, strlen(name));
+        int a = sub ? sub->arity : 0;
         if ((a > 0 && c->argc != (size_t)a) || (a < 0 && c->argc < (size_t)-a)) {
             reject(c, cmd, "ERR wrong number of arguments for '%s' command", name);
             return;

@@ -303,6 +303,19 @@ const struct cmd *cmd_lookup(const char *name, size_t n);
 size_t cmd_count(void);
 const struct cmd *cmd_at(size_t i);
 
+/* A container's subcommand ("client|list"), as COMMAND INFO describes it. */
+struct cmd_sub {
+    const char *name;
+    int arity;        /* the container's name counted */
+    uint32_t flags;   /* CMD_ADMIN, CMD_READONLY */
+    int first, last, step;
+    const char *cats; /* ACL categories, in Redis's order, space-separated */
+};
+size_t cmd_sub_count(void);
+const struct cmd_sub *cmd_sub_at(size_t i);
+/* By full name ("config|get"), case-insensitively; NULL if shmkvd has none. */
+const struct cmd_sub *cmd_sub_lookup(const char *name, size_t n);
+
 /* Runs c->argv: AUTH gate, lookup, arity, MULTI queueing, execution, stats. */
 void cmd_dispatch(struct conn *c);
 /* Executes a resolved command now (EXEC, blocked clients). */

@@ -849,25 +849,25 @@ void cmd_config(struct conn *c)
 
 /* ---- COMMAND ---- */
 
-static void command_flags(struct conn *c, const struct cmd *k)
+static void command_flags(struct conn *c, uint32_t flags)
 {
     const char *f[8];
     size_t n = 0;
-    if (k->flags & CMD_WRITE)
+    if (flags & CMD_WRITE)
         f[n++] = "write";
-    if (k->flags & CMD_READONLY)
+    if (flags & CMD_READONLY)
         f[n++] = "readonly";
-    if (k->flags & CMD_ADMIN)
+    if (flags & CMD_ADMIN)
         f[n++] = "admin";
-    if (k->flags & CMD_NOAUTH)
+    if (flags & CMD_NOAUTH)
         f[n++] = "no_auth";
-    if (k->flags & CMD_FAST)
+    if (flags & CMD_FAST)
         f[n++] = "fast";
-    if (k->flags & CMD_BLOCKING)
+    if (flags & CMD_BLOCKING)
         f[n++] = "blocking";
-    if (k->flags & CMD_NOMULTI)
+    if (flags & CMD_NOMULTI)
         f[n++] = "no_multi";
-    if (k->flags & CMD_MOVABLE)
+    if (flags & CMD_MOVABLE)
         f[n++] = "movablekeys";
     resp_set(OUT(c), n, c->proto);
     for (size_t i = 0; i < n; i++)
@@ -890,15 +890,12 @@ static const char *acl_category(const char *group)
     return NULL;
 }
 
-static void command_info(struct conn *c, const struct cmd *k)
+/* k's ACL categories, space-separated, in the order of Redis's category
+ * bits: keyspace, read/write, the data types and pubsub, admin, fast/slow,
+ * blocking, dangerous, connection and transaction. A container's own are
+ * just its speed's. */
+static void command_cats(const struct cmd *k, char *out, size_t cap)
 {
-    resp_array(OUT(c), 10);
-    resp_bulk_cstr(OUT(c), k->name);
-    resp_int(OUT(c), k->arity);
-    command_flags(c, k);
-    resp_int(OUT(c), k->first);
-    resp_int(OUT(c), k->last);
-    resp_int(OUT(c), k->step);
     /* Commands whose categories their group and flags do not give. */
     static const char *const own[][2] = {
         {"sort", "@write @set @sortedset @list @slow @dangerous"},
@@ -914,32 +911,14 @@ static void command_info(struct conn *c, const struct cmd *k)
         {"command", "@slow @connection"},
     };
     for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) {
-        if (strcmp(own[i][0], k->name))
-            continue;
-        size_t n = 1;
-        for (const char *p = own[i][1]; *p; p++)
-            n += *p == ' ';
-        resp_set(OUT(c), n, c->proto);
-        for (const char *p = own[i][1], *e; *p; p = *e ? e + 1 : e) {
-            e = strchr(p, ' ');
-            if (!e)
-                e = p + strlen(p);
-            resp_buf_append(OUT(c), "+", 1);
-            resp_buf_append(OUT(c), p, (size_t)(e - p));
-            resp_buf_append(OUT(c), "\r\n", 2);
+        if (!strcmp(own[i][0], k->name)) {
+            snprintf(out, cap, "%s", own[i][1]);
+            return;
         }
-        resp_set(OUT(c), 0, c->proto); /* tips */
-        resp_array(OUT(c), 0);         /* key specs */
-        resp_array(OUT(c), 0);         /* subcommands */
-        return;
     }
-    /* ACL categories, in the order of Redis's category bits: keyspace,
-     * read/write, the data types and pubsub, admin, fast/slow, blocking,
-     * dangerous, connection and transaction. A container's own are just
-     * its speed's. */
     const char *group = k->flags & CMD_CONTAINER ? NULL : acl_category(k->group);
     bool late = group && (!strcmp(group, "@connection") || !strcmp(group, "@transaction"));
-    const char *cats[7];
+    const char *cats[8];
     size_t ncats = 0;
     if (group && !strcmp(group, "@keyspace"))
         cats[ncats++] = group;
@@ -956,12 +935,122 @@ static void command_info(struct conn *c, const struct cmd *k)
         cats[ncats++] = "@dangerous";
     if (late)
         cats[ncats++] = group;
-    resp_set(OUT(c), ncats, c->proto);
-    for (size_t i = 0; i < ncats; i++)
-        resp_simple(OUT(c), cats[i]);
+    size_t u = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < ncats && u < cap; i++)
+        u += (size_t)snprintf(out + u, cap - u, "%s%s", i ? " " : "", cats[i]);
+}
+
+/* One COMMAND INFO entry: name, arity, flags, key positions, categories
+ * (space-separated, sent as a set), then tips and key specs (shmkvd gives
+ * none) and the subcommands' entries. */
+static void info_entry(struct conn *c, const char *name, int arity, uint32_t flags, int first,
+                       int last, int step, const char *cats)
+{
+    resp_array(OUT(c), 10);
+    resp_bulk_cstr(OUT(c), name);
+    resp_int(OUT(c), arity);
+    command_flags(c, flags);
+    resp_int(OUT(c), first);
+    resp_int(OUT(c), last);
+    resp_int(OUT(c), step);
+    size_t n = *cats ? 1 : 0;
+    for (const char *p = cats; *p; p++)
+        n += *p == ' ';
+    resp_set(OUT(c), n, c->proto);
+    for (const char *p = cats, *e; *p; p = *e ? e + 1 : e) {
+        e = strchr(p, ' ');
+        if (!e)
+            e = p + strlen(p);
+        resp_buf_append(OUT(c), "+", 1);
+        resp_buf_append(OUT(c), p, (size_t)(e - p));
+        resp_buf_append(OUT(c), "\r\n", 2);
+    }
     resp_set(OUT(c), 0, c->proto); /* tips */
     resp_array(OUT(c), 0);         /* key specs */
-    resp_array(OUT(c), 0);         /* subcommands */
+}
+
+/* Whether subcommand s belongs to container k. */
+static bool sub_of(const struct cmd_sub *s, const struct cmd *k)
+{
+    size_t n = strlen(k->name);
+    return !strncmp(s->name, k->name, n) && s->name[n] == '|';
+}
+
+static void sub_info(struct conn *c, const struct cmd_sub *s)
+{
+    info_entry(c, s->name, s->arity, s->flags, s->first, s->last, s->step, s->cats);
+    resp_array(OUT(c), 0); /* subcommands */
+}
+
+static void command_info(struct conn *c, const struct cmd *k)
+{
+    char cats[160];
+    command_cats(k, cats, sizeof cats);
+    info_entry(c, k->name, k->arity, k->flags, k->first, k->last, k->step, cats);
+    size_t n = 0;
+    for (size_t i = 0; i < cmd_sub_count(); i++)
+        n += sub_of(cmd_sub_at(i), k);
+    resp_array(OUT(c), n); /* subcommands */
+    for (size_t i = 0; i < cmd_sub_count() && n; i++)
+        if (sub_of(cmd_sub_at(i), k))
+            sub_info(c, cmd_sub_at(i));
+}
+
+/* COMMAND LIST's FILTERBY: whether a command or subcommand (its full
+ * name, its categories) passes. by: 'a' ACLCAT, 'p' PATTERN, 'm' MODULE
+ * (shmkvd's commands come from none), 0 none. */
+static bool list_match(int by, const struct db_str *arg, const char *name, const char *cats)
+{
+    if (by == 'm')
+        return false;
+    if (by == 'p')
+        return db_glob_match(arg->p, arg->n, name, strlen(name), 1);
+    if (by == 'a') {
+        for (const char *p = cats, *e; *p; p = *e ? e + 1 : e) {
+            e = strchr(p, ' ');
+            if (!e)
+                e = p + strlen(p);
+            if ((size_t)(e - p) == arg->n + 1 && !strncasecmp(p + 1, arg->p, arg->n))
+                return true;
+        }
+        return false;
+    }
+    return true;
+}
+
+/* COMMAND LIST [FILTERBY MODULE name | ACLCAT category | PATTERN pattern]:
+ * every command's name and every subcommand's ("config|get"). */
+static void command_list(struct conn *c)
+{
+    int by = 0;
+    if (c->argc == 5 && cmd_arg_is(c, 2, "filterby")) {
+        by = cmd_arg_is(c, 3, "module")   ? 'm'
+             : cmd_arg_is(c, 3, "aclcat") ? 'a'
+             : cmd_arg_is(c, 3, "pattern") ? 'p'
+                                           : 0;
+    }
+    if (c->argc != 2 && !by) {
+        cmd_reply_syntax(c);
+        return;
+    }
+    const struct db_str *arg = by ? &c->argv[4] : NULL;
+    struct db_vec v;
+    db_vec_init(&v);
+    char cats[160];
+    for (size_t i = 0; i < cmd_count(); i++) {
+        const struct cmd *k = cmd_at(i);
+        command_cats(k, cats, sizeof cats);
+        if (list_match(by, arg, k->name, cats))
+            db_vec_push(&v, k->name, strlen(k->name), 0);
+        for (size_t j = 0; j < cmd_sub_count(); j++) {
+            const struct cmd_sub *s = cmd_sub_at(j);
+            if (sub_of(s, k) && list_match(by, arg, s->name, s->cats))
+                db_vec_push(&v, s->name, strlen(s->name), 0);
+        }
+    }
+    cmd_reply_vec(c, &v);
+    db_vec_destroy(&v);
 }
 
 /* The argument positions that are keys in argv[0..argc) (argv[0] the
@@ -1073,8 +1162,12 @@ void cmd_command(struct conn *c)
         for (size_t i = 0; i < n; i++) {
             const struct cmd *k =
                 c->argc == 2 ? cmd_at(i) : cmd_lookup(c->argv[i + 2].p, c->argv[i + 2].n);
+            const struct cmd_sub *sub =
+                k ? NULL : cmd_sub_lookup(c->argv[i + 2].p, c->argv[i + 2].n);
             if (k)
                 command_info(c, k);
+            else if (sub)
+                sub_info(c, sub);
             else
                 resp_null(OUT(c), c->proto);
         }
@@ -1085,10 +1178,8 @@ void cmd_command(struct conn *c)
             resp_error(OUT(c), "ERR wrong number of arguments for 'command|getkeys' command");
         else
             command_getkeys(c);
-    } else if (cmd_arg_is(c, 1, "list") && c->argc == 2) {
-        resp_array(OUT(c), cmd_count());
-        for (size_t i = 0; i < cmd_count(); i++)
-            resp_bulk_cstr(OUT(c), cmd_at(i)->name);
+    } else if (cmd_arg_is(c, 1, "list")) {
+        command_list(c);
     } else if (cmd_arg_is(c, 1, "help") && c->argc == 2) {
         static const char *const lines[] = {
             "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",

@@ -1376,7 +1376,7 @@ static void test_diff_command_info(void **state)
     assert_true(dr && dk);
     redisReply *list = redisCommand(dk, "COMMAND LIST");
     assert_true(list && list->type == REDIS_REPLY_ARRAY);
-    size_t compared = 0;
+    size_t compared = 0, subs = 0;
     for (size_t i = 0; i < list->elements; i++) {
         const char *name = list->element[i]->str;
         if (!strncmp(name, "shmkv.", 6))
@@ -1412,11 +1412,74 @@ static void test_diff_command_info(void **state)
                 fail_msg("COMMAND INFO %s: flag %s %s, redis-server's %s", name, FLAGS[f],
                          in_b ? "set" : "not set", in_a ? "set" : "not set");
         }
+        /* A container's subcommands: each of shmkvd's is one of Redis's. */
+        const redisReply *sa = a->element[9], *sb = b->element[9];
+        for (size_t j = 0; j < sb->elements; j++) {
+            bool found = false;
+            for (size_t m = 0; m < sa->elements && !found; m++)
+                found = !strcmp(sa->element[m]->element[0]->str, sb->element[j]->element[0]->str);
+            if (!found)
+                fail_msg("COMMAND INFO %s: subcommand %s is not redis-server's", name,
+                         sb->element[j]->element[0]->str);
+        }
+        subs += sb->elements;
         freeReplyObject(r);
         freeReplyObject(k);
         compared++;
     }
-    printf("test_diff: COMMAND INFO of %zu commands agrees with redis-server's\n", compared);
+    /* COMMAND LIST and its filters: shmkvd lists exactly the names it has
+     * among those redis-server lists. */
+    static const char *const filters[][2] = {
+        {NULL, NULL},          {"PATTERN", "ob*"},   {"PATTERN", "*|HELP"},
+        {"PATTERN", "c?ient*"}, {"ACLCAT", "keyspace"}, {"ACLCAT", "READ"},
+        {"ACLCAT", "write"},   {"ACLCAT", "admin"},  {"ACLCAT", "dangerous"},
+        {"ACLCAT", "connection"}, {"ACLCAT", "slow"}, {"ACLCAT", "fast"},
+        {"ACLCAT", "pubsub"},  {"ACLCAT", "string"}, {"ACLCAT", "blocking"},
+        {"ACLCAT", "@read"},   {"ACLCAT", "nosuch"}, {"MODULE", "x"},
+    };
+    size_t listed = 0;
+    for (size_t f = 0; f < sizeof filters / sizeof filters[0]; f++) {
+        redisReply *lr, *lk;
+        if (filters[f][0]) {
+            lr = redisCommand(dr, "COMMAND LIST FILTERBY %s %s", filters[f][0], filters[f][1]);
+            lk = redisCommand(dk, "COMMAND LIST FILTERBY %s %s", filters[f][0], filters[f][1]);
+        } else {
+            lr = redisCommand(dr, "COMMAND LIST");
+            lk = redisCommand(dk, "COMMAND LIST");
+        }
+        assert_true(lr && lk && lr->type == REDIS_REPLY_ARRAY && lk->type == REDIS_REPLY_ARRAY);
+        size_t have = 0;
+        for (size_t i = 0; i < lr->elements; i++) {
+            redisReply *q = redisCommand(dk, "COMMAND INFO %s", lr->element[i]->str);
+            bool known = q->element[0]->type == REDIS_REPLY_ARRAY, in = false;
+            freeReplyObject(q);
+            for (size_t j = 0; j < lk->elements && !in; j++)
+                in = !strcmp(lk->element[j]->str, lr->element[i]->str);
+            if (known != in)
+                fail_msg("COMMAND LIST %s %s: %s is %s shmkvd's list", filters[f][0] ?
+                         filters[f][0] : "", filters[f][1] ? filters[f][1] : "",
+                         lr->element[i]->str, in ? "in" : "not in");
+            have += in;
+        }
+        size_t own = 0; /* shmkvd's own commands, which redis-server lacks */
+        for (size_t j = 0; j < lk->elements; j++)
+            own += !strncmp(lk->element[j]->str, "shmkv.", 6);
+        if (have + own != lk->elements)
+            fail_msg("COMMAND LIST %s %s: shmkvd lists %zu names redis-server does not",
+                     filters[f][0] ? filters[f][0] : "", filters[f][1] ? filters[f][1] : "",
+                     lk->elements - have - own);
+        listed += lk->elements;
+        freeReplyObject(lr);
+        freeReplyObject(lk);
+    }
+    redisReply *bad = redisCommand(dk, "COMMAND LIST FILTERBY PATTERN");
+    assert_int_equal(bad->type, REDIS_REPLY_ERROR);
+    assert_string_equal(bad->str, "ERR syntax error");
+    freeReplyObject(bad);
+    printf("test_diff: COMMAND INFO of %zu commands and subcommands agrees with redis-server's "
+           "(%zu subcommands in their containers' entries); COMMAND LIST with %zu filters, "
+           "%zu names\n",
+           compared, subs, sizeof filters / sizeof filters[0], listed);
     freeReplyObject(list);
     redisFree(dr);
     redisFree(dk);
