@@ -645,7 +645,12 @@ void cmd_call(struct conn *c, const struct cmd *cmd)
     each_key(c, cmd, touch_prepare, &touch);
     srv_cache_begin(); /* local readers see the command all or nothing */
     cmd_tracking_begin(c);
+    /* "new" events: the storage layer notes the keys this command creates. */
+    srv.db.track_new = cmd_notify_on(SRV_NOTIFY_NEW);
+    db_vec_clear(&srv.db.created);
     cmd->fn(c);
+    srv.db.track_new = false;
+    db_vec_clear(&srv.db.created);
     srv_cache_end();
     if (c->tflags) {
         cmd_tracking_read(c, cmd);

@@ -457,11 +457,19 @@ static inline bool cmd_notify_on(int cls)
     return (f & cls) && (f & (SRV_NOTIFY_KEYSPACE | SRV_NOTIFY_KEYEVENT));
 }
 
+/* "new" for key if this command created it (srv.db.created) and that was
+ * not said yet; with always, even if it was not created (RENAME, COPY and
+ * MOVE recreate their destination, and Redis says "new" for it). */
+void cmd_notify_new(unsigned dbi, const char *key, size_t klen, bool always);
+
 /* Handlers call this after each change, with Redis's event name; nothing
- * is built unless the class and a destination are enabled. */
+ * is built unless the class and a destination are enabled. A key's first
+ * event in a command that created it comes after its "new". */
 static inline void cmd_notify(int cls, const char *event, unsigned dbi, const char *key,
                               size_t klen)
 {
+    if (srv.db.created.n)
+        cmd_notify_new(dbi, key, klen, false);
     if (cmd_notify_on(cls))
         cmd_notify_publish(cls, event, dbi, key, klen);
 }

@@ -195,6 +195,7 @@ static void rename_generic(struct conn *c, int nx)
     bool same = c->argv[1].n == c->argv[2].n &&
                 memcmp(c->argv[1].p, c->argv[2].p, c->argv[1].n) == 0;
     if (rc == 1 && !same) {
+        cmd_notify_new(c->db, KEY(2), true); /* Redis adds the destination anew */
         cmd_notify_arg(c, SRV_NOTIFY_GENERIC, "rename_from", 1);
         cmd_notify_arg(c, SRV_NOTIFY_GENERIC, "rename_to", 2);
     }
@@ -258,8 +259,10 @@ void cmd_copy(struct conn *c)
     int rc = db_copy(&srv.db, c->db, KEY(1), ddb, KEY(2), replace);
     if (rc == ENC_ENOTFOUND) /* no source: 0, as a destination that exists */
         rc = 0;
-    if (rc == 1)
+    if (rc == 1) {
+        cmd_notify_new(ddb, KEY(2), true);
         cmd_notify(SRV_NOTIFY_GENERIC, "copy_to", ddb, KEY(2));
+    }
     cmd_reply_int(c, rc, rc);
 }
 
@@ -277,6 +280,7 @@ void cmd_move(struct conn *c)
     if (rc == ENC_ENOTFOUND) /* no source: 0, as a destination that exists */
         rc = 0;
     if (rc == 1) {
+        cmd_notify_new(ddb, KEY(1), true);
         cmd_notify_arg(c, SRV_NOTIFY_GENERIC, "move_from", 1);
         cmd_notify(SRV_NOTIFY_GENERIC, "move_to", ddb, KEY(1));
     }

@@ -317,7 +317,7 @@ static size_t publish(int kind, const struct db_str *ch, const struct db_str *ms
 void cmd_notify_publish(int cls, const char *event, unsigned dbi, const char *key, size_t klen)
 {
     int f = srv.conf.notify_keyspace_events;
-    if (!(f & cls))
+    if (!(f & cls) || !(f & (SRV_NOTIFY_KEYSPACE | SRV_NOTIFY_KEYEVENT)))
         return;
     size_t en = strlen(event), cap = klen + en + 32;
     char small[256];
@@ -336,6 +336,21 @@ void cmd_notify_publish(int cls, const char *event, unsigned dbi, const char *ke
     }
     if (buf != small)
         free(buf);
+}
+
+void cmd_notify_new(unsigned dbi, const char *key, size_t klen, bool always)
+{
+    struct db_vec *v = &srv.db.created;
+    for (size_t j = 0; j < v->n; j++) {
+        if (v->items[j].score == (double)dbi && db_vec_len(v, j) == klen &&
+            !memcmp(db_vec_ptr(v, j), key, klen)) {
+            v->items[j].score = -1; /* said */
+            always = true;
+            break;
+        }
+    }
+    if (always)
+        cmd_notify_publish(SRV_NOTIFY_NEW, "new", dbi, key, klen);
 }
 
 void cmd_notify_emptied(struct conn *c, size_t i)

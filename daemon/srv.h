@@ -81,6 +81,7 @@ enum {
     SRV_NOTIFY_EVICTED = 1 << 9,  /* e: shmkv never evicts keys */
     SRV_NOTIFY_STREAM = 1 << 10,  /* t: shmkv has no streams */
     SRV_NOTIFY_MODULE = 1 << 11,  /* d: nor modules */
+    SRV_NOTIFY_NEW = 1 << 12,     /* n: a key was created (not part of A) */
     SRV_NOTIFY_ALL = 0xffc,
 };
 

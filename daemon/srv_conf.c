@@ -183,12 +183,12 @@ static bool parse_mem(const char *s, int64_t *out)
 }
 
 /* The notify-keyspace-events classes, in the order CONFIG GET lists them
- * (A stands for all ten). */
-static const char NOTIFY_CHARS[] = "g$lshzxetd";
+ * (A stands for the first ten; as in Redis 7.0, n is not listed with A). */
+static const char NOTIFY_CHARS[] = "g$lshzxetdn";
 
 /* notify-keyspace-events: each character a class, as Redis reads it; 0 or
- * -1 with *err. Redis's n (a key was created) and m (a read missed) are
- * refused rather than accepted and never sent. */
+ * -1 with *err. Redis's m (a read missed) is refused rather than accepted
+ * and never sent. */
 static int notify_parse(const char *v, int *flags, const char **err)
 {
     int f = 0;
@@ -202,8 +202,8 @@ static int notify_parse(const char *v, int *flags, const char **err)
             f |= SRV_NOTIFY_KEYSPACE;
         else if (*v == 'E')
             f |= SRV_NOTIFY_KEYEVENT;
-        else if (*v == 'n' || *v == 'm') {
-            *err = "shmkv does not send new-key (n) or key-miss (m) events";
+        else if (*v == 'm') {
+            *err = "shmkv does not send key-miss (m) events";
             return -1;
         } else {
             *err = "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.";

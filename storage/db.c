@@ -128,6 +128,7 @@ int db_init(struct db *d, struct stor *s, const struct db_opts *o)
     if (!d->o.max_string)
         d->o.max_string = 512ull << 20;
     stor_batch_init(&d->b);
+    db_vec_init(&d->created);
     /* Seed the version counter and the sampler from the kernel: versions
      * from two runs within one millisecond must still differ. */
     uint64_t seed = 0;
@@ -141,6 +142,7 @@ int db_init(struct db *d, struct stor *s, const struct db_opts *o)
 void db_destroy(struct db *d)
 {
     stor_batch_destroy(&d->b);
+    db_vec_destroy(&d->created);
 }
 
 uint64_t db_version_next(struct db *d)
@@ -169,8 +171,45 @@ void db_begin(struct db *d)
     stor_batch_clear(&d->b);
 }
 
+static int committed_get(struct db *d, int cf, const char *k, size_t kn, char **v, size_t *vn);
+
+/* Appends to d->created the keys whose meta record b writes and whose
+ * committed one is absent or expired. */
+static void note_created(struct db *d, const struct stor_batch *b)
+{
+    uint64_t now = stor_now_ms();
+    for (size_t i = 0; i < b->nops; i++) {
+        const struct stor_op *op = &b->ops[i];
+        unsigned dbi;
+        const char *k;
+        size_t kn;
+        if (op->kind != STOR_OP_PUT || op->cf != STOR_CF_META || db_record_key(b, op, &dbi, &k, &kn))
+            continue;
+        bool dup = false;
+        for (size_t j = 0; j < d->created.n && !dup; j++)
+            dup = d->created.items[j].score == dbi && db_vec_len(&d->created, j) == kn &&
+                  !memcmp(db_vec_ptr(&d->created, j), k, kn);
+        if (dup)
+            continue;
+        char *v;
+        size_t vn;
+        uint8_t t;
+        uint64_t exp = 0;
+        int rc = committed_get(d, STOR_CF_META, stor_op_key(b, op), op->klen, &v, &vn);
+        if (rc == 0) {
+            if (enc_meta_peek(v, vn, &t, &exp) != 0)
+                exp = 0;
+            free(v);
+        }
+        if (rc == ENC_ENOTFOUND || (rc == 0 && exp && exp <= now))
+            db_vec_push(&d->created, k, kn, dbi);
+    }
+}
+
 int db_commit(struct db *d)
 {
+    if (d->track_new)
+        note_created(d, &d->b);
     d->last_commit_ops = d->b.nops;
     int rc = stor_commit(d->s, &d->b);
     if (rc == 0 && d->b.nops && d->on_commit)
@@ -213,6 +252,14 @@ int db_rget(struct db *d, int cf, const char *k, size_t kn, char **v, size_t *vn
     default:
         break;
     }
+    return committed_get(d, cf, k, kn, v, vn);
+}
+
+/* A point read of committed records: the cache, then the engine. */
+static int committed_get(struct db *d, int cf, const char *k, size_t kn, char **v, size_t *vn)
+{
+    const char *bv;
+    size_t bn;
     if (!d->cache_get || cf == STOR_CF_SCORE)
         return stor_get(d->s, cf, k, kn, v, vn);
     switch (d->cache_get(d->cache_arg, cf, k, kn, &bv, &bn)) {

@@ -985,9 +985,9 @@ static void test_srv_keyspace_expired(void **state)
     assert_non_null(sub);
     h_expect_status(c, "OK", "CONFIG SET notify-keyspace-events Ex");
     expect_notify_conf(c, "xE");
-    redisReply *r = H_CMD(c, "CONFIG SET notify-keyspace-events KEAn");
+    redisReply *r = H_CMD(c, "CONFIG SET notify-keyspace-events KEAm");
     assert_int_equal(r->type, REDIS_REPLY_ERROR);
-    assert_non_null(strstr(r->str, "new-key (n)"));
+    assert_non_null(strstr(r->str, "key-miss (m)"));
     freeReplyObject(r);
     r = H_CMD(c, "CONFIG SET notify-keyspace-events Kq");
     assert_int_equal(r->type, REDIS_REPLY_ERROR);
