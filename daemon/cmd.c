@@ -647,10 +647,12 @@ void cmd_call(struct conn *c, const struct cmd *cmd)
     cmd_tracking_begin(c);
     /* "new" events: the storage layer notes the keys this command creates. */
     srv.db.track_new = cmd_notify_on(SRV_NOTIFY_NEW);
+    srv.db.track_expired = cmd_notify_on(SRV_NOTIFY_EXPIRED);
     db_vec_clear(&srv.db.created);
     cmd->fn(c);
-    srv.db.track_new = false;
+    srv.db.track_new = srv.db.track_expired = false;
     db_vec_clear(&srv.db.created);
+    db_vec_clear(&srv.db.expired); /* a failed commit's */
     srv_cache_end();
     if (c->tflags) {
         cmd_tracking_read(c, cmd);
@@ -1131,19 +1133,13 @@ void cmd_on_commit(void *arg, const struct stor_batch *b)
 {
     (void)arg;
     srv_cache_apply(b); /* before anything can be acknowledged */
-    /* Active expiry's record sets delete expired keys' meta records and
-     * nothing else of theirs: each such delete is an "expired" event. */
-    if (srv.reaping && cmd_notify_on(SRV_NOTIFY_EXPIRED)) {
-        for (size_t i = 0; i < b->nops; i++) {
-            const struct stor_op *op = &b->ops[i];
-            unsigned dbi;
-            const char *k;
-            size_t kn;
-            if (op->kind == STOR_OP_DEL && op->cf == STOR_CF_META &&
-                !db_record_key(b, op, &dbi, &k, &kn))
-                cmd_notify(SRV_NOTIFY_EXPIRED, "expired", dbi, k, kn);
-        }
-    }
+    /* "expired": keys seen for the last time after their expiry, whether
+     * active expiry deleted them or a command replaced them first. */
+    struct db_vec *ex = &srv.db.expired;
+    for (size_t i = 0; i < ex->n; i++)
+        cmd_notify_publish(SRV_NOTIFY_EXPIRED, "expired", (unsigned)ex->items[i].score,
+                           db_vec_ptr(ex, i), db_vec_len(ex, i));
+    db_vec_clear(ex);
     if (cmd_tracking_active()) {
         bool flushed = false; /* a flush's range deletes: one per column family */
         for (size_t i = 0; i < b->nops; i++) {

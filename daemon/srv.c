@@ -622,9 +622,10 @@ static void active_expire(void)
     bool more = true;
     while (more && mono_us() - t0 < limit) {
         uint64_t reaped = 0;
-        srv.reaping = true;
+        srv.db.track_expired = cmd_notify_on(SRV_NOTIFY_EXPIRED); /* "expired" events */
         int rc = db_reap(&srv.db, EXPIRE_BUDGET, &reaped, &more);
-        srv.reaping = false;
+        srv.db.track_expired = false;
+        db_vec_clear(&srv.db.expired);
         if (rc) {
             srv_log(LOG_WARNING, "active expiry: %s %s", enc_strerror(rc), stor_errmsg());
             return;

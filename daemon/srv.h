@@ -229,7 +229,6 @@ struct srv {
     struct srv_cursor *cursors;
     uint64_t cursor_next;
     struct srv_idle idle; /* keys' last use, for OBJECT IDLETIME */
-    bool reaping;         /* active expiry's record set is committing */
 };
 
 extern struct srv srv;

@@ -129,6 +129,7 @@ int db_init(struct db *d, struct stor *s, const struct db_opts *o)
         d->o.max_string = 512ull << 20;
     stor_batch_init(&d->b);
     db_vec_init(&d->created);
+    db_vec_init(&d->expired);
     /* Seed the version counter and the sampler from the kernel: versions
      * from two runs within one millisecond must still differ. */
     uint64_t seed = 0;
@@ -143,6 +144,7 @@ void db_destroy(struct db *d)
 {
     stor_batch_destroy(&d->b);
     db_vec_destroy(&d->created);
+    db_vec_destroy(&d->expired);
 }
 
 uint64_t db_version_next(struct db *d)
@@ -173,9 +175,18 @@ void db_begin(struct db *d)
 
 static int committed_get(struct db *d, int cf, const char *k, size_t kn, char **v, size_t *vn);
 
-/* Appends to d->created the keys whose meta record b writes and whose
- * committed one is absent or expired. */
-static void note_created(struct db *d, const struct stor_batch *b)
+static bool vec_has(const struct db_vec *v, unsigned dbi, const char *k, size_t kn)
+{
+    for (size_t j = 0; j < v->n; j++)
+        if (v->items[j].score == dbi && db_vec_len(v, j) == kn && !memcmp(db_vec_ptr(v, j), k, kn))
+            return true;
+    return false;
+}
+
+/* Fills d->created and d->expired (as asked) from the committed meta
+ * records of the keys whose meta record b writes or deletes. A key listed
+ * already (written twice in one set) is not looked up again. */
+static void note_keys(struct db *d, const struct stor_batch *b)
 {
     uint64_t now = stor_now_ms();
     for (size_t i = 0; i < b->nops; i++) {
@@ -183,33 +194,46 @@ static void note_created(struct db *d, const struct stor_batch *b)
         unsigned dbi;
         const char *k;
         size_t kn;
-        if (op->kind != STOR_OP_PUT || op->cf != STOR_CF_META || db_record_key(b, op, &dbi, &k, &kn))
+        bool put = op->kind == STOR_OP_PUT;
+        if ((!put && op->kind != STOR_OP_DEL) || op->cf != STOR_CF_META ||
+            (!put && !d->track_expired) || db_record_key(b, op, &dbi, &k, &kn))
             continue;
-        bool dup = false;
-        for (size_t j = 0; j < d->created.n && !dup; j++)
-            dup = d->created.items[j].score == dbi && db_vec_len(&d->created, j) == kn &&
-                  !memcmp(db_vec_ptr(&d->created, j), k, kn);
-        if (dup)
+        if (vec_has(&d->created, dbi, k, kn) || vec_has(&d->expired, dbi, k, kn))
             continue;
-        char *v;
+        const char *mk = stor_op_key(b, op);
+        const char *cv;
         size_t vn;
         uint8_t t;
         uint64_t exp = 0;
-        int rc = committed_get(d, STOR_CF_META, stor_op_key(b, op), op->klen, &v, &vn);
-        if (rc == 0) {
-            if (enc_meta_peek(v, vn, &t, &exp) != 0)
+        /* A cached record is read in place (no copy), else through
+         * committed_get (which fills the cache). */
+        int hit = d->cache_get ? d->cache_get(d->cache_arg, STOR_CF_META, mk, op->klen, &cv, &vn)
+                               : DB_CACHE_MISS;
+        int rc = hit == DB_CACHE_ABSENT ? ENC_ENOTFOUND : 0;
+        if (hit == DB_CACHE_HIT) {
+            if (enc_meta_peek(cv, vn, &t, &exp) != 0)
                 exp = 0;
-            free(v);
+        } else if (hit == DB_CACHE_MISS) {
+            char *v;
+            rc = committed_get(d, STOR_CF_META, mk, op->klen, &v, &vn);
+            if (rc == 0) {
+                if (enc_meta_peek(v, vn, &t, &exp) != 0)
+                    exp = 0;
+                free(v);
+            }
         }
-        if (rc == ENC_ENOTFOUND || (rc == 0 && exp && exp <= now))
+        bool expired = rc == 0 && exp && exp <= now;
+        if (expired && d->track_expired)
+            db_vec_push(&d->expired, k, kn, dbi);
+        if (put && d->track_new && (rc == ENC_ENOTFOUND || expired))
             db_vec_push(&d->created, k, kn, dbi);
     }
 }
 
 int db_commit(struct db *d)
 {
-    if (d->track_new)
-        note_created(d, &d->b);
+    if (d->track_new || d->track_expired)
+        note_keys(d, &d->b);
     d->last_commit_ops = d->b.nops;
     int rc = stor_commit(d->s, &d->b);
     if (rc == 0 && d->b.nops && d->on_commit)

@@ -100,12 +100,15 @@ struct db {
     int (*cache_get)(void *arg, int cf, const char *k, size_t kn, const char **v, size_t *vn);
     void (*cache_fill)(void *arg, int cf, const char *k, size_t kn, const char *v, size_t vn);
     void *cache_arg;
-    /* With track_new, each commit first looks up the meta record of every
-     * key it writes one for, and appends the keys that did not exist (or
-     * had expired) to created: user key bytes, the db index in the item's
-     * score. The caller empties it (db_vec_clear) when it likes. */
-    bool track_new;
-    struct db_vec created;
+    /* Facts for keyspace events, gathered only when asked: with track_new
+     * or track_expired, each commit first looks up the committed meta
+     * record of every key whose meta record it writes or deletes. created
+     * gets the keys a write finds absent or expired; expired the keys whose
+     * committed record had expired, seen for the last time (this commit
+     * replaces or deletes it). User key bytes, the db index in the item's
+     * score; the caller empties them (db_vec_clear). */
+    bool track_new, track_expired;
+    struct db_vec created, expired;
 };
 
 enum { DB_CACHE_MISS = 0, DB_CACHE_HIT = 1, DB_CACHE_ABSENT = 2 };

@@ -1013,6 +1013,32 @@ static void test_srv_keyspace_expired(void **state)
         assert_string_equal(r->element[3]->str, want[i][1]);
         freeReplyObject(r);
     }
+    /* A key replaced after its expiry but before active expiry reached it
+     * gets its "expired" too, once, before the new key's events: the
+     * sequence is the same whichever comes first. */
+    h_expect_status(c, "OK", "CONFIG SET notify-keyspace-events E$xn");
+    expect_notify_conf(c, "$xnE");
+    /* hz 2: active expiry rarely runs in the 60 ms, so the SET usually
+     * finds the key expired itself (the path this checks) */
+    h_expect_status(c, "OK", "CONFIG SET hz 2");
+    h_expect_status(c, "OK", "SET ks:o v PX 30");
+    usleep(60 * 1000);
+    h_expect_status(c, "OK", "SET ks:o w");
+    h_expect_status(c, "OK", "CONFIG SET hz 10");
+    usleep(300 * 1000); /* a second "expired" would come by now */
+    h_expect_status(c, "OK", "SET ks:end x");
+    const char *seq[][2] = {{"new", "ks:o"}, {"set", "ks:o"}, {"expired", "ks:o"},
+                            {"new", "ks:o"}, {"set", "ks:o"}, {"new", "ks:end"},
+                            {"set", "ks:end"}};
+    for (int i = 0; i < 7; i++) {
+        char ch[64];
+        snprintf(ch, sizeof ch, "__keyevent@0__:%s", seq[i][0]);
+        assert_int_equal(redisGetReply(sub, (void **)&r), REDIS_OK);
+        assert_string_equal(r->element[2]->str, ch);
+        assert_string_equal(r->element[3]->str, seq[i][1]);
+        freeReplyObject(r);
+    }
+    h_expect_int(c, 2, "DEL ks:o ks:end");
     h_expect_status(c, "OK", "CONFIG SET notify-keyspace-events A");
     expect_notify_conf(c, "A");
     h_expect_status(c, "OK", "CONFIG SET notify-keyspace-events %s", "");
