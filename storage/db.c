@@ -175,30 +175,62 @@ void db_begin(struct db *d)
 
 static int committed_get(struct db *d, int cf, const char *k, size_t kn, char **v, size_t *vn);
 
-static bool vec_has(const struct db_vec *v, unsigned dbi, const char *k, size_t kn)
+/* The slot of op i's key in seen, an open addressing table of op indexes
+ * + 1 (mask + 1 slots, at least twice the ops) hashed by key bytes: the
+ * slot holding the first op on that key, or the empty one to put it in. */
+static size_t key_slot(const struct stor_batch *b, size_t i, const uint32_t *seen, size_t mask)
 {
-    for (size_t j = 0; j < v->n; j++)
-        if (v->items[j].score == dbi && db_vec_len(v, j) == kn && !memcmp(db_vec_ptr(v, j), k, kn))
-            return true;
-    return false;
+    const struct stor_op *op = &b->ops[i];
+    const unsigned char *k = (const unsigned char *)stor_op_key(b, op);
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t j = 0; j < op->klen; j++)
+        h = (h ^ k[j]) * 0x100000001b3ull;
+    for (size_t s = (size_t)(h ^ (h >> 29)) & mask;; s = (s + 1) & mask) {
+        if (!seen[s])
+            return s;
+        const struct stor_op *o = &b->ops[seen[s] - 1];
+        if (o->klen == op->klen && !memcmp(stor_op_key(b, o), k, op->klen))
+            return s;
+    }
+}
+
+static bool meta_write(const struct stor_op *op)
+{
+    return op->cf == STOR_CF_META && (op->kind == STOR_OP_PUT || op->kind == STOR_OP_DEL);
 }
 
 /* Fills d->created and d->expired (as asked) from the committed meta
- * records of the keys whose meta record b writes or deletes. A key listed
- * already (written twice in one set) is not looked up again. */
+ * records of the keys whose meta record b writes or deletes, each key
+ * looked up once, in the order of its first write; whether it is created
+ * depends on its last (MSET may name a key twice, RENAME deletes and
+ * writes its destination). */
 static void note_keys(struct db *d, const struct stor_batch *b)
 {
     uint64_t now = stor_now_ms();
+    size_t cap = 16;
+    while (cap < 2 * b->nops)
+        cap *= 2;
+    uint32_t small[16], *seen = cap == 16 ? small : stor_xmalloc(cap * sizeof *seen);
+    bool smallput[16], *lastput = cap == 16 ? smallput : stor_xmalloc(cap * sizeof *lastput);
+    memset(seen, 0, cap * sizeof *seen);
+    for (size_t i = 0; i < b->nops; i++) {
+        if (!meta_write(&b->ops[i]))
+            continue;
+        size_t s = key_slot(b, i, seen, cap - 1);
+        if (!seen[s])
+            seen[s] = (uint32_t)i + 1;
+        lastput[s] = b->ops[i].kind == STOR_OP_PUT;
+    }
     for (size_t i = 0; i < b->nops; i++) {
         const struct stor_op *op = &b->ops[i];
         unsigned dbi;
         const char *k;
         size_t kn;
-        bool put = op->kind == STOR_OP_PUT;
-        if ((!put && op->kind != STOR_OP_DEL) || op->cf != STOR_CF_META ||
-            (!put && !d->track_expired) || db_record_key(b, op, &dbi, &k, &kn))
+        if (!meta_write(op))
             continue;
-        if (vec_has(&d->created, dbi, k, kn) || vec_has(&d->expired, dbi, k, kn))
+        size_t s = key_slot(b, i, seen, cap - 1);
+        bool put = lastput[s];
+        if (seen[s] != i + 1 || (!put && !d->track_expired) || db_record_key(b, op, &dbi, &k, &kn))
             continue;
         const char *mk = stor_op_key(b, op);
         const char *cv;
@@ -227,6 +259,10 @@ static void note_keys(struct db *d, const struct stor_batch *b)
             db_vec_push(&d->expired, k, kn, dbi);
         if (put && d->track_new && (rc == ENC_ENOTFOUND || expired))
             db_vec_push(&d->created, k, kn, dbi);
+    }
+    if (seen != small) {
+        free(seen);
+        free(lastput);
     }
 }
 
