@@ -645,7 +645,8 @@ void cmd_call(struct conn *c, const struct cmd *cmd)
     each_key(c, cmd, touch_prepare, &touch);
     srv_cache_begin(); /* local readers see the command all or nothing */
     cmd_tracking_begin(c);
-    /* "new" events: the storage layer notes the keys this command creates. */
+    /* "new" and "expired" events: the storage layer notes the keys this
+     * command creates and the expired ones it replaces or deletes. */
     srv.db.track_new = cmd_notify_on(SRV_NOTIFY_NEW);
     srv.db.track_expired = cmd_notify_on(SRV_NOTIFY_EXPIRED);
     db_vec_clear(&srv.db.created);
