@@ -652,7 +652,7 @@ void cmd_call(struct conn *c, const struct cmd *cmd)
     db_vec_clear(&srv.db.created);
     cmd->fn(c);
     srv.db.track_new = srv.db.track_expired = false;
-    db_vec_clear(&srv.db.created);
+    cmd_notify_new_rest();
     db_vec_clear(&srv.db.expired); /* a failed commit's */
     srv_cache_end();
     if (c->tflags) {

@@ -461,6 +461,9 @@ static inline bool cmd_notify_on(int cls)
  * not said yet; with always, even if it was not created (RENAME, COPY and
  * MOVE recreate their destination, and Redis says "new" for it). */
 void cmd_notify_new(unsigned dbi, const char *key, size_t klen, bool always);
+/* After a command: "new" for the keys it created without an event of
+ * their own (BITFIELD's OVERFLOW FAIL still creates its key). */
+void cmd_notify_new_rest(void);
 
 /* Handlers call this after each change, with Redis's event name; nothing
  * is built unless the class and a destination are enabled. A key's first

@@ -353,6 +353,16 @@ void cmd_notify_new(unsigned dbi, const char *key, size_t klen, bool always)
         cmd_notify_publish(SRV_NOTIFY_NEW, "new", dbi, key, klen);
 }
 
+void cmd_notify_new_rest(void)
+{
+    struct db_vec *v = &srv.db.created;
+    for (size_t j = 0; j < v->n; j++)
+        if (v->items[j].score >= 0)
+            cmd_notify_publish(SRV_NOTIFY_NEW, "new", (unsigned)v->items[j].score,
+                               db_vec_ptr(v, j), db_vec_len(v, j));
+    db_vec_clear(v);
+}
+
 void cmd_notify_emptied(struct conn *c, size_t i)
 {
     if (cmd_notify_on(SRV_NOTIFY_GENERIC) &&

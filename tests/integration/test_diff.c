@@ -1950,8 +1950,9 @@ static void test_diff_tracking(void **state)
 /* Keyspace events where the random run does not go: a blocked client
  * served by another's push (its pop's events follow the push's), a
  * transaction, RENAME/COPY/MOVE across databases, SMOVE's three cases,
- * SORT STORE, GETEX with a past time, and a RESP3 client subscribed to its
- * own events (the pushes come before the reply, byte for byte). */
+ * SORT STORE, GETEX with a past time, a key created with no event of its
+ * own, and a RESP3 client subscribed to its own events (the pushes come
+ * before the reply, byte for byte). */
 static const struct conn_step KEYSPACE_SCRIPT[] = {
     {1, "CONFIG SET notify-keyspace-events KEAn"}, {0, "PSUBSCRIBE __key*__:*"},
     {2, "BLPOP kq 5"}, {1, "RPUSH kq a b"}, {2, "BLMOVE kq kd RIGHT LEFT 5"},
@@ -1964,6 +1965,7 @@ static const struct conn_step KEYSPACE_SCRIPT[] = {
     {1, "SMOVE ks ks2 a"}, {1, "SADD ks a"}, {1, "SMOVE ks ks2 a"}, {1, "SMOVE ks ks2 b"},
     {1, "RPUSH kl 3 1 2"}, {1, "SORT kl STORE ksorted"}, {1, "SORT nokey STORE ksorted"},
     {1, "LTRIM kl 5 6"}, {1, "EXPIRE kd -1"}, {1, "HSET kh a 1 b 2"}, {1, "HDEL kh a b c"},
+    {1, "BITFIELD kbf OVERFLOW FAIL INCRBY i8 0 200"}, /* creates the key: "new" alone */
     {3, "HELLO 3"}, {3, "PSUBSCRIBE __keyevent@0__:*"}, {3, "SET self 1"},
     {3, "APPEND self 2"}, {3, "DEL self"}, {3, "PUNSUBSCRIBE"}, {1, "FLUSHALL"},
     {0, "PUNSUBSCRIBE"},
