@@ -316,9 +316,9 @@ static size_t publish(int kind, const struct db_str *ch, const struct db_str *ms
 
 void cmd_notify_publish(int cls, const char *event, unsigned dbi, const char *key, size_t klen)
 {
-    int f = srv.conf.notify_keyspace_events;
-    if (!(f & cls) || !(f & (SRV_NOTIFY_KEYSPACE | SRV_NOTIFY_KEYEVENT)))
+    if (!cmd_notify_on(cls))
         return;
+    int f = srv.conf.notify_keyspace_events;
     size_t en = strlen(event), cap = klen + en + 32;
     char small[256];
     char *buf = cap <= sizeof small ? small : stor_xmalloc(cap);
