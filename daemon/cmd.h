@@ -109,6 +109,8 @@ struct cmd {
     X("renamenx", renamenx, 3, CMD_W | CMD_F, 1, 2, 1, "generic")                                      \
     X("copy", copy, -3, CMD_W, 1, 2, 1, "generic")                                                 \
     X("move", move, 3, CMD_W | CMD_F, 1, 1, 1, "generic")                                          \
+    X("dump", dump, 2, CMD_R, 1, 1, 1, "generic")                                                  \
+    X("restore", restore, -4, CMD_W | CMD_NOTOUCH, 1, 1, 1, "generic")                             \
     X("sort", sort, -2, CMD_W | CMD_MOVABLE, 1, 1, 1, "generic")                                   \
     X("sort_ro", sort_ro, -2, CMD_R | CMD_MOVABLE, 1, 1, 1, "generic")                             \
     X("keys", keys, 2, CMD_R, 0, 0, 0, "generic")                                                  \

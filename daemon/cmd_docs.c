@@ -176,6 +176,11 @@ static const struct doc DOCS[] = {
       "[ASC|DESC]#order [ALPHA#sorting]")
     D("move", "1.0.0", "O(N) for a value of N elements", "Move a key to another database",
       "key@k db@i")
+    D("dump", "2.6.0", "O(1) to find the key, O(N*M) to serialize N elements of M bytes",
+      "A key's value in Redis's serialization format", "key@k")
+    D("restore", "2.6.0", "O(1) to create the key, O(N*M) for N elements of M bytes",
+      "Create a key from a serialized value",
+      "key@k ttl@i serialized-value [REPLACE] [ABSTTL] [IDLETIME=seconds@i] [FREQ=frequency@i]")
     D("keys", "1.0.0", "O(N) for N keys in the database", "Every key matching a pattern",
       "pattern@p")
     D("scan", "2.8.0", "O(1) a call, O(N) a full iteration", "Iterate over the keys",

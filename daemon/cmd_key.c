@@ -1,7 +1,7 @@
 /*
  * cmd_key — commands on the key space: DEL, EXISTS, TYPE, the EXPIRE and
- * TTL families, RENAME, COPY, KEYS, SCAN, RANDOMKEY, DBSIZE, SELECT,
- * FLUSHDB, FLUSHALL, OBJECT.
+ * TTL families, RENAME, COPY, DUMP, RESTORE, KEYS, SCAN, RANDOMKEY, DBSIZE,
+ * SELECT, FLUSHDB, FLUSHALL, OBJECT.
  */
 #include "cmd.h"
 
@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
+
+#include "rdb.h"
 
 #define KEY(i) c->argv[i].p, c->argv[i].n
 
@@ -285,6 +287,109 @@ void cmd_move(struct conn *c)
         cmd_notify(SRV_NOTIFY_GENERIC, "move_to", ddb, KEY(1));
     }
     cmd_reply_int(c, rc, rc);
+}
+
+/* DUMP key: the value in Redis's RDB serialization (daemon/rdb.h). */
+void cmd_dump(struct conn *c)
+{
+    struct db_value v = {0};
+    db_vec_init(&v.items);
+    int rc = db_dump(&srv.db, c->db, KEY(1), &v);
+    if (rc == ENC_ENOTFOUND) {
+        resp_null(OUT(c), c->proto);
+    } else if (rc < 0) {
+        cmd_reply_err(c, rc);
+    } else {
+        size_t n;
+        char *p = rdb_dump(&v, &n);
+        resp_bulk(OUT(c), p, n);
+        free(p);
+    }
+    db_vec_destroy(&v.items);
+}
+
+/* RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds]
+ * [FREQ frequency]. Checks come in Redis's order: options, an existing
+ * key, the TTL, the payload's footer, then its body. FREQ is checked and
+ * has no effect, as in Redis under a policy other than LFU (shmkvd has no
+ * LFU). The key's last use (CMD_NOTOUCH: set here) is now, or IDLETIME
+ * seconds ago, which the idle clock keeps exactly back to its current
+ * generation's start and as that start before it (srv_idle.h). */
+void cmd_restore(struct conn *c)
+{
+    int replace = 0, absttl = 0;
+    int64_t idle = -1, freq = -1, ttl;
+    uint64_t used_ms = srv.loop_ms;
+    for (size_t i = 4; i < c->argc; i++) {
+        bool more = i + 1 < c->argc;
+        if (cmd_arg_is(c, i, "replace")) {
+            replace = 1;
+        } else if (cmd_arg_is(c, i, "absttl")) {
+            absttl = 1;
+        } else if (cmd_arg_is(c, i, "idletime") && more && freq < 0) {
+            if (!cmd_arg_ll(c, ++i, &idle))
+                return;
+            if (idle < 0) {
+                resp_error(OUT(c), "ERR Invalid IDLETIME value, must be >= 0");
+                return;
+            }
+        } else if (cmd_arg_is(c, i, "freq") && more && idle < 0) {
+            if (!cmd_arg_ll(c, ++i, &freq))
+                return;
+            if (freq < 0 || freq > 255) {
+                resp_error(OUT(c), "ERR Invalid FREQ value, must be >= 0 and <= 255");
+                return;
+            }
+        } else {
+            cmd_reply_syntax(c);
+            return;
+        }
+    }
+    struct db_value v = {0};
+    db_vec_init(&v.items);
+    int rc = replace ? 0 : db_exists(&srv.db, c->db, KEY(1));
+    if (rc < 0) {
+        cmd_reply_err(c, rc);
+    } else if (rc) {
+        resp_error(OUT(c), "BUSYKEY Target key name already exists.");
+    } else if (!cmd_arg_ll(c, 2, &ttl)) {
+        /* replied */
+    } else if (ttl < 0) {
+        resp_error(OUT(c), "ERR Invalid TTL value, must be >= 0");
+    } else if ((rc = rdb_load(c->argv[3].p, c->argv[3].n, &v)) != RDB_OK) {
+        resp_error(OUT(c), rc == RDB_EVERSION ? "ERR DUMP payload version or checksum are wrong"
+                                              : "ERR Bad data format");
+    } else {
+        uint64_t now = srv_mstime();
+        /* A relative TTL past the end of time counts as expired: Redis's
+         * sum wraps negative there. */
+        bool wraps = ttl && !absttl && (uint64_t)ttl > (uint64_t)INT64_MAX - now;
+        v.expire_ms = ttl && !absttl ? (uint64_t)ttl + now : (uint64_t)ttl;
+        bool expired = wraps || (v.expire_ms && v.expire_ms <= now);
+        if (expired) {
+            /* Already expired: the value is not kept, and REPLACE still
+             * deletes what the key held. */
+            rc = replace ? db_del(&srv.db, c->db, KEY(1)) : 0;
+            if (rc == 1)
+                cmd_notify_arg(c, SRV_NOTIFY_GENERIC, "del", 1);
+        } else {
+            rc = db_restore(&srv.db, c->db, KEY(1), &v, replace);
+            if (rc == 1) {
+                cmd_notify_new(c->db, KEY(1), true);
+                cmd_notify_arg(c, SRV_NOTIFY_GENERIC, "restore", 1);
+                if (idle > 0)
+                    used_ms -= (uint64_t)idle < used_ms / 1000 ? (uint64_t)idle * 1000 : used_ms;
+            }
+        }
+        if (rc < 0)
+            cmd_reply_err(c, rc);
+        else if (rc == 0 && !expired)
+            resp_error(OUT(c), "BUSYKEY Target key name already exists.");
+        else
+            resp_simple(OUT(c), "OK");
+    }
+    db_vec_destroy(&v.items);
+    srv_idle_touch(&srv.idle, c->db, KEY(1), used_ms);
 }
 
 /* KEYS pattern */

@@ -904,6 +904,7 @@ static void command_cats(const struct cmd *k, char *out, size_t cap)
         {"dbsize", "@keyspace @read @fast"},
         {"flushdb", "@keyspace @write @slow @dangerous"},
         {"flushall", "@keyspace @write @slow @dangerous"},
+        {"restore", "@keyspace @write @slow @dangerous"},
         {"info", "@slow @dangerous"},
         {"lastsave", "@admin @fast @dangerous"},
         {"role", "@admin @fast @dangerous"},

@@ -772,6 +772,111 @@ int db_move(struct db *d, unsigned sdb, unsigned ddb, const char *key, size_t kl
     return move_key(d, sdb, key, klen, ddb, key, klen, 1, 1);
 }
 
+int db_dump(struct db *d, unsigned dbi, const char *key, size_t klen, struct db_value *v)
+{
+    struct db_kc kc;
+    int rc = kc_load(d, &kc, dbi, key, klen);
+    if (rc == 0 && kc.m.type == ENC_TYPE_NONE)
+        rc = ENC_ENOTFOUND;
+    if (rc)
+        goto out;
+    v->type = kc.m.type;
+    v->expire_ms = kc.m.expire_ms;
+    if (kc.m.type == ENC_TYPE_STRING) {
+        db_vec_push(&v->items, kc.m.value, kc.m.vlen, 0);
+        goto out;
+    }
+    /* Sub records sort by field: a list's positions are big-endian, so
+     * its elements come in order too. */
+    struct stor_it *it = kc_iter(d, &kc, STOR_CF_SUB);
+    for (stor_it_first(it); stor_it_valid(it); stor_it_next(it)) {
+        size_t kn, vn, fn;
+        const char *k = stor_it_key(it, &kn), *val = stor_it_value(it, &vn);
+        const char *f = kc_suffix(&kc, k, kn, &fn);
+        switch (kc.m.type) {
+        case ENC_TYPE_HASH:
+            db_vec_push(&v->items, f, fn, 0);
+            db_vec_push(&v->items, val, vn, 0);
+            break;
+        case ENC_TYPE_SET:
+            db_vec_push(&v->items, f, fn, 0);
+            break;
+        case ENC_TYPE_ZSET:
+            if (vn != 8) {
+                rc = ENC_ECORRUPT;
+                break;
+            }
+            db_vec_push(&v->items, f, fn, enc_score_get(val));
+            break;
+        default:
+            db_vec_push(&v->items, val, vn, 0);
+        }
+    }
+    if (rc == 0)
+        rc = stor_it_status(it);
+    stor_it_free(it);
+out:
+    kc_free(&kc);
+    return rc;
+}
+
+int db_restore(struct db *d, unsigned dbi, const char *key, size_t klen,
+               const struct db_value *v, int replace)
+{
+    struct db_kc kc;
+    db_begin(d);
+    int rc = kc_load(d, &kc, dbi, key, klen);
+    if (rc || (kc.m.type != ENC_TYPE_NONE && !replace))
+        goto out;
+    const struct db_vec *it = &v->items;
+    kc_fresh(d, &kc, v->type);
+    if (v->type == ENC_TYPE_STRING) {
+        kc.m.value = db_vec_ptr(it, 0);
+        kc.m.vlen = db_vec_len(it, 0);
+    } else {
+        kc.m.coding = ENC_CODING_COUNTED; /* the size is known: keep it */
+        size_t stride = v->type == ENC_TYPE_HASH ? 2 : 1;
+        for (size_t i = 0; i < it->n; i += stride) {
+            size_t kn, fn = db_vec_len(it, i);
+            const char *k, *f = db_vec_ptr(it, i);
+            char b8[8];
+            switch (v->type) {
+            case ENC_TYPE_HASH:
+                k = kc_sub(&kc, f, fn, &kn);
+                stor_batch_put(&d->b, STOR_CF_SUB, k, kn, db_vec_ptr(it, i + 1),
+                               db_vec_len(it, i + 1));
+                break;
+            case ENC_TYPE_SET:
+                k = kc_sub(&kc, f, fn, &kn);
+                stor_batch_put(&d->b, STOR_CF_SUB, k, kn, "", 0);
+                break;
+            case ENC_TYPE_ZSET: {
+                double sc = it->items[i].score == 0 ? 0.0 : it->items[i].score; /* no -0 */
+                enc_score_put(b8, sc);
+                k = kc_sub(&kc, f, fn, &kn);
+                stor_batch_put(&d->b, STOR_CF_SUB, k, kn, b8, 8);
+                k = kc_score(&kc, sc, f, fn, &kn);
+                stor_batch_put(&d->b, STOR_CF_SCORE, k, kn, "", 0);
+                break;
+            }
+            default: /* a list */
+                enc_put_u64(b8, kc.m.tail++);
+                k = kc_sub(&kc, b8, 8, &kn);
+                stor_batch_put(&d->b, STOR_CF_SUB, k, kn, f, fn);
+            }
+        }
+        kc.m.size = it->n / stride;
+    }
+    kc.m.expire_ms = v->expire_ms;
+    kc_put_meta(d, &kc);
+    rc = db_commit(d);
+    if (rc == 0)
+        rc = 1;
+out:
+    kc_free(&kc);
+    return rc;
+}
+
 /* [db|0000, db|4000): every record of one database in every column family,
  * since slots stay below 0x4000. */
 static void db_range(unsigned dbi, char lo[3], char hi[3])

@@ -162,6 +162,24 @@ int db_copy(struct db *d, unsigned sdb, const char *src, size_t srcn, unsigned d
  * 0 already in ddb, ENC_ENOTFOUND absent from sdb. O(size of the value). */
 int db_move(struct db *d, unsigned sdb, unsigned ddb, const char *key, size_t klen);
 
+/* DUMP's and RESTORE's view of a whole value. items: a string's value
+ * (one item); a hash's field, value pairs; a set's members; a sorted set's
+ * members, each with its score; a list's elements in order. */
+struct db_value {
+    int type; /* enum enc_type */
+    uint64_t expire_ms;
+    struct db_vec items;
+};
+/* Reads key's whole value into v (whose items the caller has inited and
+ * destroys). 0, or ENC_ENOTFOUND when absent. */
+int db_dump(struct db *d, unsigned dbi, const char *key, size_t klen, struct db_value *v);
+/* Makes key hold v (a new version: whatever was there is garbage), with
+ * v->expire_ms, in one record set. v is not empty, a hash's fields and a
+ * set's or sorted set's members are distinct. 1 done, 0 key exists and
+ * !replace. */
+int db_restore(struct db *d, unsigned dbi, const char *key, size_t klen,
+               const struct db_value *v, int replace);
+
 /* One step of a cursor scan over db dbi's keys, in (slot, key) order.
  * cursor/cn: the key to continue after (NULL to start). pattern may be NULL;
  * type filters by enum enc_type (0: any). Looks at about count keys, appends

@@ -1524,6 +1524,20 @@ static void test_srv_object_idletime(void **state)
         if (v < 2 || v > 3)
             fail_msg("OBJECT IDLETIME %s: %lld, want 2 or 3", kept[i], v);
     }
+    /* RESTORE makes its key used now, or IDLETIME seconds ago as far back
+     * as the clock's floor (here the daemon's start: an older last use
+     * reads as that, as for any key not used since). */
+    r = H_CMD(c, "DUMP a");
+    assert_int_equal(r->type, REDIS_REPLY_STRING);
+    h_expect_status(c, "OK", "RESTORE ra 0 %b IDLETIME 1", r->str, r->len);
+    h_expect_status(c, "OK", "RESTORE rb 0 %b IDLETIME 1000000", r->str, r->len);
+    h_expect_status(c, "OK", "RESTORE rc 0 %b FREQ 7", r->str, r->len);
+    freeReplyObject(r);
+    long long ra = idletime(c, "ra"), rb = idletime(c, "rb"), s2 = idletime(c, "s2");
+    if (ra < 1 || ra > 2 || rb < s2 || rb >= 1000000 || idletime(c, "rc") > 1)
+        fail_msg("OBJECT IDLETIME after RESTORE: %lld, %lld (s2 %lld), want 1, the floor", ra, rb,
+                 s2);
+    h_expect_int(c, 3, "DEL ra rb rc");
 }
 
 static void test_srv_persistence_across_shutdown(void **state)

@@ -1,0 +1,47 @@
+/*
+ * rdb — the value serialization of DUMP and RESTORE: an object in Redis's
+ * RDB format (versions up to 10, Redis 7.0's), followed by the 2-byte
+ * version and a CRC-64 (Jones polynomial, reflected, as Redis computes it).
+ *
+ * The decoder reads every encoding Redis 7.0 accepts in a payload for the
+ * five types shmkvd keeps: plain strings (integer and LZF forms included),
+ * lists (linked, ziplist, quicklist of ziplists or of listpacks), sets
+ * (plain, intset), sorted sets (string or binary scores, ziplist,
+ * listpack) and hashes (plain, ziplist, listpack). Streams, modules and
+ * the zipmaps of Redis 2.4 are refused. The encoder writes the plain forms
+ * (scores as binary doubles), which every Redis since 5.0 reads back in
+ * whatever encodings its configuration asks for.
+ */
+#ifndef SHMKV_RDB_H
+#define SHMKV_RDB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "db.h"
+
+/* The newest version read (Redis 7.0's); newer payloads are refused, as
+ * Redis 7.0 refuses them. */
+#define RDB_VERSION 10
+
+enum {
+    RDB_OK = 0,
+    RDB_EVERSION = -1, /* too short, a newer RDB version, or a checksum mismatch */
+    RDB_EFORMAT = -2,  /* a type shmkvd does not keep, or a malformed body */
+};
+
+/* CRC-64/Jones over n bytes, continuing from crc (0 to start). */
+uint64_t rdb_crc64(uint64_t crc, const void *p, size_t n);
+
+/* Serializes v (type and items as db_dump gives them; the expiry is not
+ * part of a payload). Returns a malloc'd buffer of *n bytes. */
+char *rdb_dump(const struct db_value *v, size_t *n);
+
+/* Checks the footer (version, checksum), then decodes the body into
+ * v->type and v->items (inited by the caller, who destroys them). Hash
+ * fields and set and sorted-set members must be distinct, and a value
+ * must not be empty, as Redis requires. RDB_OK, RDB_EVERSION or
+ * RDB_EFORMAT. */
+int rdb_load(const char *p, size_t n, struct db_value *v);
+
+#endif
