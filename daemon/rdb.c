@@ -6,6 +6,7 @@
  */
 #include "rdb.h"
 
+#include <assert.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "shmc_layout.h" /* shmc_hash */
 #include "stor_mem.h"
 
 /* Object types, as the RDB format numbers them. */
@@ -533,29 +535,31 @@ static bool rd_object(struct rd *r, struct db_value *v)
     }
 }
 
-/* Whether the items at i, i + stride, ... are all different. */
-static int cmp_item(const void *a, const void *b, void *arg)
+static bool same_item(const struct db_vec *v, size_t i, size_t j)
 {
-    const struct db_vec *v = arg;
-    size_t i = *(const size_t *)a, j = *(const size_t *)b;
-    size_t ni = db_vec_len(v, i), nj = db_vec_len(v, j);
-    int c = memcmp(db_vec_ptr(v, i), db_vec_ptr(v, j), ni < nj ? ni : nj);
-    return c ? c : (ni > nj) - (ni < nj);
+    return db_vec_len(v, i) == db_vec_len(v, j) &&
+           memcmp(db_vec_ptr(v, i), db_vec_ptr(v, j), db_vec_len(v, i)) == 0;
 }
 
+/* Whether the items at 0, stride, 2 * stride, ... are all different: one
+ * pass over an open-addressed table of their indexes (sorting them was a
+ * third of a million-field RESTORE's time). */
 static bool distinct(const struct db_vec *v, size_t stride)
 {
-    size_t m = v->n / stride;
+    size_t m = v->n / stride, cap = 16;
     if (m < 2)
         return true;
-    size_t *ix = stor_xmalloc(m * sizeof *ix);
-    for (size_t k = 0; k < m; k++)
-        ix[k] = k * stride;
-    qsort_r(ix, m, sizeof *ix, cmp_item, (void *)v);
+    while (cap < 2 * m)
+        cap *= 2;
+    size_t *slot = stor_xcalloc(cap, sizeof *slot); /* index + 1; 0: empty */
     bool ok = true;
-    for (size_t k = 1; k < m && ok; k++)
-        ok = cmp_item(&ix[k - 1], &ix[k], (void *)v) != 0;
-    free(ix);
+    for (size_t i = 0; i < v->n && ok; i += stride) {
+        size_t h = (size_t)shmc_hash(db_vec_ptr(v, i), db_vec_len(v, i)) & (cap - 1);
+        for (; slot[h] && ok; h = (h + 1) & (cap - 1))
+            ok = !same_item(v, slot[h] - 1, i);
+        slot[h] = i + 1;
+    }
+    free(slot);
     return ok;
 }
 
@@ -635,10 +639,22 @@ static void wr_str(struct wr *w, const char *s, size_t n)
     wr_bytes(w, s, n);
 }
 
+/* The bytes wr_len writes for len. */
+static size_t len_size(uint64_t len)
+{
+    return len < 64 ? 1 : len < 16384 ? 2 : len <= UINT32_MAX ? 5 : 9;
+}
+
 char *rdb_dump(const struct db_value *v, size_t *n)
 {
-    struct wr w = {0};
     const struct db_vec *it = &v->items;
+    /* Sized exactly first: a value of many megabytes is then copied once,
+     * with no reallocation on the way. */
+    size_t size = 1 + len_size(it->n) + 10;
+    for (size_t i = 0; i < it->n; i++)
+        size += len_size(db_vec_len(it, i)) + db_vec_len(it, i) +
+                (v->type == ENC_TYPE_ZSET ? 8 : 0);
+    struct wr w = {stor_xmalloc(size), 0, size};
     static const unsigned char kind[] = {
         [ENC_TYPE_STRING] = T_STRING, [ENC_TYPE_HASH] = T_HASH, [ENC_TYPE_SET] = T_SET,
         [ENC_TYPE_ZSET] = T_ZSET2,    [ENC_TYPE_LIST] = T_LIST,
@@ -656,6 +672,7 @@ char *rdb_dump(const struct db_value *v, size_t *n)
     }
     wr_le(&w, WRITE_VERSION, 2);
     wr_le(&w, rdb_crc64(0, w.p, w.n), 8);
+    assert(w.n <= size);
     *n = w.n;
     return w.p;
 }

@@ -25,6 +25,14 @@ static inline void *stor_xmalloc(size_t n)
     return p;
 }
 
+static inline void *stor_xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p)
+        stor_oom(n * size);
+    return p;
+}
+
 static inline void *stor_xrealloc(void *old, size_t n)
 {
     void *p = realloc(old, n ? n : 1);
