@@ -578,13 +578,20 @@ static void free_argv(struct db_str *v, size_t n)
  * unless cmd only looks at its keys (CMD_NOTOUCH). A movable command's
  * keys follow its numkeys argument, which comes after its fixed keys, or
  * is the first argument, or the second after a blocking one's timeout;
- * GEORADIUS's is its STORE key. */
+ * GEORADIUS's is its STORE key, MIGRATE's its key or those after KEYS. */
 static void each_key(const struct conn *c, const struct cmd *cmd,
                      void (*fn)(const struct conn *, size_t, void *), void *arg)
 {
     if (cmd->flags & CMD_NOTOUCH)
         return;
     size_t argc = c->argc, at = (cmd->flags & CMD_BLOCKING) ? 2 : 1;
+    if (cmd->fn == cmd_migrate) {
+        size_t pos[argc];
+        int n = cmd_migrate_keys(c->argv, argc, pos);
+        for (int i = 0; i < n; i++)
+            fn(c, pos[i], arg);
+        return;
+    }
     if (cmd->first > 0) {
         size_t last = cmd->last < 0 ? argc - (size_t)-cmd->last : (size_t)cmd->last;
         for (size_t i = (size_t)cmd->first; i <= last && i < argc; i += (size_t)cmd->step)
@@ -686,8 +693,12 @@ void cmd_call(struct conn *c, const struct cmd *cmd)
     if (cmd_nmonitors)
         cmd_monitor_feed(c, cmd);
     int64_t slower = srv.conf.slowlog_log_slower_than;
-    if (slower >= 0 && us >= (uint64_t)slower && !(cmd->flags & CMD_BLOCKING))
-        srv_slowlog_push(c, srv_mstime() / 1000, us); /* wall time only when logging */
+    if (slower >= 0 && us >= (uint64_t)slower && !(cmd->flags & CMD_BLOCKING)) {
+        uint64_t redact = 0;
+        for (size_t i = 0; i < c->argc && i < 64; i++)
+            redact |= (uint64_t)cmd_arg_redacted(c, cmd, i) << i;
+        srv_slowlog_push(c, srv_mstime() / 1000, us, redact); /* wall time only when logging */
+    }
 }
 
 static void multi_clear(struct conn *c);

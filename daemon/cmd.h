@@ -111,6 +111,7 @@ struct cmd {
     X("move", move, 3, CMD_W | CMD_F, 1, 1, 1, "generic")                                          \
     X("dump", dump, 2, CMD_R, 1, 1, 1, "generic")                                                  \
     X("restore", restore, -4, CMD_W | CMD_NOTOUCH, 1, 1, 1, "generic")                             \
+    X("migrate", migrate, -6, CMD_W | CMD_MOVABLE, 3, 3, 1, "generic")                             \
     X("sort", sort, -2, CMD_W | CMD_MOVABLE, 1, 1, 1, "generic")                                   \
     X("sort_ro", sort_ro, -2, CMD_R | CMD_MOVABLE, 1, 1, 1, "generic")                             \
     X("keys", keys, 2, CMD_R, 0, 0, 0, "generic")                                                  \
@@ -444,6 +445,15 @@ bool cmd_pubsub_subscribed(const struct conn *c);
 size_t cmd_pubsub_subscriptions(const struct conn *c, int kind);
 /* How many channels (patterns, shard channels) have subscribers. */
 size_t cmd_pubsub_names(int kind);
+
+/* Whether MONITOR and SLOWLOG show c's argument i as "(redacted)", as
+ * Redis does: AUTH's, HELLO's after AUTH, MIGRATE's after AUTH and AUTH2. */
+bool cmd_arg_redacted(const struct conn *c, const struct cmd *cmd, size_t i);
+
+/* MIGRATE's key argument positions in argv[0..argc) into pos, as Redis
+ * finds them: its key (the empty one too), or the arguments after KEYS
+ * when that comes; -1 if KEYS comes with a key that is not empty. */
+int cmd_migrate_keys(const struct db_str *argv, size_t argc, size_t *pos);
 
 /* ---- keyspace notifications (notify-keyspace-events) ---- */
 

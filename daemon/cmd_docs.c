@@ -16,6 +16,7 @@
  *   [ ... ]        optional: the one item inside, or the block or oneof
  *   x#name         names x (groups are named after their members otherwise,
  *                  joined by '_')
+ *   #name          a pure token that is the empty string (MIGRATE's "")
  *   x...           x may repeat
  *
  * Keys are numbered in order (key_spec_index). The text is this project's;
@@ -181,6 +182,11 @@ static const struct doc DOCS[] = {
     D("restore", "2.6.0", "O(1) to create the key, O(N*M) for N elements of M bytes",
       "Create a key from a serialized value",
       "key@k ttl@i serialized-value [REPLACE] [ABSTTL] [IDLETIME=seconds@i] [FREQ=frequency@i]")
+    D("migrate", "2.6.0", "O(N) for the values moved, plus their transfer",
+      "Move keys to another server",
+      "host port@i (key@k|#empty_string)#key_or_empty_string destination-db@i timeout@i [COPY] "
+      "[REPLACE] [[AUTH=password]|[AUTH2=(username password)#username_password]]#authentication "
+      "[KEYS=key@k...]")
     D("keys", "1.0.0", "O(N) for N keys in the database", "Every key matching a pattern",
       "pattern@p")
     D("scan", "2.8.0", "O(1) a call, O(N) a full iteration", "Iterate over the keys",

@@ -905,6 +905,7 @@ static void command_cats(const struct cmd *k, char *out, size_t cap)
         {"flushdb", "@keyspace @write @slow @dangerous"},
         {"flushall", "@keyspace @write @slow @dangerous"},
         {"restore", "@keyspace @write @slow @dangerous"},
+        {"migrate", "@keyspace @write @slow @dangerous"},
         {"info", "@slow @dangerous"},
         {"lastsave", "@admin @fast @dangerous"},
         {"role", "@admin @fast @dangerous"},
@@ -1058,7 +1059,8 @@ static void command_list(struct conn *c)
  * command's name) for COMMAND GETKEYS, as Redis finds them: the table's
  * range, then a movable command's numkeys keys (SORT's STORE key,
  * GEORADIUS's first STORE and first STOREDIST keys, as its key specs find
- * them); the key of OBJECT's and MEMORY USAGE's subcommands. Shard channels are not
+ * them; MIGRATE's key or KEYS); the key of OBJECT's and MEMORY USAGE's
+ * subcommands. Shard channels are not
  * keys. Returns how many went to pos, -1 when a numkeys is invalid. */
 int cmd_getkeys(const struct cmd *k, const struct db_str *argv, size_t argc, size_t *pos)
 {
@@ -1073,6 +1075,8 @@ int cmd_getkeys(const struct cmd *k, const struct db_str *argv, size_t argc, siz
             pos[n++] = 2;
         return n;
     }
+    if (k->fn == cmd_migrate)
+        return cmd_migrate_keys(argv, argc, pos);
     size_t at = (k->flags & CMD_BLOCKING) ? 2 : 1;
     if (k->first > 0) {
         size_t last = k->last < 0 ? argc - (size_t)-k->last : (size_t)k->last;
@@ -1524,11 +1528,21 @@ static bool monitor_hides(const struct conn *c, const struct cmd *cmd)
     return false;
 }
 
-/* Arguments Redis shows as "(redacted)": AUTH's, and HELLO's after AUTH. */
-static bool monitor_redacts(const struct conn *c, const struct cmd *cmd, size_t i)
+bool cmd_arg_redacted(const struct conn *c, const struct cmd *cmd, size_t i)
 {
     if (cmd->fn == cmd_auth)
         return i >= 1;
+    if (cmd->fn == cmd_migrate) {
+        for (size_t j = 6; j < i; j++) {
+            if (cmd_arg_is(c, j, "keys"))
+                return false;
+            size_t takes = cmd_arg_is(c, j, "auth") ? 1 : cmd_arg_is(c, j, "auth2") ? 2 : 0;
+            if (takes && i - j <= takes && j + takes < c->argc)
+                return true;
+            j += takes;
+        }
+        return false;
+    }
     if (cmd->fn != cmd_hello)
         return false;
     for (size_t j = 2; j < c->argc; j++) {
@@ -1593,7 +1607,7 @@ void cmd_monitor_feed(const struct conn *c, const struct cmd *cmd)
     resp_buf_append(&line, head, (size_t)n < sizeof head ? (size_t)n : sizeof head - 1);
     for (size_t i = 0; i < c->argc; i++) {
         resp_buf_append(&line, " ", 1);
-        if (monitor_redacts(c, cmd, i))
+        if (cmd_arg_redacted(c, cmd, i))
             resp_buf_append(&line, "\"(redacted)\"", 12);
         else
             repr_append(&line, c->argv[i].p, c->argv[i].n);

@@ -82,7 +82,7 @@ void srv_log(int level, const char *fmt, ...)
 #define SLOWLOG_ARGS 32
 #define SLOWLOG_ARGLEN 128
 
-void srv_slowlog_push(const struct conn *c, uint64_t time_s, uint64_t us)
+void srv_slowlog_push(const struct conn *c, uint64_t time_s, uint64_t us, uint64_t redact)
 {
     size_t max = srv.slowlog_cap;
     if (max == 0)
@@ -107,6 +107,8 @@ void srv_slowlog_push(const struct conn *c, uint64_t time_s, uint64_t us)
         if (i == SLOWLOG_ARGS - 1 && c->argc > SLOWLOG_ARGS) {
             n = (size_t)snprintf(buf, sizeof buf, "... (%zu more arguments)",
                                  c->argc - SLOWLOG_ARGS + 1);
+        } else if (redact >> i & 1) {
+            n = (size_t)snprintf(buf, sizeof buf, "(redacted)");
         } else if (c->argv[i].n > SLOWLOG_ARGLEN) {
             memcpy(buf, c->argv[i].p, SLOWLOG_ARGLEN);
             n = SLOWLOG_ARGLEN + (size_t)snprintf(buf + SLOWLOG_ARGLEN, 64, "... (%zu more bytes)",

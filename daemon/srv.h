@@ -242,8 +242,9 @@ int srv_main(void);
 /* Asks the loop to stop after the current iteration (SHUTDOWN, signals). */
 void srv_request_shutdown(int rc);
 
-/* Records a command that took us microseconds (SLOWLOG). */
-void srv_slowlog_push(const struct conn *c, uint64_t time_s, uint64_t us);
+/* Records a command that took us microseconds (SLOWLOG); bit i of redact
+ * set: argument i shows as "(redacted)". */
+void srv_slowlog_push(const struct conn *c, uint64_t time_s, uint64_t us, uint64_t redact);
 /* Entry i, newest first (i < slowlog_n). */
 const struct srv_slowlog *srv_slowlog_at(size_t i);
 void srv_slowlog_reset(void);

@@ -2185,6 +2185,9 @@ static const char *const MONITOR_SCRIPT[][8] = {
     {"SELECT", "3"}, {"SET", "a", "1"}, {"DEL", "a"}, {"SELECT", "0"}, {"BLPOP", "q", "0.01"},
     {"CLIENT", "SETNAME", "x"}, {"CLIENT", "LIST", "ID", "1"}, {"CLIENT", "GETNAME"},
     {"SLOWLOG", "LEN"}, {"WAIT", "0", "0"}, {"BGSAVE", "x"}, {"PING"}, {"ECHO", "12"},
+    {"MIGRATE", "127.0.0.1", "1", "k", "0", "10", "AUTH", "pw"},
+    {"MIGRATE", "127.0.0.1", "1", "k", "0", "10", "AUTH2", "u"},
+    {"MIGRATE", "127.0.0.1", "1", "k", "0", "10", "COPY", "AUTH2"},
     {"DEL", "k", "n", "K"},
 };
 
@@ -3158,6 +3161,132 @@ static void test_diff_dump_restore(void **state)
     redisFree(dk);
 }
 
+/* MIGRATE from each server into a third (a redis-server), redis-server's
+ * keys into database 1, shmkvd's into 2, each step's replies compared and
+ * then the two databases; and from redis-server into shmkvd. */
+static void test_diff_migrate(void **state)
+{
+    (void)state;
+    struct server T;
+    h_start_redis(&T, "target");
+    redisContext *dr = h_connect_port(R.port), *dk = h_connect_port(K.port);
+    redisContext *t1 = h_connect_port(T.port), *t2 = h_connect_port(T.port);
+    assert_true(dr && dk && t1 && t2);
+    freeReplyObject(redisCommand(t1, "SELECT 1"));
+    freeReplyObject(redisCommand(t2, "SELECT 2"));
+    struct evwatch ev;
+    ev_start(&ev, dr, dk);
+    size_t compared = 0;
+    static const char *const setup[] = {
+        "SET ms v PX 100000", "HSET mh f 1 g 2", "SADD mset a b 1", "RPUSH ml x y z",
+        "SET ex 1", "SET k1 v1",
+    };
+    for (size_t i = 0; i < sizeof setup / sizeof setup[0]; i++) {
+        redisReply *a = redisCommand(dr, setup[i]), *b = redisCommand(dk, setup[i]);
+        assert_true(a && b && same(a, b));
+        freeReplyObject(a);
+        freeReplyObject(b);
+    }
+    for (int i = 0; i < 200; i++) { /* a sorted set too big for one listpack */
+        freeReplyObject(redisCommand(dr, "ZADD mz %d m%d", i, i));
+        freeReplyObject(redisCommand(dk, "ZADD mz %d m%d", i, i));
+    }
+    char tport[16], closed[16];
+    snprintf(tport, sizeof tport, "%d", T.port);
+    snprintf(closed, sizeof closed, "%d", h_free_port());
+    /* DB is the target database: 1 for redis-server's, 2 for shmkvd's. */
+    static const char *const script[][12] = {
+        {"MIGRATE", "127.0.0.1", "PORT", "ms", "DB", "5000"},
+        {"MIGRATE", "127.0.0.1", "PORT", "", "DB", "5000", "KEYS", "mh", "mset", "nosuch"},
+        {"MIGRATE", "127.0.0.1", "PORT", "nosuch", "DB", "5000"},
+        {"MIGRATE", "127.0.0.1", "PORT", "", "DB", "5000", "KEYS"},
+        {"MIGRATE", "127.0.0.1", "PORT", "mz", "DB", "5000", "COPY"},
+        {"MIGRATE", "127.0.0.1", "PORT", "mz", "DB", "5000", "COPY"},
+        {"MIGRATE", "127.0.0.1", "PORT", "mz", "DB", "0", "COPY", "REPLACE"},
+        {"MIGRATE", "127.0.0.1", "PORT", "ml", "DB", "5000", "AUTH", "pw"},
+        {"MIGRATE", "127.0.0.1", "PORT", "ml", "DB", "5000", "AUTH2", "user", "pw"},
+        {"MIGRATE", "127.0.0.1", "CLOSED", "ml", "DB", "200"},
+        {"MIGRATE", "127.0.0.1", "PORT", "ml", "x", "5000"},
+        {"MIGRATE", "127.0.0.1", "PORT", "ml", "DB", "x"},
+        {"MIGRATE", "127.0.0.1", "PORT", "ml", "DB", "5000", "KEYS", "a"},
+        {"MIGRATE", "127.0.0.1", "PORT", "ml", "DB", "5000", "BOGUS"},
+        {"MIGRATE", "127.0.0.1", "PORT", "ml", "DB", "5000", "AUTH"},
+        {"MIGRATE", "127.0.0.1", "PORT", "ml", "DB", "5000", "AUTH2", "u"},
+        {"MIGRATE", "127.0.0.1", "PORT", "ml", "99", "5000"},
+        {"MIGRATE", "127.0.0.1", "PORT", "", "DB", "5000", "REPLACE", "KEYS", "ml", "ex"},
+        {"EXISTS", "ms", "mh", "mset", "mz", "ml", "ex", "k1"},
+        {"COMMAND", "GETKEYS", "MIGRATE", "h", "1", "", "0", "5", "KEYS", "a", "b"},
+        {"COMMAND", "GETKEYS", "MIGRATE", "h", "1", "k", "0", "5"},
+        {"COMMAND", "GETKEYS", "MIGRATE", "h", "1", "k", "0", "5", "KEYS", "a"},
+        {"COMMAND", "GETKEYS", "MIGRATE", "h", "1", "", "0", "5", "COPY"},
+        {"MIGRATE"},
+    };
+    for (size_t i = 0; i < sizeof script / sizeof script[0]; i++) {
+        redisReply *r[2];
+        for (int sv = 0; sv < 2; sv++) {
+            const char *av[12];
+            int ac = 0;
+            for (; ac < 12 && script[i][ac]; ac++) {
+                const char *w = script[i][ac];
+                av[ac] = !strcmp(w, "PORT") ? tport : !strcmp(w, "CLOSED") ? closed
+                         : !strcmp(w, "DB")  ? (sv ? "2" : "1")
+                                             : w;
+            }
+            r[sv] = redisCommandArgv(sv ? dk : dr, ac, av, NULL);
+            assert_non_null(r[sv]);
+            if (sv)
+                ev_step(&ev, "MIGRATE", ac, av);
+        }
+        if (!same(r[0], r[1])) {
+            char ra[512], rb[512];
+            fail_msg("MIGRATE step %zu: redis-server %s, shmkvd %s", i, show(r[0], ra, sizeof ra),
+                     show(r[1], rb, sizeof rb));
+        }
+        freeReplyObject(r[0]);
+        freeReplyObject(r[1]);
+        compared++;
+    }
+    /* What each moved: the same values, the TTL kept. */
+    static const char *const moved[] = {"ms", "mh", "mset", "mz", "ml", "ex"};
+    for (size_t i = 0; i < sizeof moved / sizeof moved[0]; i++)
+        same_value(t1, moved[i], t2, moved[i], "MIGRATE's target");
+    redisReply *a = redisCommand(t1, "PTTL ms"), *b = redisCommand(t2, "PTTL ms");
+    assert_true(a->integer > 90000 && b->integer > 90000);
+    freeReplyObject(a);
+    freeReplyObject(b);
+    a = redisCommand(t1, "DBSIZE");
+    b = redisCommand(t2, "DBSIZE");
+    assert_int_equal(a->integer, 6);
+    assert_int_equal(b->integer, 6);
+    freeReplyObject(a);
+    freeReplyObject(b);
+    ev_stop(&ev, "MIGRATE"); /* what follows differs by design */
+    /* redis-server's MIGRATE into shmkvd: RESTOREs that shmkvd takes */
+    freeReplyObject(redisCommand(dr, "RPUSH back p q"));
+    char kport[16];
+    snprintf(kport, sizeof kport, "%d", K.port);
+    const char *mv[] = {"MIGRATE", "127.0.0.1", kport, "", "3", "5000", "COPY", "KEYS", "back", "k1"};
+    a = redisCommandArgv(dr, 10, mv, NULL);
+    assert_true(a && a->type == REDIS_REPLY_STATUS && !strcmp(a->str, "OK"));
+    freeReplyObject(a);
+    redisContext *k3 = h_connect_port(K.port);
+    freeReplyObject(redisCommand(k3, "SELECT 3"));
+    same_value(dr, "back", k3, "back", "redis-server's MIGRATE into shmkvd");
+    same_value(dr, "k1", k3, "k1", "redis-server's MIGRATE into shmkvd");
+    freeReplyObject(redisCommand(k3, "FLUSHDB"));
+    redisFree(k3);
+    freeReplyObject(redisCommand(dr, "FLUSHDB"));
+    freeReplyObject(redisCommand(dk, "FLUSHDB"));
+    printf("test_diff: MIGRATE: %zu steps identical to redis-server's, the values moved equal, "
+           "%ld keyspace events identical\n",
+           compared, ev.events);
+    redisFree(dr);
+    redisFree(dk);
+    redisFree(t1);
+    redisFree(t2);
+    h_destroy(&T);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -3175,6 +3304,7 @@ int main(void)
         cmocka_unit_test(test_diff_client_reply),
         cmocka_unit_test(test_diff_geo),
         cmocka_unit_test(test_diff_dump_restore),
+        cmocka_unit_test(test_diff_migrate),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -943,6 +943,25 @@ static void test_srv_slowlog(void **state)
     assert_int_equal(e->elements, 6);
     assert_string_equal(e->element[3]->element[0]->str, "SET");
     freeReplyObject(r);
+    /* Passwords show as "(redacted)", as in Redis (test_diff compares
+     * MONITOR's): AUTH's, HELLO's after AUTH, MIGRATE's after AUTH2. */
+    freeReplyObject(H_CMD(c, "AUTH secret1"));
+    freeReplyObject(H_CMD(c, "HELLO 2 AUTH default secret2"));
+    freeReplyObject(H_CMD(c, "MIGRATE 127.0.0.1 1 nokey 0 10 AUTH2 user secret3"));
+    r = H_CMD(c, "SLOWLOG GET 3");
+    assert_int_equal(r->elements, 3);
+    static const size_t nargs[3] = {9, 5, 2}; /* newest first: MIGRATE, HELLO, AUTH */
+    for (size_t i = 0; i < 3; i++) {
+        const redisReply *args = r->element[i]->element[3];
+        assert_int_equal(args->elements, nargs[i]);
+        for (size_t j = 0; j < args->elements; j++) {
+            if (strstr(args->element[j]->str, "secret"))
+                fail_msg("SLOWLOG shows a password: %s", args->element[j]->str);
+            if (j + 1 == args->elements)
+                assert_string_equal(args->element[j]->str, "(redacted)");
+        }
+    }
+    freeReplyObject(r);
     h_expect_status(c, "OK", "CONFIG SET slowlog-log-slower-than 10000");
     r = H_CMD(c, "SLOWLOG LEN");
     assert_true(r->integer >= 2);
