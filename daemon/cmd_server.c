@@ -1060,8 +1060,8 @@ static void command_list(struct conn *c)
  * range, then a movable command's numkeys keys (SORT's STORE key,
  * GEORADIUS's first STORE and first STOREDIST keys, as its key specs find
  * them; MIGRATE's key or KEYS); the key of OBJECT's and MEMORY USAGE's
- * subcommands. Shard channels are not
- * keys. Returns how many went to pos, -1 when a numkeys is invalid. */
+ * subcommands. Shard channels are not keys. Returns how many went to pos,
+ * -1 when a numkeys is invalid (or MIGRATE's KEYS comes after a key). */
 int cmd_getkeys(const struct cmd *k, const struct db_str *argv, size_t argc, size_t *pos)
 {
     int n = 0;
