@@ -586,10 +586,10 @@ static void each_key(const struct conn *c, const struct cmd *cmd,
         return;
     size_t argc = c->argc, at = (cmd->flags & CMD_BLOCKING) ? 2 : 1;
     if (cmd->fn == cmd_migrate) {
-        size_t pos[argc];
-        int n = cmd_migrate_keys(c->argv, argc, pos);
+        size_t first;
+        int n = cmd_migrate_keys(c->argv, argc, &first);
         for (int i = 0; i < n; i++)
-            fn(c, pos[i], arg);
+            fn(c, first + (size_t)i, arg);
         return;
     }
     if (cmd->first > 0) {

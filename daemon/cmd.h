@@ -450,10 +450,11 @@ size_t cmd_pubsub_names(int kind);
  * Redis does: AUTH's, HELLO's after AUTH, MIGRATE's after AUTH and AUTH2. */
 bool cmd_arg_redacted(const struct conn *c, const struct cmd *cmd, size_t i);
 
-/* MIGRATE's key argument positions in argv[0..argc) into pos, as Redis
- * finds them: its key (the empty one too), or the arguments after KEYS
- * when that comes; -1 if KEYS comes with a key that is not empty. */
-int cmd_migrate_keys(const struct db_str *argv, size_t argc, size_t *pos);
+/* MIGRATE's keys in argv[0..argc), as Redis finds them: its key (the
+ * empty one too), or the arguments after KEYS when that comes. Returns how
+ * many, from argument *first on; -1 if KEYS comes after a key that is not
+ * empty. */
+int cmd_migrate_keys(const struct db_str *argv, size_t argc, size_t *first);
 
 /* ---- keyspace notifications (notify-keyspace-events) ---- */
 

@@ -126,20 +126,19 @@ static bool read_line(struct lines *l, char *out, size_t cap, int64_t timeout_ms
     }
 }
 
-int cmd_migrate_keys(const struct db_str *argv, size_t argc, size_t *pos)
+int cmd_migrate_keys(const struct db_str *argv, size_t argc, size_t *first)
 {
-    size_t first = 3, n = argc > 3;
+    *first = 3;
+    size_t n = argc > 3;
     for (size_t i = 6; i < argc; i++) {
         if (argv[i].n == 4 && !strncasecmp(argv[i].p, "keys", 4)) {
             if (argv[3].n)
                 return -1;
-            first = i + 1;
-            n = argc - first;
+            *first = i + 1;
+            n = argc - *first;
             break;
         }
     }
-    for (size_t i = 0; i < n; i++)
-        pos[i] = first + i;
     return (int)n;
 }
 

@@ -1075,8 +1075,13 @@ int cmd_getkeys(const struct cmd *k, const struct db_str *argv, size_t argc, siz
             pos[n++] = 2;
         return n;
     }
-    if (k->fn == cmd_migrate)
-        return cmd_migrate_keys(argv, argc, pos);
+    if (k->fn == cmd_migrate) {
+        size_t first;
+        int m = cmd_migrate_keys(argv, argc, &first);
+        for (int i = 0; i < m; i++)
+            pos[i] = first + (size_t)i;
+        return m;
+    }
     size_t at = (k->flags & CMD_BLOCKING) ? 2 : 1;
     if (k->first > 0) {
         size_t last = k->last < 0 ? argc - (size_t)-k->last : (size_t)k->last;

@@ -1460,6 +1460,39 @@ static void test_srv_memory(void **state)
     h_expect_int(c, 3, "DEL mu mh mz");
 }
 
+/* MIGRATE with a million keys after KEYS: nothing per key lives on the
+ * stack (the idle clock's touches once took an array of them there, 8 MiB
+ * for this command), and the reply is the target's: the port is closed. */
+static void test_srv_migrate_many_keys(void **state)
+{
+    redisContext *c = *state;
+    enum { N = 1100000, HEAD = 7 };
+    const char **av = malloc((N + HEAD) * sizeof *av);
+    size_t *al = malloc((N + HEAD) * sizeof *al);
+    char (*names)[12] = malloc((size_t)N * sizeof *names);
+    char port[16];
+    snprintf(port, sizeof port, "%d", h_free_port());
+    const char *head[HEAD] = {"MIGRATE", "127.0.0.1", port, "", "0", "100", "KEYS"};
+    for (int i = 0; i < HEAD; i++)
+        av[i] = head[i];
+    for (int i = 0; i < N; i++) {
+        snprintf(names[i], sizeof names[i], "mk%d", i);
+        av[HEAD + i] = names[i];
+    }
+    for (int i = 0; i < N + HEAD; i++)
+        al[i] = strlen(av[i]);
+    h_expect_status(c, "OK", "SET mk7 v");
+    redisReply *r = redisCommandArgv(c, N + HEAD, av, al);
+    assert_non_null(r);
+    assert_int_equal(r->type, REDIS_REPLY_ERROR);
+    assert_string_equal(r->str, "IOERR error or timeout writing to target instance");
+    freeReplyObject(r);
+    h_expect_int(c, 1, "DEL mk7"); /* not moved: still here */
+    free(av);
+    free(al);
+    free(names);
+}
+
 /* LCS's table is (N + 1) x (M + 1) 4-byte cells: past proto-max-bulk-len
  * it is refused, as redis-server refuses it, and the daemon goes on.
  * (Replies are compared with redis-server's by test_diff.) */
@@ -1610,7 +1643,7 @@ int main(void)
         T(test_srv_keyspace_expired),
         T(test_srv_bgsave_lastsave),    T(test_srv_compact),
         T(test_srv_unix_socket),        T(test_srv_active_expiry),
-        T(test_srv_auth_and_limits),    T(test_srv_object_idletime), T(test_srv_memory), T(test_srv_lcs_limit),
+        T(test_srv_auth_and_limits),    T(test_srv_object_idletime), T(test_srv_memory), T(test_srv_lcs_limit), T(test_srv_migrate_many_keys),
         T(test_srv_persistence_across_shutdown),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
