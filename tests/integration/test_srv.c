@@ -1568,10 +1568,12 @@ static void test_srv_object_idletime(void **state)
     r = H_CMD(c, "LLEN s3");
     assert_int_equal(r->type, REDIS_REPLY_ERROR);
     freeReplyObject(r);
+    /* 0, or 1 where a second boundary passed between the use and the look
+     * (the TSan build once took that long); a key not used reads 2 or 3. */
     static const char *const used[] = {"a", "b", "m2", "t", "h", "dst", "z", "s1", "s3"};
     for (size_t i = 0; i < sizeof used / sizeof used[0]; i++)
-        if (idletime(c, used[i]) != 0)
-            fail_msg("OBJECT IDLETIME %s: want 0 after a use", used[i]);
+        if (idletime(c, used[i]) > 1)
+            fail_msg("OBJECT IDLETIME %s: want 0 (or 1) after a use", used[i]);
     /* Untouched keys stay idle, beside used ones and when a key of the same
      * name is used in another database. */
     h_expect_status(c, "OK", "SELECT 1");
