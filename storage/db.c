@@ -789,7 +789,7 @@ int db_dump(struct db *d, unsigned dbi, const char *key, size_t klen, struct db_
     /* Sub records sort by field: a list's positions are big-endian, so
      * its elements come in order too. */
     struct stor_it *it = kc_iter(d, &kc, STOR_CF_SUB);
-    for (stor_it_first(it); stor_it_valid(it); stor_it_next(it)) {
+    for (stor_it_first(it); rc == 0 && stor_it_valid(it); stor_it_next(it)) {
         size_t kn, vn, fn;
         const char *k = stor_it_key(it, &kn), *val = stor_it_value(it, &vn);
         const char *f = kc_suffix(&kc, k, kn, &fn);
