@@ -763,6 +763,7 @@ int srv_main(void)
     struct stor_opts so = {.dir = srv.conf.dir,
                            .block_cache_bytes = (size_t)srv.conf.block_cache_bytes,
                            .write_buffer_bytes = (size_t)srv.conf.write_buffer_bytes,
+                           .compaction_io_bytes = (size_t)srv.conf.compaction_io_bytes,
                            .fsync = srv.conf.appendfsync,
                            .writeback = srv.conf.writeback,
                            .flush_batch_bytes = (size_t)srv.conf.flush_batch_bytes,

@@ -43,6 +43,7 @@ struct srv_conf {
     int hz;
     int64_t block_cache_bytes;
     int64_t write_buffer_bytes;
+    int64_t compaction_io_bytes; /* per second, 0: no limit */
     int hash_coding, set_coding; /* enum enc_coding */
     int appendfsync;             /* 0 no, 1 everysec, 2 always */
     int writeback;               /* journal + overlay + flusher (docs/writeback.md) */

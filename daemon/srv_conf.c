@@ -53,6 +53,7 @@ static const struct param params[] = {
     {"block-cache-size", P_MEM, OFF(block_cache_bytes), false, 1024 * 1024, INT64_MAX, NULL, NULL},
     {"write-buffer-size", P_MEM, OFF(write_buffer_bytes), false, 1024 * 1024, INT64_MAX, NULL,
      NULL},
+    {"compaction-io-limit", P_MEM, OFF(compaction_io_bytes), false, 0, INT64_MAX, NULL, NULL},
     {"hash-encoding", P_ENUM, OFF(hash_coding), true, 0, 0, codings, NULL},
     {"set-encoding", P_ENUM, OFF(set_coding), true, 0, 0, codings, NULL},
     {"appendfsync", P_ENUM, OFF(appendfsync), false, 0, 0, fsyncs, NULL},

@@ -554,6 +554,14 @@ int stor_open(struct stor **out, const struct stor_opts *o, const char **errmsg)
     rocksdb_options_set_max_total_wal_size(s->dbopts, 512u << 20);
     rocksdb_options_set_keep_log_file_num(s->dbopts, 4);
     rocksdb_options_set_max_log_file_size(s->dbopts, 16u << 20);
+    if (o->compaction_io_bytes) {
+        /* 100 ms refills, RocksDB's default; the options keep their own
+         * reference to the limiter. */
+        rocksdb_ratelimiter_t *rl =
+            rocksdb_ratelimiter_create((int64_t)o->compaction_io_bytes, 100 * 1000, 10);
+        rocksdb_options_set_ratelimiter(s->dbopts, rl);
+        rocksdb_ratelimiter_destroy(rl);
+    }
 
     rocksdb_cache_t *cache =
         rocksdb_cache_create_lru(o->block_cache_bytes ? o->block_cache_bytes : 256u << 20);

@@ -55,6 +55,9 @@ struct stor_opts {
     const char *dir;           /* data folder; created if missing */
     size_t block_cache_bytes;  /* shared LRU block cache (0: 256 MiB) */
     size_t write_buffer_bytes; /* per column family memtable (0: 64 MiB) */
+    /* RocksDB's flush and compaction writes, bytes per second (0: no limit):
+     * leaves disk bandwidth to reads and the WAL on a shared or slow disk. */
+    size_t compaction_io_bytes;
     int background_jobs;       /* flush + compaction threads (0: number of CPUs, at least 2) */
     int fsync;                 /* STOR_FSYNC_*: Redis's appendfsync, for journal and WAL */
     int compression;           /* 1: LZ4 on upper levels, ZSTD at the bottom; 0: none */
