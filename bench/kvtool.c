@@ -11,7 +11,9 @@
  *                                             fixed schedule, latency counted from each
  *                                             command's scheduled time (so a stall also
  *                                             counts for the commands it delayed);
- *                                             OUT gets "second p50_us p99_us p999_us ops"
+ *                                             OUT gets "second p50_us p99_us p999_us ops",
+ *                                             OUT.all "p50_us p99_us p999_us max_us ops"
+ *                                             over the whole run
  *   kvtool load HOST PORT MBPS SECONDS        SET 4 KiB values at MBPS MiB/s for SECONDS
  *                                             (pipelined, paced every 10 ms): a background
  *                                             load that keeps RocksDB flushing and compacting
@@ -230,6 +232,33 @@ static int timeline(const char *host, int port, int clients, int secs, const cha
         free(all);
     }
     fclose(f);
+    /* The whole run's percentiles too: a stall of one second weighs in them
+     * by the commands it held, where a median over the seconds drops it. */
+    size_t total = 0;
+    for (int i = 0; i < clients; i++)
+        for (int s = 0; s <= secs; s++)
+            total += t[i].n[s];
+    if (total) {
+        uint32_t *all = malloc(total * sizeof *all);
+        if (!all)
+            die("out of memory");
+        size_t k = 0;
+        for (int i = 0; i < clients; i++)
+            for (int s = 0; s <= secs; s++) {
+                memcpy(all + k, t[i].lat[s], t[i].n[s] * sizeof *all);
+                k += t[i].n[s];
+            }
+        qsort(all, total, sizeof *all, cmp_u32);
+        char path[4096];
+        snprintf(path, sizeof path, "%s.all", out);
+        FILE *g = fopen(path, "w");
+        if (!g)
+            die("cannot write the output");
+        fprintf(g, "%u %u %u %u %zu\n", all[total / 2], all[total * 99 / 100],
+                all[total * 999 / 1000], all[total - 1], total);
+        fclose(g);
+        free(all);
+    }
     for (int i = 0; i < clients; i++) {
         for (int s = 0; s <= secs; s++)
             free(t[i].lat[s]);
