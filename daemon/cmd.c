@@ -598,12 +598,16 @@ static void each_key(const struct conn *c, const struct cmd *cmd,
             fn(c, i, arg);
         at = last + 1;
     }
-    if (cmd->fn == cmd_georadius || cmd->fn == cmd_georadiusbymember) {
-        size_t store = cmd_geo_store_key(c->argv, argc);
+    if (cmd->fn == cmd_georadius || cmd->fn == cmd_georadiusbymember ||
+        cmd->fn == cmd_sort) {
+        size_t store = cmd->fn == cmd_sort ? cmd_sort_store_key(c->argv, argc)
+                                           : cmd_geo_store_key(c->argv, argc);
         if (store)
             fn(c, store, arg);
         return;
     }
+    if (cmd->fn == cmd_sort_ro)
+        return;
     int64_t nk;
     if ((cmd->flags & CMD_MOVABLE) && at < argc &&
         enc_str2ll(c->argv[at].p, c->argv[at].n, &nk) == 0 && nk > 0 &&

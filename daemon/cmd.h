@@ -300,6 +300,9 @@ void cmd_latency_histogram(struct conn *c, const struct db_str *names, size_t n)
 /* The key GEORADIUS[BYMEMBER] stores into (its last STORE or STOREDIST
  * option), or 0: GEORADIUS's movable key. */
 size_t cmd_geo_store_key(const struct db_str *argv, size_t argc);
+/* The position of the key SORT stores into (its last STORE option, read as
+ * SORT reads its options), or 0: SORT's movable key. SORT_RO has none. */
+size_t cmd_sort_store_key(const struct db_str *argv, size_t argc);
 
 /* Looks a command up by name, case-insensitively. NULL if unknown. */
 const struct cmd *cmd_lookup(const char *name, size_t n);

@@ -1091,20 +1091,12 @@ int cmd_getkeys(const struct cmd *k, const struct db_str *argv, size_t argc, siz
     }
     if (!(k->flags & CMD_MOVABLE))
         return n;
-    if (k->fn == cmd_sort || k->fn == cmd_sort_ro) {
-        /* SORT key [BY p] [LIMIT o c] [GET p ...] [ASC|DESC] [ALPHA] [STORE dst] */
-        for (size_t i = 2; i < argc; i++) {
-            const struct db_str *a = &argv[i];
-            if (a->n == 5 && !strncasecmp(a->p, "limit", 5))
-                i += 2;
-            else if ((a->n == 3 && !strncasecmp(a->p, "get", 3)) ||
-                     (a->n == 2 && !strncasecmp(a->p, "by", 2)))
-                i += 1;
-            else if (a->n == 5 && !strncasecmp(a->p, "store", 5) && i + 1 < argc) {
-                pos[1] = ++i; /* the last STORE counts */
-                n = 2;
-            }
-        }
+    if (k->fn == cmd_sort_ro)
+        return n; /* no STORE: as Redis, even where the arguments name one */
+    if (k->fn == cmd_sort) {
+        size_t store = cmd_sort_store_key(argv, argc);
+        if (store)
+            pos[n++] = store;
         return n;
     }
     if (k->fn == cmd_georadius || k->fn == cmd_georadiusbymember) {

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <strings.h>
 
 #include "stor_mem.h"
 
@@ -99,6 +100,22 @@ static bool weight(const char *p, size_t n, double *out)
     bool ok = *endp == 0 && errno != ERANGE && !isnan(*out);
     free(s);
     return ok;
+}
+
+size_t cmd_sort_store_key(const struct db_str *argv, size_t argc)
+{
+    size_t key = 0;
+    for (size_t i = 2; i < argc; i++) {
+        const struct db_str *a = &argv[i];
+        if (a->n == 5 && !strncasecmp(a->p, "limit", 5))
+            i += 2;
+        else if ((a->n == 3 && !strncasecmp(a->p, "get", 3)) ||
+                 (a->n == 2 && !strncasecmp(a->p, "by", 2)))
+            i += 1;
+        else if (a->n == 5 && !strncasecmp(a->p, "store", 5) && i + 1 < argc)
+            key = ++i; /* the last STORE counts */
+    }
+    return key;
 }
 
 /* SORT key [BY pattern] [LIMIT offset count] [GET pattern ...] [ASC|DESC]

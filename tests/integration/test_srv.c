@@ -1529,6 +1529,10 @@ static void test_srv_object_idletime(void **state)
     h_expect_int(c, 1, "SADD s1 e");
     h_expect_int(c, 1, "SADD s2 e");
     h_expect_int(c, 1, "SADD s3 e");
+    h_expect_int(c, 3, "RPUSH sl 3 1 2");
+    h_expect_status(c, "OK", "SET sd x");
+    h_expect_int(c, 1, "GEOADD g 13.361389 38.115556 Palermo");
+    h_expect_status(c, "OK", "SET gd x");
     /* Just written: 0, or 1 if a second boundary passed meanwhile (the
      * idle clock counts whole seconds; CI's ASan build is slow). */
     assert_true(idletime(c, "a") <= 1);
@@ -1565,12 +1569,17 @@ static void test_srv_object_idletime(void **state)
     freeReplyObject(r);
     h_expect_int(c, 1, "ZUNIONSTORE dst 1 z");
     h_expect_int(c, 1, "SINTERCARD 1 s1");
+    /* Movable keys found by parsing options: SORT's STORE, GEORADIUS's
+     * STOREDIST (a key written anew, as Redis makes a new object). */
+    h_expect_int(c, 3, "SORT sl LIMIT 0 5 STORE sd");
+    h_expect_int(c, 1, "GEORADIUS g 15 37 200 km STOREDIST gd");
     r = H_CMD(c, "LLEN s3");
     assert_int_equal(r->type, REDIS_REPLY_ERROR);
     freeReplyObject(r);
     /* 0, or 1 where a second boundary passed between the use and the look
      * (the TSan build once took that long); a key not used reads 2 or 3. */
-    static const char *const used[] = {"a", "b", "m2", "t", "h", "dst", "z", "s1", "s3"};
+    static const char *const used[] = {"a", "b", "m2", "t", "h", "dst", "z", "s1", "s3",
+                                       "sl", "sd", "g", "gd"};
     for (size_t i = 0; i < sizeof used / sizeof used[0]; i++)
         if (idletime(c, used[i]) > 1)
             fail_msg("OBJECT IDLETIME %s: want 0 (or 1) after a use", used[i]);
