@@ -106,7 +106,9 @@ struct stor {
     int werr_flush;
     char werr_msg[256];
     bool flusher_filling;    /* waiting for a batch to fill: a full batch wakes it */
+    bool flush_now;          /* a writer waits for the flusher: no waiting to fill */
     size_t flush_batch_max;
+    size_t flush_fill;       /* a batch this large ends the wait for it to fill */
     pthread_t flusher;
     /* the flusher's own: a batch's ops, sorted before they go to RocksDB */
     struct wb_fop *fops;

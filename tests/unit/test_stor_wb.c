@@ -569,10 +569,12 @@ static void test_stor_wb_replay_bad_checksum_refuses(void **state)
 static void test_stor_wb_backpressure(void **state)
 {
     struct fx *f = *state;
-    /* The flusher waits 300 ms unless a 2 MiB batch fills, and the overlay
-     * may hold 1 MiB: the executor must wait, however fast either side is. */
+    /* The flusher waits 300 ms unless 64 KiB fill its batch, and the
+     * overlay may hold 16 KiB: the executor must wait, however fast either
+     * side is; and its wait wakes the flusher (otherwise each wait would
+     * take 300 ms, and the 2,500 writes below most of a minute). */
     struct stor_opts x = {.flush_interval_ms = 300, .flush_batch_bytes = 2u << 20,
-                          .overlay_max_bytes = 1u << 20};
+                          .overlay_max_bytes = 16u << 10};
     struct stor *s = wb_open_ok(f->dir, &x);
     struct stor_batch b;
     stor_batch_init(&b);
@@ -588,7 +590,8 @@ static void test_stor_wb_backpressure(void **state)
     struct stor_wb_stats st;
     stor_wb_stats(s, &st);
     assert_true(st.waits > 0); /* the executor did wait for the flusher */
-    assert_true(st.overlay_bytes < (2u << 20)); /* and the overlay stayed bounded */
+    assert_true(st.overlay_bytes < (64u << 10)); /* and the overlay stayed bounded */
+    assert_true(st.wait_us < 10u * 1000 * 1000); /* woken, not timed out, each time */
     /* Nothing was dropped. */
     for (int i = 0; i < 2500; i += 97) {
         char *got;
