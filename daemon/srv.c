@@ -387,18 +387,43 @@ void conn_free(struct conn *c)
     free(c);
 }
 
+static uint64_t mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* The latency monitor's start time for a stage of the loop, 0 while the
+ * monitor is off; lat_stage records the stage if it took the threshold. */
+static uint64_t lat_start(void)
+{
+    return srv.conf.latency_monitor_threshold ? mono_us() : 0;
+}
+
+static void lat_stage(const char *event, uint64_t t0)
+{
+    if (!t0)
+        return;
+    uint64_t ms = (mono_us() - t0) / 1000;
+    if (ms >= (uint64_t)srv.conf.latency_monitor_threshold)
+        srv_lat_add(event, (uint32_t)ms, (int64_t)(srv_mstime() / 1000));
+}
+
 /* Nothing is acknowledged before it is crash-safe: every reply leaves
  * through here, after the journal has the writes it answers. A journal that
  * cannot be written means no reply may go out: the daemon stops, and the
  * next start replays what the journal has. */
 static void sync_before_reply(void)
 {
+    uint64_t t0 = lat_start();
     int rc = stor_sync(srv.stor);
     if (rc) {
         srv_log(LOG_WARNING, "cannot write the journal: %s. Exiting without acknowledging.",
                 enc_strerror(rc));
         exit(1);
     }
+    lat_stage("journal-write", t0); /* Redis's aof-write; with always, the fsync too */
 }
 
 /* Writes the output buffer's first bytes with the shm cache's two memfds
@@ -607,12 +632,6 @@ static void add_listener(int fd)
 
 /* ---- periodic work ---- */
 
-static uint64_t mono_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
 
 static void active_expire(void)
 {
@@ -879,7 +898,9 @@ int srv_main(void)
             conn_flush(c);
         }
         npending = 0;
+        uint64_t hk = lat_start();
         stor_housekeep(srv.stor);
+        lat_stage("writeback-housekeeping", hk);
         uint64_t now = srv_mstime();
         if (now >= next_cron) {
             cron();

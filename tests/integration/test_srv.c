@@ -1175,9 +1175,13 @@ static void test_srv_latency(void **state)
     for (int i = 0; i < 3; i++)
         freeReplyObject(H_CMD(c, "SORT biglist ALPHA LIMIT 0 1"));
     r = H_CMD(c, "LATENCY LATEST");
-    assert_int_equal(r->elements, 1);
-    const redisReply *e = r->element[0];
-    assert_string_equal(e->element[0]->str, "command");
+    /* "command", and perhaps a stage of the loop that took a millisecond
+     * in a slow build (writeback-housekeeping forgetting the RPUSHes). */
+    const redisReply *e = NULL;
+    for (size_t i = 0; i < r->elements; i++)
+        if (!strcmp(r->element[i]->element[0]->str, "command"))
+            e = r->element[i];
+    assert_non_null(e);
     assert_true(e->element[1]->integer > 1700000000);
     assert_true(e->element[2]->integer >= 1);
     assert_true(e->element[3]->integer >= e->element[2]->integer);
@@ -1231,6 +1235,29 @@ static void test_srv_latency(void **state)
     assert_int_equal(r->elements, 0);
     freeReplyObject(r);
     freeReplyObject(H_CMD(c, "DEL biglist"));
+}
+
+/* The loop's own stages are latency events too, as Redis's aof-write is:
+ * a 64 MiB value takes milliseconds to append to the journal. */
+static void test_srv_latency_journal(void **state)
+{
+    redisContext *c = *state;
+    h_expect_int(c, 0, "LATENCY RESET");
+    h_expect_status(c, "OK", "CONFIG SET latency-monitor-threshold 1");
+    size_t n = 64u << 20;
+    char *v = malloc(n);
+    assert_non_null(v);
+    memset(v, 'j', n);
+    h_expect_status(c, "OK", "SET bigjournal %b", v, n);
+    free(v);
+    redisReply *r = H_CMD(c, "LATENCY HISTORY journal-write");
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    assert_true(r->elements >= 1);
+    assert_true(r->element[0]->element[1]->integer >= 1);
+    freeReplyObject(r);
+    h_expect_status(c, "OK", "CONFIG SET latency-monitor-threshold 0");
+    h_expect_int(c, 1, "DEL bigjournal");
+    freeReplyObject(H_CMD(c, "LATENCY RESET"));
 }
 
 static void test_srv_bgsave_lastsave(void **state)
@@ -1657,6 +1684,7 @@ int main(void)
         T(test_srv_multi_key_pops_and_move), T(test_srv_pubsub),
         T(test_srv_client_commands),    T(test_srv_hello_resp3),
         T(test_srv_config_info_command), T(test_srv_slowlog), T(test_srv_latency),
+        T(test_srv_latency_journal),
         T(test_srv_tracking_lifecycle),
         T(test_srv_keyspace_expired),
         T(test_srv_bgsave_lastsave),    T(test_srv_compact),
