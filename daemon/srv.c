@@ -395,7 +395,8 @@ static uint64_t mono_us(void)
 }
 
 /* The latency monitor's start time for a stage of the loop, 0 while the
- * monitor is off; lat_stage records the stage if it took the threshold. */
+ * monitor is off; lat_stage records the stage (from this or any other
+ * monotonic start) if the monitor is on and it took the threshold. */
 static uint64_t lat_start(void)
 {
     return srv.conf.latency_monitor_threshold ? mono_us() : 0;
@@ -403,7 +404,7 @@ static uint64_t lat_start(void)
 
 static void lat_stage(const char *event, uint64_t t0)
 {
-    if (!t0)
+    if (!t0 || !srv.conf.latency_monitor_threshold)
         return;
     uint64_t ms = (mono_us() - t0) / 1000;
     if (ms >= (uint64_t)srv.conf.latency_monitor_threshold)
@@ -653,9 +654,7 @@ static void active_expire(void)
         }
         srv.stats.expired_keys += reaped;
     }
-    uint64_t ms = (mono_us() - t0) / 1000;
-    if (srv.conf.latency_monitor_threshold && ms >= (uint64_t)srv.conf.latency_monitor_threshold)
-        srv_lat_add("expire-cycle", (uint32_t)ms, (int64_t)(srv_mstime() / 1000));
+    lat_stage("expire-cycle", t0);
 }
 
 /* Refuses writes (MISCONF) before the disk, or the journal's tmpfs, is full

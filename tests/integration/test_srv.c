@@ -1230,7 +1230,14 @@ static void test_srv_latency(void **state)
     r = H_CMD(c, "LATENCY HISTOGRAM sort");
     assert_int_equal(r->elements, 0);
     freeReplyObject(r);
-    h_expect_int(c, 1, "LATENCY RESET");
+    /* RESET answers how many events it cleared: "command", and any stage of
+     * the loop a slow build recorded. The monitor is off, so none is added
+     * between the look and the reset. */
+    r = H_CMD(c, "LATENCY LATEST");
+    long long events = (long long)r->elements;
+    freeReplyObject(r);
+    assert_true(events >= 1);
+    h_expect_int(c, events, "LATENCY RESET");
     r = H_CMD(c, "LATENCY LATEST");
     assert_int_equal(r->elements, 0);
     freeReplyObject(r);
