@@ -231,6 +231,38 @@ static const char *find_crlf(const char *data, size_t from, size_t n)
 
 #define HEADER_MAX (64 * 1024) /* the longest '*N' or '$N' line we wait for */
 
+/* Reads "<c>digits\r\n" at p[*i]: the number, or -1. */
+static int64_t peek_len(const char *p, size_t n, size_t *i, char c)
+{
+    if (*i >= n || p[*i] != c)
+        return -1;
+    int64_t v = 0;
+    size_t j = *i + 1;
+    for (; j < n && j - *i <= 10 && p[j] >= '0' && p[j] <= '9'; j++)
+        v = v * 10 + (p[j] - '0');
+    if (j == *i + 1 || j + 1 >= n || p[j] != '\r' || p[j + 1] != '\n')
+        return -1;
+    *i = j + 2;
+    return v;
+}
+
+int resp_peek_arg1(const char *p, size_t n, const char **a, size_t *an)
+{
+    size_t i = 0;
+    if (peek_len(p, n, &i, '*') < 2)
+        return 0;
+    int64_t l = peek_len(p, n, &i, '$');
+    if (l < 0 || (uint64_t)l + 2 > n - i)
+        return 0;
+    i += (size_t)l + 2;
+    l = peek_len(p, n, &i, '$');
+    if (l < 0 || (uint64_t)l > n - i)
+        return 0;
+    *a = p + i;
+    *an = (size_t)l;
+    return 1;
+}
+
 int resp_req_parse(struct resp_req *r, const char *data, size_t n, const struct resp_limits *lim,
                    const char **err)
 {

@@ -87,6 +87,10 @@ int resp_req_parse(struct resp_req *r, const char *data, size_t n, const struct 
  * "..." with escapes, '...'), as config files need. 0, or -1 on unbalanced
  * quotes. Read the arguments with resp_req_arg(r, NULL, i, &n). */
 int resp_split(struct resp_req *r, const char *line, size_t n);
+/* The second argument (most commands' key) of the multibulk command at the
+ * start of p[0, n), when its bytes are all there: 1 and *a, *an; else 0.
+ * Checks bounds only, as a hint needs (resp_req_parse judges the command). */
+int resp_peek_arg1(const char *p, size_t n, const char **a, size_t *an);
 /* Argument i of a parsed command. */
 const char *resp_req_arg(const struct resp_req *r, const char *data, size_t i, size_t *n);
 

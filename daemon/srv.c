@@ -511,6 +511,15 @@ static void conn_process(struct conn *c)
                 c->argv[i].p = resp_req_arg(&c->req, data, i, &c->argv[i].n);
             c->argc = c->req.argc;
             c->last_ms = srv.loop_ms; /* the idle clock needs no better than the loop's */
+            /* A pipelined command behind this one: start loading its key's
+             * index entries now, so their cache misses overlap this
+             * command's work (SET at pipeline 16: the index misses were a
+             * third of the loop's time outside system calls). */
+            const char *nk;
+            size_t nkn;
+            if (resp_buf_used(&c->in) > c->req.pos &&
+                resp_peek_arg1(data + c->req.pos, resp_buf_used(&c->in) - c->req.pos, &nk, &nkn))
+                db_prefetch(&srv.db, (unsigned)c->db, nk, nkn);
             size_t before = resp_buf_used(&c->out);
             cmd_dispatch(c);
             if (c->flags & CONN_PAUSED) {

@@ -78,6 +78,14 @@ static int hook_get(void *arg, int cf, const char *k, size_t kn, const char **v,
     }
 }
 
+static void hook_prefetch(void *arg, int cf, const char *k, size_t kn)
+{
+    (void)arg;
+    size_t n;
+    const char *ck = cache_key(cf, k, kn, &n);
+    shmc_w_prefetch(srv.cache, ck, n);
+}
+
 static uint64_t expiry_of(int cf, const char *v, size_t vn)
 {
     uint8_t type;
@@ -169,6 +177,7 @@ int srv_cache_open(void)
     cs.beating = true;
     srv.db.cache_get = hook_get;
     srv.db.cache_fill = hook_fill;
+    srv.db.cache_prefetch = hook_prefetch;
     const struct shmc_hdr *h = shmc_w_hdr(srv.cache);
     srv_log(LOG_NOTICE, "shm cache: %llu bytes, %u buckets, records up to %u bytes",
             (unsigned long long)h->seg_size, h->nbuckets, h->max_record);
@@ -190,6 +199,7 @@ void srv_cache_destroy(void)
     }
     srv.db.cache_get = NULL;
     srv.db.cache_fill = NULL;
+    srv.db.cache_prefetch = NULL;
     shmc_w_destroy(srv.cache);
     srv.cache = NULL;
     free(cs.key);

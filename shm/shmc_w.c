@@ -627,6 +627,13 @@ void shmc_w_remove(struct shmc_w *w, unsigned group, const void *key, size_t kle
     shmc_w_end(w);
 }
 
+void shmc_w_prefetch(const struct shmc_w *w, const void *key, size_t klen)
+{
+    const char *b = (const char *)&w->bk[shmc_bucket_of(shmc_hash(key, klen), w->nb)];
+    __builtin_prefetch(b);
+    __builtin_prefetch(b + sizeof(struct shmc_bucket) - 1); /* 72 bytes may span two lines */
+}
+
 void shmc_w_drop_group(struct shmc_w *w, unsigned group)
 {
     uint32_t *g = &w->h->group_gen[group & 0xff];

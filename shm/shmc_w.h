@@ -108,6 +108,12 @@ void shmc_w_stats(const struct shmc_w *w, struct shmc_w_stats *st);
 /* Zeroes the event counters (not size, used, records, negatives). */
 void shmc_w_stats_reset(struct shmc_w *w);
 
+/* Starts loading key's bucket into the CPU cache, for a look-up or write
+ * of it soon: the daemon issues it for the next pipelined command while
+ * it runs this one, so the index's cache miss overlaps work. Reads
+ * nothing, changes nothing. */
+void shmc_w_prefetch(const struct shmc_w *w, const void *key, size_t klen);
+
 /* Tests: checks every invariant of index and logs; 0 or a description. */
 const char *shmc_w_check(const struct shmc_w *w);
 

@@ -99,6 +99,8 @@ struct db {
      * is on_commit's job. */
     int (*cache_get)(void *arg, int cf, const char *k, size_t kn, const char **v, size_t *vn);
     void (*cache_fill)(void *arg, int cf, const char *k, size_t kn, const char *v, size_t vn);
+    /* Optional: starts loading what a look-up of (cf, k) reads. */
+    void (*cache_prefetch)(void *arg, int cf, const char *k, size_t kn);
     void *cache_arg;
     /* Facts for keyspace events, gathered only when asked: with track_new
      * or track_expired, each commit first looks up the committed meta
@@ -131,6 +133,11 @@ void db_destroy(struct db *d);
 uint64_t db_version_next(struct db *d);
 
 /* ---- keys ---- */
+
+/* A hint that key's meta record is read or written soon: starts loading
+ * the cache's and the overlay's index entries for it into the CPU cache,
+ * so their misses overlap other work. Changes nothing; any key will do. */
+void db_prefetch(const struct db *d, unsigned dbi, const char *key, size_t klen);
 
 /* *type = enum enc_type, ENC_TYPE_NONE when absent. */
 int db_type(struct db *d, unsigned dbi, const char *key, size_t klen, int *type);

@@ -661,6 +661,12 @@ void stor_close_abandon(struct stor *s)
 
 /* ---- reads ---- */
 
+void stor_prefetch(const struct stor *s, int cf, const char *k, size_t kn)
+{
+    if (s->wb)
+        ov_prefetch(&s->ov, cf, k, kn);
+}
+
 int stor_get(struct stor *s, int cf, const char *k, size_t kn, char **v, size_t *vn)
 {
     /* The overlay holds every write RocksDB does not have yet. */

@@ -207,6 +207,10 @@ int stor_commit(struct stor *s, const struct stor_batch *b);
  * NULL, even for an empty value). ENC_ENOTFOUND when absent. */
 int stor_get(struct stor *s, int cf, const char *k, size_t kn, char **v, size_t *vn);
 
+/* A hint that (cf, k) is read or written soon: starts loading the
+ * overlay's hash slot for it into the CPU cache. Changes nothing. */
+void stor_prefetch(const struct stor *s, int cf, const char *k, size_t kn);
+
 /* An ordered iterator over cf restricted to [lo, hi). Either bound may be
  * NULL for "unbounded"; both are copied. Never NULL (aborts on OOM). Free
  * with stor_it_free(). key/value pointers stay valid until the next move. */

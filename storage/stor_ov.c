@@ -144,7 +144,7 @@ static void tab_delete(struct ov *o, const struct ov_node *x)
 static void tab_shrink(struct ov *o)
 {
     size_t cap = o->tabmask + 1;
-    if (cap > OV_TAB_MIN && o->count * 8 < cap)
+    if (cap > o->tabkeep && o->count * 8 < cap)
         tab_resize(o, cap / 2);
 }
 
@@ -158,6 +158,7 @@ void ov_init(struct ov *o)
     o->rng = 0x2545f4914f6cdd1dull;
     o->tab = tab_new(OV_TAB_MIN);
     o->tabmask = OV_TAB_MIN - 1;
+    o->tabkeep = 65536;
 }
 
 void ov_destroy(struct ov *o)
@@ -380,6 +381,18 @@ int ov_range_covers(const struct ov *o, int cf, const char *k, size_t kn)
             return 1;
     }
     return 0;
+}
+
+void ov_prefetch(const struct ov *o, int cf, const char *k, size_t kn)
+{
+    __builtin_prefetch(&o->tab[ov_hash(cf, k, kn) & o->tabmask]);
+}
+
+void ov_prefetch_node(const struct ov *o, int cf, const char *k, size_t kn)
+{
+    const struct ov_node *n = o->tab[ov_hash(cf, k, kn) & o->tabmask].n;
+    if (n)
+        __builtin_prefetch(n);
 }
 
 struct ov_node *ov_find(const struct ov *o, int cf, const char *k, size_t kn)

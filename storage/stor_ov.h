@@ -59,6 +59,12 @@ struct ov {
      * reads, rewrites of a pending key and ov_forget never walk the list. */
     struct ov_slot *tab;
     size_t tabmask;
+    /* The index shrinks only from above this many slots (ov_init: 65536,
+     * 1 MiB): the overlay fills and empties with every flush, and shrinking
+     * at each low tide grew it again at the next high one, a rehash of
+     * thousands of slots every few batches (3% of the loop under SET at
+     * pipeline 16). Tests lower it. */
+    size_t tabkeep;
     struct ov_node **pend; /* nodes not yet in the skiplist, in no order */
     size_t npend, cappend;
     int level;
@@ -87,6 +93,12 @@ void ov_forget(struct ov *o, int cf, const char *k, size_t kn, uint64_t seq);
 /* Drops range deletes with seq <= durable. */
 void ov_forget_ranges(struct ov *o, uint64_t durable);
 
+/* Starts loading (cf, k)'s hash slot into the CPU cache, ahead of a
+ * look-up, write or forget of it. Changes nothing. */
+void ov_prefetch(const struct ov *o, int cf, const char *k, size_t kn);
+/* The second step, once the slot is loaded: starts loading the node in
+ * (cf, k)'s home slot, which a look-up compares with k. */
+void ov_prefetch_node(const struct ov *o, int cf, const char *k, size_t kn);
 /* The node for (cf, k), or NULL. */
 struct ov_node *ov_find(const struct ov *o, int cf, const char *k, size_t kn);
 /* Whether a pending range delete covers (cf, k). */

@@ -184,6 +184,20 @@ struct to_ov {
     bool forget;
 };
 
+static void op_prefetch_slot(void *arg, int kind, int cf, const char *k, size_t kn,
+                             const char *v, size_t vn)
+{
+    (void)kind, (void)v, (void)vn;
+    ov_prefetch(arg, cf, k, kn);
+}
+
+static void op_prefetch_node(void *arg, int kind, int cf, const char *k, size_t kn,
+                             const char *v, size_t vn)
+{
+    (void)kind, (void)v, (void)vn;
+    ov_prefetch_node(arg, cf, k, kn);
+}
+
 static void op_to_ov(void *arg, int kind, int cf, const char *k, size_t kn, const char *v,
                      size_t vn)
 {
@@ -843,6 +857,16 @@ int wb_commit(struct stor *s, const struct stor_batch *b)
 }
 
 #define HK_SLICE (64u << 10) /* journal bytes forgotten per call, beyond the credit */
+#define HK_AHEAD 4             /* records between a prefetch step and the next */
+
+/* Runs a prefetch step over r's ops if r is durable; the record after. */
+static struct wb_rec *hk_prefetch(struct stor *s, struct wb_rec *r, uint64_t d, op_fn fn)
+{
+    if (!r || r->seq > d)
+        return r;
+    payload_walk(r->data + WB_HDR, r->len - WB_HDR, fn, &s->ov);
+    return r->next;
+}
 
 void stor_housekeep(struct stor *s)
 {
@@ -858,9 +882,20 @@ void stor_housekeep(struct stor *s)
      * held the loop for milliseconds. */
     size_t budget = HK_SLICE + 2 * s->hk_credit;
     s->hk_credit = 0;
-    for (struct wb_rec *r = s->qsentinel.next; r && r->seq <= d && budget; r = r->next) {
-        if (r->seq <= s->pruned_seq)
-            continue;
+    /* Each forget is a hash look-up of a key written a flush ago, two
+     * cache misses (slot, node): the records HK_AHEAD and 2 * HK_AHEAD
+     * ahead have theirs loading meanwhile, node and slot. */
+    struct wb_rec *first = s->qsentinel.next;
+    while (first && first->seq <= s->pruned_seq)
+        first = first->next;
+    struct wb_rec *sa = first, *na = first;
+    for (int i = 0; i < 2 * HK_AHEAD; i++)
+        sa = hk_prefetch(s, sa, d, op_prefetch_slot);
+    for (int i = 0; i < HK_AHEAD; i++)
+        na = hk_prefetch(s, na, d, op_prefetch_node);
+    for (struct wb_rec *r = first; r && r->seq <= d && budget; r = r->next) {
+        sa = hk_prefetch(s, sa, d, op_prefetch_slot);
+        na = hk_prefetch(s, na, d, op_prefetch_node);
         struct to_ov t = {&s->ov, r->seq, true};
         payload_walk(r->data + WB_HDR, r->len - WB_HDR, op_to_ov, &t);
         s->pruned_seq = r->seq;

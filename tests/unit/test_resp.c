@@ -236,12 +236,44 @@ static void test_resp_replies(void **state)
     resp_buf_free(&b);
 }
 
+/* The key hint for a pipelined command: only a whole multibulk header
+ * with the key's bytes present gives one. */
+static void test_resp_peek_arg1(void **state)
+{
+    (void)state;
+    const char m[] = "*3\r\n$3\r\nSET\r\n$5\r\nmy\r\nk\r\n$1\r\nv\r\n";
+    const char *key = strstr(m, "my");
+    const char *a;
+    size_t an;
+    for (size_t n = 0; n < sizeof m; n++) {
+        int want = m + n >= key + 5;
+        assert_int_equal(resp_peek_arg1(m, n, &a, &an), want);
+        if (want) {
+            assert_ptr_equal(a, key);
+            assert_int_equal(an, 5); /* binary-safe: "my\r\nk" */
+        }
+    }
+    const char *no[] = {
+        "*1\r\n$4\r\nPING\r\n",                 /* no second argument */
+        "GET k\r\n",                                /* inline */
+        "*2\r\n$3\r\nGET\r\n$-1\r\n",            /* a negative length */
+        "*2\r\n$3\r\nGET\r\n$x\r\nk\r\n",       /* not a number */
+        "*2\r\n$3\r\nGET\r\n$99999999999\r\nk\r\n", /* eleven digits */
+        "*2\r\n$3\r\nGET\r\n$4\nkkkk\r\n",       /* a bare \n */
+        "*2\r\n$3\r\nGETX\r\n$1\r\nk\r\n",      /* wrong first length: lands off a '$' */
+        "*-1\r\n",
+    };
+    for (size_t i = 0; i < sizeof no / sizeof *no; i++)
+        assert_int_equal(resp_peek_arg1(no[i], strlen(no[i]), &a, &an), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_resp_multibulk),   cmocka_unit_test(test_resp_byte_by_byte),
         cmocka_unit_test(test_resp_pipeline),    cmocka_unit_test(test_resp_inline),
         cmocka_unit_test(test_resp_protocol_errors), cmocka_unit_test(test_resp_replies),
+        cmocka_unit_test(test_resp_peek_arg1),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

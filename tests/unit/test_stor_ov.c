@@ -71,6 +71,9 @@ static void check_all(struct ov *o)
     size_t live = 0;
     for (size_t i = 0; i < NKEYS; i++) {
         struct mkey *m = &keys[i];
+        /* Prefetch hints on present and absent keys change nothing. */
+        ov_prefetch(o, m->cf, m->k, m->kn);
+        ov_prefetch_node(o, m->cf, m->k, m->kn);
         struct ov_node *n = ov_find(o, m->cf, m->k, m->kn);
         if (!m->present) {
             assert_null(n);
@@ -121,6 +124,7 @@ static void test_ov_matches_model(void **state)
     make_universe();
     struct ov o;
     ov_init(&o);
+    o.tabkeep = 1024; /* shrinking as far as it goes, to test it */
     uint64_t seq = 0;
     size_t maxcount = 0;
     bool shrank = false;
@@ -190,8 +194,35 @@ static void test_ov_matches_model(void **state)
     ov_destroy(&o);
 }
 
+/* By default the index keeps up to 65536 slots when the overlay empties:
+ * it fills again with the next flush. Above that it shrinks. */
+static void test_ov_index_kept(void **state)
+{
+    (void)state;
+    struct ov o;
+    ov_init(&o);
+    char k[16];
+    for (int round = 0; round < 2; round++) {
+        int n = round ? 100000 : 20000;
+        for (int i = 0; i < n; i++)
+            ov_set(&o, 1, k, (size_t)snprintf(k, sizeof k, "k%d", i), "v", 1, (uint64_t)i + 1);
+        size_t full = o.tabmask + 1;
+        assert_true(full >= (size_t)n * 2);
+        for (int i = 0; i < n; i++)
+            ov_forget(&o, 1, k, (size_t)snprintf(k, sizeof k, "k%d", i), (uint64_t)i + 1);
+        assert_int_equal(o.count, 0);
+        if (round == 0)
+            assert_int_equal(o.tabmask + 1, full); /* 32768 slots: kept */
+        else
+            assert_int_equal(o.tabmask + 1, 65536); /* shrunk to the keep size */
+    }
+    assert_int_equal(ov_check(&o), 0);
+    ov_destroy(&o);
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_ov_matches_model)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_ov_matches_model),
+                                       cmocka_unit_test(test_ov_index_kept)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
