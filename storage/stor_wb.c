@@ -567,14 +567,17 @@ static void flusher_files(struct stor *s)
 }
 
 /* The flusher waits for a batch to fill until flusher-interval passes or
- * this much is queued, about a thousand small records, whichever is first
- * (a backlog is still taken up to flusher-batch-size at once). A slow
- * writer then gets a batch per interval, not a wake-up, a RocksDB write and
- * a sequence record per couple of commits; a fast one gets batches of this
- * size, so the overlay holds no more than it did with short intervals:
- * under LPUSH at pipeline 16 a larger overlay cost the event loop more
- * than the flusher saved. */
-#define WB_FILL (64u << 10)
+ * this much is queued, some 15,000 small records, whichever is first (a
+ * backlog is still taken up to flusher-batch-size at once). RocksDB's
+ * memtable insert of a random key, most of the flusher's work, costs less
+ * in larger sorted batches (each key's neighbours in the skiplist are
+ * nearer the last one's) and in a flusher that runs less often from
+ * colder caches: 100 ms or 1 MiB instead of 20 ms or 64 KiB took SET at
+ * pipeline 1 from 56-58k to 68-76k/s and at 16 from 310-374k to 354-409k
+ * on 2 CPUs (writeback.md). The price is a larger overlay: LPUSH at
+ * pipeline 16, whose flusher work is cheap (sequential keys), fell from
+ * 376-510k to 385-404k. */
+#define WB_FILL (1u << 20)
 
 static void *flusher_main(void *arg)
 {
