@@ -919,8 +919,12 @@ void stor_housekeep(struct stor *s)
         s->pruned_seq = r->seq;
         budget = r->len < budget ? budget - r->len : 0;
     }
-    if (s->pruned_seq >= d)
-        ov_forget_ranges(&s->ov, d);
+    /* A durable range delete is RocksDB's to apply from now on: drop it
+     * whatever the slice reached. Kept until the slice caught up (as it
+     * was), it hid records written after it that the slice had already
+     * forgotten and RocksDB now held: LRANGE found elements missing
+     * ("corrupt record") and GET a nil, right after a FLUSHALL. */
+    ov_forget_ranges(&s->ov, d);
     /* Free record sets older than the flusher's cursor, once journaled. */
     pthread_mutex_lock(&s->mu);
     struct wb_rec *r;
