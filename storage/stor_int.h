@@ -56,6 +56,9 @@ struct stor {
     rocksdb_readoptions_t *ropts;
     rocksdb_writeoptions_t *wopts;
     rocksdb_writeoptions_t *wopts_nowal; /* the flusher's with a disk journal: it is the log */
+    /* The same two with RocksDB's memtable insert hint, for the flusher's
+     * batches that hold no range delete (stor_wb.c, flush_wopts). */
+    rocksdb_writeoptions_t *wopts_hint, *wopts_nowal_hint;
     struct stor_opts o;
     char *dir;
 

@@ -293,8 +293,9 @@ static void fops_emit(struct stor *s, struct wb_fop *f, size_t n, int nparts)
 
 /* Builds the WriteBatches of the queued record sets first..last; returns
  * how many parts it used. A range delete orders everything around it, so a
- * batch with one goes whole into parts[0]. */
-static int flush_batch_build(struct stor *s, struct wb_rec *first, struct wb_rec *last)
+ * batch with one goes whole into parts[0] (*ranged says so). */
+static int flush_batch_build(struct stor *s, struct wb_rec *first, struct wb_rec *last,
+                             bool *ranged)
 {
     s->nfops = 0;
     for (struct wb_rec *r = first;; r = r->next) {
@@ -305,9 +306,10 @@ static int flush_batch_build(struct stor *s, struct wb_rec *first, struct wb_rec
     for (int i = 0; i < s->nparts; i++)
         rocksdb_writebatch_clear(s->parts[i].wb);
     int nparts = s->nparts;
-    for (size_t i = 0; i < s->nfops && nparts > 1; i++)
+    *ranged = false;
+    for (size_t i = 0; i < s->nfops && !*ranged; i++)
         if (s->fops[i].kind == STOR_OP_DELRANGE)
-            nparts = 1;
+            *ranged = true, nparts = 1;
     size_t run = 0;
     for (size_t i = 0; i < s->nfops; i++) {
         if (s->fops[i].kind != STOR_OP_DELRANGE)
@@ -322,9 +324,13 @@ static int flush_batch_build(struct stor *s, struct wb_rec *first, struct wb_rec
     return nparts;
 }
 
-static rocksdb_writeoptions_t *flush_wopts(const struct stor *s)
+/* RocksDB's WAL unless the journal is on disk; the memtable insert hint
+ * unless the batch holds a range delete (stor.c says why). */
+static rocksdb_writeoptions_t *flush_wopts(const struct stor *s, bool ranged)
 {
-    return s->jshm ? s->wopts : s->wopts_nowal;
+    if (ranged)
+        return s->jshm ? s->wopts : s->wopts_nowal;
+    return s->jshm ? s->wopts_hint : s->wopts_nowal_hint;
 }
 
 static void *part_main(void *arg)
@@ -341,8 +347,8 @@ static void *part_main(void *arg)
         seen = s->pgen;
         pthread_mutex_unlock(&s->pmu);
         p->err = NULL;
-        if (rocksdb_writebatch_count(p->wb))
-            rocksdb_write(s->db, flush_wopts(s), p->wb, &p->err);
+        if (rocksdb_writebatch_count(p->wb)) /* split: no range delete */
+            rocksdb_write(s->db, flush_wopts(s, false), p->wb, &p->err);
         pthread_mutex_lock(&s->pmu);
         if (++s->pndone == s->nparts - 1)
             pthread_cond_signal(&s->pdone);
@@ -360,11 +366,12 @@ static void *part_main(void *arg)
  * again whole. */
 static char *flush_batch_write(struct stor *s, struct wb_rec *first, struct wb_rec *last)
 {
-    int n = flush_batch_build(s, first, last);
+    bool ranged;
+    int n = flush_batch_build(s, first, last, &ranged);
     char *err = NULL;
     if (n == 1) {
         put_applied(s, s->parts[0].wb, last->seq);
-        rocksdb_write(s->db, flush_wopts(s), s->parts[0].wb, &err);
+        rocksdb_write(s->db, flush_wopts(s, ranged), s->parts[0].wb, &err);
         return err;
     }
     pthread_mutex_lock(&s->pmu);
@@ -376,7 +383,7 @@ static char *flush_batch_write(struct stor *s, struct wb_rec *first, struct wb_r
         __atomic_store_n(&s->test_held, 1, __ATOMIC_RELEASE);
         usleep(1000);
     }
-    rocksdb_write(s->db, flush_wopts(s), s->parts[0].wb, &err);
+    rocksdb_write(s->db, flush_wopts(s, false), s->parts[0].wb, &err);
     pthread_mutex_lock(&s->pmu);
     while (s->pndone < s->nparts - 1)
         pthread_cond_wait(&s->pdone, &s->pmu);
@@ -394,7 +401,7 @@ static char *flush_batch_write(struct stor *s, struct wb_rec *first, struct wb_r
      * build clears it anyway). */
     rocksdb_writebatch_clear(s->parts[0].wb);
     put_applied(s, s->parts[0].wb, last->seq);
-    rocksdb_write(s->db, flush_wopts(s), s->parts[0].wb, &err);
+    rocksdb_write(s->db, flush_wopts(s, false), s->parts[0].wb, &err);
     return err;
 }
 
