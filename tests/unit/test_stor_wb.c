@@ -612,6 +612,21 @@ static void test_stor_wb_backpressure(void **state)
     stor_close(s);
 }
 
+/* Syncs the journal and waits (5 s at most) for the flusher to make every
+ * commit durable; returns the microseconds it took. */
+static uint64_t wait_all_durable(struct stor *s)
+{
+    assert_int_equal(stor_sync(s), 0);
+    uint64_t t0 = stor_mono_us();
+    struct stor_wb_stats st;
+    do {
+        usleep(1000);
+        stor_wb_stats(s, &st);
+    } while (st.durable_seq < st.last_seq && stor_mono_us() - t0 < 5u * 1000 * 1000);
+    assert_int_equal(st.durable_seq, st.last_seq);
+    return stor_mono_us() - t0;
+}
+
 /* A batch is waited for only while writes keep coming: once they stop,
  * the flusher writes what it has within about WB_QUIET_MS (10 ms), not
  * after the whole interval (here 10 s). */
@@ -629,15 +644,7 @@ static void test_stor_wb_quiet(void **state)
         stor_batch_put(&b, STOR_CF_SUB, k, strlen(k), "v", 1);
         assert_int_equal(stor_commit(s, &b), 0);
     }
-    assert_int_equal(stor_sync(s), 0);
-    uint64_t t0 = stor_mono_us();
-    struct stor_wb_stats st;
-    do {
-        usleep(1000);
-        stor_wb_stats(s, &st);
-    } while (st.durable_seq < st.last_seq && stor_mono_us() - t0 < 5u * 1000 * 1000);
-    assert_int_equal(st.durable_seq, st.last_seq);
-    assert_true(stor_mono_us() - t0 < 2u * 1000 * 1000); /* 10 ms and a flush, not 10 s */
+    assert_true(wait_all_durable(s) < 2u * 1000 * 1000); /* 10 ms and a flush, not 10 s */
     stor_batch_destroy(&b);
     stor_close(s);
 }
@@ -682,13 +689,8 @@ static void test_stor_wb_range_outlives_slice(void **state)
         /* The scenario needs the flusher still waiting (it waits 10 ms
          * for more writes); a slow machine may miss it: try again. */
         checked = st.durable_seq < first;
-        assert_int_equal(stor_sync(s), 0);
-        uint64_t t0 = stor_mono_us();
-        do {
-            usleep(1000);
-            stor_wb_stats(s, &st);
-        } while (st.durable_seq < st.last_seq && stor_mono_us() - t0 < 5u * 1000 * 1000);
-        assert_int_equal(st.durable_seq, st.last_seq);
+        wait_all_durable(s);
+        stor_wb_stats(s, &st);
         stor_housekeep(s);
         if (checked)
             assert_true(s->pruned_seq > first && s->pruned_seq < st.durable_seq);
