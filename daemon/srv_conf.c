@@ -115,8 +115,8 @@ void srv_conf_init(struct srv_conf *c)
     c->write_buffer_bytes = 64ll << 20;
     c->appendfsync = 1;
     c->writeback = 1;
-    c->flush_batch_bytes = 4ll << 20;
-    c->flush_interval_ms = 100;
+    c->flush_batch_bytes = 16ll << 20;
+    c->flush_interval_ms = 250;
     c->overlay_max_bytes = 256ll << 20;
     c->min_free_disk = 1ll << 30;
     c->journal_shm_dir = xstrdup("/dev/shm");

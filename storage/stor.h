@@ -63,7 +63,8 @@ struct stor_opts {
     int compression;           /* 1: LZ4 on upper levels, ZSTD at the bottom; 0: none */
     /* write-back */
     int writeback;             /* 1: journal + overlay + flusher; 0: RocksDB on every commit */
-    size_t flush_batch_bytes;  /* the flusher's largest WriteBatch (0: 4 MiB) */
+    size_t flush_batch_bytes;  /* the flusher's batch: the most it takes, and
+                                * the fill it waits for (0: 16 MiB) */
     int flush_interval_ms;     /* the flusher waits this long to fill a batch (0: none) */
     /* Threads writing a flush batch to RocksDB at once, each a share of its
      * keys (0: one per 4 CPUs, 1 to 4): RocksDB's memtable inserts are most
@@ -127,7 +128,9 @@ void stor_wb_stats(struct stor *s, struct stor_wb_stats *st);
  * holds the executor. Always 0 without write-back, where each write
  * returns its own error. */
 int stor_write_error(struct stor *s, char *msg, size_t cap);
-/* Measures the free space of the data folder's file system and keeps
+/* Measures the free space of the data folder's file system (less what
+ * write-back has accepted and not yet written to RocksDB, four times over)
+ * and keeps
  * stor_write_error set (ENC_ENOSPC) while it is below min_free bytes, until
  * it is back above min_free * 1.5 (so that a compaction's swings do not
  * flip it every call). 0 disables. Between calls, commits measure again

@@ -111,7 +111,6 @@ struct stor {
     bool flusher_filling;    /* waiting for a batch to fill: a full batch wakes it */
     bool flush_now;          /* a writer waits for the flusher: no waiting to fill */
     size_t flush_batch_max;
-    size_t flush_fill;       /* a batch this large ends the wait for it to fill */
     pthread_t flusher;
     /* the flusher's own: a batch's ops, sorted before they go to RocksDB */
     struct wb_fop *fops;
@@ -147,6 +146,8 @@ uint64_t stor_mono_us(void);
 int wb_open(struct stor *s, const char **errmsg);
 void wb_close(struct stor *s, bool drain);
 int wb_commit(struct stor *s, const struct stor_batch *b);
+/* Journal bytes accepted and not yet in RocksDB (0 without write-back). */
+size_t wb_queued_bytes(struct stor *s);
 /* Which user key (db, slot) a record of column family cf belongs to: the
  * parallel flusher keeps each user key's records in one part. */
 uint32_t wb_route(int cf, const char *k, size_t kn);

@@ -574,17 +574,15 @@ static void flusher_files(struct stor *s)
 }
 
 /* The flusher waits for a batch to fill until flusher-interval passes or
- * this much is queued, some 15,000 small records, whichever is first (a
- * backlog is still taken up to flusher-batch-size at once). RocksDB's
- * memtable insert of a random key, most of the flusher's work, costs less
- * in larger sorted batches (each key's neighbours in the skiplist are
- * nearer the last one's) and in a flusher that runs less often from
- * colder caches: 100 ms or 1 MiB instead of 20 ms or 64 KiB took SET at
- * pipeline 1 from 56-58k to 68-76k/s and at 16 from 310-374k to 354-409k
- * on 2 CPUs (writeback.md). The price is a larger overlay: LPUSH at
- * pipeline 16, whose flusher work is cheap (sequential keys), fell from
- * 376-510k to 385-404k. */
-#define WB_FILL (1u << 20)
+ * flusher-batch-size bytes are queued, whichever is first; a backlog is
+ * taken up to that size at once. RocksDB's memtable insert of a random
+ * key, most of the flusher's work, costs less in larger sorted batches:
+ * each key's skiplist neighbours are nearer the last one's, a key written
+ * twice in a batch is inserted once, and the flusher runs less often from
+ * colder caches. 250 ms or 16 MiB instead of 100 ms or 1 MiB cut the
+ * flusher's CPU per SET at pipeline 16 from 1.9 to 1.0-1.2 us (keys over
+ * 100,000) and 1.9 to 1.6 (over 3M) on 2 CPUs; the larger overlay costs the
+ * event loop little since it prefetches (writeback.md, "Fill"). */
 /* Writes that stop end the wait after this long: a burst's tail then reaches
  * RocksDB as soon as with a short interval, and a drain or a benchmark's
  * catch-up does not wait out the interval. */
@@ -611,14 +609,14 @@ static void *flusher_main(void *arg)
         if (!s->fcursor->next || s->abandon)
             break; /* stopping with nothing left, or abandoned */
         if (s->o.flush_interval_ms > 0) {
-            /* Let a batch fill: until the interval passes or WB_FILL bytes
-             * wait (the commit that passes it signals; a spurious wake-up
+            /* Let a batch fill: until the interval passes or a whole batch
+             * waits (the commit that passes it signals; a spurious wake-up
              * waits again), but only while writes keep coming: after
              * WB_QUIET_MS without one, there is no batch to wait for. */
             uint64_t end = stor_mono_us() + (uint64_t)s->o.flush_interval_ms * 1000;
             size_t seen = s->qbytes;
             s->flusher_filling = true;
-            while (!s->stop && !s->flush_now && s->qbytes < s->flush_fill) {
+            while (!s->stop && !s->flush_now && s->qbytes < s->flush_batch_max) {
                 uint64_t now = stor_mono_us();
                 if (now >= end)
                     break;
@@ -873,12 +871,22 @@ int wb_commit(struct stor *s, const struct stor_batch *b)
     /* A busy flusher finds this record when it looks again, and one filling
      * a batch wants waking only once the batch is full: no wake-up (a futex
      * call) per commit. */
-    if (s->flusher_idle || (s->flusher_filling && s->qbytes >= s->flush_fill))
+    if (s->flusher_idle || (s->flusher_filling && s->qbytes >= s->flush_batch_max))
         pthread_cond_signal(&s->work);
     pthread_mutex_unlock(&s->mu);
     if (!s->jnext)
         s->jnext = r;
     return 0;
+}
+
+size_t wb_queued_bytes(struct stor *s)
+{
+    if (!s->wb)
+        return 0;
+    pthread_mutex_lock(&s->mu);
+    size_t n = s->qbytes;
+    pthread_mutex_unlock(&s->mu);
+    return n;
 }
 
 #define HK_SLICE (64u << 10) /* journal bytes forgotten per call, beyond the credit */
@@ -1348,8 +1356,7 @@ int wb_open(struct stor *s, const char **errmsg)
     pthread_cond_init(&s->done, NULL);
     s->qtail = &s->qsentinel;
     s->fcursor = &s->qsentinel;
-    s->flush_batch_max = s->o.flush_batch_bytes ? s->o.flush_batch_bytes : 4u << 20;
-    s->flush_fill = s->flush_batch_max < WB_FILL ? s->flush_batch_max : WB_FILL;
+    s->flush_batch_max = s->o.flush_batch_bytes ? s->o.flush_batch_bytes : 16u << 20;
     int rc = replay(s, errmsg);
     if (rc == 0) {
         journal_place(s);

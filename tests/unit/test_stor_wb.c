@@ -569,7 +569,7 @@ static void test_stor_wb_replay_bad_checksum_refuses(void **state)
 static void test_stor_wb_backpressure(void **state)
 {
     struct fx *f = *state;
-    /* The flusher waits 300 ms unless 1 MiB fills its batch or the writes
+    /* The flusher waits 300 ms unless 2 MiB fill its batch or the writes
      * stop, and the overlay may hold 16 KiB: the executor must wait,
      * however fast either side is; and its wait wakes the flusher
      * (otherwise each wait would last until the flusher saw the writes
