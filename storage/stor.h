@@ -109,7 +109,8 @@ void stor_close(struct stor *s);
 void stor_close_abandon(struct stor *s);
 
 /* Makes every committed record set crash-safe: writes the journal (and
- * fsyncs it under appendfsync always). Call before acknowledging a write.
+ * fsyncs it under appendfsync always), and hands the record sets to the
+ * flusher, which sees none before. Call before acknowledging a write.
  * 0, or -errno when the journal cannot be written (nothing may be
  * acknowledged then). A no-op without write-back. */
 int stor_sync(struct stor *s);

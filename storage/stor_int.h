@@ -80,7 +80,12 @@ struct stor {
     uint64_t journaled_seq;  /* written to the journal up to here */
     size_t hk_credit;        /* journal bytes committed since the last housekeeping */
     struct wb_rec qsentinel; /* the queue of record sets: qsentinel.next oldest */
-    struct wb_rec *qtail;
+    /* The queue's newest record, and the bytes committed since stor_sync
+     * last handed records to the flusher (moving qtail to ltail): one lock
+     * per sync point, not one per commit. The executor links records past
+     * qtail without the lock, so the flusher never reads beyond qtail. */
+    struct wb_rec *ltail;
+    size_t lbytes;
     struct wb_rec *jnext;    /* first record not yet in the journal */
     int jfd;                 /* the journal file being appended */
     struct wb_seg jcur;      /* what that file holds */
@@ -91,6 +96,7 @@ struct stor {
     pthread_cond_t work;     /* the flusher waits for record sets */
     pthread_cond_t done;     /* the executor waits for progress */
     struct wb_rec *fcursor;  /* the last record set the flusher applied */
+    struct wb_rec *qtail;    /* the last one handed to it (written by the executor) */
     uint64_t durable_seq;    /* = fcursor->seq */
     size_t qbytes;           /* queued beyond fcursor, not yet in RocksDB */
     uint64_t fl_batches, fl_sets, fl_us_total, fl_us_last, fl_us_max;

@@ -595,7 +595,7 @@ static void *flusher_main(void *arg)
     pthread_mutex_lock(&s->mu);
     for (;;) {
         flusher_files(s);
-        while (!s->fcursor->next && !s->stop) {
+        while (s->fcursor == s->qtail && !s->stop) {
             s->flusher_idle = true;
             /* At least once a second: everysec's fsync is due then. */
             struct timespec until;
@@ -606,7 +606,7 @@ static void *flusher_main(void *arg)
             if (w != 0)
                 flusher_files(s);
         }
-        if (!s->fcursor->next || s->abandon)
+        if (s->fcursor == s->qtail || s->abandon)
             break; /* stopping with nothing left, or abandoned */
         if (s->o.flush_interval_ms > 0) {
             /* Let a batch fill: until the interval passes or a whole batch
@@ -637,7 +637,7 @@ static void *flusher_main(void *arg)
         s->flush_now = false;
         struct wb_rec *first = s->fcursor->next, *last = first;
         size_t bytes = first->len;
-        while (last->next && bytes < maxb) {
+        while (last != s->qtail && bytes < maxb) {
             last = last->next;
             bytes += last->len;
         }
@@ -752,10 +752,27 @@ static void seg_close_current(struct stor *s)
     pthread_mutex_unlock(&s->mu);
 }
 
+/* Hands the records committed since the last call to the flusher. */
+static void wb_publish(struct stor *s)
+{
+    pthread_mutex_lock(&s->mu);
+    s->qtail = s->ltail;
+    s->qbytes += s->lbytes;
+    s->lbytes = 0;
+    /* A busy flusher finds them when it looks again, and one filling a
+     * batch wants waking only once the batch is full: no wake-up (a futex
+     * call) per sync point. */
+    if (s->flusher_idle || (s->flusher_filling && s->qbytes >= s->flush_batch_max))
+        pthread_cond_signal(&s->work);
+    pthread_mutex_unlock(&s->mu);
+}
+
 int stor_sync(struct stor *s)
 {
     if (!s->wb || !s->jnext)
-        return 0;
+        return 0; /* nothing committed since the last call: nothing to hand on */
+    if (s->lbytes)
+        wb_publish(s);
     size_t segmax = seg_max(s);
     while (s->jnext) {
         struct iovec iov[64];
@@ -864,16 +881,9 @@ int wb_commit(struct stor *s, const struct stor_batch *b)
     struct to_ov t = {&s->ov, r->seq, false};
     payload_walk(r->data + WB_HDR, r->len - WB_HDR, op_to_ov, &t);
     s->hk_credit += r->len;
-    pthread_mutex_lock(&s->mu);
-    s->qtail->next = r;
-    s->qtail = r;
-    s->qbytes += r->len;
-    /* A busy flusher finds this record when it looks again, and one filling
-     * a batch wants waking only once the batch is full: no wake-up (a futex
-     * call) per commit. */
-    if (s->flusher_idle || (s->flusher_filling && s->qbytes >= s->flush_batch_max))
-        pthread_cond_signal(&s->work);
-    pthread_mutex_unlock(&s->mu);
+    s->ltail->next = r; /* past qtail: the flusher does not look yet */
+    s->ltail = r;
+    s->lbytes += r->len;
     if (!s->jnext)
         s->jnext = r;
     return 0;
@@ -1354,7 +1364,7 @@ int wb_open(struct stor *s, const char **errmsg)
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->work, NULL);
     pthread_cond_init(&s->done, NULL);
-    s->qtail = &s->qsentinel;
+    s->qtail = s->ltail = &s->qsentinel;
     s->fcursor = &s->qsentinel;
     s->flush_batch_max = s->o.flush_batch_bytes ? s->o.flush_batch_bytes : 16u << 20;
     int rc = replay(s, errmsg);

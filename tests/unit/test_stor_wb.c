@@ -331,6 +331,7 @@ static void test_stor_wb_split_batch_survives_compaction(void **state)
     }
     __atomic_store_n(&s->test_hold, 1, __ATOMIC_RELEASE);
     assert_int_equal(stor_commit(s, &b), 0);
+    assert_int_equal(stor_sync(s), 0); /* hands it to the flusher */
     stor_batch_destroy(&b);
     for (int t = 0; t < 5000 && !__atomic_load_n(&s->test_held, __ATOMIC_ACQUIRE); t++)
         usleep(1000);
