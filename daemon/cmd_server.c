@@ -702,7 +702,7 @@ void cmd_info(struct conn *c)
              (unsigned long long)(w.flush_batches ? w.flush_us_total / w.flush_batches : 0));
         INFO("writeback_flush_last_us:%llu\r\n", (unsigned long long)w.flush_us_last);
         INFO("writeback_flush_max_us:%llu\r\n", (unsigned long long)w.flush_us_max);
-        INFO("writeback_flusher_batch_size:%lld\r\n", (long long)srv.conf.flush_batch_bytes);
+        INFO("writeback_flusher_batch_size:%llu\r\n", (unsigned long long)w.flush_batch_bytes);
         INFO("writeback_flusher_interval_ms:%d\r\n", srv.conf.flush_interval_ms);
         INFO("writeback_flusher_threads:%d\r\n", w.flusher_threads);
         INFO("writeback_backpressure_waits:%llu\r\n", (unsigned long long)w.waits);

@@ -63,8 +63,9 @@ struct stor_opts {
     int compression;           /* 1: LZ4 on upper levels, ZSTD at the bottom; 0: none */
     /* write-back */
     int writeback;             /* 1: journal + overlay + flusher; 0: RocksDB on every commit */
-    size_t flush_batch_bytes;  /* the flusher's batch: the most it takes, and
-                                * the fill it waits for (0: 16 MiB) */
+    size_t flush_batch_bytes;  /* the flusher's batch: the most it takes, and the
+                                * fill it waits for (0: 16 MiB; at most a quarter
+                                * of write_buffer_bytes) */
     int flush_interval_ms;     /* the flusher waits this long to fill a batch (0: none) */
     /* Threads writing a flush batch to RocksDB at once, each a share of its
      * keys (0: one per 4 CPUs, 1 to 4): RocksDB's memtable inserts are most
@@ -90,6 +91,7 @@ struct stor_wb_stats {
     uint64_t waits, wait_us;     /* back-pressure */
     uint64_t replayed_sets;      /* at the last open */
     int flusher_threads;
+    uint64_t flush_batch_bytes;  /* flusher-batch-size, at most write-buffer-size / 4 */
     const char *journal_dir;     /* where the journal files are; the handle's */
     int journal_shm;             /* 1: that folder is in shared memory */
 };

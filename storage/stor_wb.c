@@ -1027,6 +1027,7 @@ void stor_wb_stats(struct stor *s, struct stor_wb_stats *st)
     st->flush_us_max = s->fl_us_max;
     pthread_mutex_unlock(&s->mu);
     st->flusher_threads = s->nparts;
+    st->flush_batch_bytes = s->flush_batch_max;
     st->overlay_entries = s->ov.count;
     st->overlay_bytes = s->ov.bytes;
     uint64_t jb = s->jcur.bytes;
@@ -1366,7 +1367,13 @@ int wb_open(struct stor *s, const char **errmsg)
     pthread_cond_init(&s->done, NULL);
     s->qtail = s->ltail = &s->qsentinel;
     s->fcursor = &s->qsentinel;
+    /* A batch goes whole into one memtable, which it can overrun: at most
+     * a quarter of write-buffer-size keeps the memtables near that size
+     * (with 4 MiB ones, 16 MiB batches made them 14 MiB). */
+    size_t wbs = s->o.write_buffer_bytes ? s->o.write_buffer_bytes : 64u << 20;
     s->flush_batch_max = s->o.flush_batch_bytes ? s->o.flush_batch_bytes : 16u << 20;
+    if (s->flush_batch_max > wbs / 4)
+        s->flush_batch_max = wbs / 4 > 4096 ? wbs / 4 : 4096;
     int rc = replay(s, errmsg);
     if (rc == 0) {
         journal_place(s);

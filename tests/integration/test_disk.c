@@ -25,7 +25,6 @@ static char data[400], ballast[420];
 static char jshm[400]; /* a second tmpfs, for the journal (test_journal_tmpfs_low) */
 static bool mounted;
 static const char *writeback = "yes"; /* shmkvd's --write-back */
-static const char *batch = "16mb";     /* shmkvd's --flusher-batch-size */
 
 /* Key i's value: random bytes from seed i, so nothing needs keeping. */
 static void value_of(int i, char *v)
@@ -72,7 +71,6 @@ static int disk_teardown(void **state)
 {
     (void)state;
     writeback = "yes";
-    batch = "16mb";
     h_stop(&S);
     if (mounted) {
         h_rm_shm_journal(&S); /* a daemon that aborted leaves it */
@@ -92,7 +90,7 @@ static int disk_teardown(void **state)
 static void start(const char *min_free)
 {
     const char *extra[] = {"--min-free-disk", min_free, "--write-buffer-size", "1mb",
-                           "--write-back", writeback, "--flusher-batch-size", batch, NULL};
+                           "--write-back", writeback, NULL};
     h_start_shmkvd_opts(&S, extra);
 }
 
@@ -262,10 +260,6 @@ static void test_min_free_disk_direct(void **state)
 static void test_full_disk_loses_nothing(void **state)
 {
     (void)state;
-    /* A flush batch needs about twice its size free at once (RocksDB's WAL
-     * keeps it until its memtables are on disk): on 24 MiB, a restart
-     * replaying a 16 MiB batch beside 15 MiB of data could not make room. */
-    batch = "1mb";
     redisReply *last;
     int n;
     redisContext *c = start_and_fill("disk-full", 24, 8, "0", &n, &last);
