@@ -61,8 +61,9 @@ static bool below(bool was_low, uint64_t avail, uint64_t min)
  * timer alone (the daemon's 100 ms) would not do: in tests, 20 MB went by
  * between two ticks. For the same reason, the room counted is the file
  * system's free space less four times the bytes write-back has accepted
- * and not yet written to RocksDB: a flush batch (16 MiB by default) lands
- * at once, and test_disk ran out of room without this. */
+ * and not yet written to RocksDB: a flush batch (up to 16 MiB) lands at
+ * once (test_disk ran out of room without this while batches could be
+ * larger than its memtables: storage.md). */
 static void disk_measure(struct stor *s)
 {
     struct statvfs v;

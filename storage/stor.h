@@ -131,12 +131,11 @@ void stor_wb_stats(struct stor *s, struct stor_wb_stats *st);
  * holds the executor. Always 0 without write-back, where each write
  * returns its own error. */
 int stor_write_error(struct stor *s, char *msg, size_t cap);
-/* Measures the free space of the data folder's file system (less what
- * write-back has accepted and not yet written to RocksDB, four times over)
- * and keeps
- * stor_write_error set (ENC_ENOSPC) while it is below min_free bytes, until
- * it is back above min_free * 1.5 (so that a compaction's swings do not
- * flip it every call). 0 disables. Between calls, commits measure again
+/* Measures the free space of the data folder's file system, less four
+ * times what write-back has accepted and not yet written to RocksDB, and
+ * keeps stor_write_error set (ENC_ENOSPC) while it is below min_free
+ * bytes, until it is back above min_free * 1.5 (so that a compaction's
+ * swings do not flip it every call). 0 disables. Between calls, commits measure again
  * whenever they have written a share of the room left. A journal in a
  * tmpfs (journal-shm-dir) is watched too, against a floor of 32 MiB. The
  * point is to stop accepting writes while RocksDB and the journal still

@@ -152,7 +152,8 @@ uint64_t stor_mono_us(void);
 int wb_open(struct stor *s, const char **errmsg);
 void wb_close(struct stor *s, bool drain);
 int wb_commit(struct stor *s, const struct stor_batch *b);
-/* Journal bytes accepted and not yet in RocksDB (0 without write-back). */
+/* Journal bytes accepted and not yet in RocksDB (0 without write-back);
+ * the executor's. */
 size_t wb_queued_bytes(struct stor *s);
 /* Which user key (db, slot) a record of column family cf belongs to: the
  * parallel flusher keeps each user key's records in one part. */

@@ -896,7 +896,7 @@ size_t wb_queued_bytes(struct stor *s)
     pthread_mutex_lock(&s->mu);
     size_t n = s->qbytes;
     pthread_mutex_unlock(&s->mu);
-    return n;
+    return n + s->lbytes; /* and those not yet handed to the flusher */
 }
 
 #define HK_SLICE (64u << 10) /* journal bytes forgotten per call, beyond the credit */
