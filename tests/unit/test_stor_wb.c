@@ -394,6 +394,22 @@ static void commit_n(struct stor *s, int from, int n)
     stor_batch_destroy(&b);
 }
 
+/* Commits n record sets of one put each, keys prefix0, prefix1, ..., all
+ * with the value v. */
+static void commit_puts(struct stor *s, const char *prefix, int n, const char *v, size_t vn)
+{
+    struct stor_batch b;
+    stor_batch_init(&b);
+    for (int i = 0; i < n; i++) {
+        char k[16];
+        snprintf(k, sizeof k, "%s%d", prefix, i);
+        stor_batch_clear(&b);
+        stor_batch_put(&b, STOR_CF_SUB, k, strlen(k), v, vn);
+        assert_int_equal(stor_commit(s, &b), 0);
+    }
+    stor_batch_destroy(&b);
+}
+
 static int count_present(struct stor *s, int n)
 {
     int found = 0;
@@ -449,18 +465,9 @@ static void test_stor_wb_disk_counts_queued(void **state)
     char msg[256];
     assert_int_equal(stor_disk_check(s, min, NULL), 0); /* nothing queued: room */
     assert_int_equal(stor_write_error(s, msg, sizeof msg), 0);
-    struct stor_batch b;
-    stor_batch_init(&b);
     static char v[4096];
     memset(v, 'v', sizeof v);
-    for (int i = 0; i < 4096; i++) {
-        char k[16];
-        snprintf(k, sizeof k, "q%05d", i);
-        stor_batch_clear(&b);
-        stor_batch_put(&b, STOR_CF_SUB, k, strlen(k), v, sizeof v);
-        assert_int_equal(stor_commit(s, &b), 0);
-    }
-    stor_batch_destroy(&b);
+    commit_puts(s, "q", 4096, v, sizeof v);
     assert_int_equal(stor_disk_check(s, min, NULL), 1); /* turned low */
     assert_int_not_equal(stor_write_error(s, msg, sizeof msg), 0);
     stor_close_abandon(s);
@@ -714,13 +721,7 @@ static void test_stor_wb_range_outlives_slice(void **state)
         stor_batch_clear(&b);
         stor_batch_put(&b, STOR_CF_SUB, k, strlen(k), "kept", 4);
         assert_int_equal(stor_commit(s, &b), 0);
-        for (int i = 0; i < 40; i++) {
-            char z[16];
-            snprintf(z, sizeof z, "z%d", i);
-            stor_batch_clear(&b);
-            stor_batch_put(&b, STOR_CF_SUB, z, strlen(z), big, sizeof big);
-            assert_int_equal(stor_commit(s, &b), 0);
-        }
+        commit_puts(s, "z", 40, big, sizeof big);
         struct stor_wb_stats st;
         stor_wb_stats(s, &st);
         uint64_t first = st.last_seq - 41; /* the range's record set */
