@@ -121,6 +121,8 @@ struct stor {
     /* the flusher's own: a batch's ops, sorted before they go to RocksDB */
     struct wb_fop *fops;
     size_t nfops, capfops;
+    struct wb_sitem *sitems; /* the sort's */
+    size_t capsitems;
     /* A batch's writes, split by user key over nparts WriteBatches that the
      * flusher and nparts - 1 helper threads write at once (RocksDB inserts
      * them into its memtables in parallel). parts[0] is the flusher's. */
@@ -136,6 +138,24 @@ struct stor {
      * test_held. Atomic. */
     int test_hold, test_held;
 };
+
+/* One write of a flush batch: its op, pointing into a journal record, and
+ * its place in the batch. */
+struct wb_fop {
+    const char *k, *v;
+    uint32_t kn, vn;
+    uint32_t ord;
+    uint8_t kind, cf;
+};
+
+/* A flush batch's sort item: f[i], a chunk of its key (stor_wb.c), and
+ * WB_SITEM_DUP where a later write of the same key follows it. */
+struct wb_sitem {
+    uint64_t d;
+    uint32_t i;
+    uint32_t flags;
+};
+#define WB_SITEM_DUP 1u
 
 struct wb_part {
     struct stor *s;
@@ -158,6 +178,13 @@ size_t wb_queued_bytes(struct stor *s);
 /* Which user key (db, slot) a record of column family cf belongs to: the
  * parallel flusher keeps each user key's records in one part. */
 uint32_t wb_route(int cf, const char *k, size_t kn);
+/* Orders the writes f[0..n) by (cf, key), those of one key by ord, as a
+ * comparison of (cf, key, ord) would: the j-th is f[result[j].i], flagged
+ * WB_SITEM_DUP if the next is of the same key. *buf
+ * (*cap items) is scratch the caller keeps between calls and frees; the
+ * result lies in it. */
+const struct wb_sitem *wb_fops_order(const struct wb_fop *f, size_t n, struct wb_sitem **buf,
+                                     size_t *cap);
 /* Appends the ops of a journal payload to a RocksDB WriteBatch. */
 int wb_payload_to_batch(struct stor *s, const char *p, size_t n, rocksdb_writebatch_t *wb);
 /* CRC-32C of p[0..n) continuing from crc (0 to start): the fastest way this

@@ -2,8 +2,9 @@
  * test_stor_wb — write-back: the overlay merged with RocksDB checked against
  * a model under random operations (the real flusher moving data underneath),
  * journal replay (clean, torn last record, bad checksum, empty, unsynced),
- * back-pressure, and the journal in a shared-memory folder (replayed from
- * wherever the last run kept it; dropped once RocksDB's WAL has it).
+ * back-pressure, the journal in a shared-memory folder (replayed from
+ * wherever the last run kept it; dropped once RocksDB's WAL has it), and
+ * the flush batch's sort.
  */
 #include "enc.h"
 #include "fixture.h"
@@ -781,6 +782,103 @@ static void test_stor_wb_crc32c(void **state)
         }
 }
 
+/* The flush batch's sort: its order is a comparison sort's of (cf, key,
+ * ord), over keys that are prefixes of others, hold zero bytes, repeat,
+ * share more than the radix sort's deepest chunk, or look like the meta
+ * keys of redis-benchmark's SETs; at sizes either side of where it turns
+ * from insertion to a comparison sort to a radix sort. Each write that a
+ * later one of its key follows is marked as replaced, and only those. */
+static int ref_cmp(const void *pa, const void *pb)
+{
+    const struct wb_fop *a = pa, *b = pb;
+    if (a->cf != b->cf)
+        return a->cf < b->cf ? -1 : 1;
+    int c = memcmp(a->k, b->k, a->kn < b->kn ? a->kn : b->kn);
+    if (c)
+        return c;
+    if (a->kn != b->kn)
+        return a->kn < b->kn ? -1 : 1;
+    return (a->ord > b->ord) - (a->ord < b->ord);
+}
+
+static void test_stor_wb_batch_sort(void **state)
+{
+    (void)state;
+    enum { MAXN = 6000, KEYMAX = 80 };
+    static const size_t sizes[] = {0, 1, 2, 24, 25, 255, 256, 257, 1000, MAXN};
+    struct wb_fop *f = calloc(MAXN, sizeof *f), *ref = calloc(MAXN, sizeof *ref);
+    char *pool = calloc(MAXN, KEYMAX);
+    struct wb_sitem *buf = NULL;
+    size_t cap = 0;
+    uint64_t r = 11;
+    assert_non_null(f);
+    assert_non_null(ref);
+    assert_non_null(pool);
+    for (int shape = 0; shape < 6; shape++) {
+        for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+            size_t n = sizes[si];
+            for (size_t i = 0; i < n; i++) {
+                char *k = pool + i * KEYMAX;
+                size_t kn = 0;
+                int cf = (int)(t_rnd(&r) % STOR_CF_COUNT);
+                static const char alpha[] = {0, 1, (char)0xff};
+                if (shape == 0) { /* short, from three letters: prefixes, zeros */
+                    kn = t_rnd(&r) % 16;
+                    for (size_t j = 0; j < kn; j++)
+                        k[j] = alpha[t_rnd(&r) % 3];
+                } else if (shape == 1) { /* a long shared prefix */
+                    kn = 60 + t_rnd(&r) % 12;
+                    memset(k, 'p', 60);
+                    for (size_t j = 60; j < kn; j++)
+                        k[j] = alpha[t_rnd(&r) % 3];
+                } else if (shape == 2) { /* few keys, written many times */
+                    uint64_t which = t_rnd(&r) % 7;
+                    kn = (size_t)(which * 5);
+                    memset(k, 'a' + (int)which, kn);
+                    cf = STOR_CF_META;
+                } else if (shape == 3) { /* meta keys of key:%012d */
+                    uint32_t u = (uint32_t)(t_rnd(&r) % 3000);
+                    kn = enc_meta_key(k, 0, (uint16_t)(t_rnd(&r) % 16384), "key:000000000000",
+                                      16);
+                    for (int j = 0; j < 12; j++, u /= 10)
+                        k[kn - 1 - j] = (char)('0' + u % 10);
+                    cf = STOR_CF_META;
+                } else if (shape == 4) { /* one shared stem, then random tails */
+                    kn = 20 + t_rnd(&r) % 30;
+                    memset(k, 's', 20);
+                    for (size_t j = 20; j < kn; j++)
+                        k[j] = (char)t_rnd(&r);
+                } else { /* keys of one another's prefixes, ending at every depth */
+                    kn = t_rnd(&r) % 41;
+                    memset(k, 'x', kn);
+                    k[kn++] = alpha[t_rnd(&r) % 3];
+                    cf = STOR_CF_SUB;
+                }
+                f[i] = (struct wb_fop){k, NULL, (uint32_t)kn, 0, (uint32_t)i, STOR_OP_PUT,
+                                       (uint8_t)cf};
+            }
+            memcpy(ref, f, n * sizeof *f);
+            qsort(ref, n, sizeof *ref, ref_cmp);
+            const struct wb_sitem *o = wb_fops_order(f, n, &buf, &cap);
+            for (size_t j = 0; j < n; j++) {
+                if (f[o[j].i].ord != ref[j].ord)
+                    fail_msg("shape %d, n %zu: item %zu is write %u, not %u", shape, n, j,
+                             f[o[j].i].ord, ref[j].ord);
+                bool dup = j + 1 < n && ref[j].cf == ref[j + 1].cf &&
+                           ref[j].kn == ref[j + 1].kn &&
+                           memcmp(ref[j].k, ref[j + 1].k, ref[j].kn) == 0;
+                if (dup != ((o[j].flags & WB_SITEM_DUP) != 0))
+                    fail_msg("shape %d, n %zu: item %zu %s replaced", shape, n, j,
+                             dup ? "is not marked" : "is marked, not");
+            }
+        }
+    }
+    free(buf);
+    free(pool);
+    free(ref);
+    free(f);
+}
+
 /* ---- the journal in shared memory ----
  * The tests stand a folder of their own in for the tmpfs: what differs is
  * only where the files are. */
@@ -1004,6 +1102,7 @@ int main(int argc, char **argv)
         T(test_stor_wb_quiet),
         T(test_stor_wb_range_outlives_slice),
         T(test_stor_wb_crc32c),
+        T(test_stor_wb_batch_sort),
         T(test_stor_wb_shm_journal_replays_anywhere),
         T(test_stor_wb_shm_journal_dropped_once_in_wal),
         T(test_stor_wb_shm_journal_gone_after_reboot),
