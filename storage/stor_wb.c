@@ -455,7 +455,8 @@ static void fops_emit(struct stor *s, const struct wb_fop *f, size_t n, int npar
 {
     const struct wb_sitem *o = wb_fops_order(f, n, &s->sitems, &s->capsitems);
     for (size_t i = 0; i < n; i++) {
-        /* The ops lie in batch order, their records all over the batch. */
+        /* Taken in key order, the ops and their records lie anywhere in
+         * the batch: load them ahead. */
         if (i + 8 < n)
             __builtin_prefetch(&f[o[i + 8].i]);
         if (i + 4 < n)
