@@ -480,12 +480,16 @@ static int mkdir_p(const char *dir)
     return 0;
 }
 
+size_t stor_write_buffer_bytes(const struct stor_opts *o)
+{
+    return o->write_buffer_bytes ? o->write_buffer_bytes : 64u << 20;
+}
+
 static rocksdb_options_t *cf_options(struct stor *s, int cf, const struct stor_opts *o,
                                      rocksdb_cache_t *cache)
 {
     rocksdb_options_t *opt = rocksdb_options_create();
-    rocksdb_options_set_write_buffer_size(opt, o->write_buffer_bytes ? o->write_buffer_bytes
-                                                                     : 64u << 20);
+    rocksdb_options_set_write_buffer_size(opt, stor_write_buffer_bytes(o));
     rocksdb_options_set_max_write_buffer_number(opt, 4);
     rocksdb_options_set_level_compaction_dynamic_level_bytes(opt, 1);
     rocksdb_options_set_target_file_size_base(opt, 64u << 20);

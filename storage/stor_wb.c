@@ -1554,7 +1554,7 @@ int wb_open(struct stor *s, const char **errmsg)
     /* A batch goes whole into one memtable, which it can overrun: at most
      * a quarter of write-buffer-size keeps the memtables near that size
      * (with 4 MiB ones, 16 MiB batches made them 14 MiB). */
-    size_t wbs = s->o.write_buffer_bytes ? s->o.write_buffer_bytes : 64u << 20;
+    size_t wbs = stor_write_buffer_bytes(&s->o);
     s->flush_batch_max = s->o.flush_batch_bytes ? s->o.flush_batch_bytes : 16u << 20;
     if (s->flush_batch_max > wbs / 4)
         s->flush_batch_max = wbs / 4 > 4096 ? wbs / 4 : 4096;
