@@ -263,6 +263,22 @@ int resp_peek_arg1(const char *p, size_t n, const char **a, size_t *an)
     return 1;
 }
 
+size_t resp_peek_len(const char *p, size_t n)
+{
+    size_t i = 0;
+    int64_t argc = peek_len(p, n, &i, '*');
+    if (argc < 1)
+        return 0;
+    while (argc--) {
+        int64_t l = peek_len(p, n, &i, '$');
+        if (l < 0 || (uint64_t)l + 2 > n - i || p[i + (size_t)l] != '\r' ||
+            p[i + (size_t)l + 1] != '\n')
+            return 0;
+        i += (size_t)l + 2;
+    }
+    return i;
+}
+
 int resp_req_parse(struct resp_req *r, const char *data, size_t n, const struct resp_limits *lim,
                    const char **err)
 {

@@ -146,6 +146,7 @@ struct conn {
     uint64_t id;
     uint32_t flags;
     bool out_armed; /* epoll also watches for output */
+    bool prefetched; /* step 1 was issued for the command after the next */
     int proto; /* 2 or 3 */
     unsigned db;
     struct resp_buf in, out;

@@ -78,12 +78,15 @@ static int hook_get(void *arg, int cf, const char *k, size_t kn, const char **v,
     }
 }
 
-static void hook_prefetch(void *arg, int cf, const char *k, size_t kn)
+static void hook_prefetch(void *arg, int cf, const char *k, size_t kn, int step)
 {
     (void)arg;
     size_t n;
     const char *ck = cache_key(cf, k, kn, &n);
-    shmc_w_prefetch(srv.cache, ck, n);
+    if (step == 1)
+        shmc_w_prefetch(srv.cache, ck, n);
+    else
+        shmc_w_prefetch_rec(srv.cache, ck, n);
 }
 
 static uint64_t expiry_of(int cf, const char *v, size_t vn)

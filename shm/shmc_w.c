@@ -634,6 +634,18 @@ void shmc_w_prefetch(const struct shmc_w *w, const void *key, size_t klen)
     __builtin_prefetch(b + sizeof(struct shmc_bucket) - 1); /* 72 bytes may span two lines */
 }
 
+void shmc_w_prefetch_rec(const struct shmc_w *w, const void *key, size_t klen)
+{
+    uint64_t hash = shmc_hash(key, klen);
+    const struct shmc_bucket *b = &w->bk[shmc_bucket_of(hash, w->nb)];
+    uint16_t tag = shmc_tag_of(hash);
+    for (unsigned i = 0; i < SHMC_SLOTS; i++) {
+        uint64_t s = b->slot[i];
+        if (s && SHMC_SLOT_TAG(s) == tag)
+            __builtin_prefetch(rec_at(w, SHMC_SLOT_OFF(s)), 1);
+    }
+}
+
 void shmc_w_drop_group(struct shmc_w *w, unsigned group)
 {
     uint32_t *g = &w->h->group_gen[group & 0xff];

@@ -113,6 +113,10 @@ void shmc_w_stats_reset(struct shmc_w *w);
  * it runs this one, so the index's cache miss overlaps work. Reads
  * nothing, changes nothing. */
 void shmc_w_prefetch(const struct shmc_w *w, const void *key, size_t klen);
+/* The second step, once the bucket has had time to arrive: starts loading
+ * the records whose tags match key's, which a look-up compares with it.
+ * Reads the bucket, changes nothing. */
+void shmc_w_prefetch_rec(const struct shmc_w *w, const void *key, size_t klen);
 
 /* Tests: checks every invariant of index and logs; 0 or a description. */
 const char *shmc_w_check(const struct shmc_w *w);

@@ -355,15 +355,15 @@ int db_rhas(struct db *d, int cf, const char *k, size_t kn)
 
 /* ---- key contexts ---- */
 
-void db_prefetch(const struct db *d, unsigned dbi, const char *key, size_t klen)
+void db_prefetch(const struct db *d, unsigned dbi, const char *key, size_t klen, int step)
 {
     char mk[128];
     if (enc_meta_key_len(klen) > sizeof mk)
         return; /* long keys: the hash dwarfs the miss */
     size_t n = enc_meta_key(mk, dbi, enc_slot(key, klen), key, klen);
-    stor_prefetch(d->s, STOR_CF_META, mk, n);
+    stor_prefetch(d->s, STOR_CF_META, mk, n, step);
     if (d->cache_prefetch)
-        d->cache_prefetch(d->cache_arg, STOR_CF_META, mk, n);
+        d->cache_prefetch(d->cache_arg, STOR_CF_META, mk, n, step);
 }
 
 void kc_blank(struct db_kc *kc, unsigned dbi, const char *key, size_t klen)

@@ -100,7 +100,7 @@ struct db {
     int (*cache_get)(void *arg, int cf, const char *k, size_t kn, const char **v, size_t *vn);
     void (*cache_fill)(void *arg, int cf, const char *k, size_t kn, const char *v, size_t vn);
     /* Optional: starts loading what a look-up of (cf, k) reads. */
-    void (*cache_prefetch)(void *arg, int cf, const char *k, size_t kn);
+    void (*cache_prefetch)(void *arg, int cf, const char *k, size_t kn, int step);
     void *cache_arg;
     /* Facts for keyspace events, gathered only when asked: with track_new
      * or track_expired, each commit first looks up the committed meta
@@ -134,10 +134,12 @@ uint64_t db_version_next(struct db *d);
 
 /* ---- keys ---- */
 
-/* A hint that key's meta record is read or written soon: starts loading
- * the cache's and the overlay's index entries for it into the CPU cache,
- * so their misses overlap other work. Changes nothing; any key will do. */
-void db_prefetch(const struct db *d, unsigned dbi, const char *key, size_t klen);
+/* A hint that key's meta record is read or written soon: step 1 starts
+ * loading the cache's and the overlay's index entries for it into the CPU
+ * cache, so their misses overlap other work; step 2, issued a while after
+ * step 1 for the same key, what those entries point at (the cache's
+ * record, the overlay's node). Changes nothing; any key will do. */
+void db_prefetch(const struct db *d, unsigned dbi, const char *key, size_t klen, int step);
 
 /* *type = enum enc_type, ENC_TYPE_NONE when absent. */
 int db_type(struct db *d, unsigned dbi, const char *key, size_t klen, int *type);

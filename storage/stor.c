@@ -690,10 +690,14 @@ void stor_close_abandon(struct stor *s)
 
 /* ---- reads ---- */
 
-void stor_prefetch(const struct stor *s, int cf, const char *k, size_t kn)
+void stor_prefetch(const struct stor *s, int cf, const char *k, size_t kn, int step)
 {
-    if (s->wb)
+    if (!s->wb)
+        return;
+    if (step == 1)
         ov_prefetch(&s->ov, cf, k, kn);
+    else
+        ov_prefetch_node(&s->ov, cf, k, kn);
 }
 
 int stor_get(struct stor *s, int cf, const char *k, size_t kn, char **v, size_t *vn)

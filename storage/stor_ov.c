@@ -392,7 +392,7 @@ void ov_prefetch_node(const struct ov *o, int cf, const char *k, size_t kn)
 {
     const struct ov_node *n = o->tab[ov_hash(cf, k, kn) & o->tabmask].n;
     if (n)
-        __builtin_prefetch(n);
+        __builtin_prefetch(n, 1);
 }
 
 struct ov_node *ov_find(const struct ov *o, int cf, const char *k, size_t kn)

@@ -267,13 +267,37 @@ static void test_resp_peek_arg1(void **state)
         assert_int_equal(resp_peek_arg1(no[i], strlen(no[i]), &a, &an), 0);
 }
 
+/* Where the command after a pipelined one starts: only once all of the
+ * command's bytes are there, and never past them. */
+static void test_resp_peek_len(void **state)
+{
+    (void)state;
+    const char m[] = "*3\r\n$3\r\nSET\r\n$5\r\nmy\r\nk\r\n$1\r\nv\r\n*1\r\n$4\r\nPING\r\n";
+    size_t first = (size_t)(strstr(m, "*1") - m), all = sizeof m - 1;
+    for (size_t n = 0; n <= all; n++) {
+        assert_int_equal(resp_peek_len(m, n), n >= first ? first : 0);
+        if (n > first)
+            assert_int_equal(resp_peek_len(m + first, n - first), n == all ? all - first : 0);
+    }
+    const char *no[] = {
+        "GET k\r\n",                          /* inline */
+        "*0\r\n",                             /* no arguments */
+        "*-1\r\n",
+        "*2\r\n$3\r\nGET\r\n$-1\r\n",      /* a negative length */
+        "*2\r\n$3\r\nGET\r\n$1\r\nkk\r\n",  /* the length is short of the bytes */
+        "*2\r\n$3\r\nGET\r\n:1\r\n",       /* not a bulk string */
+    };
+    for (size_t i = 0; i < sizeof no / sizeof *no; i++)
+        assert_int_equal(resp_peek_len(no[i], strlen(no[i])), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_resp_multibulk),   cmocka_unit_test(test_resp_byte_by_byte),
         cmocka_unit_test(test_resp_pipeline),    cmocka_unit_test(test_resp_inline),
         cmocka_unit_test(test_resp_protocol_errors), cmocka_unit_test(test_resp_replies),
-        cmocka_unit_test(test_resp_peek_arg1),
+        cmocka_unit_test(test_resp_peek_arg1),   cmocka_unit_test(test_resp_peek_len),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
