@@ -246,37 +246,31 @@ static int64_t peek_len(const char *p, size_t n, size_t *i, char c)
     return v;
 }
 
-int resp_peek_arg1(const char *p, size_t n, const char **a, size_t *an)
+int resp_peek_arg1(const char *p, size_t n, const char **a, size_t *an, size_t *len)
 {
     size_t i = 0;
-    if (peek_len(p, n, &i, '*') < 2)
-        return 0;
-    int64_t l = peek_len(p, n, &i, '$');
-    if (l < 0 || (uint64_t)l + 2 > n - i)
-        return 0;
-    i += (size_t)l + 2;
-    l = peek_len(p, n, &i, '$');
-    if (l < 0 || (uint64_t)l > n - i)
-        return 0;
-    *a = p + i;
-    *an = (size_t)l;
-    return 1;
-}
-
-size_t resp_peek_len(const char *p, size_t n)
-{
-    size_t i = 0;
+    int found = 0;
+    if (len)
+        *len = 0;
     int64_t argc = peek_len(p, n, &i, '*');
-    if (argc < 1)
-        return 0;
-    while (argc--) {
+    for (int64_t j = 0; j < argc; j++) {
         int64_t l = peek_len(p, n, &i, '$');
-        if (l < 0 || (uint64_t)l + 2 > n - i || p[i + (size_t)l] != '\r' ||
-            p[i + (size_t)l + 1] != '\n')
-            return 0;
+        if (l < 0)
+            return found;
+        if (j == 1 && (uint64_t)l <= n - i) {
+            *a = p + i;
+            *an = (size_t)l;
+            found = 1;
+            if (!len)
+                return 1;
+        }
+        if ((uint64_t)l + 2 > n - i || p[i + (size_t)l] != '\r' || p[i + (size_t)l + 1] != '\n')
+            return found;
         i += (size_t)l + 2;
     }
-    return i;
+    if (len && argc > 0)
+        *len = i;
+    return found;
 }
 
 int resp_req_parse(struct resp_req *r, const char *data, size_t n, const struct resp_limits *lim,

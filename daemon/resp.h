@@ -89,11 +89,11 @@ int resp_req_parse(struct resp_req *r, const char *data, size_t n, const struct 
 int resp_split(struct resp_req *r, const char *line, size_t n);
 /* The second argument (most commands' key) of the multibulk command at the
  * start of p[0, n), when its bytes are all there: 1 and *a, *an; else 0.
- * Checks bounds only, as a hint needs (resp_req_parse judges the command). */
-int resp_peek_arg1(const char *p, size_t n, const char **a, size_t *an);
-/* The length of the multibulk command at the start of p[0, n) when all of
- * it is there, else 0: where the command after it starts. Bounds only. */
-size_t resp_peek_len(const char *p, size_t n);
+ * With len, one walk also gives the whole command's length when all of it
+ * is there (any argument count), else 0: where the command after it
+ * starts. Checks bounds only, as a hint needs (resp_req_parse judges the
+ * command). */
+int resp_peek_arg1(const char *p, size_t n, const char **a, size_t *an, size_t *len);
 /* Argument i of a parsed command. */
 const char *resp_req_arg(const struct resp_req *r, const char *data, size_t i, size_t *n);
 

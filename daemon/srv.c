@@ -496,14 +496,13 @@ static bool conn_flush(struct conn *c)
 static void prefetch_next(struct conn *c, const char *p, size_t n)
 {
     const char *k;
-    size_t kn;
+    size_t kn, len;
     bool had_step1 = c->prefetched;
     c->prefetched = false;
-    if (!n || !resp_peek_arg1(p, n, &k, &kn))
+    if (!n || !resp_peek_arg1(p, n, &k, &kn, &len))
         return;
     db_prefetch(&srv.db, (unsigned)c->db, k, kn, had_step1 ? 2 : 1);
-    size_t len = resp_peek_len(p, n);
-    if (len && len < n && resp_peek_arg1(p + len, n - len, &k, &kn)) {
+    if (len && len < n && resp_peek_arg1(p + len, n - len, &k, &kn, NULL)) {
         db_prefetch(&srv.db, (unsigned)c->db, k, kn, 1);
         c->prefetched = true;
     }

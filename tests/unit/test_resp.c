@@ -247,7 +247,10 @@ static void test_resp_peek_arg1(void **state)
     size_t an;
     for (size_t n = 0; n < sizeof m; n++) {
         int want = m + n >= key + 5;
-        assert_int_equal(resp_peek_arg1(m, n, &a, &an), want);
+        assert_int_equal(resp_peek_arg1(m, n, &a, &an, NULL), want);
+        size_t len;
+        assert_int_equal(resp_peek_arg1(m, n, &a, &an, &len), want); /* the walk goes on */
+        assert_int_equal(len, n == sizeof m - 1 ? n : 0);
         if (want) {
             assert_ptr_equal(a, key);
             assert_int_equal(an, 5); /* binary-safe: "my\r\nk" */
@@ -264,7 +267,16 @@ static void test_resp_peek_arg1(void **state)
         "*-1\r\n",
     };
     for (size_t i = 0; i < sizeof no / sizeof *no; i++)
-        assert_int_equal(resp_peek_arg1(no[i], strlen(no[i]), &a, &an), 0);
+        assert_int_equal(resp_peek_arg1(no[i], strlen(no[i]), &a, &an, NULL), 0);
+}
+
+/* The whole command's length, as resp_peek_arg1 gives it with len. */
+static size_t peek_len_of(const char *p, size_t n)
+{
+    const char *a;
+    size_t an, len = 12345;
+    resp_peek_arg1(p, n, &a, &an, &len);
+    return len;
 }
 
 /* Where the command after a pipelined one starts: only once all of the
@@ -275,9 +287,9 @@ static void test_resp_peek_len(void **state)
     const char m[] = "*3\r\n$3\r\nSET\r\n$5\r\nmy\r\nk\r\n$1\r\nv\r\n*1\r\n$4\r\nPING\r\n";
     size_t first = (size_t)(strstr(m, "*1") - m), all = sizeof m - 1;
     for (size_t n = 0; n <= all; n++) {
-        assert_int_equal(resp_peek_len(m, n), n >= first ? first : 0);
+        assert_int_equal(peek_len_of(m, n), n >= first ? first : 0);
         if (n > first)
-            assert_int_equal(resp_peek_len(m + first, n - first), n == all ? all - first : 0);
+            assert_int_equal(peek_len_of(m + first, n - first), n == all ? all - first : 0);
     }
     const char *no[] = {
         "GET k\r\n",                          /* inline */
@@ -288,7 +300,7 @@ static void test_resp_peek_len(void **state)
         "*2\r\n$3\r\nGET\r\n:1\r\n",       /* not a bulk string */
     };
     for (size_t i = 0; i < sizeof no / sizeof *no; i++)
-        assert_int_equal(resp_peek_len(no[i], strlen(no[i])), 0);
+        assert_int_equal(peek_len_of(no[i], strlen(no[i])), 0);
 }
 
 int main(void)
