@@ -201,8 +201,9 @@ tl_rows=""
 # reads the reply, counts its own wait as the server's. On 2 CPUs shared
 # with the loader, the daemon and RocksDB's threads, each of the 50 client
 # threads waited more than 1 ms for a CPU 55-105 times in 20 s (perf sched),
-# which put write-back's whole-run p99.9 at 4.5-5.7 ms against 2.1-3.1 ms
-# with the clients at real-time priority (writeback.md). The loader and
+# which put write-back's whole-run p99.9 at 4.3-5.7 ms in three runs,
+# against 1.5-5.9 ms (median 2.6) in eight with the clients at real-time
+# priority (writeback.md). The loader and
 # every server keep the normal priority, in all three modes.
 tl_prio=()
 tl_prio_note="the paced clients at normal priority (real-time priority was not allowed here)"
