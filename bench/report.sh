@@ -199,8 +199,9 @@ tl_rows=""
 # or CAP_SYS_NICE): latency is counted from each command's scheduled time,
 # so a client thread that waits for a CPU before it sends, or before it
 # reads the reply, counts its own wait as the server's. On 2 CPUs shared
-# with the loader, the daemon and RocksDB's threads, each of the 50 client
-# threads waited more than 1 ms for a CPU 55-105 times in 20 s (perf sched),
+# with the loader, the daemon and RocksDB's threads, the nine most delayed
+# of the 50 client threads waited more than 1 ms for a CPU 55-105 times
+# each in 20 s (perf sched),
 # which put write-back's whole-run p99.9 at 4.3-5.7 ms in three runs,
 # against 1.5-5.9 ms (median 2.6) in eight with the clients at real-time
 # priority (writeback.md). The loader and
