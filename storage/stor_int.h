@@ -29,6 +29,11 @@ struct wb_rec {
     struct wb_rec *next;
     uint64_t seq;
     size_t len; /* of data, header included */
+    /* Each op's overlay hash, in payload order, set as the ops enter the
+     * overlay: housekeeping's prefetches and forgets then hash nothing.
+     * Lies in the same allocation, past data; never journaled. */
+    uint64_t *hash;
+    size_t nops;
     char data[];
 };
 

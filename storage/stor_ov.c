@@ -65,7 +65,7 @@ static uint64_t mix(uint64_t h)
     return h ^ (h >> 33);
 }
 
-static uint64_t ov_hash(int cf, const char *k, size_t kn)
+uint64_t ov_key_hash(int cf, const char *k, size_t kn)
 {
     uint64_t h = 0x9e3779b97f4a7c15ull ^ ((uint64_t)kn << 8) ^ (uint64_t)(cf & 0xff);
     size_t i = 0;
@@ -276,10 +276,10 @@ static void ov_order(struct ov *o)
     o->npend = 0;
 }
 
-void ov_set(struct ov *o, int cf, const char *k, size_t kn, const char *v, size_t vn,
-            uint64_t seq)
+uint64_t ov_set(struct ov *o, int cf, const char *k, size_t kn, const char *v, size_t vn,
+                uint64_t seq)
 {
-    uint64_t h = ov_hash(cf, k, kn);
+    uint64_t h = ov_key_hash(cf, k, kn);
     size_t slot = tab_slot(o, h, cf, k, kn);
     struct ov_node *x = o->tab[slot].n;
     if (!x) {
@@ -298,6 +298,7 @@ void ov_set(struct ov *o, int cf, const char *k, size_t kn, const char *v, size_
     x->vlen = v ? vn : 0;
     x->seq = seq;
     o->bytes += node_bytes(x);
+    return h;
 }
 
 /* Takes x out of the list (or the waiting nodes) and the index, and frees
@@ -323,9 +324,9 @@ static void unlink_node(struct ov *o, struct ov_node *x)
     free(x);
 }
 
-void ov_forget(struct ov *o, int cf, const char *k, size_t kn, uint64_t seq)
+void ov_forget(struct ov *o, uint64_t h, int cf, const char *k, size_t kn, uint64_t seq)
 {
-    struct ov_node *x = o->tab[tab_slot(o, ov_hash(cf, k, kn), cf, k, kn)].n;
+    struct ov_node *x = o->tab[tab_slot(o, h, cf, k, kn)].n;
     if (x && x->seq == seq) {
         unlink_node(o, x);
         tab_shrink(o);
@@ -383,21 +384,28 @@ int ov_range_covers(const struct ov *o, int cf, const char *k, size_t kn)
     return 0;
 }
 
+void ov_prefetch_hash(const struct ov *o, uint64_t h, int step)
+{
+    const struct ov_slot *t = &o->tab[h & o->tabmask];
+    if (step == 1)
+        __builtin_prefetch(t);
+    else if (t->n)
+        __builtin_prefetch(t->n, 1);
+}
+
 void ov_prefetch(const struct ov *o, int cf, const char *k, size_t kn)
 {
-    __builtin_prefetch(&o->tab[ov_hash(cf, k, kn) & o->tabmask]);
+    ov_prefetch_hash(o, ov_key_hash(cf, k, kn), 1);
 }
 
 void ov_prefetch_node(const struct ov *o, int cf, const char *k, size_t kn)
 {
-    const struct ov_node *n = o->tab[ov_hash(cf, k, kn) & o->tabmask].n;
-    if (n)
-        __builtin_prefetch(n, 1);
+    ov_prefetch_hash(o, ov_key_hash(cf, k, kn), 2);
 }
 
 struct ov_node *ov_find(const struct ov *o, int cf, const char *k, size_t kn)
 {
-    return o->tab[tab_slot(o, ov_hash(cf, k, kn), cf, k, kn)].n;
+    return o->tab[tab_slot(o, ov_key_hash(cf, k, kn), cf, k, kn)].n;
 }
 
 struct ov_node *ov_seek(struct ov *o, int cf, const char *k, size_t kn)
@@ -446,7 +454,7 @@ int ov_check(const struct ov *o)
                     return 7; /* listed but marked waiting */
                 n++;
                 bytes += node_bytes(x);
-                if (x->hash != ov_hash(x->cf, x->key, x->klen) ||
+                if (x->hash != ov_key_hash(x->cf, x->key, x->klen) ||
                     o->tab[tab_slot(o, x->hash, x->cf, x->key, x->klen)].n != x)
                     return 4; /* the index */
             }
@@ -457,7 +465,7 @@ int ov_check(const struct ov *o)
             return 5; /* a level above o->level */
     for (size_t i = 0; i < o->npend; i++) {
         const struct ov_node *x = o->pend[i];
-        if (x->linked || x->pidx != i || x->hash != ov_hash(x->cf, x->key, x->klen) ||
+        if (x->linked || x->pidx != i || x->hash != ov_key_hash(x->cf, x->key, x->klen) ||
             o->tab[tab_slot(o, x->hash, x->cf, x->key, x->klen)].n != x)
             return 8; /* a waiting node */
         n++;

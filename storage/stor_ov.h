@@ -81,15 +81,21 @@ void ov_destroy(struct ov *o);
 /* Compares (cf, key) pairs. */
 int ov_cmp(int acf, const char *a, size_t an, int bcf, const char *b, size_t bn);
 
-/* Writes a value (v != NULL) or a tombstone (v == NULL) for (cf, k). */
-void ov_set(struct ov *o, int cf, const char *k, size_t kn, const char *v, size_t vn,
-            uint64_t seq);
+/* The hash the index files (cf, k) under. */
+uint64_t ov_key_hash(int cf, const char *k, size_t kn);
+/* Writes a value (v != NULL) or a tombstone (v == NULL) for (cf, k).
+ * Returns (cf, k)'s hash, which the caller may keep for ov_forget and
+ * ov_prefetch_hash: the write-back keeps it beside the journal record,
+ * so forgetting the write later hashes nothing. */
+uint64_t ov_set(struct ov *o, int cf, const char *k, size_t kn, const char *v, size_t vn,
+                uint64_t seq);
 /* A range delete [lo, hi) of cf: drops the nodes it covers and remembers the
  * range until it is durable, to hide RocksDB's older records. */
 void ov_set_range(struct ov *o, int cf, const char *lo, size_t lon, const char *hi, size_t hin,
                   uint64_t seq);
-/* Removes (cf, k) if its node was last written by record set seq. */
-void ov_forget(struct ov *o, int cf, const char *k, size_t kn, uint64_t seq);
+/* Removes (cf, k) if its node was last written by record set seq; h is
+ * the hash ov_set returned for (cf, k). */
+void ov_forget(struct ov *o, uint64_t h, int cf, const char *k, size_t kn, uint64_t seq);
 /* Drops range deletes with seq <= durable. */
 void ov_forget_ranges(struct ov *o, uint64_t durable);
 
@@ -99,6 +105,9 @@ void ov_prefetch(const struct ov *o, int cf, const char *k, size_t kn);
 /* The second step, once the slot is loaded: starts loading the node in
  * (cf, k)'s home slot, which a look-up compares with k. */
 void ov_prefetch_node(const struct ov *o, int cf, const char *k, size_t kn);
+/* The same two steps (step 1: the slot, 2: the node) for a key whose hash
+ * ov_set returned. */
+void ov_prefetch_hash(const struct ov *o, uint64_t h, int step);
 /* The node for (cf, k), or NULL. */
 struct ov_node *ov_find(const struct ov *o, int cf, const char *k, size_t kn);
 /* Whether a pending range delete covers (cf, k). */

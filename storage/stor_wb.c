@@ -112,7 +112,10 @@ static struct wb_rec *rec_build(const struct stor_batch *b, uint64_t seq)
     size_t n = 0;
     for (size_t i = 0; i < b->nops; i++)
         n += 10 + b->ops[i].klen + b->ops[i].vlen;
-    struct wb_rec *r = stor_xmalloc(sizeof *r + WB_HDR + n);
+    size_t hoff = (WB_HDR + n + 7) & ~(size_t)7; /* data[] is 8-aligned */
+    struct wb_rec *r = stor_xmalloc(sizeof *r + hoff + b->nops * sizeof *r->hash);
+    r->hash = (uint64_t *)(void *)(r->data + hoff);
+    r->nops = b->nops;
     r->next = NULL;
     r->seq = seq;
     r->len = WB_HDR + n;
@@ -179,41 +182,31 @@ int wb_payload_to_batch(struct stor *s, const char *p, size_t n, rocksdb_writeba
     return payload_walk(p, n, op_to_batch, &t);
 }
 
+/* Applies a record's ops to the overlay (forget false: each op's hash is
+ * kept in hash[]), or forgets them (forget true: hash[] as kept). */
 struct to_ov {
     struct ov *ov;
     uint64_t seq;
     bool forget;
+    uint64_t *hash;
 };
-
-static void op_prefetch_slot(void *arg, int kind, int cf, const char *k, size_t kn,
-                             const char *v, size_t vn)
-{
-    (void)kind, (void)v, (void)vn;
-    ov_prefetch(arg, cf, k, kn);
-}
-
-static void op_prefetch_node(void *arg, int kind, int cf, const char *k, size_t kn,
-                             const char *v, size_t vn)
-{
-    (void)kind, (void)v, (void)vn;
-    ov_prefetch_node(arg, cf, k, kn);
-}
 
 static void op_to_ov(void *arg, int kind, int cf, const char *k, size_t kn, const char *v,
                      size_t vn)
 {
     struct to_ov *t = arg;
+    uint64_t *h = t->hash++;
     if (t->forget) {
         if (kind != STOR_OP_DELRANGE)
-            ov_forget(t->ov, cf, k, kn, t->seq);
+            ov_forget(t->ov, *h, cf, k, kn, t->seq);
         return;
     }
     if (kind == STOR_OP_PUT)
-        ov_set(t->ov, cf, k, kn, v, vn, t->seq);
+        *h = ov_set(t->ov, cf, k, kn, v, vn, t->seq);
     else if (kind == STOR_OP_DEL)
-        ov_set(t->ov, cf, k, kn, NULL, 0, t->seq);
+        *h = ov_set(t->ov, cf, k, kn, NULL, 0, t->seq);
     else
-        ov_set_range(t->ov, cf, k, kn, v, vn, t->seq);
+        *h = 0, ov_set_range(t->ov, cf, k, kn, v, vn, t->seq); /* 0: not prefetched */
 }
 
 /* ---- a flush batch in key order ----
@@ -1067,7 +1060,7 @@ int wb_commit(struct stor *s, const struct stor_batch *b)
     }
     struct wb_rec *r = rec_build(b, s->last_seq + 1);
     s->last_seq = r->seq;
-    struct to_ov t = {&s->ov, r->seq, false};
+    struct to_ov t = {&s->ov, r->seq, false, r->hash};
     payload_walk(r->data + WB_HDR, r->len - WB_HDR, op_to_ov, &t);
     s->hk_credit += r->len;
     s->ltail->next = r; /* past qtail: the flusher does not look yet */
@@ -1092,11 +1085,13 @@ size_t wb_queued_bytes(struct stor *s)
 #define HK_AHEAD 4             /* records between a prefetch step and the next */
 
 /* Runs a prefetch step over r's ops if r is durable; the record after. */
-static struct wb_rec *hk_prefetch(struct stor *s, struct wb_rec *r, uint64_t d, op_fn fn)
+static struct wb_rec *hk_prefetch(struct stor *s, struct wb_rec *r, uint64_t d, int step)
 {
     if (!r || r->seq > d)
         return r;
-    payload_walk(r->data + WB_HDR, r->len - WB_HDR, fn, &s->ov);
+    for (size_t i = 0; i < r->nops; i++)
+        if (r->hash[i])
+            ov_prefetch_hash(&s->ov, r->hash[i], step);
     return r->next;
 }
 
@@ -1122,13 +1117,13 @@ void stor_housekeep(struct stor *s)
         first = first->next;
     struct wb_rec *sa = first, *na = first;
     for (int i = 0; i < 2 * HK_AHEAD; i++)
-        sa = hk_prefetch(s, sa, d, op_prefetch_slot);
+        sa = hk_prefetch(s, sa, d, 1);
     for (int i = 0; i < HK_AHEAD; i++)
-        na = hk_prefetch(s, na, d, op_prefetch_node);
+        na = hk_prefetch(s, na, d, 2);
     for (struct wb_rec *r = first; r && r->seq <= d && budget; r = r->next) {
-        sa = hk_prefetch(s, sa, d, op_prefetch_slot);
-        na = hk_prefetch(s, na, d, op_prefetch_node);
-        struct to_ov t = {&s->ov, r->seq, true};
+        sa = hk_prefetch(s, sa, d, 1);
+        na = hk_prefetch(s, na, d, 2);
+        struct to_ov t = {&s->ov, r->seq, true, r->hash};
         payload_walk(r->data + WB_HDR, r->len - WB_HDR, op_to_ov, &t);
         s->pruned_seq = r->seq;
         budget = r->len < budget ? budget - r->len : 0;
