@@ -694,10 +694,7 @@ void stor_prefetch(const struct stor *s, int cf, const char *k, size_t kn, int s
 {
     if (!s->wb)
         return;
-    if (step == 1)
-        ov_prefetch(&s->ov, cf, k, kn);
-    else
-        ov_prefetch_node(&s->ov, cf, k, kn);
+    ov_prefetch(&s->ov, ov_key_hash(cf, k, kn), step);
 }
 
 int stor_get(struct stor *s, int cf, const char *k, size_t kn, char **v, size_t *vn)

@@ -384,23 +384,13 @@ int ov_range_covers(const struct ov *o, int cf, const char *k, size_t kn)
     return 0;
 }
 
-void ov_prefetch_hash(const struct ov *o, uint64_t h, int step)
+void ov_prefetch(const struct ov *o, uint64_t h, int step)
 {
     const struct ov_slot *t = &o->tab[h & o->tabmask];
     if (step == 1)
         __builtin_prefetch(t);
     else if (t->n)
         __builtin_prefetch(t->n, 1);
-}
-
-void ov_prefetch(const struct ov *o, int cf, const char *k, size_t kn)
-{
-    ov_prefetch_hash(o, ov_key_hash(cf, k, kn), 1);
-}
-
-void ov_prefetch_node(const struct ov *o, int cf, const char *k, size_t kn)
-{
-    ov_prefetch_hash(o, ov_key_hash(cf, k, kn), 2);
 }
 
 struct ov_node *ov_find(const struct ov *o, int cf, const char *k, size_t kn)

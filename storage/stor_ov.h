@@ -85,7 +85,7 @@ int ov_cmp(int acf, const char *a, size_t an, int bcf, const char *b, size_t bn)
 uint64_t ov_key_hash(int cf, const char *k, size_t kn);
 /* Writes a value (v != NULL) or a tombstone (v == NULL) for (cf, k).
  * Returns (cf, k)'s hash, which the caller may keep for ov_forget and
- * ov_prefetch_hash: the write-back keeps it beside the journal record,
+ * ov_prefetch: the write-back keeps it beside the journal record,
  * so forgetting the write later hashes nothing. */
 uint64_t ov_set(struct ov *o, int cf, const char *k, size_t kn, const char *v, size_t vn,
                 uint64_t seq);
@@ -99,15 +99,11 @@ void ov_forget(struct ov *o, uint64_t h, int cf, const char *k, size_t kn, uint6
 /* Drops range deletes with seq <= durable. */
 void ov_forget_ranges(struct ov *o, uint64_t durable);
 
-/* Starts loading (cf, k)'s hash slot into the CPU cache, ahead of a
- * look-up, write or forget of it. Changes nothing. */
-void ov_prefetch(const struct ov *o, int cf, const char *k, size_t kn);
-/* The second step, once the slot is loaded: starts loading the node in
- * (cf, k)'s home slot, which a look-up compares with k. */
-void ov_prefetch_node(const struct ov *o, int cf, const char *k, size_t kn);
-/* The same two steps (step 1: the slot, 2: the node) for a key whose hash
- * ov_set returned. */
-void ov_prefetch_hash(const struct ov *o, uint64_t h, int step);
+/* Starts loading into the CPU cache what a look-up, write or forget of
+ * the key whose hash is h (ov_key_hash) reads: step 1 its hash slot;
+ * step 2, once the slot has had time to arrive, the node in that slot,
+ * which a look-up compares with the key. Changes nothing. */
+void ov_prefetch(const struct ov *o, uint64_t h, int step);
 /* The node for (cf, k), or NULL. */
 struct ov_node *ov_find(const struct ov *o, int cf, const char *k, size_t kn);
 /* Whether a pending range delete covers (cf, k). */

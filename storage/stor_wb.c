@@ -13,6 +13,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -112,7 +113,8 @@ static struct wb_rec *rec_build(const struct stor_batch *b, uint64_t seq)
     size_t n = 0;
     for (size_t i = 0; i < b->nops; i++)
         n += 10 + b->ops[i].klen + b->ops[i].vlen;
-    size_t hoff = (WB_HDR + n + 7) & ~(size_t)7; /* data[] is 8-aligned */
+    _Static_assert(offsetof(struct wb_rec, data) % 8 == 0, "hash[] past data must align");
+    size_t hoff = (WB_HDR + n + 7) & ~(size_t)7;
     struct wb_rec *r = stor_xmalloc(sizeof *r + hoff + b->nops * sizeof *r->hash);
     r->hash = (uint64_t *)(void *)(r->data + hoff);
     r->nops = b->nops;
@@ -205,8 +207,10 @@ static void op_to_ov(void *arg, int kind, int cf, const char *k, size_t kn, cons
         *h = ov_set(t->ov, cf, k, kn, v, vn, t->seq);
     else if (kind == STOR_OP_DEL)
         *h = ov_set(t->ov, cf, k, kn, NULL, 0, t->seq);
-    else
-        *h = 0, ov_set_range(t->ov, cf, k, kn, v, vn, t->seq); /* 0: not prefetched */
+    else {
+        *h = 0; /* a range has no slot: housekeeping skips it */
+        ov_set_range(t->ov, cf, k, kn, v, vn, t->seq);
+    }
 }
 
 /* ---- a flush batch in key order ----
@@ -1091,7 +1095,7 @@ static struct wb_rec *hk_prefetch(struct stor *s, struct wb_rec *r, uint64_t d, 
         return r;
     for (size_t i = 0; i < r->nops; i++)
         if (r->hash[i])
-            ov_prefetch_hash(&s->ov, r->hash[i], step);
+            ov_prefetch(&s->ov, r->hash[i], step);
     return r->next;
 }
 

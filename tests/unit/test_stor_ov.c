@@ -72,8 +72,8 @@ static void check_all(struct ov *o)
     for (size_t i = 0; i < NKEYS; i++) {
         struct mkey *m = &keys[i];
         /* Prefetch hints on present and absent keys change nothing. */
-        ov_prefetch(o, m->cf, m->k, m->kn);
-        ov_prefetch_node(o, m->cf, m->k, m->kn);
+        ov_prefetch(o, ov_key_hash(m->cf, m->k, m->kn), 1);
+        ov_prefetch(o, ov_key_hash(m->cf, m->k, m->kn), 2);
         struct ov_node *n = ov_find(o, m->cf, m->k, m->kn);
         if (!m->present) {
             assert_null(n);
