@@ -101,8 +101,22 @@ static inline void h_spawn(struct server *s, char *const argv[])
                 return;
         }
         int st;
-        if (waitpid(s->pid, &st, WNOHANG) == s->pid)
-            fail_msg("server %s exited during start (status %d), see %s", argv[0], st, s->dir);
+        if (waitpid(s->pid, &st, WNOHANG) == s->pid) {
+            /* The folder goes with the test's teardown: show the log's end. */
+            char log[300], tail[2048];
+            snprintf(log, sizeof log, "%s/server.log", s->dir);
+            FILE *f = fopen(log, "r");
+            size_t n = 0;
+            if (f) {
+                if (fseek(f, -(long)(sizeof tail - 1), SEEK_END) != 0)
+                    rewind(f);
+                n = fread(tail, 1, sizeof tail - 1, f);
+                fclose(f);
+            }
+            tail[n] = '\0';
+            fail_msg("server %s exited during start (status %d), see %s; its log ends:\n%s",
+                     argv[0], st, s->dir, tail);
+        }
         struct timespec ts = {0, 50 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
