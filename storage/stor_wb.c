@@ -13,10 +13,10 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <stddef.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -73,6 +73,8 @@ static inline redisContext *h_connect_port(int port)
 static inline void h_spawn(struct server *s, char *const argv[])
 {
     pid_t parent = getpid();
+    char log[300];
+    snprintf(log, sizeof log, "%s/server.log", s->dir);
     s->pid = fork();
     if (s->pid == 0) {
         /* If the test process dies (a failed assertion, a sanitizer abort),
@@ -80,8 +82,6 @@ static inline void h_spawn(struct server *s, char *const argv[])
         prctl(PR_SET_PDEATHSIG, SIGTERM);
         if (getppid() != parent)
             _exit(1);
-        char log[300];
-        snprintf(log, sizeof log, "%s/server.log", s->dir);
         FILE *f = freopen(log, "w", stdout);
         (void)f;
         dup2(1, 2);
@@ -103,8 +103,7 @@ static inline void h_spawn(struct server *s, char *const argv[])
         int st;
         if (waitpid(s->pid, &st, WNOHANG) == s->pid) {
             /* The folder goes with the test's teardown: show the log's end. */
-            char log[300], tail[2048];
-            snprintf(log, sizeof log, "%s/server.log", s->dir);
+            char tail[2048];
             FILE *f = fopen(log, "r");
             size_t n = 0;
             if (f) {
