@@ -14,9 +14,21 @@ bench_cleanup() {
     rm -rf "$work"
 }
 
-free_port() { # a port nothing listens on (the kernel's choice)
-    /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null ||
-        echo $((20000 + RANDOM % 20000))
+free_port() { # a port nothing listens on, below the kernel's ephemeral range
+    # (tests/integration/harness.h, h_free_port, says why)
+    /usr/bin/python3 -c '
+import random, socket
+lo = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+for _ in range(1000):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", random.randrange(10000, lo) if lo > 11000 else 0))
+        print(s.getsockname()[1]); break
+    except OSError:
+        pass
+    finally:
+        s.close()
+' 2>/dev/null || echo $((20000 + RANDOM % 10000))
 }
 
 wait_ready() { # PORT: until the server there answers PING (20 s at most)
