@@ -110,6 +110,14 @@ struct stor {
      * and does appendfsync everysec's fsync, so neither stalls the executor. */
     struct wb_seg *segs;     /* closed journal files, oldest first */
     size_t nsegs, capsegs;
+    /* appendfsync always with the journal on disk (jzero): journal files
+     * are written whole with zeros before use, and a thread of their own
+     * (jprep) makes the next one, the spare, while the current one fills
+     * (stor_wb.c, "journal files"). spare is one of enum wb_spare. */
+    bool jzero, jprep_stop, jprep_running;
+    int spare;
+    pthread_cond_t jprep_cv;
+    pthread_t jprep;
     int *sync_fds;           /* dups of journal files to fsync; the last is current */
     size_t nsync_fds;
     uint64_t last_fsync_ms;  /* the flusher's */
