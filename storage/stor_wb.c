@@ -969,14 +969,20 @@ static int spare_take(struct stor *s, const char *path)
 {
     pthread_mutex_lock(&s->mu);
     bool ready = s->spare == SPARE_READY;
+    pthread_mutex_unlock(&s->mu);
+    char from[4096];
+    spare_path(s, false, from, sizeof from);
+    /* Moved before jprep is asked for the next: a small spare made at once
+     * would otherwise be renamed over this one first, and the name found
+     * missing at the next roll. */
+    bool moved = ready && rename(from, path) == 0;
+    pthread_mutex_lock(&s->mu);
     if (s->spare == SPARE_READY || s->spare == SPARE_NONE) {
         s->spare = SPARE_WANTED; /* the next one */
         pthread_cond_signal(&s->jprep_cv);
     }
     pthread_mutex_unlock(&s->mu);
-    char from[4096];
-    spare_path(s, false, from, sizeof from);
-    if (!ready || rename(from, path) != 0)
+    if (!moved)
         return -1;
     /* Records are acknowledged once their file is synced, and that file must
      * be found under its new name after a power loss. */
