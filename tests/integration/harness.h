@@ -242,9 +242,13 @@ static inline void h_rm_shm_journal(const struct server *s)
         nftw(folder, h_rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* SHMKV_TEST_KEEP=1 keeps the folders (and a killed daemon's journal) for
+ * a look after a failure; the servers are stopped all the same. */
 static inline void h_destroy(struct server *s)
 {
     h_stop(s);
+    if (getenv("SHMKV_TEST_KEEP"))
+        return;
     h_rm_shm_journal(s);
     nftw(s->dir, h_rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
