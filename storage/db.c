@@ -1061,8 +1061,15 @@ int db_reap(struct db *d, uint64_t budget, uint64_t *reaped, bool *more)
         unsigned dbi;
         uint64_t exp;
         dbb_reserve(&mk, kn);
-        bool bad = enc_expiry_key_decode(k, kn, &dbi, &exp, mk.p, &mk.n) != 0;
-        if (!bad && exp > now) {
+        if (enc_expiry_key_decode(k, kn, &dbi, &exp, mk.p, &mk.n) != 0) {
+            /* Not an index entry, so not ours to delete: the storage
+             * layer keeps a record of its own in every family (stor_int.h,
+             * STOR_APPLIED_KEY), and deleting it here lost the family's
+             * place in the journal after a crash. */
+            stor_it_next(it);
+            continue;
+        }
+        if (exp > now) {
             next = exp < next ? exp : next;
             if (dbi == ENC_DB_MAX)
                 break;
@@ -1074,23 +1081,21 @@ int db_reap(struct db *d, uint64_t budget, uint64_t *reaped, bool *more)
             *more = true;
             break;
         }
-        if (!bad) {
-            char *v;
-            size_t vn;
-            uint8_t t;
-            uint64_t mexp;
-            rc = db_rget(d, STOR_CF_META, mk.p, mk.n, &v, &vn);
-            if (rc == 0) {
-                if (enc_meta_peek(v, vn, &t, &mexp) == 0 && mexp == exp) {
-                    stor_batch_del(&d->b, STOR_CF_META, mk.p, mk.n);
-                    (*reaped)++;
-                }
-                free(v);
-            } else if (rc != ENC_ENOTFOUND) {
-                break;
+        char *v;
+        size_t vn;
+        uint8_t t;
+        uint64_t mexp;
+        rc = db_rget(d, STOR_CF_META, mk.p, mk.n, &v, &vn);
+        if (rc == 0) {
+            if (enc_meta_peek(v, vn, &t, &mexp) == 0 && mexp == exp) {
+                stor_batch_del(&d->b, STOR_CF_META, mk.p, mk.n);
+                (*reaped)++;
             }
-            rc = 0;
+            free(v);
+        } else if (rc != ENC_ENOTFOUND) {
+            break;
         }
+        rc = 0;
         stor_batch_del(&d->b, STOR_CF_EXPIRY, k, kn);
         stor_it_next(it);
     }

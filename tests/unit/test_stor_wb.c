@@ -733,6 +733,36 @@ static void test_stor_wb_always_zeroed_files(void **state)
     stor_close(s);
 }
 
+/* Active expiry leaves alone what is not an index entry. The storage layer
+ * keeps its applied sequence number in the expiry family too; a reap that
+ * deleted it as a bad entry left that family with none whenever a kill -9
+ * came before the flusher's next batch put it back (as a split batch's
+ * last write), and the next start, replaying from 0, refused the journal
+ * ("bad record at offset 0 (after sequence 0)", test_crash). */
+static void test_stor_wb_reap_keeps_applied(void **state)
+{
+    struct fx *f = *state;
+    struct stor *s = wb_open_ok(f->dir, NULL);
+    commit_n(s, 0, 10);
+    stor_close(s); /* drained: every family holds its applied number */
+    struct stor_opts x = {.test_no_flusher = 1};
+    s = wb_open_ok(f->dir, &x);
+    struct db d;
+    assert_int_equal(db_init(&d, s, NULL), 0);
+    uint64_t reaped;
+    bool more;
+    assert_int_equal(db_reap(&d, 100, &reaped, &more), 0); /* the first scans */
+    assert_int_equal(reaped, 0);
+    for (int cf = 0; cf < STOR_CF_COUNT; cf++) {
+        char *v;
+        size_t vn;
+        assert_int_equal(stor_get(s, cf, STOR_APPLIED_KEY, STOR_APPLIED_KEYLEN, &v, &vn), 0);
+        free(v);
+    }
+    db_destroy(&d);
+    stor_close_abandon(s);
+}
+
 static void test_stor_wb_replay_bad_checksum_refuses(void **state)
 {
     struct fx *f = *state;
@@ -1240,6 +1270,7 @@ int main(int argc, char **argv)
         T(test_stor_wb_replay_preallocated_tail),
         T(test_stor_wb_replay_bad_checksum_refuses),
         T(test_stor_wb_always_zeroed_files),
+        T(test_stor_wb_reap_keeps_applied),
         T(test_stor_wb_backpressure),
         T(test_stor_wb_quiet),
         T(test_stor_wb_range_outlives_slice),
