@@ -41,6 +41,7 @@ static uint64_t mono_coarse_ms(void)
 static void *beat_main(void *arg)
 {
     (void)arg;
+    pthread_setname_np(pthread_self(), "shmkv-lease");
     struct timespec pause = {.tv_nsec = SRV_CACHE_LEASE_MS / 10 * 1000000L};
     while (!ck_pr_load_int(&cs.stop)) {
         shmc_w_beat(srv.cache, mono_coarse_ms());

@@ -523,6 +523,7 @@ static void *part_main(void *arg)
     struct wb_part *p = arg;
     struct stor *s = p->s;
     uint64_t seen = 0;
+    pthread_setname_np(pthread_self(), "shmkv-flushpart");
     pthread_mutex_lock(&s->pmu);
     for (;;) {
         while (s->pgen == seen && !s->pstop)
@@ -778,6 +779,7 @@ static void flusher_files(struct stor *s)
 static void *flusher_main(void *arg)
 {
     struct stor *s = arg;
+    pthread_setname_np(pthread_self(), "shmkv-flusher");
     pthread_mutex_lock(&s->mu);
     for (;;) {
         flusher_files(s);
@@ -935,6 +937,7 @@ static void *jprep_main(void *arg)
 {
     struct stor *s = arg;
     char tmp[4096], done[4096];
+    pthread_setname_np(pthread_self(), "shmkv-jprep");
     spare_path(s, true, tmp, sizeof tmp);
     spare_path(s, false, done, sizeof done);
     pthread_mutex_lock(&s->mu);

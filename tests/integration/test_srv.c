@@ -1,10 +1,12 @@
 /*
  * test_srv — shmkvd as a server: protocol handling, connections, AUTH,
  * HELLO, SELECT, transactions, blocking commands and their timeouts, MOVE, CLIENT, CONFIG, INFO,
- * SLOWLOG, COMMAND, BGSAVE, limits, and persistence across SHUTDOWN.
+ * SLOWLOG, COMMAND, BGSAVE, limits, persistence across SHUTDOWN, and the
+ * names of its threads.
  */
 #include "harness.h"
 
+#include <dirent.h>
 #include <sys/stat.h>
 
 static struct server S;
@@ -1683,11 +1685,41 @@ static void test_srv_persistence_across_shutdown(void **state)
     *state = h_connect_port(S.port);
 }
 
+/* The daemon's own threads carry names (top -H, perf, /proc): the event
+ * loop keeps the process's, the write-back flusher is shmkv-flusher. */
+static void test_srv_thread_names(void **state)
+{
+    (void)state;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)S.pid);
+    DIR *d = opendir(path);
+    assert_non_null(d);
+    bool loop = false, flusher = false;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char p2[384], comm[32] = "";
+        snprintf(p2, sizeof p2, "%s/%s/comm", path, e->d_name);
+        FILE *f = fopen(p2, "r");
+        if (!f)
+            continue;
+        if (fgets(comm, sizeof comm, f))
+            comm[strcspn(comm, "\n")] = 0;
+        fclose(f);
+        if (atoi(e->d_name) == (int)S.pid)
+            loop = strcmp(comm, "shmkvd") == 0;
+        flusher = flusher || strcmp(comm, "shmkv-flusher") == 0;
+    }
+    closedir(d);
+    assert_true(loop);
+    assert_true(flusher);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, each_setup, each_teardown)
     const struct CMUnitTest tests[] = {
         T(test_srv_ping_echo_errors),   T(test_srv_pipelining_and_inline),
+        T(test_srv_thread_names),
         T(test_srv_pipeline_does_not_starve_others),
         T(test_srv_protocol_errors_close), T(test_srv_select_and_dbs),
         T(test_srv_multi_exec_watch),   T(test_srv_blocking_pops), T(test_srv_wait), T(test_srv_monitor), T(test_srv_client_unblock), T(test_srv_client_pause), T(test_srv_config_rewrite),
