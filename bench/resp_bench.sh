@@ -3,7 +3,8 @@
 # same machine, same run, as a Markdown table of medians.
 #
 #   bench/resp_bench.sh [--quick] [--runs N] [--requests N] [--tests set,get,...]
-#                       [--clients N] [--shmkvd-args "--name value ..."] [--out FILE]
+#                       [--clients N] [--pipelines "1 16"]
+#                       [--shmkvd-args "--name value ..."] [--out FILE]
 #
 # Keys are drawn at random from 100,000 (-r), not redis-benchmark's single
 # default key, which would flatter any write-back that coalesces overwrites.
@@ -32,9 +33,10 @@ while [ $# -gt 0 ]; do
     --requests) requests=$2; shift ;;
     --tests) tests=$2; shift ;;
     --clients) clients=$2; shift ;;
+    --pipelines) pipelines=$2; shift ;;
     --out) out=$2; shift ;;
     --shmkvd-args) kargs=$2; shift ;; # e.g. "--flusher-threads 4"; split on spaces
-    *) echo "usage: $0 [--quick] [--runs N] [--requests N] [--tests a,b] [--clients N] [--shmkvd-args ARGS] [--out FILE]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--quick] [--runs N] [--requests N] [--tests a,b] [--clients N] [--pipelines 'P ...'] [--shmkvd-args ARGS] [--out FILE]" >&2; exit 2 ;;
     esac
     shift
 done
