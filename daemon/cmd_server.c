@@ -715,6 +715,10 @@ void cmd_info(struct conn *c)
         INFO("total_commands_processed:%llu\r\n", (unsigned long long)srv.stats.commands);
         INFO("total_net_input_bytes:%llu\r\n", (unsigned long long)srv.stats.net_in);
         INFO("total_net_output_bytes:%llu\r\n", (unsigned long long)srv.stats.net_out);
+        INFO("io_threads_active:%d\r\n", srv.stats.io_threads_active);
+        INFO("io_threaded_reads_processed:0\r\n");
+        INFO("io_threaded_writes_processed:%llu\r\n",
+             (unsigned long long)srv.stats.io_threaded_writes);
         INFO("rejected_connections:%llu\r\n", (unsigned long long)srv.stats.rejected);
         INFO("expired_keys:%llu\r\n", (unsigned long long)srv.stats.expired_keys);
         INFO("keyspace_hits:%llu\r\n", (unsigned long long)srv.stats.keyspace_hits);

@@ -29,6 +29,7 @@
 #include "cmd.h"
 #include "shmc_w.h"
 #include "srv_cache.h"
+#include "srv_io.h"
 #include "srv_conf.h"
 #include "stor_mem.h"
 
@@ -451,27 +452,19 @@ static ssize_t send_fds(struct conn *c)
     return w;
 }
 
-/* Writes what it can; returns false if c was freed. */
-static bool conn_flush(struct conn *c)
+/* After a write of c's output that sent done bytes and stopped on err (0:
+ * all sent; EAGAIN: the socket is full; else the peer is gone): consumes
+ * what went and settles c. Returns false if c was freed. */
+static bool conn_wrote(struct conn *c, size_t done, int err)
 {
-    if (resp_buf_used(&c->out))
-        sync_before_reply();
-    while (resp_buf_used(&c->out)) {
-        ssize_t w = (c->flags & CONN_PASS_FDS)
-                        ? send_fds(c)
-                        : write(c->fd, resp_buf_data(&c->out), resp_buf_used(&c->out));
-        if (w > 0) {
-            srv.stats.net_out += (uint64_t)w;
-            resp_buf_consume(&c->out, (size_t)w);
-            continue;
-        }
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            ev_set(c, true);
-            return true;
-        }
-        conn_free(c); /* the peer is gone */
+    srv.stats.net_out += done;
+    resp_buf_consume(&c->out, done);
+    if (err == EAGAIN || err == EWOULDBLOCK) {
+        ev_set(c, true);
+        return true;
+    }
+    if (err) {
+        conn_free(c);
         return false;
     }
     /* Everything sent: drop a large idle buffer, stop watching for output. */
@@ -483,6 +476,92 @@ static bool conn_flush(struct conn *c)
         return false;
     }
     return true;
+}
+
+/* Writes what it can; returns false if c was freed. */
+static bool conn_flush(struct conn *c)
+{
+    if (resp_buf_used(&c->out))
+        sync_before_reply();
+    size_t done = 0;
+    while (resp_buf_used(&c->out) > done) {
+        ssize_t w = (c->flags & CONN_PASS_FDS) ? send_fds(c)
+                                               : write(c->fd, resp_buf_data(&c->out) + done,
+                                                       resp_buf_used(&c->out) - done);
+        if (w > 0) {
+            if (c->flags & CONN_PASS_FDS) { /* sent alone: the rest goes by write */
+                srv.stats.net_out += (uint64_t)w;
+                resp_buf_consume(&c->out, (size_t)w);
+            } else {
+                done += (size_t)w;
+            }
+            continue;
+        }
+        if (w < 0 && errno == EINTR)
+            continue;
+        return conn_wrote(c, done, w < 0 ? errno : EPIPE);
+    }
+    return conn_wrote(c, done, 0);
+}
+
+/* The iteration's replies, pending[0, npending): written by srv_io's
+ * threads beside the loop when there are enough of them to share (Redis's
+ * rule: at least two per thread), else one by one. The journal already has
+ * what they acknowledge. */
+static void flush_pending(void)
+{
+    static struct srv_io_job *jobs;
+    static size_t *at, jobscap;
+    int nt = srv_io_threads();
+    size_t nj = 0;
+    srv.stats.io_threads_active = 0;
+    if (nt > 1 && npending >= 2 * (size_t)nt) {
+        /* First what goes the usual way: it may free clients, which
+         * clears their pending entries. */
+        for (size_t i = 0; i < npending; i++) {
+            struct conn *c = pending[i];
+            if (c && ((c->flags & CONN_PASS_FDS) || !resp_buf_used(&c->out))) {
+                pending[i] = NULL;
+                c->flags &= ~(uint32_t)CONN_PENDING_WRITE;
+                conn_flush(c);
+            }
+        }
+        if (npending > jobscap) {
+            jobscap = npending;
+            jobs = stor_xrealloc(jobs, jobscap * sizeof *jobs);
+            at = stor_xrealloc(at, jobscap * sizeof *at);
+        }
+        for (size_t i = 0; i < npending; i++) {
+            struct conn *c = pending[i];
+            if (!c)
+                continue;
+            jobs[nj] = (struct srv_io_job){.fd = c->fd, .buf = resp_buf_data(&c->out),
+                                           .len = resp_buf_used(&c->out)};
+            at[nj++] = i;
+        }
+        srv_io_write(jobs, nj);
+        srv.stats.io_threads_active = 1;
+        srv.stats.io_threaded_writes += nj;
+        /* Settling one client can free another (its pending entry is then
+         * cleared) or add a reply to the list (after these: the loop below
+         * writes it). */
+        for (size_t j = 0; j < nj; j++) {
+            struct conn *c = pending[at[j]];
+            if (!c)
+                continue;
+            pending[at[j]] = NULL;
+            c->flags &= ~(uint32_t)CONN_PENDING_WRITE;
+            conn_wrote(c, jobs[j].done, jobs[j].err);
+        }
+    }
+    for (size_t i = 0; i < npending; i++) {
+        struct conn *c = pending[i];
+        if (!c)
+            continue;
+        c->flags &= ~(uint32_t)CONN_PENDING_WRITE;
+        conn_flush(c);
+    }
+    npending = 0;
 }
 
 /* Pipelined commands behind the one about to run, p[0, n): start loading
@@ -866,6 +945,10 @@ int srv_main(void)
         srv_log(LOG_WARNING, "no address to listen on");
         goto fail;
     }
+    int want_io = srv.conf.io_threads;
+    srv.conf.io_threads = srv_io_start(want_io);
+    if (srv.conf.io_threads < want_io)
+        srv_log(LOG_WARNING, "cannot start the I/O threads: replies are written by the loop alone");
     write_pidfile();
     struct sigaction sa = {.sa_handler = on_signal};
     sigemptyset(&sa.sa_mask);
@@ -913,14 +996,7 @@ int srv_main(void)
         cmd_serve_ready();
         cmd_tracking_broadcast(); /* BCAST clients: this iteration's changes at once */
         sync_before_reply(); /* one journal write (and fsync) for the whole iteration */
-        for (size_t i = 0; i < npending; i++) {
-            struct conn *c = pending[i];
-            if (!c)
-                continue;
-            c->flags &= ~(uint32_t)CONN_PENDING_WRITE;
-            conn_flush(c);
-        }
-        npending = 0;
+        flush_pending();
         uint64_t hk = lat_start();
         stor_housekeep(srv.stor);
         lat_stage("writeback-housekeeping", hk);
@@ -940,6 +1016,7 @@ int srv_main(void)
 fail:
     rc = 1;
 out:
+    srv_io_stop();
     while (srv.clients)
         conn_free(srv.clients);
     for (int i = 0; i < srv.nlfd; i++)

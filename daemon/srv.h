@@ -51,6 +51,7 @@ struct srv_conf {
     int flush_interval_ms;
     int64_t overlay_max_bytes;
     int flusher_threads;         /* 0: one per 4 CPUs, 1 to 4 */
+    int io_threads;              /* reply writers, the loop included (srv_io) */
     int64_t min_free_disk;       /* below it, write commands are refused (MISCONF) */
     char *journal_shm_dir; /* NULL: the journal stays on disk */
     int64_t shm_cache_bytes; /* 0: no shared-memory cache */
@@ -196,6 +197,8 @@ struct srv_slowlog {
 struct srv_stats {
     uint64_t connections, commands, rejected, expired_keys, net_in, net_out, keyspace_hits,
         keyspace_misses, error_replies;
+    uint64_t io_threaded_writes; /* replies written by srv_io's hand-offs */
+    int io_threads_active;       /* the last iteration's replies went through them */
 };
 
 struct shmc_w;

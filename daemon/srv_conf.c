@@ -61,6 +61,7 @@ static const struct param params[] = {
     {"flusher-batch-size", P_MEM, OFF(flush_batch_bytes), false, 4096, INT64_MAX, NULL, NULL},
     {"flusher-interval", P_INT, OFF(flush_interval_ms), false, 0, 10000, NULL, NULL},
     {"flusher-threads", P_INT, OFF(flusher_threads), false, 0, 64, NULL, NULL},
+    {"io-threads", P_INT, OFF(io_threads), false, 1, 16, NULL, NULL},
     {"journal-shm-dir", P_STR, OFF(journal_shm_dir), false, 0, 0, NULL, NULL},
     {"overlay-max-memory", P_MEM, OFF(overlay_max_bytes), false, 1024 * 1024, INT64_MAX, NULL,
      NULL},
@@ -117,6 +118,7 @@ void srv_conf_init(struct srv_conf *c)
     c->writeback = 1;
     c->flush_batch_bytes = 16ll << 20;
     c->flush_interval_ms = 250;
+    c->io_threads = 1; /* as Redis: the helpers spin under load (srv_io.c) */
     c->overlay_max_bytes = 256ll << 20;
     c->min_free_disk = 1ll << 30;
     c->journal_shm_dir = xstrdup("/dev/shm");

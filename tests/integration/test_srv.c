@@ -1714,12 +1714,121 @@ static void test_srv_thread_names(void **state)
     assert_true(flusher);
 }
 
+/* io-threads 4: replies of many pipelining clients are written by the
+ * helpers (INFO counts them), every reply arrives whole and in order,
+ * including large ones that fill the socket (the rest goes when it drains),
+ * and a client that vanishes with replies owed is dropped while the others
+ * go on. Thread names and CONFIG GET show the helpers. */
+static void test_srv_io_threads(void **state)
+{
+    (void)state;
+    struct server t;
+    h_prepare(&t, "io");
+    const char *opts[] = {"--io-threads", "4", NULL};
+    h_start_shmkvd_opts(&t, opts);
+    enum { NC = 24, ROUNDS = 12, PER = 20 };
+    redisContext *cs[NC];
+    for (int i = 0; i < NC; i++) {
+        cs[i] = h_connect_port(t.port);
+        assert_non_null(cs[i]);
+    }
+    size_t bign = 300 * 1024;
+    char *big = malloc(bign), val[128];
+    memset(big, 'b', bign);
+    h_expect_status(cs[0], "OK", "SET io:big %b", big, bign);
+
+    /* A client that asks for 20 large replies and goes away unread. */
+    int gone = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)t.port),
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    assert_int_equal(connect(gone, (struct sockaddr *)&sa, sizeof sa), 0);
+    static const char get_big[] = "*2\r\n$3\r\nGET\r\n$6\r\nio:big\r\n";
+    for (int i = 0; i < 20; i++)
+        assert_int_equal(write(gone, get_big, sizeof get_big - 1), (ssize_t)(sizeof get_big - 1));
+
+    for (int round = 0; round < ROUNDS; round++) {
+        for (int i = 0; i < NC; i++) {
+            for (int j = 0; j < PER; j++) {
+                int n = snprintf(val, sizeof val, "v-%d-%d-%d", round, i, j);
+                redisAppendCommand(cs[i], "SET io:%d:%d %b", i, j, val, (size_t)n);
+                redisAppendCommand(cs[i], "GET io:%d:%d", i, j);
+            }
+            if (i % 4 == 0)
+                redisAppendCommand(cs[i], "GET io:big");
+        }
+        /* Send every client's pipeline before reading any reply, so that
+         * one iteration of the loop owes replies to many clients. */
+        for (int i = 0; i < NC; i++) {
+            int done = 0;
+            while (!done)
+                assert_int_equal(redisBufferWrite(cs[i], &done), REDIS_OK);
+        }
+        if (round == 2)
+            close(gone);
+        for (int i = 0; i < NC; i++) {
+            for (int j = 0; j < PER; j++) {
+                int n = snprintf(val, sizeof val, "v-%d-%d-%d", round, i, j);
+                redisReply *r;
+                assert_int_equal(redisGetReply(cs[i], (void **)&r), REDIS_OK);
+                assert_int_equal(r->type, REDIS_REPLY_STATUS);
+                freeReplyObject(r);
+                assert_int_equal(redisGetReply(cs[i], (void **)&r), REDIS_OK);
+                assert_int_equal(r->type, REDIS_REPLY_STRING);
+                assert_int_equal(r->len, n);
+                assert_memory_equal(r->str, val, (size_t)n);
+                freeReplyObject(r);
+            }
+            if (i % 4 == 0) {
+                redisReply *r;
+                assert_int_equal(redisGetReply(cs[i], (void **)&r), REDIS_OK);
+                assert_int_equal(r->type, REDIS_REPLY_STRING);
+                assert_int_equal((size_t)r->len, bign);
+                assert_memory_equal(r->str, big, bign);
+                freeReplyObject(r);
+            }
+        }
+    }
+    redisReply *r = H_CMD(cs[0], "INFO stats");
+    const char *p = strstr(r->str, "io_threaded_writes_processed:");
+    assert_non_null(p);
+    assert_true(strtoull(p + 29, NULL, 10) > 0);
+    freeReplyObject(r);
+    r = H_CMD(cs[0], "CONFIG GET io-threads");
+    assert_int_equal(r->elements, 2);
+    assert_string_equal(r->element[1]->str, "4");
+    freeReplyObject(r);
+    for (int i = 0; i < NC; i++)
+        redisFree(cs[i]);
+    free(big);
+
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)t.pid);
+    DIR *d = opendir(path);
+    assert_non_null(d);
+    int helpers = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char p2[384], comm[32] = "";
+        snprintf(p2, sizeof p2, "%s/%s/comm", path, e->d_name);
+        FILE *f = fopen(p2, "r");
+        if (!f)
+            continue;
+        if (fgets(comm, sizeof comm, f))
+            helpers += strcmp(comm, "shmkv-io\n") == 0;
+        fclose(f);
+    }
+    closedir(d);
+    assert_int_equal(helpers, 3);
+    assert_int_equal(h_stop(&t), 0); /* clean exit: the helpers joined (ASan: no leak) */
+    h_destroy(&t);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, each_setup, each_teardown)
     const struct CMUnitTest tests[] = {
         T(test_srv_ping_echo_errors),   T(test_srv_pipelining_and_inline),
-        T(test_srv_thread_names),
+        T(test_srv_thread_names),       T(test_srv_io_threads),
         T(test_srv_pipeline_does_not_starve_others),
         T(test_srv_protocol_errors_close), T(test_srv_select_and_dbs),
         T(test_srv_multi_exec_watch),   T(test_srv_blocking_pops), T(test_srv_wait), T(test_srv_monitor), T(test_srv_client_unblock), T(test_srv_client_pause), T(test_srv_config_rewrite),
