@@ -1687,14 +1687,16 @@ static void test_srv_persistence_across_shutdown(void **state)
 
 /* The daemon's own threads carry names (top -H, perf, /proc): the event
  * loop keeps the process's, the write-back flusher is shmkv-flusher. */
-static void test_srv_thread_names(void **state)
+/* Counts pid's threads named name (/proc/<pid>/task/<tid>/comm); sets
+ * *main_named if the main thread is one of them. */
+static int threads_named(pid_t pid, const char *name, bool *main_named)
 {
-    (void)state;
     char path[64];
-    snprintf(path, sizeof path, "/proc/%d/task", (int)S.pid);
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
     DIR *d = opendir(path);
     assert_non_null(d);
-    bool loop = false, flusher = false;
+    int n = 0;
+    *main_named = false;
     struct dirent *e;
     while ((e = readdir(d))) {
         char p2[384], comm[32] = "";
@@ -1705,13 +1707,23 @@ static void test_srv_thread_names(void **state)
         if (fgets(comm, sizeof comm, f))
             comm[strcspn(comm, "\n")] = 0;
         fclose(f);
-        if (atoi(e->d_name) == (int)S.pid)
-            loop = strcmp(comm, "shmkvd") == 0;
-        flusher = flusher || strcmp(comm, "shmkv-flusher") == 0;
+        if (strcmp(comm, name) == 0) {
+            n++;
+            if (atoi(e->d_name) == (int)pid)
+                *main_named = true;
+        }
     }
     closedir(d);
-    assert_true(loop);
-    assert_true(flusher);
+    return n;
+}
+
+static void test_srv_thread_names(void **state)
+{
+    (void)state;
+    bool main_named, unused;
+    threads_named(S.pid, "shmkvd", &main_named);
+    assert_true(main_named);
+    assert_int_equal(threads_named(S.pid, "shmkv-flusher", &unused), 1);
 }
 
 /* io-threads 4: replies of many pipelining clients are written by the
@@ -1801,24 +1813,8 @@ static void test_srv_io_threads(void **state)
         redisFree(cs[i]);
     free(big);
 
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/task", (int)t.pid);
-    DIR *d = opendir(path);
-    assert_non_null(d);
-    int helpers = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        char p2[384], comm[32] = "";
-        snprintf(p2, sizeof p2, "%s/%s/comm", path, e->d_name);
-        FILE *f = fopen(p2, "r");
-        if (!f)
-            continue;
-        if (fgets(comm, sizeof comm, f))
-            helpers += strcmp(comm, "shmkv-io\n") == 0;
-        fclose(f);
-    }
-    closedir(d);
-    assert_int_equal(helpers, 3);
+    bool unused;
+    assert_int_equal(threads_named(t.pid, "shmkv-io", &unused), 3);
     assert_int_equal(h_stop(&t), 0); /* clean exit: the helpers joined (ASan: no leak) */
     h_destroy(&t);
 }
