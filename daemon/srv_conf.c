@@ -84,6 +84,8 @@ static const struct param params[] = {
     {"save", P_CONST, 0, false, 0, 0, NULL, ""},
     {"appendonly", P_CONST, 0, false, 0, 0, NULL, "no"},
     {"maxmemory", P_CONST, 0, false, 0, 0, NULL, "0"},
+    /* io-threads write replies only (srv_io.h): reads stay on the loop. */
+    {"io-threads-do-reads", P_CONST, 0, false, 0, 0, NULL, "no"},
 };
 #define NPARAMS (sizeof params / sizeof params[0])
 

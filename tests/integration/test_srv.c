@@ -864,6 +864,11 @@ static void test_srv_config_info_command(void **state)
     assert_true(r->elements >= 4);
     freeReplyObject(r);
     h_expect_array(c, A("save", ""), "CONFIG GET save");
+    /* Redis's defaults and immutability; the helpers write only. */
+    h_expect_array(c, A("io-threads", "1"), "CONFIG GET io-threads");
+    h_expect_array(c, A("io-threads-do-reads", "no"), "CONFIG GET io-threads-do-reads");
+    h_expect_err(c, "ERR CONFIG SET failed (possibly related to argument 'io-threads') - can't "
+                    "set immutable config", "CONFIG SET io-threads 4");
     h_expect_status(c, "OK", "CONFIG SET timeout 100");
     h_expect_array(c, A("timeout", "100"), "CONFIG GET timeout");
     h_expect_status(c, "OK", "CONFIG SET timeout 0");
