@@ -3,10 +3,9 @@
  *
  * A hand-off is one generation: the caller publishes the jobs, bumps the
  * generation and writes its own share; each helper, seeing the bump, writes
- * its share and counts itself done. Helpers spin a little after each hand-off
- * (the next one usually follows within the iteration's time) and then sleep
- * on a condition variable; the caller wakes sleepers only when there are
- * some. The generation and the sleeper count are sequentially consistent, so
+ * its share and counts itself done. Helpers spin for SPIN_NS after each
+ * hand-off (under load the next one follows sooner) and then sleep on a
+ * condition variable; the caller wakes sleepers only when there are some. The generation and the sleeper count are sequentially consistent, so
  * a helper going to sleep either sees the new generation or is seen asleep.
  */
 #include "srv_io.h"
