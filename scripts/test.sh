@@ -41,4 +41,5 @@ build/bench/evict_bench --quick >/dev/null
 report=$(mktemp -d)
 bench/report.sh --quick --out "$report"
 rm -rf "$report"
-echo "bench: storage_bench, evict_bench and the report (bench/report.sh) --quick ran"
+bench/thread_cpu.sh --requests 20000 --rounds 1 >/dev/null
+echo "bench: storage_bench, evict_bench, the report (bench/report.sh) --quick and thread_cpu.sh ran"

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# thread_cpu.sh — SET at pipeline 16 against fresh servers in alternated
+# rounds, with each server thread's CPU per SET: which thread sets the
+# rate (docs/daemon.md, "Performance").
+#
+#   bench/thread_cpu.sh [--requests N] [--rounds R] [--out FILE] [SERVER ...]
+#
+# SERVER: redis or shmkvd, optionally with arguments after a colon, e.g.
+#   bench/thread_cpu.sh --rounds 4 redis "redis:--io-threads 4" shmkvd "shmkvd:--io-threads 4"
+# (default: redis shmkvd). redis runs without persistence, shmkvd on its
+# defaults. Each measurement starts the server, writes 200,000 SETs to warm
+# it, then runs redis-benchmark -t set -r 100000 -c 50 -P 16 and waits for
+# shmkvd's write-back to have nothing pending. CPU is user+system time from
+# /proc/<pid>/task/*/stat over the test and that catch-up, summed by thread
+# name (shmkvd names its threads; redis-server's I/O threads are io_thd_N),
+# divided by the requests. Loopback only; each server is stopped by its PID
+# and its folder removed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+requests=1000000 rounds=3 out="" servers=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --requests) requests=$2; shift ;;
+    --rounds) rounds=$2; shift ;;
+    --out) out=$2; shift ;;
+    redis | redis:* | shmkvd | shmkvd:*) servers+=("$1") ;;
+    *) echo "usage: $0 [--requests N] [--rounds R] [--out FILE] [redis[:ARGS] | shmkvd[:ARGS] ...]" >&2; exit 2 ;;
+    esac
+    shift
+done
+[ ${#servers[@]} -gt 0 ] || servers=(redis shmkvd)
+shmkvd=build/daemon/shmkvd
+[ -x "$shmkvd" ] || { echo "thread_cpu: build first (cmake --build build)" >&2; exit 1; }
+
+. bench/lib.sh
+bench_init threadcpu
+tck=$(getconf CLK_TCK)
+
+# cpu PID: "name ticks" per thread name, sorted by name.
+cpu() {
+    for t in /proc/"$1"/task/*; do
+        local s
+        s=$(sed 's/.*) //' "$t/stat" 2>/dev/null) || continue
+        echo "$(tr ' ' '_' <"$t/comm" 2>/dev/null) $(echo "$s" | awk '{ print $12 + $13 }')"
+    done | awk '{ a[$1] += $2 } END { for (k in a) print k, a[k] }' | sort
+}
+
+pending() { # PORT: shmkvd's write-back backlog (0 for redis-server)
+    redis-cli -p "$1" info persistence 2>/dev/null | tr -d '\r' |
+        awk -F: '/^writeback_pending_sets:/ { p = $2 } END { print p + 0 }'
+}
+
+rows=""
+for r in $(seq 1 "$rounds"); do
+    for spec in "${servers[@]}"; do
+        name=${spec%%:*} args=""
+        [[ $spec == *:* ]] && args=${spec#*:}
+        port=$(free_port)
+        dir="$work/$r-$port"
+        mkdir -p "$dir"
+        if [ "$name" = redis ]; then
+            # shellcheck disable=SC2086
+            redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir" $args >"$dir/log" 2>&1 &
+        else
+            # shellcheck disable=SC2086
+            "$shmkvd" --port "$port" --bind 127.0.0.1 --dir "$dir/data" $args >"$dir/log" 2>&1 &
+        fi
+        pid=$!
+        pids+=("$pid")
+        wait_ready "$port"
+        redis-benchmark -p "$port" -t set -n 200000 -r 100000 -c 50 -P 16 -q >/dev/null 2>&1
+        while [ "$(pending "$port")" != 0 ]; do sleep 0.005; done
+        cpu "$pid" >"$dir/cpu0"
+        rps=$(redis-benchmark -p "$port" -t set -n "$requests" -r 100000 -c 50 -P 16 --csv 2>/dev/null |
+            awk -F, 'NR == 2 { gsub(/"/, "", $2); print $2 }')
+        t1=$(date +%s%N) t2=$t1
+        if [ "$(pending "$port")" != 0 ]; then # as resp_bench.sh counts it
+            while [ "$(pending "$port")" != 0 ]; do sleep 0.005; done
+            t2=$(date +%s%N)
+        fi
+        cpu "$pid" >"$dir/cpu1"
+        kill "$pid"
+        wait "$pid" 2>/dev/null || true
+        per=$(join "$dir/cpu0" "$dir/cpu1" | awk -v n="$requests" -v tk="$tck" '
+            { d = $3 - $2; if (d > 0) s = s (s ? ", " : "") sprintf("%s %.2f", $1, d / tk * 1e6 / n) }
+            END { print s }')
+        rows+=$(printf '| %s | %s | %.0f | %.0f | %s |' "$r" "$name${args:+ $args}" "$rps" \
+            "$(awk -v n="$requests" -v r="$rps" -v a="$t1" -v b="$t2" 'BEGIN { print n / (n / r + (b - a) / 1e9) }')" "$per")$'\n'
+        echo "thread_cpu: round $r, $name${args:+ $args}: $rps SET/s, catch-up $(((t2 - t1) / 1000000)) ms" >&2
+    done
+done
+
+{
+    echo "## thread_cpu — $(date -u +%Y-%m-%d), $(nproc) CPUs, $rounds rounds, $requests SETs at pipeline 16, 50 clients"
+    echo
+    echo "SET/s during the test (redis-benchmark's figure) and counting shmkvd's write-back catch-up after it (requests ÷ (the test's time + the catch-up), as resp_bench.sh counts it); CPU per SET in µs by thread name, user+system, over the test and the catch-up."
+    echo
+    echo "| round | server | SET/s during the test | SET/s counting catch-up | CPU per SET by thread, µs |"
+    echo "|---:|---|---:|---:|---|"
+    printf '%s' "$rows"
+} | if [ -n "$out" ]; then tee "$out"; else cat; fi
