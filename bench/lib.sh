@@ -39,3 +39,17 @@ wait_ready() { # PORT: until the server there answers PING (20 s at most)
     echo "$(basename "$0"): server on port $1 did not start" >&2
     exit 1
 }
+
+catch_up_us() { # PORT: microseconds until shmkvd's write-back has nothing
+    # pending (30 s at most); 0 if nothing was (redis-server has no such field)
+    local t0 t1
+    t0=$(date +%s%N)
+    redis-cli -p "$1" info persistence 2>/dev/null | grep -q '^writeback_pending_sets:[1-9]' ||
+        { echo 0; return; }
+    for _ in $(seq 1 6000); do
+        sleep 0.005
+        redis-cli -p "$1" info persistence 2>/dev/null | grep -q '^writeback_pending_sets:0' && break
+    done
+    t1=$(date +%s%N)
+    echo $(((t1 - t0) / 1000))
+}

@@ -64,21 +64,6 @@ for n in "${names[@]}"; do
 done
 for p in "${ports[@]}"; do wait_ready "$p"; done
 
-# catch_up_us PORT: microseconds until shmkvd's write-back has nothing
-# pending; 0 if nothing was (redis-server has no such field: 0).
-catch_up_us() {
-    local t0 t1
-    t0=$(date +%s%N)
-    redis-cli -p "$1" info persistence 2>/dev/null | grep -q '^writeback_pending_sets:[1-9]' ||
-        { echo 0; return; }
-    for _ in $(seq 1 6000); do
-        sleep 0.005
-        redis-cli -p "$1" info persistence 2>/dev/null | grep -q '^writeback_pending_sets:0' && break
-    done
-    t1=$(date +%s%N)
-    echo $(((t1 - t0) / 1000))
-}
-
 # raw lines: server pipeline test rps p99 rps-before-catch-up
 raw="$work/raw"
 : >"$raw"

@@ -46,11 +46,6 @@ cpu() {
     done | awk '{ a[$1] += $2 } END { for (k in a) print k, a[k] }' | sort
 }
 
-pending() { # PORT: shmkvd's write-back backlog (0 for redis-server)
-    redis-cli -p "$1" info persistence 2>/dev/null | tr -d '\r' |
-        awk -F: '/^writeback_pending_sets:/ { p = $2 } END { print p + 0 }'
-}
-
 rows=""
 for r in $(seq 1 "$rounds"); do
     for spec in "${servers[@]}"; do
@@ -70,15 +65,11 @@ for r in $(seq 1 "$rounds"); do
         pids+=("$pid")
         wait_ready "$port"
         redis-benchmark -p "$port" -t set -n 200000 -r 100000 -c 50 -P 16 -q >/dev/null 2>&1
-        while [ "$(pending "$port")" != 0 ]; do sleep 0.005; done
+        catch_up_us "$port" >/dev/null
         cpu "$pid" >"$dir/cpu0"
         rps=$(redis-benchmark -p "$port" -t set -n "$requests" -r 100000 -c 50 -P 16 --csv 2>/dev/null |
             awk -F, 'NR == 2 { gsub(/"/, "", $2); print $2 }')
-        t1=$(date +%s%N) t2=$t1
-        if [ "$(pending "$port")" != 0 ]; then # as resp_bench.sh counts it
-            while [ "$(pending "$port")" != 0 ]; do sleep 0.005; done
-            t2=$(date +%s%N)
-        fi
+        cu=$(catch_up_us "$port")
         cpu "$pid" >"$dir/cpu1"
         kill "$pid"
         wait "$pid" 2>/dev/null || true
@@ -86,8 +77,8 @@ for r in $(seq 1 "$rounds"); do
             { d = $3 - $2; if (d > 0) s = s (s ? ", " : "") sprintf("%s %.2f", $1, d / tk * 1e6 / n) }
             END { print s }')
         rows+=$(printf '| %s | %s | %.0f | %.0f | %s |' "$r" "$name${args:+ $args}" "$rps" \
-            "$(awk -v n="$requests" -v r="$rps" -v a="$t1" -v b="$t2" 'BEGIN { print n / (n / r + (b - a) / 1e9) }')" "$per")$'\n'
-        echo "thread_cpu: round $r, $name${args:+ $args}: $rps SET/s, catch-up $(((t2 - t1) / 1000000)) ms" >&2
+            "$(awk -v n="$requests" -v r="$rps" -v cu="$cu" 'BEGIN { print n / (n / r + cu / 1e6) }')" "$per")$'\n'
+        echo "thread_cpu: round $r, $name${args:+ $args}: $rps SET/s, catch-up $((cu / 1000)) ms" >&2
     done
 done
 
