@@ -7,7 +7,9 @@
 #
 # SERVER: redis or shmkvd, optionally with arguments after a colon, e.g.
 #   bench/thread_cpu.sh --rounds 4 redis "redis:--io-threads 4" shmkvd "shmkvd:--io-threads 4"
-# (default: redis shmkvd). redis runs without persistence, shmkvd on its
+# (default: redis shmkvd). shmkvd@BIN runs the shmkvd binary BIN instead of
+# this tree's, to compare two builds in alternated rounds:
+#   cp build/daemon/shmkvd /tmp/a; (change, rebuild); bench/thread_cpu.sh --rounds 8 shmkvd@/tmp/a shmkvd redis runs without persistence, shmkvd on its
 # defaults. Each measurement starts the server, writes 200,000 SETs to warm
 # it, then runs redis-benchmark -t set -r 100000 -c 50 -P 16 and waits for
 # shmkvd's write-back to have nothing pending. CPU is user+system time from
@@ -24,8 +26,8 @@ while [ $# -gt 0 ]; do
     --requests) requests=$2; shift ;;
     --rounds) rounds=$2; shift ;;
     --out) out=$2; shift ;;
-    redis | redis:* | shmkvd | shmkvd:*) servers+=("$1") ;;
-    *) echo "usage: $0 [--requests N] [--rounds R] [--out FILE] [redis[:ARGS] | shmkvd[:ARGS] ...]" >&2; exit 2 ;;
+    redis | redis:* | shmkvd | shmkvd:* | shmkvd@?*) servers+=("$1") ;;
+    *) echo "usage: $0 [--requests N] [--rounds R] [--out FILE] [redis[:ARGS] | shmkvd[@BIN][:ARGS] ...]" >&2; exit 2 ;;
     esac
     shift
 done
@@ -49,8 +51,9 @@ cpu() {
 rows=""
 for r in $(seq 1 "$rounds"); do
     for spec in "${servers[@]}"; do
-        name=${spec%%:*} args=""
+        name=${spec%%:*} args="" bin=$shmkvd
         [[ $spec == *:* ]] && args=${spec#*:}
+        [[ $name == shmkvd@* ]] && bin=${name#shmkvd@}
         port=$(free_port)
         dir="$work/$r-$port"
         mkdir -p "$dir"
@@ -59,7 +62,7 @@ for r in $(seq 1 "$rounds"); do
             redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir" $args >"$dir/log" 2>&1 &
         else
             # shellcheck disable=SC2086
-            "$shmkvd" --port "$port" --bind 127.0.0.1 --dir "$dir/data" $args >"$dir/log" 2>&1 &
+            "$bin" --port "$port" --bind 127.0.0.1 --dir "$dir/data" $args >"$dir/log" 2>&1 &
         fi
         pid=$!
         pids+=("$pid")
@@ -76,8 +79,13 @@ for r in $(seq 1 "$rounds"); do
         per=$(join "$dir/cpu0" "$dir/cpu1" | awk -v n="$requests" -v tk="$tck" '
             { d = $3 - $2; if (d > 0) s = s (s ? ", " : "") sprintf("%s %.2f", $1, d / tk * 1e6 / n) }
             END { print s }')
-        rows+=$(printf '| %s | %s | %.0f | %.0f | %s |' "$r" "$name${args:+ $args}" "$rps" \
-            "$(awk -v n="$requests" -v r="$rps" -v cu="$cu" 'BEGIN { print n / (n / r + cu / 1e6) }')" "$per")$'\n'
+        total=$(awk -v n="$requests" -v r="$rps" -v cu="$cu" 'BEGIN { printf "%.0f", n / (n / r + cu / 1e6) }')
+        rows+=$(printf '| %s | %s | %.0f | %s | %s |' "$r" "$name${args:+ $args}" "$rps" "$total" "$per")$'\n'
+        # For the medians: the main thread, named after the binary, by spec.
+        main=redis-server
+        [ "$name" = redis ] || main=$(basename "$bin" | cut -c1-15)
+        echo "$spec"$'\t'"$total"$'\t'"$(join "$dir/cpu0" "$dir/cpu1" | awk -v m="$main" -v n="$requests" -v tk="$tck" \
+            '$1 == m { printf "%.3f", ($3 - $2) / tk * 1e6 / n }')" >>"$work/by_spec"
         echo "thread_cpu: round $r, $name${args:+ $args}: $rps SET/s, catch-up $((cu / 1000)) ms" >&2
     done
 done
@@ -90,4 +98,18 @@ done
     echo "| round | server | SET/s during the test | SET/s counting catch-up | CPU per SET by thread, µs |"
     echo "|---:|---|---:|---:|---|"
     printf '%s' "$rows"
+    echo
+    echo "Medians over the rounds (main thread: redis-server's, or shmkvd's event loop):"
+    echo
+    echo "| server | SET/s counting catch-up | main thread's CPU per SET, µs |"
+    echo "|---|---:|---:|"
+    for spec in "${servers[@]}"; do
+        awk -F'\t' -v s="$spec" '$1 == s' "$work/by_spec" | awk -F'\t' -v s="$spec" '
+            function med(a, n,   i, j, t) {
+                for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+                return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+            }
+            { r[NR] = $2; c[NR] = $3 }
+            END { printf "| %s | %.0f | %.3f |\n", s, med(r, NR), med(c, NR) }'
+    done
 } | if [ -n "$out" ]; then tee "$out"; else cat; fi

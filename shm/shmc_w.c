@@ -641,8 +641,12 @@ void shmc_w_prefetch_rec(const struct shmc_w *w, const void *key, size_t klen)
     uint16_t tag = shmc_tag_of(hash);
     for (unsigned i = 0; i < SHMC_SLOTS; i++) {
         uint64_t s = b->slot[i];
-        if (s && SHMC_SLOT_TAG(s) == tag)
-            __builtin_prefetch(rec_at(w, SHMC_SLOT_OFF(s)), 1);
+        if (s && SHMC_SLOT_TAG(s) == tag) {
+            /* Records are 8-aligned, so the key's end is often a line on. */
+            const char *r = (const char *)rec_at(w, SHMC_SLOT_OFF(s));
+            __builtin_prefetch(r, 1);
+            __builtin_prefetch(r + sizeof(struct shmc_rec) + klen - 1, 1);
+        }
     }
 }
 

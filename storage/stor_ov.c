@@ -389,8 +389,14 @@ void ov_prefetch(const struct ov *o, uint64_t h, int step)
     const struct ov_slot *t = &o->tab[h & o->tabmask];
     if (step == 1)
         __builtin_prefetch(t);
-    else if (t->n)
-        __builtin_prefetch(t->n, 1);
+    else if (t->n) {
+        /* The header takes a line, the key lies after the links: spread
+         * over two lines or three, as the allocation falls. */
+        const char *n = (const char *)t->n;
+        __builtin_prefetch(n, 1);
+        __builtin_prefetch(n + 63, 1);
+        __builtin_prefetch(n + 127, 1);
+    }
 }
 
 struct ov_node *ov_find(const struct ov *o, int cf, const char *k, size_t kn)
