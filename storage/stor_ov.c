@@ -33,13 +33,21 @@ static size_t node_links(int level)
     return (size_t)(2 * level - 1) * sizeof(struct ov_node *);
 }
 
-static struct ov_node *node_new(int level, int cf, const char *k, size_t kn)
+/* A value of up to OV_VROOM_MAX bytes is kept in the node, after the key,
+ * in room sized by the node's first value: no allocation of its own, and
+ * it lies on the lines the prefetch loads (ov_prefetch), where a copy on
+ * the heap would be one more cache miss per write. A longer value, or one
+ * that outgrows the room, goes on the heap. */
+#define OV_VROOM_MAX 64
+
+static struct ov_node *node_new(int level, int cf, const char *k, size_t kn, size_t vroom)
 {
     size_t links = node_links(level);
-    struct ov_node *n = stor_xmalloc(sizeof *n + links + kn);
+    struct ov_node *n = stor_xmalloc(sizeof *n + links + kn + vroom);
     memset(n, 0, sizeof *n + links);
     n->level = (uint8_t)level;
     n->cf = (uint8_t)cf;
+    n->vroom = (uint8_t)vroom;
     n->key = (char *)n->next + links;
     if (kn)
         memcpy(n->key, k, kn);
@@ -47,9 +55,45 @@ static struct ov_node *node_new(int level, int cf, const char *k, size_t kn)
     return n;
 }
 
+static char *node_room(const struct ov_node *n)
+{
+    return n->key + n->klen;
+}
+
+static bool val_on_heap(const struct ov_node *n)
+{
+    return n->val && n->val != node_room(n);
+}
+
+static void node_free(struct ov_node *n)
+{
+    if (val_on_heap(n))
+        free(n->val);
+    free(n);
+}
+
+/* Replaces n's value with v[0, vn) (NULL: a tombstone). */
+static void node_set_val(struct ov_node *n, const char *v, size_t vn)
+{
+    if (val_on_heap(n))
+        free(n->val);
+    if (!v) {
+        n->val = NULL;
+        vn = 0;
+    } else if (vn <= n->vroom) {
+        n->val = node_room(n);
+        if (vn)
+            memcpy(n->val, v, vn);
+    } else {
+        n->val = stor_xmemdup(v, vn);
+    }
+    n->vlen = vn;
+}
+
 static size_t node_bytes(const struct ov_node *n)
 {
-    return sizeof *n + node_links(n->level) + n->klen + n->vlen;
+    return sizeof *n + node_links(n->level) + n->klen + n->vroom +
+           (val_on_heap(n) ? n->vlen : 0);
 }
 
 /* ---- the hash index ---- */
@@ -153,7 +197,7 @@ static void tab_shrink(struct ov *o)
 void ov_init(struct ov *o)
 {
     memset(o, 0, sizeof *o);
-    o->head = node_new(OV_MAXLEVEL, -1, NULL, 0);
+    o->head = node_new(OV_MAXLEVEL, -1, NULL, 0, 0);
     o->level = 1;
     o->rng = 0x2545f4914f6cdd1dull;
     o->tab = tab_new(OV_TAB_MIN);
@@ -166,14 +210,11 @@ void ov_destroy(struct ov *o)
     struct ov_node *n = o->head;
     while (n) {
         struct ov_node *next = n->next[0];
-        free(n->val);
-        free(n);
+        node_free(n);
         n = next;
     }
-    for (size_t i = 0; i < o->npend; i++) {
-        free(o->pend[i]->val);
-        free(o->pend[i]);
-    }
+    for (size_t i = 0; i < o->npend; i++)
+        node_free(o->pend[i]);
     free(o->pend);
     for (size_t i = 0; i < o->nranges; i++) {
         free(o->ranges[i].lo);
@@ -283,7 +324,8 @@ uint64_t ov_set(struct ov *o, int cf, const char *k, size_t kn, const char *v, s
     size_t slot = tab_slot(o, h, cf, k, kn);
     struct ov_node *x = o->tab[slot].n;
     if (!x) {
-        x = node_new(random_level(o), cf, k, kn);
+        size_t vroom = v && vn <= OV_VROOM_MAX ? (vn + 7) & ~(size_t)7 : 0;
+        x = node_new(random_level(o), cf, k, kn, vroom);
         x->hash = h;
         pend_add(o, x);
         o->tab[slot] = (struct ov_slot){h, x};
@@ -292,10 +334,8 @@ uint64_t ov_set(struct ov *o, int cf, const char *k, size_t kn, const char *v, s
             tab_resize(o, (o->tabmask + 1) * 2);
     } else {
         o->bytes -= node_bytes(x);
-        free(x->val);
     }
-    x->val = v ? stor_xmemdup(v, vn) : NULL;
-    x->vlen = v ? vn : 0;
+    node_set_val(x, v, vn);
     x->seq = seq;
     o->bytes += node_bytes(x);
     return h;
@@ -320,8 +360,7 @@ static void unlink_node(struct ov *o, struct ov_node *x)
     tab_delete(o, x);
     o->bytes -= node_bytes(x);
     o->count--;
-    free(x->val);
-    free(x);
+    node_free(x);
 }
 
 void ov_forget(struct ov *o, uint64_t h, int cf, const char *k, size_t kn, uint64_t seq)

@@ -26,11 +26,12 @@
 struct ov_node {
     uint64_t seq;    /* the record set that last wrote it */
     uint64_t hash;   /* of (cf, key): its slot in the hash index */
-    char *val;       /* NULL: a tombstone */
+    char *val;       /* NULL: a tombstone; the node's own room, or the heap */
     size_t vlen, klen;
     uint8_t cf;
     uint8_t level;
     bool linked;          /* in the skiplist; else waiting in ov.pend */
+    uint8_t vroom;        /* bytes for a value after the key, in the node */
     uint32_t pidx;        /* its index in ov.pend while waiting */
     struct ov_node *prev; /* level 0, backwards */
     char *key;            /* points into the node allocation */
