@@ -4,6 +4,7 @@
  * flush and compaction I/O limit.
  */
 #include "fixture.h"
+#include "t_rnd.h"
 
 #include <sys/stat.h>
 
@@ -47,6 +48,68 @@ static void test_stor_batch_lookup(void **state)
     assert_int_equal(b.nops, 4 + 5000 + 2); /* every op is kept, in order */
     stor_batch_clear(&b);
     assert_int_equal(stor_batch_lookup(&b, 0, K("a"), &v, &vn), STOR_ABSENT);
+    stor_batch_destroy(&b);
+}
+
+/* Record sets of every size, small ones searched by a scan and larger
+ * ones through the index, reused after clearing, against a model that
+ * looks at every op, newest first. */
+static void test_stor_batch_model(void **state)
+{
+    (void)state;
+    uint64_t rng = 0x5eed0b47c4ull;
+    struct stor_batch b;
+    stor_batch_init(&b);
+    for (int round = 0; round < 400; round++) {
+        size_t nops = 1 + t_rnd(&rng) % (round % 3 ? 12 : 40);
+        for (size_t i = 0; i < nops; i++) {
+            char k[4] = {'k', (char)('a' + t_rnd(&rng) % 6), 0, 0}, hi[4];
+            int cf = (int)(t_rnd(&rng) % 2);
+            unsigned what = (unsigned)(t_rnd(&rng) % 10);
+            if (what < 6) {
+                char v[8];
+                int n = snprintf(v, sizeof v, "%d.%zu", round, i);
+                stor_batch_put(&b, cf, k, 2, v, (size_t)n);
+            } else if (what < 9) {
+                stor_batch_del(&b, cf, k, 2);
+            } else {
+                memcpy(hi, k, sizeof hi);
+                hi[1] = (char)(hi[1] + 1 + t_rnd(&rng) % 3);
+                stor_batch_del_range(&b, cf, k, 2, hi, 2);
+            }
+        }
+        for (int cf = 0; cf < 2; cf++) {
+            for (char c = 'a'; c <= 'h'; c++) {
+                const char k[2] = {'k', c};
+                int want = STOR_ABSENT;
+                const char *wv = NULL;
+                size_t wn = 0;
+                for (size_t i = b.nops; i > 0 && want == STOR_ABSENT; i--) {
+                    const struct stor_op *op = &b.ops[i - 1];
+                    const char *ok = b.arena + op->koff;
+                    if (op->cf != cf)
+                        continue;
+                    if (op->kind == STOR_OP_DELRANGE) {
+                        const char *oh = b.arena + op->voff;
+                        if (memcmp(k, ok, 2) >= 0 && memcmp(k, oh, 2) < 0)
+                            want = STOR_DELETED;
+                    } else if (memcmp(k, ok, 2) == 0) {
+                        want = op->kind == STOR_OP_DEL ? STOR_DELETED : STOR_PUT;
+                        wv = b.arena + op->voff;
+                        wn = op->vlen;
+                    }
+                }
+                const char *v = NULL;
+                size_t vn = 0;
+                assert_int_equal(stor_batch_lookup(&b, cf, k, 2, &v, &vn), want);
+                if (want == STOR_PUT) {
+                    assert_int_equal(vn, wn);
+                    assert_memory_equal(v, wv, wn);
+                }
+            }
+        }
+        stor_batch_clear(&b);
+    }
     stor_batch_destroy(&b);
 }
 
@@ -234,6 +297,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stor_batch_lookup),
+        cmocka_unit_test(test_stor_batch_model),
         cmocka_unit_test_setup_teardown(test_stor_commit_and_get, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_stor_iterator_bounds, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_stor_persists_across_reopen, fx_setup, fx_teardown),
