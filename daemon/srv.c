@@ -575,14 +575,29 @@ static void flush_pending(void)
 static void prefetch_next(struct conn *c, const char *p, size_t n)
 {
     const char *k;
-    size_t kn, len;
-    bool had_step1 = c->prefetched;
-    c->prefetched = false;
-    if (!n || !resp_peek_arg1(p, n, &k, &kn, &len))
+    size_t kn, len = 0;
+    if (!n) {
+        c->prefetched = false;
         return;
-    db_prefetch(&srv.db, (unsigned)c->db, k, kn, had_step1 ? 2 : 1);
-    if (len && len < n && resp_peek_arg1(p + len, n - len, &k, &kn, NULL)) {
-        db_prefetch(&srv.db, (unsigned)c->db, k, kn, 1);
+    }
+    /* Step 1 carried what the next command's key hashes to, and where the
+     * command after it starts: neither is computed twice. */
+    if (c->prefetched) {
+        db_prefetch2(&srv.db, &c->pf);
+        len = c->pf_len;
+    }
+    if (!len || len >= n) {
+        struct db_pf now;
+        if (!resp_peek_arg1(p, n, &k, &kn, &len)) {
+            c->prefetched = false;
+            return;
+        }
+        if (!c->prefetched)
+            db_prefetch1(&srv.db, (unsigned)c->db, k, kn, &now);
+    }
+    c->prefetched = false;
+    if (len && len < n && resp_peek_arg1(p + len, n - len, &k, &kn, &c->pf_len)) {
+        db_prefetch1(&srv.db, (unsigned)c->db, k, kn, &c->pf);
         c->prefetched = true;
     }
 }

@@ -147,7 +147,11 @@ struct conn {
     uint64_t id;
     uint32_t flags;
     bool out_armed; /* epoll also watches for output */
-    bool prefetched; /* step 1 was issued for the command after the next */
+    /* Step 1 of the prefetch was issued for the command after the next:
+     * pf is what it computed, pf_len that command's length (0: unknown). */
+    bool prefetched;
+    struct db_pf pf;
+    size_t pf_len;
     int proto; /* 2 or 3 */
     unsigned db;
     struct resp_buf in, out;

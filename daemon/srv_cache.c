@@ -79,15 +79,17 @@ static int hook_get(void *arg, int cf, const char *k, size_t kn, const char **v,
     }
 }
 
-static void hook_prefetch(void *arg, int cf, const char *k, size_t kn, int step)
+static uint64_t hook_prefetch1(void *arg, int cf, const char *k, size_t kn, size_t *ckn)
 {
     (void)arg;
-    size_t n;
-    const char *ck = cache_key(cf, k, kn, &n);
-    if (step == 1)
-        shmc_w_prefetch(srv.cache, ck, n);
-    else
-        shmc_w_prefetch_rec(srv.cache, ck, n);
+    const char *ck = cache_key(cf, k, kn, ckn);
+    return shmc_w_prefetch(srv.cache, ck, *ckn);
+}
+
+static void hook_prefetch2(void *arg, uint64_t hash, size_t ckn)
+{
+    (void)arg;
+    shmc_w_prefetch_rec(srv.cache, hash, ckn);
 }
 
 static uint64_t expiry_of(int cf, const char *v, size_t vn)
@@ -181,7 +183,8 @@ int srv_cache_open(void)
     cs.beating = true;
     srv.db.cache_get = hook_get;
     srv.db.cache_fill = hook_fill;
-    srv.db.cache_prefetch = hook_prefetch;
+    srv.db.cache_prefetch1 = hook_prefetch1;
+    srv.db.cache_prefetch2 = hook_prefetch2;
     const struct shmc_hdr *h = shmc_w_hdr(srv.cache);
     srv_log(LOG_NOTICE, "shm cache: %llu bytes, %u buckets, records up to %u bytes",
             (unsigned long long)h->seg_size, h->nbuckets, h->max_record);
@@ -203,7 +206,8 @@ void srv_cache_destroy(void)
     }
     srv.db.cache_get = NULL;
     srv.db.cache_fill = NULL;
-    srv.db.cache_prefetch = NULL;
+    srv.db.cache_prefetch1 = NULL;
+    srv.db.cache_prefetch2 = NULL;
     shmc_w_destroy(srv.cache);
     srv.cache = NULL;
     free(cs.key);

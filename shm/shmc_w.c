@@ -627,16 +627,17 @@ void shmc_w_remove(struct shmc_w *w, unsigned group, const void *key, size_t kle
     shmc_w_end(w);
 }
 
-void shmc_w_prefetch(const struct shmc_w *w, const void *key, size_t klen)
-{
-    const char *b = (const char *)&w->bk[shmc_bucket_of(shmc_hash(key, klen), w->nb)];
-    __builtin_prefetch(b);
-    __builtin_prefetch(b + sizeof(struct shmc_bucket) - 1); /* 72 bytes may span two lines */
-}
-
-void shmc_w_prefetch_rec(const struct shmc_w *w, const void *key, size_t klen)
+uint64_t shmc_w_prefetch(const struct shmc_w *w, const void *key, size_t klen)
 {
     uint64_t hash = shmc_hash(key, klen);
+    const char *b = (const char *)&w->bk[shmc_bucket_of(hash, w->nb)];
+    __builtin_prefetch(b);
+    __builtin_prefetch(b + sizeof(struct shmc_bucket) - 1); /* 72 bytes may span two lines */
+    return hash;
+}
+
+void shmc_w_prefetch_rec(const struct shmc_w *w, uint64_t hash, size_t klen)
+{
     const struct shmc_bucket *b = &w->bk[shmc_bucket_of(hash, w->nb)];
     uint16_t tag = shmc_tag_of(hash);
     for (unsigned i = 0; i < SHMC_SLOTS; i++) {

@@ -110,13 +110,14 @@ void shmc_w_stats_reset(struct shmc_w *w);
 
 /* Starts loading key's bucket into the CPU cache, for a look-up or write
  * of it soon: the daemon issues it for the next pipelined command while
- * it runs this one, so the index's cache miss overlaps work. Reads
- * nothing, changes nothing. */
-void shmc_w_prefetch(const struct shmc_w *w, const void *key, size_t klen);
+ * it runs this one, so the index's cache miss overlaps work. Returns key's
+ * hash, for the second step. Reads nothing, changes nothing. */
+uint64_t shmc_w_prefetch(const struct shmc_w *w, const void *key, size_t klen);
 /* The second step, once the bucket has had time to arrive: starts loading
- * the records whose tags match key's, which a look-up compares with it.
- * Reads the bucket, changes nothing. */
-void shmc_w_prefetch_rec(const struct shmc_w *w, const void *key, size_t klen);
+ * the records whose tags match the key's (its hash from the first step,
+ * its length), which a look-up compares with it. Reads the bucket,
+ * changes nothing; any hash will do. */
+void shmc_w_prefetch_rec(const struct shmc_w *w, uint64_t hash, size_t klen);
 
 /* Tests: checks every invariant of index and logs; 0 or a description. */
 const char *shmc_w_check(const struct shmc_w *w);

@@ -355,15 +355,27 @@ int db_rhas(struct db *d, int cf, const char *k, size_t kn)
 
 /* ---- key contexts ---- */
 
-void db_prefetch(const struct db *d, unsigned dbi, const char *key, size_t klen, int step)
+void db_prefetch1(const struct db *d, unsigned dbi, const char *key, size_t klen,
+                  struct db_pf *pf)
 {
     char mk[128];
+    pf->set = false;
     if (enc_meta_key_len(klen) > sizeof mk)
         return; /* long keys: the hash dwarfs the miss */
     size_t n = enc_meta_key(mk, dbi, enc_slot(key, klen), key, klen);
-    stor_prefetch(d->s, STOR_CF_META, mk, n, step);
-    if (d->cache_prefetch)
-        d->cache_prefetch(d->cache_arg, STOR_CF_META, mk, n, step);
+    pf->ov_hash = stor_prefetch_slot(d->s, STOR_CF_META, mk, n);
+    if (d->cache_prefetch1)
+        pf->cache_hash = d->cache_prefetch1(d->cache_arg, STOR_CF_META, mk, n, &pf->cache_klen);
+    pf->set = true;
+}
+
+void db_prefetch2(const struct db *d, const struct db_pf *pf)
+{
+    if (!pf->set)
+        return;
+    stor_prefetch_node(d->s, pf->ov_hash);
+    if (d->cache_prefetch2)
+        d->cache_prefetch2(d->cache_arg, pf->cache_hash, pf->cache_klen);
 }
 
 void kc_blank(struct db_kc *kc, unsigned dbi, const char *key, size_t klen)

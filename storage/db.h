@@ -99,8 +99,11 @@ struct db {
      * is on_commit's job. */
     int (*cache_get)(void *arg, int cf, const char *k, size_t kn, const char **v, size_t *vn);
     void (*cache_fill)(void *arg, int cf, const char *k, size_t kn, const char *v, size_t vn);
-    /* Optional: starts loading what a look-up of (cf, k) reads. */
-    void (*cache_prefetch)(void *arg, int cf, const char *k, size_t kn, int step);
+    /* Optional: start loading what a look-up of (cf, k) reads, in two
+     * steps (db_prefetch1, db_prefetch2): the first returns the cache's
+     * hash of its key and that key's length, which the second is given. */
+    uint64_t (*cache_prefetch1)(void *arg, int cf, const char *k, size_t kn, size_t *ckn);
+    void (*cache_prefetch2)(void *arg, uint64_t hash, size_t ckn);
     void *cache_arg;
     /* Facts for keyspace events, gathered only when asked: with track_new
      * or track_expired, each commit first looks up the committed meta
@@ -134,12 +137,20 @@ uint64_t db_version_next(struct db *d);
 
 /* ---- keys ---- */
 
-/* A hint that key's meta record is read or written soon: step 1 starts
- * loading the cache's and the overlay's index entries for it into the CPU
- * cache, so their misses overlap other work; step 2, issued a while after
- * step 1 for the same key, what those entries point at (the cache's
- * record, the overlay's node). Changes nothing; any key will do. */
-void db_prefetch(const struct db *d, unsigned dbi, const char *key, size_t klen, int step);
+/* A hint that key's meta record is read or written soon: db_prefetch1
+ * starts loading the cache's and the overlay's index entries for it into
+ * the CPU cache, so their misses overlap other work, and keeps in *pf the
+ * hashes it computed; db_prefetch2, given *pf a while later, what those
+ * entries point at (the cache's record, the overlay's node). Change
+ * nothing; any key, and any *pf, will do. */
+struct db_pf {
+    uint64_t ov_hash, cache_hash;
+    size_t cache_klen;
+    bool set; /* false: the key was too long to bother */
+};
+void db_prefetch1(const struct db *d, unsigned dbi, const char *key, size_t klen,
+                  struct db_pf *pf);
+void db_prefetch2(const struct db *d, const struct db_pf *pf);
 
 /* *type = enum enc_type, ENC_TYPE_NONE when absent. */
 int db_type(struct db *d, unsigned dbi, const char *key, size_t klen, int *type);

@@ -690,11 +690,19 @@ void stor_close_abandon(struct stor *s)
 
 /* ---- reads ---- */
 
-void stor_prefetch(const struct stor *s, int cf, const char *k, size_t kn, int step)
+uint64_t stor_prefetch_slot(const struct stor *s, int cf, const char *k, size_t kn)
 {
     if (!s->wb)
-        return;
-    ov_prefetch(&s->ov, ov_key_hash(cf, k, kn), step);
+        return 0;
+    uint64_t h = ov_key_hash(cf, k, kn);
+    ov_prefetch(&s->ov, h, 1);
+    return h;
+}
+
+void stor_prefetch_node(const struct stor *s, uint64_t hash)
+{
+    if (s->wb)
+        ov_prefetch(&s->ov, hash, 2);
 }
 
 int stor_get(struct stor *s, int cf, const char *k, size_t kn, char **v, size_t *vn)

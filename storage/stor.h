@@ -212,10 +212,13 @@ int stor_commit(struct stor *s, const struct stor_batch *b);
  * NULL, even for an empty value). ENC_ENOTFOUND when absent. */
 int stor_get(struct stor *s, int cf, const char *k, size_t kn, char **v, size_t *vn);
 
-/* A hint that (cf, k) is read or written soon: step 1 starts loading the
- * overlay's hash slot for it into the CPU cache; step 2, issued once that
- * has had time to arrive, the node the slot points at. Changes nothing. */
-void stor_prefetch(const struct stor *s, int cf, const char *k, size_t kn, int step);
+/* A hint that (cf, k) is read or written soon: stor_prefetch_slot() starts
+ * loading the overlay's hash slot for it into the CPU cache and returns the
+ * key's overlay hash; stor_prefetch_node(), given that hash once the slot
+ * has had time to arrive, the node the slot points at. Change nothing;
+ * any hash will do. */
+uint64_t stor_prefetch_slot(const struct stor *s, int cf, const char *k, size_t kn);
+void stor_prefetch_node(const struct stor *s, uint64_t hash);
 
 /* An ordered iterator over cf restricted to [lo, hi). Either bound may be
  * NULL for "unbounded"; both are copied. Never NULL (aborts on OOM). Free

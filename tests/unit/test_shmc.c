@@ -273,8 +273,9 @@ static void test_model(void **state)
         char key[16];
         int kn = snprintf(key, sizeof key, "key:%u", k);
         /* The daemon's hints before a look-up: they must change nothing. */
-        shmc_w_prefetch(p.w, key, (size_t)kn);
-        shmc_w_prefetch_rec(p.w, key, (size_t)kn);
+        shmc_w_prefetch_rec(p.w, shmc_w_prefetch(p.w, key, (size_t)kn), (size_t)kn);
+        shmc_w_prefetch_rec(p.w, (uint64_t)rand_r(&seed) << 32 | (unsigned)rand_r(&seed),
+                            (size_t)kn); /* any hash */
         int what = rand_r(&seed) % 10;
         if (what < 4) {
             size_t n = (size_t)rand_r(&seed) % ((rand_r(&seed) % 20) ? 200 : 5000);
