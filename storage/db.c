@@ -359,7 +359,7 @@ void db_prefetch1(const struct db *d, unsigned dbi, const char *key, size_t klen
                   struct db_pf *pf)
 {
     char mk[128];
-    pf->set = false;
+    *pf = (struct db_pf){.set = false};
     if (enc_meta_key_len(klen) > sizeof mk)
         return; /* long keys: the hash dwarfs the miss */
     size_t n = enc_meta_key(mk, dbi, enc_slot(key, klen), key, klen);

@@ -429,8 +429,9 @@ void ov_prefetch(const struct ov *o, uint64_t h, int step)
     if (step == 1)
         __builtin_prefetch(t);
     else if (t->n) {
-        /* The header takes a line, the key lies after the links: spread
-         * over two lines or three, as the allocation falls. */
+        /* The header takes a line; the key, and a short value after it
+         * (node_set_val), lie past the links: over two lines or three, as
+         * the allocation falls. */
         const char *n = (const char *)t->n;
         __builtin_prefetch(n, 1);
         __builtin_prefetch(n + 63, 1);
