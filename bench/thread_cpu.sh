@@ -8,11 +8,13 @@
 # SERVER: redis or shmkvd, optionally with arguments after a colon, e.g.
 #   bench/thread_cpu.sh --rounds 4 redis "redis:--io-threads 4" shmkvd "shmkvd:--io-threads 4"
 # (default: redis shmkvd). shmkvd@BIN runs the shmkvd binary BIN instead of
-# this tree's, to compare two builds in alternated rounds:
-#   cp build/daemon/shmkvd /tmp/a; (change, rebuild); bench/thread_cpu.sh --rounds 8 shmkvd@/tmp/a shmkvd redis runs without persistence, shmkvd on its
-# defaults. Each measurement starts the server, writes 200,000 SETs to warm
-# it, then runs redis-benchmark -t set -r 100000 -c 50 -P 16 and waits for
-# shmkvd's write-back to have nothing pending. CPU is user+system time from
+# this tree's, to compare two builds in alternated rounds (copy the old
+# build's build/daemon/shmkvd to OLD, change and rebuild, then
+# bench/thread_cpu.sh --rounds 12 shmkvd@OLD shmkvd). redis runs without
+# persistence, shmkvd on its defaults. Each measurement starts the server,
+# writes 200,000 SETs to warm it, then runs redis-benchmark -t set
+# -r 100000 -c 50 -P 16 and waits for shmkvd's write-back to have nothing
+# pending. CPU is user+system time from
 # /proc/<pid>/task/*/stat over the test and that catch-up, summed by thread
 # name (shmkvd names its threads; redis-server's I/O threads are io_thd_N),
 # divided by the requests. Loopback only; each server is stopped by its PID
@@ -104,12 +106,12 @@ done
     echo "| server | SET/s counting catch-up | main thread's CPU per SET, µs |"
     echo "|---|---:|---:|"
     for spec in "${servers[@]}"; do
-        awk -F'\t' -v s="$spec" '$1 == s' "$work/by_spec" | awk -F'\t' -v s="$spec" '
+        awk -F'\t' -v s="$spec" '
             function med(a, n,   i, j, t) {
                 for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
                 return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
             }
-            { r[NR] = $2; c[NR] = $3 }
-            END { printf "| %s | %.0f | %.3f |\n", s, med(r, NR), med(c, NR) }'
+            $1 == s { k++; r[k] = $2; c[k] = $3 }
+            END { printf "| %s | %.0f | %.3f |\n", s, med(r, k), med(c, k) }' "$work/by_spec"
     done
 } | if [ -n "$out" ]; then tee "$out"; else cat; fi
