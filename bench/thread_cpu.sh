@@ -3,7 +3,7 @@
 # rounds, with each server thread's CPU per SET: which thread sets the
 # rate (docs/daemon.md, "Performance").
 #
-#   bench/thread_cpu.sh [--requests N] [--rounds R] [--out FILE] [SERVER ...]
+#   bench/thread_cpu.sh [--requests N] [--rounds R] [--data-size B] [--out FILE] [SERVER ...]
 #
 # SERVER: redis or shmkvd, optionally with arguments after a colon, e.g.
 #   bench/thread_cpu.sh --rounds 4 redis "redis:--io-threads 4" shmkvd "shmkvd:--io-threads 4"
@@ -22,14 +22,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-requests=1000000 rounds=3 out="" servers=()
+requests=1000000 rounds=3 dsize=3 out="" servers=()
 while [ $# -gt 0 ]; do
     case "$1" in
     --requests) requests=$2; shift ;;
+    --data-size) dsize=$2; shift ;; # value bytes (redis-benchmark -d; its default 3)
     --rounds) rounds=$2; shift ;;
     --out) out=$2; shift ;;
     redis | redis:* | shmkvd | shmkvd:* | shmkvd@?*) servers+=("$1") ;;
-    *) echo "usage: $0 [--requests N] [--rounds R] [--out FILE] [redis[:ARGS] | shmkvd[@BIN][:ARGS] ...]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--requests N] [--rounds R] [--data-size B] [--out FILE] [redis[:ARGS] | shmkvd[@BIN][:ARGS] ...]" >&2; exit 2 ;;
     esac
     shift
 done
@@ -69,10 +70,10 @@ for r in $(seq 1 "$rounds"); do
         pid=$!
         pids+=("$pid")
         wait_ready "$port"
-        redis-benchmark -p "$port" -t set -n 200000 -r 100000 -c 50 -P 16 -q >/dev/null 2>&1
+        redis-benchmark -p "$port" -t set -n 200000 -r 100000 -d "$dsize" -c 50 -P 16 -q >/dev/null 2>&1
         catch_up_us "$port" >/dev/null
         cpu "$pid" >"$dir/cpu0"
-        rps=$(redis-benchmark -p "$port" -t set -n "$requests" -r 100000 -c 50 -P 16 --csv 2>/dev/null |
+        rps=$(redis-benchmark -p "$port" -t set -n "$requests" -r 100000 -d "$dsize" -c 50 -P 16 --csv 2>/dev/null |
             awk -F, 'NR == 2 { gsub(/"/, "", $2); print $2 }')
         cu=$(catch_up_us "$port")
         cpu "$pid" >"$dir/cpu1"
@@ -93,7 +94,7 @@ for r in $(seq 1 "$rounds"); do
 done
 
 {
-    echo "## thread_cpu — $(date -u +%Y-%m-%d), $(nproc) CPUs, $rounds rounds, $requests SETs at pipeline 16, 50 clients"
+    echo "## thread_cpu — $(date -u +%Y-%m-%d), $(nproc) CPUs, $rounds rounds, $requests SETs of $dsize-byte values at pipeline 16, 50 clients"
     echo
     echo "SET/s during the test (redis-benchmark's figure) and counting shmkvd's write-back catch-up after it (requests ÷ (the test's time + the catch-up), as resp_bench.sh counts it); CPU per SET in µs by thread name, user+system, over the test and the catch-up."
     echo
