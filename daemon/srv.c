@@ -576,26 +576,23 @@ static void prefetch_next(struct conn *c, const char *p, size_t n)
 {
     const char *k;
     size_t kn, len = 0;
-    if (!n) {
-        c->prefetched = false;
+    bool had_step1 = c->prefetched;
+    c->prefetched = false;
+    if (!n)
         return;
-    }
     /* Step 1 carried what the next command's key hashes to, and where the
      * command after it starts: neither is computed twice. */
-    if (c->prefetched) {
+    if (had_step1) {
         db_prefetch2(&srv.db, &c->pf);
         len = c->pf_len;
     }
     if (!len || len >= n) {
         struct db_pf now;
-        if (!resp_peek_arg1(p, n, &k, &kn, &len)) {
-            c->prefetched = false;
+        if (!resp_peek_arg1(p, n, &k, &kn, &len))
             return;
-        }
-        if (!c->prefetched)
+        if (!had_step1)
             db_prefetch1(&srv.db, (unsigned)c->db, k, kn, &now);
     }
-    c->prefetched = false;
     if (len && len < n && resp_peek_arg1(p + len, n - len, &k, &kn, &c->pf_len)) {
         db_prefetch1(&srv.db, (unsigned)c->db, k, kn, &c->pf);
         c->prefetched = true;
