@@ -587,11 +587,20 @@ static void prefetch_next(struct conn *c, const char *p, size_t n)
         len = c->pf_len;
     }
     if (!len || len >= n) {
-        struct db_pf now;
+        struct db_pf now, next;
         if (!resp_peek_arg1(p, n, &k, &kn, &len))
             return;
-        if (!had_step1)
-            db_prefetch1(&srv.db, (unsigned)c->db, k, kn, &now);
+        if (!had_step1) {
+            /* The first command of a read had nothing ahead of it: both
+             * steps now, for it and the next, so that at least their
+             * misses overlap each other. */
+            db_prefetch1(&srv.db, (unsigned)c->db, k, kn, &next);
+            if (c->argc >= 2) {
+                db_prefetch1(&srv.db, (unsigned)c->db, c->argv[1].p, c->argv[1].n, &now);
+                db_prefetch2(&srv.db, &now);
+            }
+            db_prefetch2(&srv.db, &next);
+        }
     }
     if (len && len < n && resp_peek_arg1(p + len, n - len, &k, &kn, &c->pf_len)) {
         db_prefetch1(&srv.db, (unsigned)c->db, k, kn, &c->pf);
