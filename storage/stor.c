@@ -136,21 +136,6 @@ uint64_t stor_now_ms(void)
 
 /* ---- record sets ---- */
 
-static uint64_t hash_bytes(int cf, const char *p, size_t n)
-{
-    /* 64-bit FNV-1a over the bytes, then a final avalanche: cheap and good
-     * enough for an index that only ever holds one command's records. */
-    uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t)cf;
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)p[i];
-        h *= 0x100000001b3ull;
-    }
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    return h;
-}
-
 void stor_batch_init(struct stor_batch *b)
 {
     memset(b, 0, sizeof *b);
@@ -200,8 +185,7 @@ static void index_set(struct stor_batch *b, size_t i)
 {
     const struct stor_op *op = &b->ops[i];
     size_t mask = b->capindex - 1;
-    size_t h = hash_bytes(op->cf, b->arena + op->koff, op->klen) & mask;
-    for (;; h = (h + 1) & mask) {
+    for (size_t h = op->hash & mask;; h = (h + 1) & mask) {
         uint32_t e = b->index[h];
         if (e == 0 || op_is(b, &b->ops[e - 1], op->cf, b->arena + op->koff, op->klen)) {
             b->index[h] = (uint32_t)(i + 1);
@@ -236,6 +220,7 @@ static void batch_add(struct stor_batch *b, int kind, int cf, const char *k, siz
     op->klen = kn;
     op->voff = arena_add(b, v, vn);
     op->vlen = vn;
+    op->hash = kind == STOR_OP_DELRANGE ? 0 : ov_key_hash(cf, k, kn);
     b->nops++;
     if (kind == STOR_OP_DELRANGE) {
         b->nranges++;
@@ -275,9 +260,11 @@ int stor_batch_lookup(const struct stor_batch *b, int cf, const char *k, size_t 
                       const char **v, size_t *vn)
 {
     size_t found = 0; /* op number + 1 */
+    if (!b->nops)
+        return STOR_ABSENT; /* a command's first look-up, mostly: no hash */
     if (b->capindex) {
         size_t mask = b->capindex - 1;
-        for (size_t h = hash_bytes(cf, k, kn) & mask;; h = (h + 1) & mask) {
+        for (size_t h = ov_key_hash(cf, k, kn) & mask;; h = (h + 1) & mask) {
             uint32_t e = b->index[h];
             if (e == 0)
                 break;

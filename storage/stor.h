@@ -160,6 +160,10 @@ enum stor_op_kind {
 struct stor_op {
     uint8_t kind, cf;
     size_t koff, klen, voff, vlen; /* into the batch's arena */
+    /* The key's hash (the write-back overlay's, ov_key_hash), computed
+     * once: the batch's index, the overlay's and housekeeping all use it.
+     * 0 for a range delete. */
+    uint64_t hash;
 };
 
 /* A record set: puts and deletes of encoded keys, applied atomically and in

@@ -317,10 +317,9 @@ static void ov_order(struct ov *o)
     o->npend = 0;
 }
 
-uint64_t ov_set(struct ov *o, int cf, const char *k, size_t kn, const char *v, size_t vn,
-                uint64_t seq)
+void ov_set(struct ov *o, uint64_t h, int cf, const char *k, size_t kn, const char *v, size_t vn,
+            uint64_t seq)
 {
-    uint64_t h = ov_key_hash(cf, k, kn);
     size_t slot = tab_slot(o, h, cf, k, kn);
     struct ov_node *x = o->tab[slot].n;
     if (!x) {
@@ -338,7 +337,6 @@ uint64_t ov_set(struct ov *o, int cf, const char *k, size_t kn, const char *v, s
     node_set_val(x, v, vn);
     x->seq = seq;
     o->bytes += node_bytes(x);
-    return h;
 }
 
 /* Takes x out of the list (or the waiting nodes) and the index, and frees

@@ -84,12 +84,13 @@ int ov_cmp(int acf, const char *a, size_t an, int bcf, const char *b, size_t bn)
 
 /* The hash the index files (cf, k) under. */
 uint64_t ov_key_hash(int cf, const char *k, size_t kn);
-/* Writes a value (v != NULL) or a tombstone (v == NULL) for (cf, k).
- * Returns (cf, k)'s hash, which the caller may keep for ov_forget and
- * ov_prefetch: the write-back keeps it beside the journal record,
- * so forgetting the write later hashes nothing. */
-uint64_t ov_set(struct ov *o, int cf, const char *k, size_t kn, const char *v, size_t vn,
-                uint64_t seq);
+/* Writes a value (v != NULL) or a tombstone (v == NULL) for (cf, k),
+ * whose hash h = ov_key_hash(cf, k, kn) the caller has: the record set
+ * computed it when the op was added, and the write-back keeps it beside
+ * the journal record for ov_forget and ov_prefetch, so no step hashes the
+ * key again. */
+void ov_set(struct ov *o, uint64_t h, int cf, const char *k, size_t kn, const char *v, size_t vn,
+            uint64_t seq);
 /* A range delete [lo, hi) of cf: drops the nodes it covers and remembers the
  * range until it is durable, to hide RocksDB's older records. */
 void ov_set_range(struct ov *o, int cf, const char *lo, size_t lon, const char *hi, size_t hin,

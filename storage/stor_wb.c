@@ -131,6 +131,7 @@ static struct wb_rec *rec_build(const struct stor_batch *b, uint64_t seq)
         memcpy(p + 10, stor_op_key(b, op), op->klen);
         memcpy(p + 10 + op->klen, stor_op_value(b, op), op->vlen);
         p += 10 + op->klen + op->vlen;
+        r->hash[i] = op->hash;
     }
     enc_put_u32(r->data, WB_MAGIC);
     enc_put_u64(r->data + 4, seq);
@@ -184,8 +185,9 @@ int wb_payload_to_batch(struct stor *s, const char *p, size_t n, rocksdb_writeba
     return payload_walk(p, n, op_to_batch, &t);
 }
 
-/* Applies a record's ops to the overlay (forget false: each op's hash is
- * kept in hash[]), or forgets them (forget true: hash[] as kept). */
+/* Applies a record's ops to the overlay (forget false), or forgets them
+ * (forget true); hash[] holds each op's hash (rec_build's, from the
+ * record set). */
 struct to_ov {
     struct ov *ov;
     uint64_t seq;
@@ -197,20 +199,18 @@ static void op_to_ov(void *arg, int kind, int cf, const char *k, size_t kn, cons
                      size_t vn)
 {
     struct to_ov *t = arg;
-    uint64_t *h = t->hash++;
+    uint64_t h = *t->hash++; /* 0 for a range: housekeeping skips it */
     if (t->forget) {
         if (kind != STOR_OP_DELRANGE)
-            ov_forget(t->ov, *h, cf, k, kn, t->seq);
+            ov_forget(t->ov, h, cf, k, kn, t->seq);
         return;
     }
     if (kind == STOR_OP_PUT)
-        *h = ov_set(t->ov, cf, k, kn, v, vn, t->seq);
+        ov_set(t->ov, h, cf, k, kn, v, vn, t->seq);
     else if (kind == STOR_OP_DEL)
-        *h = ov_set(t->ov, cf, k, kn, NULL, 0, t->seq);
-    else {
-        *h = 0; /* a range has no slot: housekeeping skips it */
+        ov_set(t->ov, h, cf, k, kn, NULL, 0, t->seq);
+    else
         ov_set_range(t->ov, cf, k, kn, v, vn, t->seq);
-    }
 }
 
 /* ---- a flush batch in key order ----

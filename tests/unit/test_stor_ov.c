@@ -145,8 +145,8 @@ static void test_ov_matches_model(void **state)
             m->vn = m->tomb ? 0 : rnd() % 8 ? rnd() % 9 : rnd() % sizeof m->v;
             for (size_t j = 0; j < m->vn; j++)
                 m->v[j] = (char)rnd();
-            assert_true(ov_set(&o, m->cf, m->k, m->kn, m->tomb ? NULL : m->v, m->vn,
-                               m->seq) == ov_key_hash(m->cf, m->k, m->kn));
+            ov_set(&o, ov_key_hash(m->cf, m->k, m->kn), m->cf, m->k, m->kn,
+                   m->tomb ? NULL : m->v, m->vn, m->seq);
         } else if (op < 99) {
             /* Forget with the node's own sequence number (it goes) or an
              * older one (a newer write replaced it: it stays). */
@@ -208,8 +208,10 @@ static void test_ov_index_kept(void **state)
     char k[16];
     for (int round = 0; round < 2; round++) {
         int n = round ? 100000 : 20000;
-        for (int i = 0; i < n; i++)
-            ov_set(&o, 1, k, (size_t)snprintf(k, sizeof k, "k%d", i), "v", 1, (uint64_t)i + 1);
+        for (int i = 0; i < n; i++) {
+            size_t kn = (size_t)snprintf(k, sizeof k, "k%d", i);
+            ov_set(&o, ov_key_hash(1, k, kn), 1, k, kn, "v", 1, (uint64_t)i + 1);
+        }
         size_t full = o.tabmask + 1;
         assert_true(full >= (size_t)n * 2);
         for (int i = 0; i < n; i++) {
