@@ -88,7 +88,7 @@ for r in $(seq 1 "$rounds"); do
         main=redis-server
         [ "$name" = redis ] || main=$(basename "$bin" | cut -c1-15)
         echo "$spec"$'\t'"$total"$'\t'"$(join "$dir/cpu0" "$dir/cpu1" | awk -v m="$main" -v n="$requests" -v tk="$tck" \
-            '$1 == m { printf "%.3f", ($3 - $2) / tk * 1e6 / n }')" >>"$work/by_spec"
+            '$1 == m { printf "%.3f", ($3 - $2) / tk * 1e6 / n }')"$'\t'"$r" >>"$work/by_spec"
         echo "thread_cpu: round $r, $name${args:+ $args}: $rps SET/s, catch-up $((cu / 1000)) ms" >&2
     done
 done
@@ -115,4 +115,27 @@ done
             $1 == s { k++; r[k] = $2; c[k] = $3 }
             END { printf "| %s | %.0f | %.3f |\n", s, med(r, k), med(c, k) }' "$work/by_spec"
     done
+    # Paired: each round's ratio to the first server's same round, so that
+    # the VM's drift between rounds cancels out of the comparison.
+    if [ ${#servers[@]} -gt 1 ]; then
+        echo
+        echo "Main thread's CPU per SET over ${servers[0]}'s in the same round, median of the rounds (range):"
+        echo
+        echo "| server | ratio | range |"
+        echo "|---|---:|---|"
+        for spec in "${servers[@]:1}"; do
+            awk -F'\t' -v b="${servers[0]}" -v s="$spec" '
+                function med(a, n,   i, j, t) {
+                    for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+                    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+                }
+                $1 == b { base[$4] = $3 }
+                $1 == s { mine[$4] = $3 }
+                END {
+                    for (r in mine) if (base[r] > 0) q[++k] = mine[r] / base[r]
+                    m = med(q, k)
+                    printf "| %s | %.3f | %.3f-%.3f |\n", s, m, q[1], q[k]
+                }' "$work/by_spec"
+        done
+    fi
 } | if [ -n "$out" ]; then tee "$out"; else cat; fi
