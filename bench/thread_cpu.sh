@@ -17,8 +17,11 @@
 # pending. CPU is user+system time from
 # /proc/<pid>/task/*/stat over the test and that catch-up, summed by thread
 # name (shmkvd names its threads; redis-server's I/O threads are io_thd_N),
-# divided by the requests. Loopback only; each server is stopped by its PID
-# and its folder removed.
+# divided by the requests. The output closes with each server's medians
+# over the rounds, and with each server's main-thread CPU per SET over the
+# first server's in the same round (median and range): the figure to
+# compare builds by on a machine whose speed drifts between rounds.
+# Loopback only; each server is stopped by its PID and its folder removed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
