@@ -107,14 +107,15 @@ done
     echo
     echo "Medians over the rounds (main thread: redis-server's, or shmkvd's event loop):"
     echo
+    # med(a, n): the median of a[1..n], which it sorts in place.
+    med_awk='function med(a, n,   i, j, t) {
+        for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+        return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+    }'
     echo "| server | SET/s counting catch-up | main thread's CPU per SET, µs |"
     echo "|---|---:|---:|"
     for spec in "${servers[@]}"; do
-        awk -F'\t' -v s="$spec" '
-            function med(a, n,   i, j, t) {
-                for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
-                return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-            }
+        awk -F'\t' -v s="$spec" "$med_awk"'
             $1 == s { k++; r[k] = $2; c[k] = $3 }
             END { printf "| %s | %.0f | %.3f |\n", s, med(r, k), med(c, k) }' "$work/by_spec"
     done
@@ -127,11 +128,7 @@ done
         echo "| server | ratio | range |"
         echo "|---|---:|---|"
         for spec in "${servers[@]:1}"; do
-            awk -F'\t' -v b="${servers[0]}" -v s="$spec" '
-                function med(a, n,   i, j, t) {
-                    for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
-                    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-                }
+            awk -F'\t' -v b="${servers[0]}" -v s="$spec" "$med_awk"'
                 $1 == b { base[$4] = $3 }
                 $1 == s { mine[$4] = $3 }
                 END {
