@@ -25,8 +25,10 @@
  *   payload = ops: kind(1) cf(1) klen(4) vlen(4) key value */
 #define WB_MAGIC 0x534b4a31u /* "SKJ1" */
 #define WB_HDR 20
+struct wb_chunk;
 struct wb_rec {
     struct wb_rec *next;
+    struct wb_chunk *chunk; /* the chunk it was cut from; NULL: a malloc of its own */
     uint64_t seq;
     size_t len; /* of data, header included */
     /* Each op's overlay hash, in payload order, set as the ops enter the
@@ -92,6 +94,7 @@ struct stor {
     struct wb_rec *ltail;
     size_t lbytes;
     struct wb_rec *jnext;    /* first record not yet in the journal */
+    struct wb_chunk *rchunk; /* where the next record is cut from (rec_alloc) */
     int jfd;                 /* the journal file being appended */
     struct wb_seg jcur;      /* what that file holds */
     struct stor_wb_stats st;

@@ -106,16 +106,69 @@ static uint32_t rec_crc(const char *hdr, const char *payload, size_t n)
     return wb_crc32c(wb_crc32c(0, hdr + 4, 8), payload, n);
 }
 
+/* ---- record memory ----
+ *
+ * Records are freed in the order they were made (housekeeping frees the
+ * queue from its head), so they are cut in order from large chunks, each
+ * freed with its last record, instead of one malloc each. Consecutive
+ * records then lie side by side: rec_build writes, and housekeeping and
+ * the flusher read, memory in sequence, which the CPU's prefetchers
+ * follow, where records scattered over the heap cost a cache miss each.
+ * Only the executor allocates and frees. */
+#define WB_CHUNK (256u << 10)
+struct wb_chunk {
+    size_t used, live; /* bytes cut from mem, records not yet freed */
+    _Alignas(16) char mem[];
+};
+_Static_assert(sizeof(struct wb_chunk) == offsetof(struct wb_chunk, mem), "mem ends the chunk");
+
+static struct wb_rec *rec_alloc(struct stor *s, size_t size)
+{
+    size_t chunk = s->o.test_rec_chunk_bytes ? s->o.test_rec_chunk_bytes : WB_CHUNK;
+    size = (size + 15) & ~(size_t)15;
+    struct wb_rec *r;
+    if (size > chunk / 8) {
+        r = stor_xmalloc(size);
+        r->chunk = NULL;
+        return r;
+    }
+    struct wb_chunk *c = s->rchunk;
+    if (!c || c->used + size > chunk - sizeof *c) {
+        /* The full one goes with its last record (rec_free). */
+        c = stor_xmalloc(chunk);
+        c->used = c->live = 0;
+        s->rchunk = c;
+    }
+    r = (struct wb_rec *)(void *)(c->mem + c->used);
+    c->used += size;
+    c->live++;
+    r->chunk = c;
+    return r;
+}
+
+static void rec_free(struct stor *s, struct wb_rec *r)
+{
+    struct wb_chunk *c = r->chunk;
+    if (!c) {
+        free(r);
+    } else if (--c->live == 0) {
+        if (c == s->rchunk)
+            c->used = 0; /* all freed: start again from its head */
+        else
+            free(c);
+    }
+}
+
 /* ---- record sets ---- */
 
-static struct wb_rec *rec_build(const struct stor_batch *b, uint64_t seq)
+static struct wb_rec *rec_build(struct stor *s, const struct stor_batch *b, uint64_t seq)
 {
     size_t n = 0;
     for (size_t i = 0; i < b->nops; i++)
         n += 10 + b->ops[i].klen + b->ops[i].vlen;
     _Static_assert(offsetof(struct wb_rec, data) % 8 == 0, "hash[] past data must align");
     size_t hoff = (WB_HDR + n + 7) & ~(size_t)7;
-    struct wb_rec *r = stor_xmalloc(sizeof *r + hoff + b->nops * sizeof *r->hash);
+    struct wb_rec *r = rec_alloc(s, sizeof *r + hoff + b->nops * sizeof *r->hash);
     r->hash = (uint64_t *)(void *)(r->data + hoff);
     r->nops = b->nops;
     r->next = NULL;
@@ -1219,7 +1272,7 @@ int wb_commit(struct stor *s, const struct stor_batch *b)
             return rc;
         wait_progress(s);
     }
-    struct wb_rec *r = rec_build(b, s->last_seq + 1);
+    struct wb_rec *r = rec_build(s, b, s->last_seq + 1);
     s->last_seq = r->seq;
     struct to_ov t = {&s->ov, r->seq, false, r->hash};
     payload_walk(r->data + WB_HDR, r->len - WB_HDR, op_to_ov, &t);
@@ -1301,7 +1354,7 @@ void stor_housekeep(struct stor *s)
     while ((r = s->qsentinel.next) && r->seq < d && r->seq <= s->journaled_seq &&
            r->seq <= s->pruned_seq) {
         s->qsentinel.next = r->next;
-        free(r);
+        rec_free(s, r);
     }
     pthread_mutex_unlock(&s->mu);
 }
@@ -1800,10 +1853,12 @@ void wb_close(struct stor *s, bool drain)
     struct wb_rec *r = s->qsentinel.next;
     while (r) {
         struct wb_rec *next = r->next;
-        free(r);
+        rec_free(s, r);
         r = next;
     }
     s->qsentinel.next = NULL;
+    free(s->rchunk);
+    s->rchunk = NULL;
     free(s->segs);
     s->segs = NULL;
     s->nsegs = 0;
