@@ -282,8 +282,8 @@ static void test_stor_wb_parallel_flusher_matches_model(void **state)
  * them in bursts; every key reads back its last value throughout, after a
  * clean reopen, and after a kill's replay. Under ASan a chunk freed while
  * a record in it is still queued, or a record cut past its chunk, fails:
- * the run with 2 KiB chunks crosses thousands of chunk ends, with record
- * sizes of every multiple of 16 the alignment leaves. */
+ * the run with 2 KiB chunks crosses a chunk's end about 150 times, with
+ * record sizes of every multiple of 16 the alignment leaves. */
 #define MEMKEYS 32
 static void memval(char *v, size_t n, int step, int key)
 {
@@ -311,7 +311,7 @@ static void memcheck(struct stor *s, const int *last, const size_t *len, char *w
     }
 }
 
-static void record_memory(void **state, size_t chunk, size_t maxv)
+static void record_memory(void **state, size_t chunk, size_t small, size_t maxv)
 {
     struct fx *f = *state;
     static const size_t sizes[] = {3, 200, 3000, 20000, 40000, 120000};
@@ -336,7 +336,7 @@ static void record_memory(void **state, size_t chunk, size_t maxv)
             snprintf(k, sizeof k, "m%03d", i);
             /* Mostly small, as under load; now and then one that fills a
              * good part of a chunk or needs a block of its own. */
-            size_t n = (size_t)(rnd() % 200);
+            size_t n = (size_t)(rnd() % small);
             if (rnd() % 10 == 0)
                 n = (size_t)(rnd() % (maxv + 1));
             memval(v, n, step, i);
@@ -384,10 +384,10 @@ static void record_memory(void **state, size_t chunk, size_t maxv)
 
 static void test_stor_wb_record_memory(void **state)
 {
-    record_memory(state, 0, 120000); /* the daemon's chunks */
+    record_memory(state, 0, 200, 120000); /* the daemon's chunks */
     fx_rmrf(((struct fx *)*state)->dir);
     assert_int_equal(mkdir(((struct fx *)*state)->dir, 0700), 0);
-    record_memory(state, 2048, 400);
+    record_memory(state, 2048, 60, 400);
 }
 
 /* Every record of one user key goes to the same flusher part: a new key's
