@@ -197,6 +197,21 @@ static void check_against_model(struct stor *s)
     }
 }
 
+/* Commits b, then lets the flusher and housekeeping move things under the
+ * overlay: a sync one time in sync_1in, housekeeping one in hk_1in, a
+ * drain one in drain_1in. */
+static void commit_stir(struct stor *s, const struct stor_batch *b, unsigned sync_1in,
+                        unsigned hk_1in, unsigned drain_1in)
+{
+    assert_int_equal(stor_commit(s, b), 0);
+    if (rnd() % sync_1in == 0)
+        assert_int_equal(stor_sync(s), 0);
+    if (rnd() % hk_1in == 0)
+        stor_housekeep(s);
+    if (rnd() % drain_1in == 0)
+        assert_int_equal(stor_drain(s), 0);
+}
+
 /* Random record sets against a model, read back through the overlay
  * while the flusher moves them into RocksDB; range_every: one op in that
  * many is a range delete (which keeps a flush batch in one part). */
@@ -238,14 +253,7 @@ static void overlay_merge_matches_model(void **state, int threads, int range_eve
                     present[cf][x] = false;
             }
         }
-        assert_int_equal(stor_commit(s, &b), 0);
-        /* Let the flusher and housekeeping move things under the overlay. */
-        if (rnd() % 3 == 0)
-            assert_int_equal(stor_sync(s), 0);
-        if (rnd() % 5 == 0)
-            stor_housekeep(s);
-        if (rnd() % 200 == 0)
-            assert_int_equal(stor_drain(s), 0);
+        commit_stir(s, &b, 3, 5, 200);
         if (step % 100 == 0)
             check_against_model(s);
     }
@@ -344,13 +352,7 @@ static void record_memory(void **state, size_t chunk, size_t small, size_t maxv)
             last[i] = step;
             len[i] = n;
         }
-        assert_int_equal(stor_commit(s, &b), 0);
-        if (rnd() % 2 == 0)
-            assert_int_equal(stor_sync(s), 0);
-        if (rnd() % 3 == 0)
-            stor_housekeep(s);
-        if (rnd() % 300 == 0)
-            assert_int_equal(stor_drain(s), 0);
+        commit_stir(s, &b, 2, 3, 300);
         if (step % 250 == 0)
             memcheck(s, last, len, want);
     }
