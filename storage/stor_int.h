@@ -31,9 +31,10 @@ struct wb_rec {
     struct wb_chunk *chunk; /* the chunk it was cut from; NULL: a malloc of its own */
     uint64_t seq;
     size_t len; /* of data, header included */
-    /* Each op's overlay hash, in payload order, set as the ops enter the
-     * overlay: housekeeping's prefetches and forgets then hash nothing.
-     * Lies in the same allocation, past data; never journaled. */
+    /* Each op's overlay hash, in payload order, copied from the record
+     * set (stor_op.hash): the overlay's writes and housekeeping's
+     * prefetches and forgets then hash nothing. Lies in the same
+     * allocation, past data; never journaled. */
     uint64_t *hash;
     size_t nops;
     char data[];
