@@ -245,7 +245,7 @@ struct to_ov {
     struct ov *ov;
     uint64_t seq;
     bool forget;
-    uint64_t *hash;
+    const uint64_t *hash;
 };
 
 static void op_to_ov(void *arg, int kind, int cf, const char *k, size_t kn, const char *v,
