@@ -298,6 +298,7 @@ static int fop_cmp(const struct wb_fop *a, const struct wb_fop *b)
 #define SORT_RADIX_MIN 256 /* fewer items: sorted by comparing chunks */
 #define SORT_INSERT_MAX 24 /* fewer still: by insertion */
 #define SORT_MAX_CHUNKS 8  /* deeper: a comparison of whole keys (bounds the recursion) */
+#define SORT_CACHED 2      /* chunks 1 and 2, read with chunk 0 in batch order */
 
 static uint64_t fop_chunk(const struct wb_fop *f, size_t c)
 {
@@ -386,12 +387,13 @@ static size_t run_end(const struct wb_sitem *a, size_t lo, size_t n)
 }
 
 /* Sorts a[0..n) whose keys agree on their first c chunks, whose items are
- * in batch order and hold chunk c. A level reads the next chunk of every
- * key still tied in one pass, loading ahead, before it sorts any run: the
- * keys lie all over the batch, and a read one run at a time would miss the
+ * in batch order and hold chunk c; ch[i] holds chunks 1..SORT_CACHED of
+ * f[i]'s key. A level takes the next chunk of every key still tied in one
+ * pass, loading ahead, before it sorts any run: in sorted order the items
+ * lie all over the batch, and a read one run at a time would miss the
  * cache at each. */
-static void sort_level(const struct wb_fop *f, struct wb_sitem *a, struct wb_sitem *b, size_t n,
-                       size_t c)
+static void sort_level(const struct wb_fop *f, const uint64_t (*ch)[SORT_CACHED],
+                       struct wb_sitem *a, struct wb_sitem *b, size_t n, size_t c)
 {
     if (c >= SORT_MAX_CHUNKS) {
         qsort_r(a, n, sizeof *a, sitem_cmp_keys, (void *)f);
@@ -423,14 +425,23 @@ static void sort_level(const struct wb_fop *f, struct wb_sitem *a, struct wb_sit
     }
     if (!deeper)
         return;
-    size_t at = 7 * (c + 1) - 1; /* where chunk c + 1 starts in the key */
-    for (size_t i = 0; i < n; i++) {
-        if (i + 16 < n && (a[i + 16].flags & SITEM_IN))
-            __builtin_prefetch(&f[a[i + 16].i]);
-        if (i + 8 < n && (a[i + 8].flags & SITEM_IN))
-            __builtin_prefetch(f[a[i + 8].i].k + at);
-        if (a[i].flags & SITEM_IN)
-            a[i].d = fop_chunk(&f[a[i].i], c + 1);
+    if (c + 1 <= SORT_CACHED) {
+        for (size_t i = 0; i < n; i++) {
+            if (i + 8 < n && (a[i + 8].flags & SITEM_IN))
+                __builtin_prefetch(&ch[a[i + 8].i][c]);
+            if (a[i].flags & SITEM_IN)
+                a[i].d = ch[a[i].i][c];
+        }
+    } else {
+        size_t at = 7 * (c + 1) - 1; /* where chunk c + 1 starts in the key */
+        for (size_t i = 0; i < n; i++) {
+            if (i + 16 < n && (a[i + 16].flags & SITEM_IN))
+                __builtin_prefetch(&f[a[i + 16].i]);
+            if (i + 8 < n && (a[i + 8].flags & SITEM_IN))
+                __builtin_prefetch(f[a[i + 8].i].k + at);
+            if (a[i].flags & SITEM_IN)
+                a[i].d = fop_chunk(&f[a[i].i], c + 1);
+        }
     }
     for (size_t lo = 0, hi; lo < n; lo = hi) {
         if (!(a[lo].flags & SITEM_FIRST)) {
@@ -440,26 +451,34 @@ static void sort_level(const struct wb_fop *f, struct wb_sitem *a, struct wb_sit
         hi = run_end(a, lo, n);
         for (size_t i = lo; i < hi; i++)
             a[i].flags &= ~(SITEM_IN | SITEM_FIRST);
-        sort_level(f, a + lo, b + lo, hi - lo, c + 1);
+        sort_level(f, ch, a + lo, b + lo, hi - lo, c + 1);
     }
 }
 
+/* The buffer holds the items, their scratch, and the cached chunks, one
+ * item's size each (16 bytes): the ops' keys are read here in batch order,
+ * which is the order of their records in memory, and not again until a
+ * run is still tied after three chunks. */
 const struct wb_sitem *wb_fops_order(const struct wb_fop *f, size_t n, struct wb_sitem **buf,
                                      size_t *cap)
 {
-    if (*cap < 2 * n) {
-        *cap = 2 * n;
+    _Static_assert(sizeof(uint64_t[SORT_CACHED]) == sizeof(struct wb_sitem), "one item each");
+    if (*cap < 3 * n) {
+        *cap = 3 * n;
         free(*buf);
         *buf = stor_xmalloc(*cap * sizeof **buf);
     }
     struct wb_sitem *a = *buf;
+    uint64_t(*ch)[SORT_CACHED] = (uint64_t(*)[SORT_CACHED])(void *)(a + 2 * n);
     for (size_t i = 0; i < n; i++) {
         if (i + 8 < n)
             __builtin_prefetch(f[i + 8].k);
         a[i] = (struct wb_sitem){fop_chunk(&f[i], 0), (uint32_t)i, 0};
+        for (size_t c = 0; c < SORT_CACHED; c++)
+            ch[i][c] = fop_chunk(&f[i], c + 1);
     }
     if (n > 1)
-        sort_level(f, a, a + n, n, 0);
+        sort_level(f, (const uint64_t(*)[SORT_CACHED])ch, a, a + n, n, 0);
     return a;
 }
 
