@@ -17,10 +17,12 @@
 # pending. CPU is user+system time from
 # /proc/<pid>/task/*/stat over the test and that catch-up, summed by thread
 # name (shmkvd names its threads; redis-server's I/O threads are io_thd_N),
-# divided by the requests. The output closes with each server's medians
-# over the rounds, and with each server's main-thread CPU per SET over the
-# first server's in the same round (median and range): the figure to
-# compare builds by on a machine whose speed drifts between rounds.
+# divided by the requests. Odd rounds run the servers in the order given,
+# even rounds in reverse. The output closes with each server's medians
+# over the rounds, and with each server's figures over the first server's
+# in the same round (median and range): main-thread CPU per SET, the
+# flusher's, and SET/s counting catch-up; the figures to compare builds
+# by on a machine whose speed drifts between rounds.
 # Loopback only; each server is stopped by its PID and its folder removed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -56,7 +58,15 @@ cpu() {
 
 rows=""
 for r in $(seq 1 "$rounds"); do
-    for spec in "${servers[@]}"; do
+    # Even rounds run the servers in the reverse order: whichever runs
+    # first in a round measured a few percent apart from its place alone
+    # (docs/daemon.md, session 32), and the paired ratios are by round.
+    order=("${servers[@]}")
+    if [ $((r % 2)) -eq 0 ]; then
+        order=()
+        for ((i = ${#servers[@]} - 1; i >= 0; i--)); do order+=("${servers[i]}"); done
+    fi
+    for spec in "${order[@]}"; do
         name=${spec%%:*} args="" bin=$shmkvd
         [[ $spec == *:* ]] && args=${spec#*:}
         [[ $name == shmkvd@* ]] && bin=${name#shmkvd@}
@@ -90,8 +100,11 @@ for r in $(seq 1 "$rounds"); do
         # For the medians: the main thread, named after the binary, by spec.
         main=redis-server
         [ "$name" = redis ] || main=$(basename "$bin" | cut -c1-15)
+        # Fields: spec, SET/s counting catch-up, main thread's and flusher
+        # threads' CPU per SET (µs; the flusher's empty for redis), round.
         echo "$spec"$'\t'"$total"$'\t'"$(join "$dir/cpu0" "$dir/cpu1" | awk -v m="$main" -v n="$requests" -v tk="$tck" \
-            '$1 == m { printf "%.3f", ($3 - $2) / tk * 1e6 / n }')"$'\t'"$r" >>"$work/by_spec"
+            '$1 == m { printf "%.3f", ($3 - $2) / tk * 1e6 / n }')"$'\t'"$(join "$dir/cpu0" "$dir/cpu1" |
+            awk -v n="$requests" -v tk="$tck" '$1 == "shmkv-flusher" { f = ($3 - $2) / tk * 1e6 / n; printf "%.3f", f }')"$'\t'"$r" >>"$work/by_spec"
         echo "thread_cpu: round $r, $name${args:+ $args}: $rps SET/s, catch-up $((cu / 1000)) ms" >&2
     done
 done
@@ -123,18 +136,24 @@ done
     # the VM's drift between rounds cancels out of the comparison.
     if [ ${#servers[@]} -gt 1 ]; then
         echo
-        echo "Main thread's CPU per SET over ${servers[0]}'s in the same round, median of the rounds (range):"
+        echo "Over ${servers[0]}'s figure in the same round, median of the rounds (range): the main thread's CPU per SET, the flusher's (shmkvd against shmkvd), and SET/s counting catch-up:"
         echo
-        echo "| server | ratio | range |"
-        echo "|---|---:|---|"
+        echo "| server | main thread | range | flusher | range | SET/s | range |"
+        echo "|---|---:|---|---:|---|---:|---|"
         for spec in "${servers[@]:1}"; do
             awk -F'\t' -v b="${servers[0]}" -v s="$spec" "$med_awk"'
-                $1 == b { base[$4] = $3 }
-                $1 == s { mine[$4] = $3 }
+                $1 == b { bc[$5] = $3; bf[$5] = $4; bt[$5] = $2 }
+                $1 == s { mc[$5] = $3; mf[$5] = $4; mt[$5] = $2 }
                 END {
-                    for (r in mine) if (base[r] > 0) q[++k] = mine[r] / base[r]
-                    m = med(q, k)
-                    printf "| %s | %.3f | %.3f-%.3f |\n", s, m, q[1], q[k]
+                    for (r in mc) {
+                        if (bc[r] > 0) q[++k] = mc[r] / bc[r]
+                        if (bf[r] > 0 && mf[r] > 0) f[++kf] = mf[r] / bf[r]
+                        if (bt[r] > 0) t[++kt] = mt[r] / bt[r]
+                    }
+                    m = med(q, k); mt_ = med(t, kt)
+                    fl = "—"; flr = "—"
+                    if (kf) { fl = sprintf("%.3f", med(f, kf)); flr = sprintf("%.3f-%.3f", f[1], f[kf]) }
+                    printf "| %s | %.3f | %.3f-%.3f | %s | %s | %.3f | %.3f-%.3f |\n", s, m, q[1], q[k], fl, flr, mt_, t[1], t[kt]
                 }' "$work/by_spec"
         done
     fi
