@@ -56,6 +56,12 @@ cpu() {
     done | awk '{ a[$1] += $2 } END { for (k in a) print k, a[k] }' | sort
 }
 
+# us NAME: the CPU per SET in µs of the threads named NAME, from $ticks
+# (the round's "name before after" lines); empty if there are none.
+us() {
+    echo "$ticks" | awk -v t="$1" -v n="$requests" -v tk="$tck" '$1 == t { printf "%.3f", ($3 - $2) / tk * 1e6 / n }'
+}
+
 rows=""
 for r in $(seq 1 "$rounds"); do
     # Even rounds run the servers in the reverse order: whichever runs
@@ -92,7 +98,8 @@ for r in $(seq 1 "$rounds"); do
         cpu "$pid" >"$dir/cpu1"
         kill "$pid"
         wait "$pid" 2>/dev/null || true
-        per=$(join "$dir/cpu0" "$dir/cpu1" | awk -v n="$requests" -v tk="$tck" '
+        ticks=$(join "$dir/cpu0" "$dir/cpu1")
+        per=$(echo "$ticks" | awk -v n="$requests" -v tk="$tck" '
             { d = $3 - $2; if (d > 0) s = s (s ? ", " : "") sprintf("%s %.2f", $1, d / tk * 1e6 / n) }
             END { print s }')
         total=$(awk -v n="$requests" -v r="$rps" -v cu="$cu" 'BEGIN { printf "%.0f", n / (n / r + cu / 1e6) }')
@@ -102,9 +109,7 @@ for r in $(seq 1 "$rounds"); do
         [ "$name" = redis ] || main=$(basename "$bin" | cut -c1-15)
         # Fields: spec, SET/s counting catch-up, main thread's and flusher
         # threads' CPU per SET (µs; the flusher's empty for redis), round.
-        echo "$spec"$'\t'"$total"$'\t'"$(join "$dir/cpu0" "$dir/cpu1" | awk -v m="$main" -v n="$requests" -v tk="$tck" \
-            '$1 == m { printf "%.3f", ($3 - $2) / tk * 1e6 / n }')"$'\t'"$(join "$dir/cpu0" "$dir/cpu1" |
-            awk -v n="$requests" -v tk="$tck" '$1 == "shmkv-flusher" { f = ($3 - $2) / tk * 1e6 / n; printf "%.3f", f }')"$'\t'"$r" >>"$work/by_spec"
+        echo "$spec"$'\t'"$total"$'\t'"$(us "$main")"$'\t'"$(us shmkv-flusher)"$'\t'"$r" >>"$work/by_spec"
         echo "thread_cpu: round $r, $name${args:+ $args}: $rps SET/s, catch-up $((cu / 1000)) ms" >&2
     done
 done
