@@ -68,8 +68,9 @@ struct stor_opts {
                                 * of write_buffer_bytes) */
     int flush_interval_ms;     /* the flusher waits this long to fill a batch (0: none) */
     /* Threads writing a flush batch to RocksDB at once, each a share of its
-     * keys (0: one per 4 CPUs, 1 to 4): RocksDB's memtable inserts are most
-     * of the flusher's work, and they run in parallel. */
+     * keys (0: one per 4 CPUs, 1 to 4, while writes keep coming, and one
+     * per CPU, up to 8, once they stop): RocksDB's memtable inserts are
+     * most of the flusher's work, and they run in parallel. */
     int flusher_threads;
     size_t overlay_max_bytes;  /* back-pressure above this much pending data (0: 256 MiB) */
     size_t journal_segment_bytes; /* journal file size before a new one (0: 64 MiB) */

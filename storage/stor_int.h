@@ -140,10 +140,12 @@ struct stor {
     size_t nfops, capfops;
     struct wb_sitem *sitems; /* the sort's */
     size_t capsitems;
-    /* A batch's writes, split by user key over nparts WriteBatches that the
-     * flusher and nparts - 1 helper threads write at once (RocksDB inserts
-     * them into its memtables in parallel). parts[0] is the flusher's. */
-    int nparts;
+    /* A batch's writes, split by user key over up to nparts WriteBatches
+     * that the flusher and nparts - 1 helper threads write at once (RocksDB
+     * inserts them into its memtables in parallel): over nload of them
+     * while writes keep coming, over all once they stop (parts_open).
+     * parts[0] is the flusher's. */
+    int nparts, nload;
     struct wb_part *parts;
     pthread_mutex_t pmu;        /* over the four below */
     pthread_cond_t pgo, pdone;

@@ -565,7 +565,7 @@ static void fops_emit(struct stor *s, const struct wb_fop *f, size_t n, int npar
  * lock and stay until the flusher passes them: no lock to read them, and
  * one walk over them, each a cache miss. */
 static int flush_batch_build(struct stor *s, struct wb_rec *first, struct wb_rec *tail,
-                             struct wb_rec **last, size_t *bytes, bool *ranged)
+                             struct wb_rec **last, size_t *bytes, bool *ranged, int nparts)
 {
     s->nfops = 0;
     *bytes = 0;
@@ -580,7 +580,6 @@ static int flush_batch_build(struct stor *s, struct wb_rec *first, struct wb_rec
     }
     for (int i = 0; i < s->nparts; i++)
         rocksdb_writebatch_clear(s->parts[i].wb);
-    int nparts = s->nparts;
     *ranged = false;
     for (size_t i = 0; i < s->nfops && !*ranged; i++)
         if (s->fops[i].kind == STOR_OP_DELRANGE)
@@ -641,10 +640,10 @@ static void *part_main(void *arg)
  * it); on an error nothing says the batch is applied, and it is tried
  * again whole. */
 static char *flush_batch_write(struct stor *s, struct wb_rec *first, struct wb_rec *tail,
-                               struct wb_rec **lastp, size_t *bytes)
+                               struct wb_rec **lastp, size_t *bytes, int nparts)
 {
     bool ranged;
-    int n = flush_batch_build(s, first, tail, lastp, bytes, &ranged);
+    int n = flush_batch_build(s, first, tail, lastp, bytes, &ranged, nparts);
     const struct wb_rec *last = *lastp;
     char *err = NULL;
     if (n == 1) {
@@ -666,7 +665,7 @@ static char *flush_batch_write(struct stor *s, struct wb_rec *first, struct wb_r
     while (s->pndone < s->nparts - 1)
         pthread_cond_wait(&s->pdone, &s->pmu);
     pthread_mutex_unlock(&s->pmu);
-    for (int i = 1; i < n; i++) {
+    for (int i = 1; i < s->nparts; i++) {
         if (s->parts[i].err && !err)
             err = s->parts[i].err;
         else if (s->parts[i].err)
@@ -683,13 +682,17 @@ static char *flush_batch_write(struct stor *s, struct wb_rec *first, struct wb_r
     return err;
 }
 
-/* Starts the helpers: as many as it can of those asked. */
+/* Starts the helpers: as many as it can of those asked. By default a batch
+ * goes to one part per 4 CPUs while writes keep coming, and to one per CPU
+ * (8 at most) once they have stopped: then the flusher's catch-up is the
+ * only work left, and the event loop's cores are free for it. */
 static void parts_open(struct stor *s)
 {
-    int n = s->o.flusher_threads;
+    int n = s->o.flusher_threads, load = n;
     if (n <= 0) {
         long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-        n = ncpu >= 16 ? 4 : ncpu >= 8 ? 2 : 1;
+        load = ncpu >= 16 ? 4 : ncpu >= 8 ? 2 : 1;
+        n = ncpu > 8 ? 8 : ncpu > load ? (int)ncpu : load;
     }
     s->parts = stor_xmalloc((size_t)n * sizeof *s->parts);
     pthread_mutex_init(&s->pmu, NULL);
@@ -705,6 +708,7 @@ static void parts_open(struct stor *s)
         }
         s->nparts = i + 1; /* no batch is split before the flusher starts */
     }
+    s->nload = load < s->nparts ? load : s->nparts;
 }
 
 /* Stops the helpers; the flusher has stopped. */
@@ -725,7 +729,7 @@ static void parts_close(struct stor *s)
     pthread_mutex_destroy(&s->pmu);
     free(s->parts);
     s->parts = NULL;
-    s->nparts = 0;
+    s->nparts = s->nload = 0;
 }
 
 /* With the journal on disk, the flusher writes RocksDB without its WAL (the
@@ -886,6 +890,10 @@ static void *flusher_main(void *arg)
         }
         if (s->fcursor == s->qtail || s->abandon)
             break; /* stopping with nothing left, or abandoned */
+        /* Every part once the writers have gone quiet, or wait on the
+         * flusher (back-pressure, a drain, the stop): then nothing else
+         * wants the CPUs. */
+        bool quiet = false;
         if (s->o.flush_interval_ms > 0) {
             /* Let a batch fill: until the interval passes or a whole batch
              * waits (the commit that passes it signals; a spurious wake-up
@@ -906,19 +914,22 @@ static void *flusher_main(void *arg)
                 until.tv_nsec %= 1000000000L;
                 if (pthread_cond_timedwait(&s->work, &s->mu, &until) == 0)
                     continue;
-                if (s->qbytes == seen)
-                    break; /* the writers went quiet */
+                if (s->qbytes == seen) {
+                    quiet = true; /* the writers went quiet */
+                    break;
+                }
                 seen = s->qbytes;
             }
             s->flusher_filling = false;
         }
+        int nparts = quiet || s->flush_now || s->stop ? s->nparts : s->nload;
         s->flush_now = false;
         struct wb_rec *first = s->fcursor->next, *tail = s->qtail, *last;
         size_t bytes;
         pthread_mutex_unlock(&s->mu);
 
         uint64_t t0 = stor_mono_us();
-        char *err = flush_batch_write(s, first, tail, &last, &bytes);
+        char *err = flush_batch_write(s, first, tail, &last, &bytes, nparts);
         uint64_t us = stor_mono_us() - t0;
 
         if (err) {
@@ -1461,7 +1472,7 @@ void stor_wb_stats(struct stor *s, struct stor_wb_stats *st)
     st->flush_us_last = s->fl_us_last;
     st->flush_us_max = s->fl_us_max;
     pthread_mutex_unlock(&s->mu);
-    st->flusher_threads = s->nparts;
+    st->flusher_threads = s->nload;
     st->flush_batch_bytes = s->flush_batch_max;
     st->overlay_entries = s->ov.count;
     st->overlay_bytes = s->ov.bytes;
