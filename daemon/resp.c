@@ -246,7 +246,12 @@ static int64_t peek_len(const char *p, size_t n, size_t *i, char c)
     return v;
 }
 
-int resp_peek_arg1(const char *p, size_t n, const char **a, size_t *an, size_t *len)
+/* want: 1 or 2 arguments after the name; inlined into each caller with it
+ * constant, so that resp_peek_arg1, on every pipelined command's path,
+ * does no more than it ever did. */
+static inline __attribute__((always_inline)) int peek_args(const char *p, size_t n, const char **a,
+                                                           size_t *an, const char **b, size_t *bn,
+                                                           size_t *len, const int want)
 {
     size_t i = 0;
     int found = 0;
@@ -257,12 +262,12 @@ int resp_peek_arg1(const char *p, size_t n, const char **a, size_t *an, size_t *
         int64_t l = peek_len(p, n, &i, '$');
         if (l < 0)
             return found;
-        if (j == 1 && (uint64_t)l <= n - i) {
-            *a = p + i;
-            *an = (size_t)l;
-            found = 1;
-            if (!len)
-                return 1;
+        if (j >= 1 && j <= want && found == j - 1 && (uint64_t)l <= n - i) {
+            *(j == 1 ? a : b) = p + i;
+            *(j == 1 ? an : bn) = (size_t)l;
+            found = (int)j;
+            if (!len && found == want)
+                return found;
         }
         if ((uint64_t)l + 2 > n - i || p[i + (size_t)l] != '\r' || p[i + (size_t)l + 1] != '\n')
             return found;
@@ -271,6 +276,17 @@ int resp_peek_arg1(const char *p, size_t n, const char **a, size_t *an, size_t *
     if (len && argc > 0)
         *len = i;
     return found;
+}
+
+int resp_peek_arg1(const char *p, size_t n, const char **a, size_t *an, size_t *len)
+{
+    return peek_args(p, n, a, an, NULL, NULL, len, 1);
+}
+
+int resp_peek_arg2(const char *p, size_t n, const char **a, size_t *an, const char **b,
+                   size_t *bn, size_t *len)
+{
+    return peek_args(p, n, a, an, b, bn, len, 2);
 }
 
 int resp_req_parse(struct resp_req *r, const char *data, size_t n, const struct resp_limits *lim,

@@ -94,6 +94,10 @@ int resp_split(struct resp_req *r, const char *line, size_t n);
  * starts. Checks bounds only, as a hint needs (resp_req_parse judges the
  * command). */
 int resp_peek_arg1(const char *p, size_t n, const char **a, size_t *an, size_t *len);
+/* resp_peek_arg1, and the third argument (a field or member) too: 2 with
+ * both, 1 with the second only, 0 without it. */
+int resp_peek_arg2(const char *p, size_t n, const char **a, size_t *an, const char **b,
+                   size_t *bn, size_t *len);
 /* Argument i of a parsed command. */
 const char *resp_req_arg(const struct resp_req *r, const char *data, size_t i, size_t *n);
 

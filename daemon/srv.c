@@ -602,7 +602,19 @@ static void prefetch_next(struct conn *c, const char *p, size_t n)
             db_prefetch2(&srv.db, &next);
         }
     }
-    if (len && len < n && resp_peek_arg1(p + len, n - len, &k, &kn, &c->pf_len)) {
+    if (!len || len >= n)
+        return;
+    if (srv.db.last_coll.set) {
+        /* A hash, set or sorted set is in use: its field's record too. */
+        const char *f;
+        size_t fn;
+        int got = resp_peek_arg2(p + len, n - len, &k, &kn, &f, &fn, &c->pf_len);
+        if (got == 2)
+            db_prefetch1f(&srv.db, (unsigned)c->db, k, kn, f, fn, &c->pf);
+        else if (got == 1)
+            db_prefetch1(&srv.db, (unsigned)c->db, k, kn, &c->pf);
+        c->prefetched = got > 0;
+    } else if (resp_peek_arg1(p + len, n - len, &k, &kn, &c->pf_len)) {
         db_prefetch1(&srv.db, (unsigned)c->db, k, kn, &c->pf);
         c->prefetched = true;
     }

@@ -369,6 +369,23 @@ void db_prefetch1(const struct db *d, unsigned dbi, const char *key, size_t klen
     pf->set = true;
 }
 
+void db_prefetch1f(const struct db *d, unsigned dbi, const char *key, size_t klen,
+                   const char *field, size_t flen, struct db_pf *pf)
+{
+    db_prefetch1(d, dbi, key, klen, pf);
+    char sk[160];
+    if (!d->last_coll.set || d->last_coll.dbi != dbi || d->last_coll.klen != klen ||
+        memcmp(d->last_coll.key, key, klen) != 0 || enc_sub_prefix_len(klen) + flen > sizeof sk)
+        return;
+    size_t n = enc_sub_prefix(sk, dbi, d->last_coll.slot, key, klen, d->last_coll.version);
+    memcpy(sk + n, field, flen);
+    n += flen;
+    pf->sub_ov_hash = stor_prefetch_slot(d->s, STOR_CF_SUB, sk, n);
+    if (d->cache_prefetch1)
+        pf->sub_cache_hash = d->cache_prefetch1(d->cache_arg, STOR_CF_SUB, sk, n, &pf->sub_cache_klen);
+    pf->sub_set = true;
+}
+
 void db_prefetch2(const struct db *d, const struct db_pf *pf)
 {
     if (!pf->set)
@@ -376,6 +393,11 @@ void db_prefetch2(const struct db *d, const struct db_pf *pf)
     stor_prefetch_node(d->s, pf->ov_hash);
     if (d->cache_prefetch2)
         d->cache_prefetch2(d->cache_arg, pf->cache_hash, pf->cache_klen);
+    if (!pf->sub_set)
+        return;
+    stor_prefetch_node(d->s, pf->sub_ov_hash);
+    if (d->cache_prefetch2)
+        d->cache_prefetch2(d->cache_arg, pf->sub_cache_hash, pf->sub_cache_klen);
 }
 
 void kc_blank(struct db_kc *kc, unsigned dbi, const char *key, size_t klen)
@@ -404,6 +426,16 @@ int kc_load(struct db *d, struct db_kc *kc, unsigned dbi, const char *key, size_
         return rc;
     if (kc->m.expire_ms && kc->m.expire_ms <= stor_now_ms())
         memset(&kc->m, 0, sizeof kc->m); /* expired reads as absent */
+    int t = kc->m.type;
+    if ((t == ENC_TYPE_HASH || t == ENC_TYPE_SET || t == ENC_TYPE_ZSET) &&
+        klen <= sizeof d->last_coll.key) {
+        d->last_coll.dbi = dbi;
+        d->last_coll.slot = kc->slot;
+        d->last_coll.version = kc->m.version;
+        d->last_coll.klen = (uint8_t)klen;
+        memcpy(d->last_coll.key, key, klen);
+        d->last_coll.set = true;
+    }
     return 0;
 }
 

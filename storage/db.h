@@ -114,6 +114,17 @@ struct db {
      * score; the caller empties them (db_vec_clear). */
     bool track_new, track_expired;
     struct db_vec created, expired;
+    /* The last hash, set or sorted set kc_load found (a short key only):
+     * db_prefetch1f builds the sub key of a field of it from these without
+     * a look-up. Only a hint: stale after any write to that key. */
+    struct {
+        unsigned dbi;
+        uint16_t slot;
+        uint8_t klen;
+        bool set;
+        uint64_t version;
+        char key[64];
+    } last_coll;
 };
 
 enum { DB_CACHE_MISS = 0, DB_CACHE_HIT = 1, DB_CACHE_ABSENT = 2 };
@@ -147,9 +158,18 @@ struct db_pf {
     uint64_t ov_hash, cache_hash;
     size_t cache_klen;
     bool set; /* false: the key was too long to bother */
+    /* db_prefetch1f's: the sub record of field, the same two steps */
+    uint64_t sub_ov_hash, sub_cache_hash;
+    size_t sub_cache_klen;
+    bool sub_set;
 };
 void db_prefetch1(const struct db *d, unsigned dbi, const char *key, size_t klen,
                   struct db_pf *pf);
+/* db_prefetch1, and when key is the hash, set or sorted set kc_load last
+ * found, the sub record of field in it too (HSET key field ..., SADD key
+ * member, HGET, SISMEMBER ...). */
+void db_prefetch1f(const struct db *d, unsigned dbi, const char *key, size_t klen,
+                   const char *field, size_t flen, struct db_pf *pf);
 void db_prefetch2(const struct db *d, const struct db_pf *pf);
 
 /* *type = enum enc_type, ENC_TYPE_NONE when absent. */

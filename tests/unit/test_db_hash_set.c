@@ -2,6 +2,8 @@
  * test_db_hash_set — hashes and sets, in both codings (COUNTED: exact
  * replies; BLIND: no read before HSET/SADD, sizes by scan).
  */
+#include "db_int.h"
+#include "enc.h"
 #include "fixture.h"
 
 static void test_db_hash_basic(void **state)
@@ -329,6 +331,53 @@ static void test_db_set_blind(void **state)
     db_vec_destroy(&v);
 }
 
+/* What db_prefetch1f asks the cache to load: the last (cf, key) given. */
+static int pf_cf = -1;
+static char pf_key[256];
+static size_t pf_kn;
+static uint64_t pf_capture(void *arg, int cf, const char *k, size_t kn, size_t *ckn)
+{
+    (void)arg;
+    pf_cf = cf;
+    pf_kn = kn < sizeof pf_key ? kn : sizeof pf_key;
+    memcpy(pf_key, k, pf_kn);
+    *ckn = kn;
+    return 0;
+}
+
+/* The hint for HSET key field ...: the field's own sub record, under the
+ * version of the hash that was last loaded, and only for that key. */
+static void test_db_prefetch_field(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    uint64_t n;
+    struct db_str fv[] = {S("f1"), S("v1")};
+    assert_int_equal(db_hset(d, 0, K("h"), fv, 1, 0, &n), 0);
+    assert_int_equal(db_hset(d, 0, K("h"), fv, 1, 0, &n), 0); /* loads the hash */
+    d->cache_prefetch1 = pf_capture;
+    struct db_pf pf;
+    db_prefetch1f(d, 0, K("h"), K("f1"), &pf);
+    assert_true(pf.set && pf.sub_set);
+    assert_int_equal(pf_cf, STOR_CF_SUB);
+    struct db_kc kc;
+    assert_int_equal(kc_load(d, &kc, 0, K("h")), 0);
+    char want[64];
+    size_t wn = enc_sub_prefix(want, 0, kc.slot, K("h"), kc.m.version);
+    memcpy(want + wn, "f1", 2);
+    wn += 2;
+    kc_free(&kc);
+    assert_int_equal(pf_kn, wn);
+    assert_memory_equal(pf_key, want, wn);
+    /* Another key, or another db: its meta record only. */
+    db_prefetch1f(d, 0, K("other"), K("f1"), &pf);
+    assert_true(pf.set && !pf.sub_set);
+    assert_int_equal(pf_cf, STOR_CF_META);
+    db_prefetch1f(d, 1, K("h"), K("f1"), &pf);
+    assert_false(pf.sub_set);
+    d->cache_prefetch1 = NULL;
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
@@ -336,7 +385,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         T(test_db_hash_basic),  T(test_db_hash_incr), T(test_db_hash_randfield_scan),
         TB(test_db_hash_blind), T(test_db_set_basic), T(test_db_set_smove),
-        T(test_db_set_algebra), TB(test_db_set_blind),
+        T(test_db_set_algebra), TB(test_db_set_blind), T(test_db_prefetch_field),
         /* The counted-coding tests hold for blind keys too, but for replies
          * documented as approximate, which these tests do not exercise. */
         TB(test_db_hash_incr),  TB(test_db_set_smove), TB(test_db_set_algebra),

@@ -270,6 +270,33 @@ static void test_resp_peek_arg1(void **state)
         assert_int_equal(resp_peek_arg1(no[i], strlen(no[i]), &a, &an, NULL), 0);
 }
 
+/* The key and the field after it (HSET key field value): the field only
+ * once its bytes are there, and only after the key. */
+static void test_resp_peek_arg2(void **state)
+{
+    (void)state;
+    const char m[] = "*4\r\n$4\r\nHSET\r\n$1\r\nh\r\n$3\r\nf\r\n\r\n$1\r\nv\r\n";
+    const char *key = strstr(m, "$1\r\nh") + 4, *field = strstr(m, "$3") + 4;
+    const char *a, *b;
+    size_t an, bn;
+    for (size_t n = 0; n < sizeof m; n++) {
+        int want = (m + n >= key + 1) + (m + n >= field + 3);
+        b = NULL;
+        assert_int_equal(resp_peek_arg2(m, n, &a, &an, &b, &bn, NULL), want);
+        size_t len;
+        assert_int_equal(resp_peek_arg2(m, n, &a, &an, &b, &bn, &len), want);
+        assert_int_equal(len, n == sizeof m - 1 ? n : 0);
+        if (want >= 1)
+            assert_true(a == key && an == 1);
+        if (want == 2)
+            assert_true(b == field && bn == 3); /* binary-safe: "f\r\n" */
+        else
+            assert_null(b);
+    }
+    assert_int_equal(resp_peek_arg2("*2\r\n$3\r\nGET\r\n$1\r\nk\r\n", 20, &a, &an, &b, &bn, NULL), 1);
+    assert_int_equal(resp_peek_arg2("*3\r\n$3\r\nSET\r\n$-1\r\n$1\r\nv\r\n", 25, &a, &an, &b, &bn, NULL), 0);
+}
+
 /* The whole command's length, as resp_peek_arg1 gives it with len. */
 static size_t peek_len_of(const char *p, size_t n)
 {
@@ -309,7 +336,7 @@ int main(void)
         cmocka_unit_test(test_resp_multibulk),   cmocka_unit_test(test_resp_byte_by_byte),
         cmocka_unit_test(test_resp_pipeline),    cmocka_unit_test(test_resp_inline),
         cmocka_unit_test(test_resp_protocol_errors), cmocka_unit_test(test_resp_replies),
-        cmocka_unit_test(test_resp_peek_arg1),   cmocka_unit_test(test_resp_peek_len),
+        cmocka_unit_test(test_resp_peek_arg1),   cmocka_unit_test(test_resp_peek_arg2),   cmocka_unit_test(test_resp_peek_len),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
