@@ -684,8 +684,9 @@ static char *flush_batch_write(struct stor *s, struct wb_rec *first, struct wb_r
 
 /* Starts the helpers: as many as it can of those asked. By default a batch
  * goes to one part per 4 CPUs while writes keep coming, and to one per CPU
- * (8 at most) once they have stopped: then the flusher's catch-up is the
- * only work left, and the event loop's cores are free for it. */
+ * (8 at most) once they have stopped: then the catch-up is the daemon's
+ * only work, and the event loop's core is free. Local readers may want
+ * the others; they lose no more CPU time than before, only sooner. */
 static void parts_open(struct stor *s)
 {
     int n = s->o.flusher_threads, load = n;
@@ -891,8 +892,8 @@ static void *flusher_main(void *arg)
         if (s->fcursor == s->qtail || s->abandon)
             break; /* stopping with nothing left, or abandoned */
         /* Every part once the writers have gone quiet, or wait on the
-         * flusher (back-pressure, a drain, the stop): then nothing else
-         * wants the CPUs. */
+         * flusher (back-pressure, a drain, the stop): the daemon has
+         * nothing else to do (parts_open). */
         bool quiet = false;
         if (s->o.flush_interval_ms > 0) {
             /* Let a batch fill: until the interval passes or a whole batch
