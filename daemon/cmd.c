@@ -666,8 +666,7 @@ static void touch_commit(const struct conn *c, size_t i, void *arg)
 
 void cmd_call(struct conn *c, const struct cmd *cmd)
 {
-    struct timespec a, b;
-    clock_gettime(CLOCK_MONOTONIC, &a);
+    uint64_t a = srv_lat_clock_now();
     c->lastcmd = cmd->name;
     if ((cmd->flags & CMD_CONTAINER) && c->argc > 1) {
         sub_name(c, cmd, c->lastsub, sizeof c->lastsub);
@@ -698,8 +697,7 @@ void cmd_call(struct conn *c, const struct cmd *cmd)
     }
     cmd_tracking_end(c); /* after the reply: its invalidations */
     each_key(c, cmd, touch_commit, &touch);
-    clock_gettime(CLOCK_MONOTONIC, &b);
-    uint64_t ns = (uint64_t)((int64_t)(b.tv_sec - a.tv_sec) * 1000000000 + (b.tv_nsec - a.tv_nsec));
+    uint64_t ns = srv_lat_clock_ns(a, srv_lat_clock_now());
     uint64_t us = ns / 1000;
     srv.stats.commands++;
     struct cmd_stat *st = stat_of(c, cmd);

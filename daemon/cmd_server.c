@@ -624,6 +624,11 @@ void cmd_info(struct conn *c)
         INFO("os:%s %s %s\r\n", u.sysname, u.release, u.machine);
         INFO("arch_bits:%d\r\n", (int)(sizeof(void *) * 8));
         INFO("multiplexing_api:epoll\r\n");
+        if (srv_lat_clock.tsc) /* the command clock (srv_lat.h), as Redis names its own */
+            INFO("monotonic_clock:X86 TSC @ %llu ticks/us\r\n",
+                 (unsigned long long)(((1ull << 32) * 1000 + srv_lat_clock.mult / 2) / srv_lat_clock.mult));
+        else
+            INFO("monotonic_clock:POSIX clock_gettime\r\n");
         INFO("process_id:%d\r\n", (int)getpid());
         INFO("tcp_port:%d\r\n", srv.conf.port);
         INFO("server_time_usec:%llu\r\n", (unsigned long long)now * 1000);

@@ -908,6 +908,7 @@ int srv_main(void)
     bool bg = true;
     mallctl("background_thread", NULL, NULL, &bg, sizeof bg);
     srv.start_ms = srv_mstime();
+    srv_lat_clock_init(true);
     srv.lastsave_s = srv.start_ms / 1000;
     resp_error_hook = cmd_count_error; /* INFO errorstats */
     srv_idle_init(&srv.idle, SRV_IDLE_GEN_KEYS, srv.start_ms);
