@@ -672,7 +672,8 @@ void cmd_call(struct conn *c, const struct cmd *cmd)
         sub_name(c, cmd, c->lastsub, sizeof c->lastsub);
         c->lastcmd = c->lastsub;
     }
-    struct touch_set touch = {.n = 0};
+    struct touch_set touch; /* its arrays are read only up to the counts: not zeroed per command */
+    touch.n = touch.seen = touch.nargs = 0;
     errors_seen = srv.stats.error_replies;
     each_key(c, cmd, touch_prepare, &touch);
     keys_prefetch(c, &touch);
