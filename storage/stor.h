@@ -161,6 +161,7 @@ enum stor_op_kind {
 
 struct stor_op {
     uint8_t kind, cf;
+    uint32_t islot; /* the batch's index slot that held it (stor_batch_clear) */
     size_t koff, klen, voff, vlen; /* into the batch's arena */
     /* The key's hash (the write-back overlay's, ov_key_hash), computed
      * once: the batch's index, the overlay's and housekeeping all use it.
@@ -183,7 +184,9 @@ struct stor_batch {
 
 void stor_batch_init(struct stor_batch *b);
 void stor_batch_destroy(struct stor_batch *b); /* frees memory; b may be re-inited */
-void stor_batch_clear(struct stor_batch *b);   /* keeps memory for reuse */
+/* Empties b in time proportional to what it held, keeping its memory for
+ * reuse up to 8 times that (and small initial sizes in any case). */
+void stor_batch_clear(struct stor_batch *b);
 /* Key and value bytes are copied. */
 void stor_batch_put(struct stor_batch *b, int cf, const char *k, size_t kn, const char *v,
                     size_t vn);

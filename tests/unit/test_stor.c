@@ -51,6 +51,54 @@ static void test_stor_batch_lookup(void **state)
     stor_batch_destroy(&b);
 }
 
+/* Clearing empties exactly the index slots the ops used (every slot reads
+ * empty after it, for sets with rewrites, deletes and range deletes), and
+ * a large set's memory is given back at the clear after the one that
+ * emptied it, while small sets keep theirs. */
+static void test_stor_batch_clear(void **state)
+{
+    (void)state;
+    struct stor_batch b;
+    stor_batch_init(&b);
+    const char *v;
+    size_t vn;
+    char k[24];
+    for (int round = 0; round < 3; round++) {
+        int n = round == 1 ? 100000 : 300;
+        for (int i = 0; i < n; i++) {
+            int kn = snprintf(k, sizeof k, "k%d", i % (n / 3 + 1)); /* rewrites */
+            if (i % 7 == 0)
+                stor_batch_del(&b, i % 3, k, (size_t)kn);
+            else
+                stor_batch_put(&b, i % 3, k, (size_t)kn, k, (size_t)kn);
+            if (i % 1000 == 0)
+                stor_batch_del_range(&b, 1, K("k1"), K("k2"));
+        }
+        size_t cap = b.capindex;
+        assert_true(cap >= 2 * b.nops);
+        stor_batch_clear(&b);
+        assert_int_equal(b.capindex, cap); /* sized for what it just held: kept */
+        for (size_t i = 0; i < b.capindex; i++)
+            assert_int_equal(b.index[i], 0);
+        assert_int_equal(stor_batch_lookup(&b, 0, K("k1"), &v, &vn), STOR_ABSENT);
+        stor_batch_clear(&b); /* the next command's: an empty set */
+        if (round == 1) {
+            assert_int_equal(b.capindex, 0);
+            assert_null(b.index);
+            assert_int_equal(b.capops, 0);
+            assert_int_equal(b.caparena, 0);
+        } else {
+            assert_int_equal(b.capindex, cap); /* small: kept */
+        }
+        /* And the batch works as new. */
+        stor_batch_put(&b, 0, K("a"), K("1"));
+        assert_int_equal(stor_batch_lookup(&b, 0, K("a"), &v, &vn), STOR_PUT);
+        assert_memory_equal(v, "1", 1);
+        stor_batch_clear(&b);
+    }
+    stor_batch_destroy(&b);
+}
+
 /* Record sets of every size, small ones searched by a scan and larger
  * ones through the index, reused after clearing, against a model that
  * looks at every op, newest first. */
@@ -298,6 +346,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stor_batch_lookup),
         cmocka_unit_test(test_stor_batch_model),
+        cmocka_unit_test(test_stor_batch_clear),
         cmocka_unit_test_setup_teardown(test_stor_commit_and_get, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_stor_iterator_bounds, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_stor_persists_across_reopen, fx_setup, fx_teardown),
