@@ -39,6 +39,7 @@ struct srv srv;
 #define READ_CHUNK (16 * 1024)
 #define READ_BULK_MAX (64u * 1024 * 1024) /* the most one read takes */
 #define QUERY_BUF_MAX (1024ull * 1024 * 1024) /* Redis's client-query-buffer-limit */
+#define BUF_KEEP_MAX (1024u * 1024) /* larger query or reply buffers go back once empty */
 #define CURSOR_SLOTS 4096
 #define EXPIRE_BUDGET 100 /* expiry index entries per record set of active expiry */
 
@@ -468,7 +469,7 @@ static bool conn_wrote(struct conn *c, size_t done, int err)
         return false;
     }
     /* Everything sent: drop a large idle buffer, stop watching for output. */
-    if (c->out.cap > 1024 * 1024)
+    if (c->out.cap > BUF_KEEP_MAX)
         resp_buf_free(&c->out);
     ev_set(c, false);
     if (c->flags & (CONN_CLOSE_AFTER_REPLY | CONN_CLOSE_ASAP)) {
@@ -663,6 +664,11 @@ static void conn_process(struct conn *c)
         resp_buf_consume(&c->in, c->req.pos);
         resp_req_reset(&c->req);
     }
+    /* Everything parsed: a large query buffer goes back, as a sent
+     * reply's does (conn_wrote). A 100 MB SET used to leave its 256 MiB
+     * with the client for the connection's life. */
+    if (!resp_buf_used(&c->in) && c->in.cap > BUF_KEEP_MAX)
+        resp_buf_free(&c->in);
     if (resp_buf_used(&c->out) || (c->flags & (CONN_CLOSE_AFTER_REPLY | CONN_CLOSE_ASAP)))
         conn_want_write(c);
 }

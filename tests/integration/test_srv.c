@@ -787,6 +787,42 @@ static void test_srv_pubsub(void **state)
     redisFree(sub);
 }
 
+/* The tot-mem CLIENT LIST gives for the client named name, or -1. */
+static long long client_tot_mem(redisContext *c, const char *name)
+{
+    redisReply *r = H_CMD(c, "CLIENT LIST");
+    char want[64];
+    snprintf(want, sizeof want, "name=%s ", name);
+    const char *line = strstr(r->str, want), *t = line ? strstr(line, " tot-mem=") : NULL;
+    long long v = t ? atoll(t + 9) : -1;
+    freeReplyObject(r);
+    return v;
+}
+
+/* A client's buffers go back once a large request and its reply are
+ * through: a 4 MiB SET and a GET of it left 8 MiB with the client for its
+ * life (its query buffer was never given back). */
+static void test_srv_client_buffers_given_back(void **state)
+{
+    redisContext *c = *state;
+    redisContext *big = h_connect_port(S.port);
+    h_expect_status(big, "OK", "CLIENT SETNAME big");
+    size_t n = 4u << 20;
+    char *v = malloc(n);
+    memset(v, 'v', n);
+    h_expect_status(big, "OK", "SET bigval %b", v, n);
+    redisReply *r = H_CMD(big, "GET bigval");
+    assert_int_equal(r->len, n);
+    freeReplyObject(r);
+    long long mem = client_tot_mem(c, "big");
+    assert_true(mem >= 0 && mem < (1 << 20));
+    /* And the connection goes on as before. */
+    h_expect_status(big, "OK", "SET bigval %b", v, n);
+    h_expect_int(big, (long long)n, "STRLEN bigval");
+    free(v);
+    redisFree(big);
+}
+
 static void test_srv_client_commands(void **state)
 {
     redisContext *c = *state;
@@ -1834,7 +1870,7 @@ int main(void)
         T(test_srv_protocol_errors_close), T(test_srv_select_and_dbs),
         T(test_srv_multi_exec_watch),   T(test_srv_blocking_pops), T(test_srv_wait), T(test_srv_monitor), T(test_srv_client_unblock), T(test_srv_client_pause), T(test_srv_config_rewrite),
         T(test_srv_multi_key_pops_and_move), T(test_srv_pubsub),
-        T(test_srv_client_commands),    T(test_srv_hello_resp3),
+        T(test_srv_client_commands), T(test_srv_client_buffers_given_back),    T(test_srv_hello_resp3),
         T(test_srv_config_info_command), T(test_srv_slowlog), T(test_srv_latency),
         T(test_srv_latency_journal),
         T(test_srv_tracking_lifecycle),
