@@ -639,6 +639,22 @@ static void *part_main(void *arg)
  * sets in order is harmless. NULL, or RocksDB's error (the caller frees
  * it); on an error nothing says the batch is applied, and it is tried
  * again whole. */
+/* A part's WriteBatch keeps its capacity from batch to batch; one that
+ * grew past twice the batch size (a record larger than a batch: a 100 MB
+ * SET) is given back once written, where it used to stay for the
+ * process's life. Only while no helper is writing. */
+static void parts_shed(struct stor *s)
+{
+    for (int i = 0; i < s->nparts; i++) {
+        size_t n;
+        rocksdb_writebatch_data(s->parts[i].wb, &n);
+        if (n > 2 * s->flush_batch_max) {
+            rocksdb_writebatch_destroy(s->parts[i].wb);
+            s->parts[i].wb = rocksdb_writebatch_create();
+        }
+    }
+}
+
 static char *flush_batch_write(struct stor *s, struct wb_rec *first, struct wb_rec *tail,
                                struct wb_rec **lastp, size_t *bytes, int nparts)
 {
@@ -649,6 +665,7 @@ static char *flush_batch_write(struct stor *s, struct wb_rec *first, struct wb_r
     if (n == 1) {
         put_applied(s, s->parts[0].wb, last->seq);
         rocksdb_write(s->db, flush_wopts(s, ranged), s->parts[0].wb, &err);
+        parts_shed(s);
         return err;
     }
     pthread_mutex_lock(&s->pmu);
@@ -672,6 +689,7 @@ static char *flush_batch_write(struct stor *s, struct wb_rec *first, struct wb_r
             rocksdb_free(s->parts[i].err);
         s->parts[i].err = NULL;
     }
+    parts_shed(s); /* the helpers are done */
     if (err)
         return err;
     /* parts[0] is written: it carries the marker now (the next batch's

@@ -1007,6 +1007,39 @@ static void test_stor_wb_quiet(void **state)
     stor_close(s);
 }
 
+/* A record larger than twice a batch (here 4 MiB against 1 MiB batches)
+ * leaves no WriteBatch of that size behind once written, whether the
+ * batch went as one part or several; it reads back whole. */
+static void test_stor_wb_big_record_shed(void **state)
+{
+    struct fx *f = *state;
+    struct stor_opts x = {.flush_batch_bytes = 1u << 20};
+    struct stor *s = wb_open_ok(f->dir, &x);
+    struct stor_batch b;
+    stor_batch_init(&b);
+    size_t n = 4u << 20;
+    char *v = malloc(n);
+    memset(v, 'b', n);
+    stor_batch_put(&b, STOR_CF_META, K("big"), v, n);
+    assert_int_equal(stor_commit(s, &b), 0);
+    wait_all_durable(s);
+    for (int i = 0; i < s->nparts; i++) {
+        size_t held;
+        rocksdb_writebatch_data(s->parts[i].wb, &held);
+        assert_true(held <= 2 * s->flush_batch_max);
+    }
+    stor_housekeep(s);
+    char *got;
+    size_t gn;
+    assert_int_equal(stor_get(s, STOR_CF_META, K("big"), &got, &gn), 0);
+    assert_int_equal(gn, n);
+    assert_memory_equal(got, v, n);
+    free(got);
+    free(v);
+    stor_batch_destroy(&b);
+    stor_close(s);
+}
+
 /* Housekeeping forgets a slice at a time; a range delete that is durable
  * must not outlive the records written after it that the slice already
  * forgot, or it hides them in RocksDB (a key set right after FLUSHALL read
@@ -1400,6 +1433,7 @@ int main(int argc, char **argv)
         T(test_stor_wb_reap_keeps_applied),
         T(test_stor_wb_backpressure),
         T(test_stor_wb_quiet),
+        T(test_stor_wb_big_record_shed),
         T(test_stor_wb_range_outlives_slice),
         T(test_stor_wb_crc32c),
         T(test_stor_wb_batch_sort),
