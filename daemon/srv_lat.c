@@ -13,6 +13,7 @@
 
 struct srv_lat_clock srv_lat_clock;
 
+#if defined(__x86_64__)
 /* Whether the first line of path that starts with key holds every word
  * of words (NULL-terminated), each as a whole word. */
 static bool file_has_words(const char *path, const char *key, const char *const *words)
@@ -43,7 +44,6 @@ static bool file_has_words(const char *path, const char *key, const char *const 
     return all;
 }
 
-#if defined(__x86_64__)
 /* A CLOCK_MONOTONIC reading and the counter at that moment: the middle of
  * two counter readings around it, taken again while those lie far apart
  * (the thread was preempted between them). False if they always did. */

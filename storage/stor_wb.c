@@ -632,13 +632,6 @@ static void *part_main(void *arg)
     return NULL;
 }
 
-/* Writes the record sets first..last to RocksDB, with the applied sequence
- * number last of all: in one WriteBatch, or, split into parts written at
- * once, in a small one after them all. Were the process to die between,
- * the next start replays from the older number, and re-applying record
- * sets in order is harmless. NULL, or RocksDB's error (the caller frees
- * it); on an error nothing says the batch is applied, and it is tried
- * again whole. */
 /* A part's WriteBatch keeps its capacity from batch to batch; one that
  * grew past twice the batch size (a record larger than a batch: a 100 MB
  * SET) is given back once written, where it used to stay for the
@@ -655,6 +648,13 @@ static void parts_shed(struct stor *s)
     }
 }
 
+/* Writes the record sets first..last to RocksDB, with the applied sequence
+ * number last of all: in one WriteBatch, or, split into parts written at
+ * once, in a small one after them all. Were the process to die between,
+ * the next start replays from the older number, and re-applying record
+ * sets in order is harmless. NULL, or RocksDB's error (the caller frees
+ * it); on an error nothing says the batch is applied, and it is tried
+ * again whole. */
 static char *flush_batch_write(struct stor *s, struct wb_rec *first, struct wb_rec *tail,
                                struct wb_rec **lastp, size_t *bytes, int nparts)
 {
