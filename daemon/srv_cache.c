@@ -86,10 +86,10 @@ static uint64_t hook_prefetch1(void *arg, int cf, const char *k, size_t kn, size
     return shmc_w_prefetch(srv.cache, ck, *ckn);
 }
 
-static void hook_prefetch2(void *arg, uint64_t hash, size_t ckn)
+static int hook_prefetch2(void *arg, uint64_t hash, size_t ckn)
 {
     (void)arg;
-    shmc_w_prefetch_rec(srv.cache, hash, ckn);
+    return shmc_w_prefetch_rec(srv.cache, hash, ckn);
 }
 
 static uint64_t expiry_of(int cf, const char *v, size_t vn)

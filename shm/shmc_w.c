@@ -636,10 +636,11 @@ uint64_t shmc_w_prefetch(const struct shmc_w *w, const void *key, size_t klen)
     return hash;
 }
 
-void shmc_w_prefetch_rec(const struct shmc_w *w, uint64_t hash, size_t klen)
+int shmc_w_prefetch_rec(const struct shmc_w *w, uint64_t hash, size_t klen)
 {
     const struct shmc_bucket *b = &w->bk[shmc_bucket_of(hash, w->nb)];
     uint16_t tag = shmc_tag_of(hash);
+    int n = 0;
     for (unsigned i = 0; i < SHMC_SLOTS; i++) {
         uint64_t s = b->slot[i];
         if (s && SHMC_SLOT_TAG(s) == tag) {
@@ -647,8 +648,10 @@ void shmc_w_prefetch_rec(const struct shmc_w *w, uint64_t hash, size_t klen)
             const char *r = (const char *)rec_at(w, SHMC_SLOT_OFF(s));
             __builtin_prefetch(r, 1);
             __builtin_prefetch(r + sizeof(struct shmc_rec) + klen - 1, 1);
+            n++;
         }
     }
+    return n;
 }
 
 void shmc_w_drop_group(struct shmc_w *w, unsigned group)

@@ -116,8 +116,9 @@ uint64_t shmc_w_prefetch(const struct shmc_w *w, const void *key, size_t klen);
 /* The second step, once the bucket has had time to arrive: starts loading
  * the records whose tags match the key's (its hash from the first step,
  * its length), which a look-up compares with it. Reads the bucket,
- * changes nothing; any hash will do. */
-void shmc_w_prefetch_rec(const struct shmc_w *w, uint64_t hash, size_t klen);
+ * changes nothing; any hash will do. Returns how many it started loading:
+ * 0 when the key is surely not cached. */
+int shmc_w_prefetch_rec(const struct shmc_w *w, uint64_t hash, size_t klen);
 
 /* Tests: checks every invariant of index and logs; 0 or a description. */
 const char *shmc_w_check(const struct shmc_w *w);

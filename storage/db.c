@@ -119,6 +119,43 @@ static int expiry_index_check(struct db *d)
     return rc;
 }
 
+/* Counts every db's meta records in one pass (O(keys), once per start),
+ * and puts each key in the key filter: what db_commit keeps from then on. */
+static int count_all(struct db *d)
+{
+    const char lo[3] = {0, 0, 0}, hi[3] = {(char)ENC_DB_MAX, (char)(ENC_SLOTS >> 8), 0};
+    uint64_t est = 0;
+    if (stor_property(d->s, STOR_CF_META, "rocksdb.estimate-num-keys", &est) != 0)
+        est = 0;
+    db_keyf_init(&d->keyf, est * 2 > DB_KEYF_FIRST ? est * 2 : DB_KEYF_FIRST);
+    /* Each key goes into the filter 16 keys after its block was
+     * prefetched: a random line each, and these misses were most of the
+     * pass's time. */
+    enum { AHEAD = 16 };
+    uint64_t ring[AHEAD];
+    size_t n = 0;
+    struct stor_it *it = stor_it_create(d->s, STOR_CF_META, lo, 3, hi, 3);
+    for (stor_it_first(it); stor_it_valid(it); stor_it_next(it), n++) {
+        size_t kn, vn;
+        const char *k = stor_it_key(it, &kn);
+        const char *v = stor_it_value(it, &vn);
+        uint8_t t;
+        uint64_t exp, h = stor_key_hash(STOR_CF_META, k, kn);
+        unsigned dbi = (unsigned char)k[0];
+        d->nkeys[dbi]++;
+        d->nexpires[dbi] += enc_meta_peek(v, vn, &t, &exp) == 0 && exp;
+        if (n >= AHEAD)
+            db_keyf_add(&d->keyf, ring[n % AHEAD]);
+        db_keyf_prefetch(&d->keyf, h);
+        ring[n % AHEAD] = h;
+    }
+    for (size_t i = n > AHEAD ? n - AHEAD : 0; i < n; i++)
+        db_keyf_add(&d->keyf, ring[i % AHEAD]);
+    int rc = stor_it_status(it);
+    stor_it_free(it);
+    return rc;
+}
+
 int db_init(struct db *d, struct stor *s, const struct db_opts *o)
 {
     memset(d, 0, sizeof *d);
@@ -137,11 +174,13 @@ int db_init(struct db *d, struct stor *s, const struct db_opts *o)
         seed = stor_now_ms() * 0x9e3779b97f4a7c15ull;
     d->counter = (uint32_t)(seed & 0x7ff);
     d->rng = seed | 1;
-    return expiry_index_check(d);
+    int rc = count_all(d);
+    return rc ? rc : expiry_index_check(d);
 }
 
 void db_destroy(struct db *d)
 {
+    db_keyf_destroy(&d->keyf);
     stor_batch_destroy(&d->b);
     db_vec_destroy(&d->created);
     db_vec_destroy(&d->expired);
@@ -194,6 +233,60 @@ static size_t key_slot(const struct stor_batch *b, size_t i, const uint32_t *see
     }
 }
 
+/* Whether the committed meta record mk (hash h, stor_key_hash) exists, and
+ * its expiry (0: none or not a meta value): read in place from the
+ * overlay or the cache, else known absent from the key filter, else read
+ * from storage. fill: tell the cache what storage answered (not for a
+ * record this commit is about to write, which would put it in twice).
+ * 0 or a storage error. */
+static int committed_meta(struct db *d, const char *mk, size_t kn, uint64_t h, bool fill,
+                          bool *exists, uint64_t *exp)
+{
+    const char *cv;
+    size_t vn;
+    uint8_t t;
+    *exists = false;
+    *exp = 0;
+    /* The overlay first: the op's hash finds its node with no hashing, and
+     * the prefetch loaded it (db_prefetch2). */
+    switch (stor_peek(d->s, h, STOR_CF_META, mk, kn, &cv, &vn)) {
+    case STOR_PUT:
+        *exists = true;
+        if (enc_meta_peek(cv, vn, &t, exp) != 0)
+            *exp = 0;
+        return 0;
+    case STOR_DELETED:
+        return 0;
+    default:
+        break;
+    }
+    int hit = d->cache_get ? d->cache_get(d->cache_arg, STOR_CF_META, mk, kn, &cv, &vn)
+                           : DB_CACHE_MISS;
+    if (hit == DB_CACHE_ABSENT)
+        return 0;
+    if (hit == DB_CACHE_HIT) {
+        *exists = true;
+        if (enc_meta_peek(cv, vn, &t, exp) != 0)
+            *exp = 0;
+        return 0;
+    }
+    if (!db_keyf_may(&d->keyf, h))
+        return 0; /* never written: a new key, without a storage read */
+    char *v;
+    int rc = stor_get(d->s, STOR_CF_META, mk, kn, &v, &vn);
+    if (fill && d->cache_fill && (rc == 0 || rc == ENC_ENOTFOUND))
+        d->cache_fill(d->cache_arg, STOR_CF_META, mk, kn, rc ? NULL : v, rc ? 0 : vn);
+    if (rc == ENC_ENOTFOUND)
+        return 0;
+    if (rc)
+        return rc;
+    *exists = true;
+    if (enc_meta_peek(v, vn, &t, exp) != 0)
+        *exp = 0;
+    free(v);
+    return 0;
+}
+
 static bool meta_write(const struct stor_op *op)
 {
     return op->cf == STOR_CF_META && (op->kind == STOR_OP_PUT || op->kind == STOR_OP_DEL);
@@ -232,32 +325,13 @@ static void note_keys(struct db *d, const struct stor_batch *b)
         bool put = lastput[s];
         if (seen[s] != i + 1 || (!put && !d->track_expired) || db_record_key(b, op, &dbi, &k, &kn))
             continue;
-        const char *mk = stor_op_key(b, op);
-        const char *cv;
-        size_t vn;
-        uint8_t t;
-        uint64_t exp = 0;
-        /* A cached record is read in place (no copy), else through
-         * committed_get (which fills the cache). */
-        int hit = d->cache_get ? d->cache_get(d->cache_arg, STOR_CF_META, mk, op->klen, &cv, &vn)
-                               : DB_CACHE_MISS;
-        int rc = hit == DB_CACHE_ABSENT ? ENC_ENOTFOUND : 0;
-        if (hit == DB_CACHE_HIT) {
-            if (enc_meta_peek(cv, vn, &t, &exp) != 0)
-                exp = 0;
-        } else if (hit == DB_CACHE_MISS) {
-            char *v;
-            rc = committed_get(d, STOR_CF_META, mk, op->klen, &v, &vn);
-            if (rc == 0) {
-                if (enc_meta_peek(v, vn, &t, &exp) != 0)
-                    exp = 0;
-                free(v);
-            }
-        }
-        bool expired = rc == 0 && exp && exp <= now;
+        bool was;
+        uint64_t exp;
+        int rc = committed_meta(d, stor_op_key(b, op), op->klen, op->hash, true, &was, &exp);
+        bool expired = rc == 0 && was && exp && exp <= now;
         if (expired && d->track_expired)
             db_vec_push(&d->expired, k, kn, dbi);
-        if (put && d->track_new && (rc == ENC_ENOTFOUND || expired))
+        if (put && d->track_new && rc == 0 && (!was || expired))
             db_vec_push(&d->created, k, kn, dbi);
     }
     if (seen != small) {
@@ -266,12 +340,75 @@ static void note_keys(struct db *d, const struct stor_batch *b)
     }
 }
 
+/* What one record set changes in the key and expiry counts of the dbs it
+ * writes: few entries (mostly one), found by a linear search. */
+struct key_counts {
+    unsigned n;
+    struct {
+        unsigned dbi;
+        int64_t keys, expires;
+    } e[ENC_DB_MAX + 1];
+};
+
+/* Fills kc from b's meta writes: for each key, its newest write in b
+ * against its committed record (committed_meta). Every write learns here
+ * whether its key existed, the blind ones (a plain SET) included: a hot
+ * key is in the overlay or the cache, a new one is not in the key filter.
+ * 0 or a storage error, since a count that missed a key would stay
+ * wrong. */
+static int count_keys(struct db *d, const struct stor_batch *b, struct key_counts *kc)
+{
+    kc->n = 0;
+    for (size_t i = 0; i < b->nops; i++) {
+        const struct stor_op *op = &b->ops[i];
+        if (!meta_write(op) || !stor_op_newest(b, i))
+            continue;
+        const char *mk = stor_op_key(b, op);
+        bool was, is = op->kind == STOR_OP_PUT;
+        uint64_t wexp, iexp = 0;
+        uint8_t t;
+        int rc = committed_meta(d, mk, op->klen, op->hash, false, &was, &wexp);
+        if (rc)
+            return rc;
+        if (is && !was)
+            db_keyf_add(&d->keyf, op->hash); /* kept even if the commit fails */
+        if (is && enc_meta_peek(stor_op_value(b, op), op->vlen, &t, &iexp) != 0)
+            iexp = 0;
+        int64_t dk = (int64_t)is - (int64_t)was;
+        int64_t de = (int64_t)(is && iexp) - (int64_t)(was && wexp);
+        if (!dk && !de)
+            continue;
+        unsigned dbi = (unsigned char)mk[0], j = 0;
+        while (j < kc->n && kc->e[j].dbi != dbi)
+            j++;
+        if (j == kc->n) {
+            kc->e[j].dbi = dbi;
+            kc->e[j].keys = kc->e[j].expires = 0;
+            kc->n++;
+        }
+        kc->e[j].keys += dk;
+        kc->e[j].expires += de;
+    }
+    return 0;
+}
+
 int db_commit(struct db *d)
 {
     if (d->track_new || d->track_expired)
         note_keys(d, &d->b);
     d->last_commit_ops = d->b.nops;
-    int rc = stor_commit(d->s, &d->b);
+    struct key_counts kc;
+    int rc = count_keys(d, &d->b, &kc);
+    if (rc) {
+        stor_batch_clear(&d->b);
+        return rc;
+    }
+    rc = stor_commit(d->s, &d->b);
+    if (rc == 0)
+        for (unsigned j = 0; j < kc.n; j++) {
+            d->nkeys[kc.e[j].dbi] += (uint64_t)kc.e[j].keys;
+            d->nexpires[kc.e[j].dbi] += (uint64_t)kc.e[j].expires;
+        }
     if (rc == 0 && d->b.nops && d->on_commit)
         d->on_commit(d->on_commit_arg, &d->b);
     stor_batch_clear(&d->b);
@@ -391,8 +528,10 @@ void db_prefetch2(const struct db *d, const struct db_pf *pf)
     if (!pf->set)
         return;
     stor_prefetch_node(d->s, pf->ov_hash);
-    if (d->cache_prefetch2)
-        d->cache_prefetch2(d->cache_arg, pf->cache_hash, pf->cache_klen);
+    /* A key the cache surely lacks (no tag matches) may be new: a write
+     * of it asks the key filter (count_keys). */
+    if (!d->cache_prefetch2 || !d->cache_prefetch2(d->cache_arg, pf->cache_hash, pf->cache_klen))
+        db_keyf_prefetch(&d->keyf, pf->ov_hash);
     if (!pf->sub_set)
         return;
     stor_prefetch_node(d->s, pf->sub_ov_hash);
@@ -1060,31 +1199,29 @@ int db_randomkey(struct db *d, unsigned dbi, char **key, size_t *klen)
     return st ? st : rc;
 }
 
-int db_keycount(struct db *d, unsigned dbi, uint64_t *keys, uint64_t *expires)
+void db_keycount(const struct db *d, unsigned dbi, uint64_t *keys, uint64_t *expires)
+{
+    *keys = d->nkeys[dbi];
+    *expires = d->nexpires[dbi];
+}
+
+int db_keycount_scan(struct db *d, unsigned dbi, uint64_t *keys, uint64_t *expires)
 {
     struct stor_it *it = meta_iter_at(d, dbi, NULL, 0, false);
-    uint64_t now = stor_now_ms(), c = 0, e = 0;
+    uint64_t c = 0, e = 0;
     for (; stor_it_valid(it); stor_it_next(it)) {
         size_t vn;
         const char *v = stor_it_value(it, &vn);
         uint8_t t;
         uint64_t exp;
-        if (enc_meta_peek(v, vn, &t, &exp) == 0 && (!exp || exp > now)) {
-            c++;
-            e += exp != 0;
-        }
+        c++;
+        e += enc_meta_peek(v, vn, &t, &exp) == 0 && exp;
     }
     int rc = stor_it_status(it);
     stor_it_free(it);
     *keys = c;
     *expires = e;
     return rc;
-}
-
-int db_dbsize(struct db *d, unsigned dbi, uint64_t *n)
-{
-    uint64_t e;
-    return db_keycount(d, dbi, n, &e);
 }
 
 int db_reap(struct db *d, uint64_t budget, uint64_t *reaped, bool *more)
@@ -1181,7 +1318,13 @@ static int flush_range(struct db *d, unsigned lodb, unsigned hidb)
         ehi[0] = (char)hidb;
         stor_batch_del_range(&d->b, cf, lo, 1, ehi, sizeof ehi);
     }
-    return db_commit(d);
+    int rc = db_commit(d);
+    /* The range deletes are the set's only writes: those dbs are empty. */
+    for (unsigned dbi = lodb; rc == 0 && dbi <= hidb; dbi++)
+        d->nkeys[dbi] = d->nexpires[dbi] = 0;
+    if (rc == 0 && lodb == 0 && hidb == ENC_DB_MAX)
+        db_keyf_init(&d->keyf, d->keyf.first_cap); /* no key is left */
+    return rc;
 }
 
 int db_flushdb(struct db *d, unsigned dbi)

@@ -76,6 +76,31 @@ struct db_opts {
     uint64_t max_string;   /* APPEND/SETRANGE limit (0: 512 MiB, Redis's default) */
 };
 
+/* A Bloom filter over every meta key that may exist (db_keyf.c): a commit
+ * asks it whether a blind write's key is new before it asks storage. It
+ * never forgets a key, and grows by adding filters of twice the size. */
+/* DB_KEYF_K bits per key; DB_KEYF_FIRST: the first filter holds at least
+ * that many keys (2 MiB). */
+enum { DB_KEYF_MAX = 24, DB_KEYF_K = 7, DB_KEYF_FIRST = 1 << 20 };
+struct db_keyf_one {
+    uint64_t *bits; /* blocks of 512 bits, each a cache line */
+    uint64_t blocks, cap, keys;
+};
+struct db_keyf {
+    unsigned n;
+    uint64_t first_cap;
+    struct db_keyf_one f[DB_KEYF_MAX];
+};
+/* Empties kf; its first filter will hold about cap keys. */
+void db_keyf_init(struct db_keyf *kf, uint64_t cap);
+void db_keyf_destroy(struct db_keyf *kf); /* frees; kf may be re-inited */
+/* h: the key's ov_key_hash (stor_op.hash for a record set's op). */
+void db_keyf_add(struct db_keyf *kf, uint64_t h);
+/* false: the key was never added; true: it may have been. */
+bool db_keyf_may(const struct db_keyf *kf, uint64_t h);
+/* Starts loading the blocks db_keyf_may(kf, h) reads. */
+void db_keyf_prefetch(const struct db_keyf *kf, uint64_t h);
+
 struct db {
     struct stor *s;
     struct db_opts o;
@@ -103,7 +128,7 @@ struct db {
      * steps (db_prefetch1, db_prefetch2): the first returns the cache's
      * hash of its key and that key's length, which the second is given. */
     uint64_t (*cache_prefetch1)(void *arg, int cf, const char *k, size_t kn, size_t *ckn);
-    void (*cache_prefetch2)(void *arg, uint64_t hash, size_t ckn);
+    int (*cache_prefetch2)(void *arg, uint64_t hash, size_t ckn); /* 0: surely a miss */
     void *cache_arg;
     /* Facts for keyspace events, gathered only when asked: with track_new
      * or track_expired, each commit first looks up the committed meta
@@ -114,6 +139,12 @@ struct db {
      * score; the caller empties them (db_vec_clear). */
     bool track_new, track_expired;
     struct db_vec created, expired;
+    /* Meta records in each db, and how many of them carry an expiry:
+     * counted by one scan in db_init, then kept by every commit. A key
+     * counts until its record is deleted, expired or not, as Redis counts
+     * one until it is reaped (DBSIZE, INFO keyspace). */
+    uint64_t nkeys[ENC_DB_MAX + 1], nexpires[ENC_DB_MAX + 1];
+    struct db_keyf keyf; /* every meta key of every db that may exist */
     /* The last hash, set or sorted set kc_load found (a short key only):
      * db_prefetch1f builds the sub key of a field of it from these without
      * a look-up. Only a hint: stale after any write to that key. */
@@ -230,10 +261,13 @@ int db_scan(struct db *d, unsigned dbi, const char *cursor, size_t cn, const cha
             size_t *nextn);
 /* A key chosen at random (not uniformly), ENC_ENOTFOUND if db is empty. */
 int db_randomkey(struct db *d, unsigned dbi, char **key, size_t *klen);
-/* Live keys of one db, counted by scan: O(keys). */
-int db_dbsize(struct db *d, unsigned dbi, uint64_t *n);
-/* The same, also counting the keys that have an expiry. */
-int db_keycount(struct db *d, unsigned dbi, uint64_t *keys, uint64_t *expires);
+/* The keys of one db, and how many of them have an expiry, from the counts
+ * each commit keeps: O(1). A key that expired counts until active expiry
+ * (db_reap) or a write deletes it, as in Redis. */
+void db_keycount(const struct db *d, unsigned dbi, uint64_t *keys, uint64_t *expires);
+/* The same counted by a scan of db dbi's meta records, O(keys): what the
+ * kept counts must equal (for tests and checks). 0 or a storage error. */
+int db_keycount_scan(struct db *d, unsigned dbi, uint64_t *keys, uint64_t *expires);
 /* Active expiry: reads up to budget entries of the expiry index that are
  * due, in every db, and deletes in one record set each key whose expiry
  * they are (*reaped counts them) and the entries themselves (an entry whose

@@ -724,6 +724,27 @@ void stor_prefetch_node(const struct stor *s, uint64_t hash)
         ov_prefetch(&s->ov, hash, 2);
 }
 
+uint64_t stor_key_hash(int cf, const char *k, size_t kn)
+{
+    return ov_key_hash(cf, k, kn);
+}
+
+int stor_peek(const struct stor *s, uint64_t h, int cf, const char *k, size_t kn, const char **v,
+              size_t *vn)
+{
+    const struct ov_node *on = ov_find_h(&s->ov, h, cf, k, kn);
+    if (on) {
+        if (!on->val)
+            return STOR_DELETED;
+        *v = on->val;
+        *vn = on->vlen;
+        return STOR_PUT;
+    }
+    if (s->ov.nranges && ov_range_covers(&s->ov, cf, k, kn))
+        return STOR_DELETED;
+    return STOR_ABSENT;
+}
+
 int stor_get(struct stor *s, int cf, const char *k, size_t kn, char **v, size_t *vn)
 {
     /* The overlay holds every write RocksDB does not have yet. */

@@ -210,6 +210,12 @@ static inline const char *stor_op_value(const struct stor_batch *b, const struct
 {
     return b->arena + op->voff;
 }
+/* Whether op i is the newest write of its key in b, from the index slot it
+ * took (the index keeps each key's newest op): O(1). Not for range deletes. */
+static inline int stor_op_newest(const struct stor_batch *b, size_t i)
+{
+    return b->index[b->ops[i].islot] == i + 1;
+}
 
 /* Applies the record set atomically. Returns 0, ENC_ENOSPC, ENC_ECORRUPT or
  * ENC_ESTORAGE (message in stor_errmsg()). The batch is left as it was. */
@@ -220,6 +226,13 @@ int stor_commit(struct stor *s, const struct stor_batch *b);
 /* Point read. On 0, *v is a malloc'd copy the caller frees with free() (never
  * NULL, even for an empty value). ENC_ENOTFOUND when absent. */
 int stor_get(struct stor *s, int cf, const char *k, size_t kn, char **v, size_t *vn);
+/* The hash a record set's op keeps for (cf, k) (stor_op.hash). */
+uint64_t stor_key_hash(int cf, const char *k, size_t kn);
+/* What the write-back overlay alone knows of committed (cf, k), whose hash
+ * is h: STOR_PUT with *v, *vn (valid until the next commit), STOR_DELETED,
+ * or STOR_ABSENT when only RocksDB can tell. Reads no RocksDB record. */
+int stor_peek(const struct stor *s, uint64_t h, int cf, const char *k, size_t kn, const char **v,
+              size_t *vn);
 
 /* A hint that (cf, k) is read or written soon: stor_prefetch_slot() starts
  * loading the overlay's hash slot for it into the CPU cache and returns the

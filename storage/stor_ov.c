@@ -442,6 +442,11 @@ struct ov_node *ov_find(const struct ov *o, int cf, const char *k, size_t kn)
     return o->tab[tab_slot(o, ov_key_hash(cf, k, kn), cf, k, kn)].n;
 }
 
+struct ov_node *ov_find_h(const struct ov *o, uint64_t h, int cf, const char *k, size_t kn)
+{
+    return o->tab[tab_slot(o, h, cf, k, kn)].n;
+}
+
 struct ov_node *ov_seek(struct ov *o, int cf, const char *k, size_t kn)
 {
     ov_order(o);

@@ -108,6 +108,8 @@ void ov_forget_ranges(struct ov *o, uint64_t durable);
 void ov_prefetch(const struct ov *o, uint64_t h, int step);
 /* The node for (cf, k), or NULL. */
 struct ov_node *ov_find(const struct ov *o, int cf, const char *k, size_t kn);
+/* The same, given h = ov_key_hash(cf, k, kn). */
+struct ov_node *ov_find_h(const struct ov *o, uint64_t h, int cf, const char *k, size_t kn);
 /* Whether a pending range delete covers (cf, k). */
 int ov_range_covers(const struct ov *o, int cf, const char *k, size_t kn);
 /* First node >= (cf, k); last node <= (cf, k); NULL past the ends. A NULL k

@@ -1478,6 +1478,92 @@ static void test_srv_active_expiry(void **state)
     h_expect_status(c, "OK", "CONFIG SET hz 10");
 }
 
+/* DBSIZE, INFO keyspace's line for db 0, and a full SCAN agree on n keys,
+ * e of them with an expiry. */
+static void expect_keys(redisContext *c, long long n, long long e)
+{
+    h_expect_int(c, n, "DBSIZE");
+    redisReply *r = H_CMD(c, "INFO keyspace");
+    assert_non_null(r);
+    char want[64];
+    snprintf(want, sizeof want, "db0:keys=%lld,expires=%lld,", n, e);
+    if (n && !strstr(r->str, want))
+        fail_msg("want %s in %s", want, r->str);
+    if (!n)
+        assert_null(strstr(r->str, "db0:"));
+    freeReplyObject(r);
+    long long seen = 0;
+    char cur[32] = "0";
+    do {
+        r = H_CMD(c, "SCAN %s COUNT 100", cur);
+        assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+        snprintf(cur, sizeof cur, "%s", r->element[0]->str);
+        seen += (long long)r->element[1]->elements;
+        freeReplyObject(r);
+    } while (strcmp(cur, "0"));
+    assert_int_equal(seen, n);
+}
+
+/* DBSIZE and INFO keyspace come from counts every write keeps, not a
+ * scan: checked against SCAN after writes that create, replace, retype,
+ * rename, move and delete keys, blind SETs over cached and uncached keys
+ * among them. */
+static void test_srv_key_counts(void **state)
+{
+    redisContext *c = *state;
+    expect_keys(c, 0, 0);
+    h_expect_status(c, "OK", "SET a 1");
+    h_expect_status(c, "OK", "SET a 2"); /* replaces: still one */
+    expect_keys(c, 1, 0);
+    h_expect_int(c, 1, "HSET h f v");
+    h_expect_status(c, "OK", "SET h now-a-string"); /* a blind SET over a hash */
+    expect_keys(c, 2, 0);
+    h_expect_status(c, "OK", "SET t v EX 1000");
+    h_expect_status(c, "OK", "MSET m1 x m2 y m1 z");
+    expect_keys(c, 5, 1);
+    h_expect_status(c, "OK", "SET t v"); /* a plain SET drops the expiry */
+    h_expect_int(c, 1, "EXPIRE a 1000");
+    expect_keys(c, 5, 1);
+    h_expect_status(c, "OK", "RENAME a m1");
+    expect_keys(c, 4, 1);
+    h_expect_int(c, 1, "PERSIST m1");
+    h_expect_int(c, 1, "MOVE m2 1");
+    h_expect_int(c, 1, "COPY t t2");
+    expect_keys(c, 4, 0);
+    h_expect_int(c, 2, "RPUSH l a b");
+    h_expect_array(c, A("b", "a"), "RPOP l 2");
+    h_expect_int(c, 1, "SADD s a");
+    h_expect_int(c, 1, "SMOVE s s2 a"); /* s goes, s2 comes */
+    h_expect_bulk(c, "v", "GETDEL t");
+    expect_keys(c, 4, 0);
+    h_expect_status(c, "OK", "MULTI");
+    h_expect_status(c, "QUEUED", "SET x 1 PX 100000");
+    h_expect_status(c, "QUEUED", "DEL x");
+    h_expect_status(c, "QUEUED", "SET y 1 PX 100000");
+    redisReply *r = H_CMD(c, "EXEC");
+    assert_int_equal(r->elements, 3);
+    freeReplyObject(r);
+    expect_keys(c, 5, 1);
+    /* Many new keys at once, then each one over again: the second round
+     * finds every key present (the shm cache, the overlay or RocksDB). */
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < 3000; i++)
+            redisAppendCommand(c, "SET bulk:%d %d", i, round);
+        for (int i = 0; i < 3000; i++) {
+            assert_int_equal(redisGetReply(c, (void **)&r), REDIS_OK);
+            freeReplyObject(r);
+        }
+        expect_keys(c, 3005, 1);
+    }
+    h_expect_status(c, "OK", "SELECT 1");
+    h_expect_int(c, 1, "DBSIZE");
+    h_expect_status(c, "OK", "FLUSHDB");
+    h_expect_int(c, 0, "DBSIZE");
+    h_expect_status(c, "OK", "SELECT 0");
+    h_expect_status(c, "OK", "FLUSHALL");
+    expect_keys(c, 0, 0);
+}
+
 static long long idletime(redisContext *c, const char *key)
 {
     redisReply *r = H_CMD(c, "OBJECT IDLETIME %s", key);
@@ -1701,6 +1787,8 @@ static void test_srv_persistence_across_shutdown(void **state)
     h_expect_int(c, 1, "PEXPIRE ps 100000000");
     h_expect_status(c, "OK", "SELECT 3");
     h_expect_status(c, "OK", "SET indb3 yes");
+    h_expect_status(c, "OK", "SELECT 0");
+    expect_keys(c, 5, 1);
     /* SHUTDOWN closes the connection without a reply and the server exits 0. */
     redisReply *r = H_CMD(c, "SHUTDOWN");
     assert_null(r);
@@ -1718,8 +1806,10 @@ static void test_srv_persistence_across_shutdown(void **state)
     h_expect_array(d, A("a", "b"), "ZRANGE pz 0 -1");
     h_expect_array(d, A("x", "y", "z"), "LRANGE pl 0 -1");
     h_expect_int(d, 1, "SISMEMBER pset m");
+    expect_keys(d, 5, 1); /* counted again at start */
     h_expect_status(d, "OK", "SELECT 3");
     h_expect_bulk(d, "yes", "GET indb3");
+    h_expect_int(d, 1, "DBSIZE");
     redisFree(d);
     /* The fixture's client was closed by SHUTDOWN: give teardown a live one. */
     redisFree(c);
@@ -1876,7 +1966,7 @@ int main(void)
         T(test_srv_tracking_lifecycle),
         T(test_srv_keyspace_expired),
         T(test_srv_bgsave_lastsave),    T(test_srv_compact),
-        T(test_srv_unix_socket),        T(test_srv_active_expiry),
+        T(test_srv_unix_socket),        T(test_srv_active_expiry), T(test_srv_key_counts),
         T(test_srv_auth_and_limits),    T(test_srv_object_idletime), T(test_srv_memory), T(test_srv_lcs_limit), T(test_srv_migrate_many_keys),
         T(test_srv_persistence_across_shutdown),
     };

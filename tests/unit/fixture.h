@@ -98,6 +98,18 @@ static inline void fx_reopen(struct fx *f)
         fail_msg("reopen failed"); /* the teardown still removes the folder */
 }
 
+/* The kept key counts of db dbi equal both want and a scan's. */
+static inline void fx_assert_keys(struct db *d, unsigned dbi, uint64_t keys, uint64_t expires)
+{
+    uint64_t k, e, sk, se;
+    db_keycount(d, dbi, &k, &e);
+    assert_int_equal(db_keycount_scan(d, dbi, &sk, &se), 0);
+    assert_int_equal(sk, keys);
+    assert_int_equal(se, expires);
+    assert_int_equal(k, keys);
+    assert_int_equal(e, expires);
+}
+
 static inline int fx_teardown(void **state)
 {
     struct fx *f = *state;

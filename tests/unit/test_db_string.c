@@ -538,8 +538,8 @@ static void test_db_keys_scan_dbsize_flush(void **state)
     struct db_str m[] = {S("m")};
     assert_int_equal(db_sadd(d, 0, K("set:1"), m, 1, &n), 0);
     assert_int_equal(db_set(d, 1, K("other"), K("v"), 0, 0, NULL, NULL), 1);
-    assert_int_equal(db_dbsize(d, 0, &n), 0);
-    assert_int_equal(n, 101);
+    fx_assert_keys(d, 0, 101, 0);
+    fx_assert_keys(d, 1, 1, 0);
     /* A full cursor walk returns every key exactly once. */
     struct db_vec v;
     db_vec_init(&v);
@@ -578,14 +578,11 @@ static void test_db_keys_scan_dbsize_flush(void **state)
     assert_int_equal(db_randomkey(d, 7, &rk, &rkn), ENC_ENOTFOUND);
 
     assert_int_equal(db_flushdb(d, 0), 0);
-    assert_int_equal(db_dbsize(d, 0, &n), 0);
-    assert_int_equal(n, 0);
+    fx_assert_keys(d, 0, 0, 0);
     assert_int_equal(db_sismember(d, 0, K("set:1"), K("m")), 0);
-    assert_int_equal(db_dbsize(d, 1, &n), 0);
-    assert_int_equal(n, 1);
+    fx_assert_keys(d, 1, 1, 0);
     assert_int_equal(db_flushall(d), 0);
-    assert_int_equal(db_dbsize(d, 1, &n), 0);
-    assert_int_equal(n, 0);
+    fx_assert_keys(d, 1, 0, 0);
 }
 
 static void test_db_keys_glob(void **state)
@@ -649,6 +646,8 @@ static void test_db_keys_corrupt_records_are_errors(void **state)
     plant_meta(f, K("short"), "\x01\x00", 2);                  /* shorter than flags+expiry */
     plant_meta(f, K("badtype"), "\x09\0\0\0\0\0\0\0\0", 9);  /* type 9 */
     plant_meta(f, K("badhash"), "\x02\0\0\0\0\0\0\0\0\1", 10); /* hash without its tail */
+    fx_reopen(f); /* counted at open, like any record */
+    fx_assert_keys(d, 0, 3, 0);
     char *v;
     size_t vn;
     uint64_t n;
@@ -668,8 +667,118 @@ static void test_db_keys_corrupt_records_are_errors(void **state)
      * exists, and every access to it reports the damage. */
     assert_int_equal(db_set(d, 0, K("short"), K("fixed"), 0, 0, NULL, NULL), 1);
     assert_get(d, 0, K("short"), "fixed");
-    assert_int_equal(db_dbsize(d, 0, &n), 0);
-    assert_int_equal(n, 2); /* "short" and "badhash" */
+    fx_assert_keys(d, 0, 3, 0); /* a record counts whatever its bytes */
+}
+
+/* Every kind of write, at random over a few keys in three dbs, with time
+ * moving on and reopens: after each, the kept key and expiry counts equal
+ * a scan's. Blind SETs, MSET naming a key twice, RENAME onto itself, MOVE
+ * and COPY across dbs, writes to expired keys and active expiry included. */
+static void test_db_keycount_kept(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    uint64_t rng = 0x5eed5eedull, n;
+    stor_clock_override = 1000000;
+#define RND(m) ((unsigned)((rng = rng * 6364136223846793005ull + 1442695040888963407ull) >> 33) % (m))
+    struct db_vec out;
+    db_vec_init(&out);
+    for (int step = 0; step < 3000; step++) {
+        char k1[8], k2[8];
+        unsigned db1 = RND(3), db2 = RND(3);
+        snprintf(k1, sizeof k1, "k%u", RND(8));
+        snprintf(k2, sizeof k2, "k%u", RND(8));
+        size_t n1 = strlen(k1), n2 = strlen(k2);
+        uint64_t now = stor_clock_override;
+        uint64_t exp = RND(3) == 0 ? 0 : now + 1 + RND(50);
+        char *v = NULL;
+        size_t vn;
+        struct db_str m[] = {S("a"), S("b")};
+        struct db_str kv[] = {{k1, n1}, S("x"), {k2, n2}, S("y"), {k1, n1}, S("z")};
+        double sc[] = {1, 2};
+        int rc;
+        switch (RND(22)) {
+        case 0: rc = db_set(d, db1, k1, n1, K("v"), exp, 0, NULL, NULL); break;
+        case 1: rc = db_set(d, db1, k1, n1, K("v"), exp, RND(2) ? DB_SET_NX : DB_SET_XX, NULL, NULL); break;
+        case 2: rc = db_set(d, db1, k1, n1, K("v"), 0, DB_SET_KEEPTTL, NULL, NULL); break;
+        case 3: rc = db_del(d, db1, k1, n1); break;
+        case 4: rc = db_hset(d, db1, k1, n1, m, 1, 0, &n); break;
+        case 5: rc = db_hdel(d, db1, k1, n1, m, 2, &n); break;
+        case 6: rc = db_sadd(d, db1, k1, n1, m, 1 + RND(2), &n); break;
+        case 7: rc = db_spop(d, db1, k1, n1, 1, &out); break;
+        case 8: rc = db_zadd(d, db1, k1, n1, sc, m, 2, 0, &n, NULL); break;
+        case 9: rc = db_zrem(d, db1, k1, n1, m, 1, &n); break;
+        case 10: rc = db_push(d, db1, k1, n1, 1, m, 1, 0, &n); break;
+        case 11: rc = db_pop(d, db1, k1, n1, 0, 1, &out); break;
+        case 12: rc = db_expire(d, db1, k1, n1, RND(4) ? exp : now - 1, 0); break;
+        case 13: rc = db_persist(d, db1, k1, n1); break;
+        case 14: rc = db_rename(d, db1, k1, n1, k2, n2, (int)RND(2)); break;
+        case 15: rc = db_copy(d, db1, k1, n1, db2, k2, n2, (int)RND(2)); break;
+        case 16: rc = db1 == db2 ? 0 : db_move(d, db1, db2, k1, n1); break;
+        case 17: rc = db_mset(d, db1, kv, 3, (int)RND(2)); break;
+        case 18: rc = db_getdel(d, db1, k1, n1, &v, &vn); break;
+        case 19: rc = db_smove(d, db1, k1, n1, k2, n2, K("a")); break;
+        case 20:
+            stor_clock_override += 1 + RND(20); /* some keys expire */
+            rc = db_reap(d, RND(2) ? 1000 : 2, &n, &(bool){false});
+            break;
+        default:
+            if (RND(20) == 0)
+                rc = db_flushdb(d, db1);
+            else if (RND(10) == 0) {
+                fx_reopen(f);
+                rc = 0;
+            } else
+                rc = db_getex(d, db1, k1, n1, DB_GETEX_SET, exp ? exp : now - 1, &v, &vn);
+            break;
+        }
+        assert_true(rc >= 0 || rc == ENC_ENOTFOUND || rc == ENC_EWRONGTYPE);
+        free(v);
+        db_vec_clear(&out);
+        for (unsigned dbi = 0; dbi < 3; dbi++) {
+            uint64_t k, e, sk, se;
+            db_keycount(d, dbi, &k, &e);
+            assert_int_equal(db_keycount_scan(d, dbi, &sk, &se), 0);
+            if (k != sk || e != se)
+                fail_msg("step %d db %u: kept %llu keys %llu expires, scan %llu %llu", step, dbi,
+                         (unsigned long long)k, (unsigned long long)e, (unsigned long long)sk,
+                         (unsigned long long)se);
+        }
+    }
+#undef RND
+    db_vec_destroy(&out);
+}
+
+/* The key filter never loses a key it was given, also across its growth,
+ * and answers "maybe" for few it was not given. */
+static void test_db_keyf(void **state)
+{
+    (void)state;
+    struct db_keyf kf;
+    memset(&kf, 0, sizeof kf);
+    db_keyf_init(&kf, 1000); /* raised to the smallest size, 65,536 keys */
+    uint64_t x = 0x12345678;
+    enum { N = 300000 };
+    for (int i = 0; i < N; i++)
+        db_keyf_add(&kf, stor_key_hash(STOR_CF_META, (char *)&(uint64_t){x + (uint64_t)i}, 8));
+    assert_true(kf.n >= 3); /* 65,536, 131,072, 262,144 */
+    for (int i = 0; i < N; i++)
+        assert_true(db_keyf_may(&kf, stor_key_hash(STOR_CF_META, (char *)&(uint64_t){x + (uint64_t)i}, 8)));
+    int fp = 0;
+    for (int i = 0; i < N; i++)
+        fp += db_keyf_may(&kf, stor_key_hash(STOR_CF_META, (char *)&(uint64_t){x + N + (uint64_t)i}, 8));
+    print_message("key filter: %u filters, %.2f%% false positives\n", kf.n, 100.0 * fp / N);
+    assert_true(fp < N / 50); /* under 2% with three filters asked */
+    db_keyf_init(&kf, 1 << 20);
+    assert_false(db_keyf_may(&kf, stor_key_hash(STOR_CF_META, (char *)&x, 8)));
+    for (int i = 0; i < 1000; i++)
+        db_keyf_add(&kf, (uint64_t)i * 0x9e3779b97f4a7c15ull);
+    assert_int_equal(kf.n, 1);
+    fp = 0;
+    for (int i = 0; i < N; i++)
+        fp += db_keyf_may(&kf, stor_key_hash(STOR_CF_SUB, (char *)&(uint64_t){x + (uint64_t)i}, 8));
+    assert_true(fp < 10); /* nearly empty */
+    db_keyf_destroy(&kf);
 }
 
 int main(void)
@@ -684,7 +793,9 @@ int main(void)
         T(test_db_keys_del_type_exists),   T(test_db_keys_expire_flags),
         T(test_db_keys_rename_copy),       T(test_db_keys_scan_dbsize_flush),
         cmocka_unit_test(test_db_keys_glob), T(test_db_keys_persist_across_reopen),
-        T(test_db_keys_corrupt_records_are_errors),
+        T(test_db_keys_corrupt_records_are_errors), T(test_db_keycount_kept),
+        cmocka_unit_test(test_db_keyf),
+        cmocka_unit_test_setup_teardown(test_db_keycount_kept, fx_setup_blind, fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

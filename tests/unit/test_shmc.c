@@ -272,8 +272,9 @@ static void test_model(void **state)
             k %= 64;
         char key[16];
         int kn = snprintf(key, sizeof key, "key:%u", k);
-        /* The daemon's hints before a look-up: they must change nothing. */
-        shmc_w_prefetch_rec(p.w, shmc_w_prefetch(p.w, key, (size_t)kn), (size_t)kn);
+        /* The daemon's hints before a look-up: they must change nothing,
+         * and the second finds the tag of every key the cache holds. */
+        int tags = shmc_w_prefetch_rec(p.w, shmc_w_prefetch(p.w, key, (size_t)kn), (size_t)kn);
         shmc_w_prefetch_rec(p.w, (uint64_t)rand_r(&seed) << 32 | (unsigned)rand_r(&seed),
                             (size_t)kn); /* any hash */
         int what = rand_r(&seed) % 10;
@@ -300,6 +301,8 @@ static void test_model(void **state)
             const char *v;
             size_t vn;
             int rc = shmc_w_get(p.w, 0, key, (size_t)kn, &v, &vn);
+            if (rc != SHMC_W_MISS)
+                assert_true(tags > 0);
             if (rc == SHMC_W_HIT) {
                 assert_true(present[k]);
                 assert_int_equal(vn, mlen[k]);
