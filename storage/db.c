@@ -1116,10 +1116,12 @@ int db_scan(struct db *d, unsigned dbi, const char *cursor, size_t cn, const cha
             size_t patn, int type, uint64_t count, struct db_vec *out, char **next,
             size_t *nextn)
 {
-    struct stor_it *it = meta_iter_at(d, dbi, cursor, cn, true);
-    uint64_t now = stor_now_ms(), seen = 0;
     *next = NULL;
     *nextn = 0;
+    if (!d->nkeys[dbi])
+        return 0; /* as db_randomkey: no walk over what deletes left */
+    struct stor_it *it = meta_iter_at(d, dbi, cursor, cn, true);
+    uint64_t now = stor_now_ms(), seen = 0;
     if (count == 0)
         count = 10;
     for (; stor_it_valid(it); stor_it_next(it)) {
@@ -1159,6 +1161,10 @@ int db_scan(struct db *d, unsigned dbi, const char *cursor, size_t cn, const cha
 
 int db_randomkey(struct db *d, unsigned dbi, char **key, size_t *klen)
 {
+    /* An emptied db may still hold tombstones until compaction, which the
+     * walk below would step over one by one. */
+    if (!d->nkeys[dbi])
+        return ENC_ENOTFOUND;
     char lo[3], hi[3];
     db_range(dbi, lo, hi);
     struct stor_it *it = stor_it_create(d->s, STOR_CF_META, lo, 3, hi, 3);

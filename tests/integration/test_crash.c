@@ -110,6 +110,12 @@ static char *dump(redisContext *c)
             out = realloc(out, cap *= 2);                                                      \
         len += (size_t)snprintf(out + len, cap - len, __VA_ARGS__);                            \
     } while (0)
+    /* The kept key count too: counted again at each start, after the
+     * journal's replay (docs/storage.md, "Key counts"). */
+    redisReply *dbsize = H_CMD(c, "DBSIZE");
+    assert_non_null(dbsize);
+    APPEND("dbsize=%lld;", dbsize->integer);
+    freeReplyObject(dbsize);
     redisReply *keys = H_CMD(c, "KEYS *");
     assert_non_null(keys);
     /* sort key names */

@@ -583,6 +583,25 @@ static void test_db_keys_scan_dbsize_flush(void **state)
     fx_assert_keys(d, 1, 1, 0);
     assert_int_equal(db_flushall(d), 0);
     fx_assert_keys(d, 1, 0, 0);
+    /* A db emptied by deletes answers RANDOMKEY and SCAN from its count,
+     * without a walk over the tombstones. */
+    for (int i = 0; i < 1000; i++) {
+        int kn = snprintf(k, sizeof k, "gone:%d", i);
+        assert_int_equal(db_set(d, 2, k, (size_t)kn, K("v"), 0, 0, NULL, NULL), 1);
+    }
+    assert_int_equal(db_randomkey(d, 2, &rk, &rkn), 0);
+    free(rk);
+    for (int i = 0; i < 1000; i++) {
+        int kn = snprintf(k, sizeof k, "gone:%d", i);
+        assert_int_equal(db_del(d, 2, k, (size_t)kn), 1);
+    }
+    fx_assert_keys(d, 2, 0, 0);
+    assert_int_equal(db_randomkey(d, 2, &rk, &rkn), ENC_ENOTFOUND);
+    db_vec_init(&v);
+    assert_int_equal(db_scan(d, 2, NULL, 0, NULL, 0, 0, 10, &v, &next, &nextn), 0);
+    assert_int_equal(v.n, 0);
+    assert_null(next);
+    db_vec_destroy(&v);
 }
 
 static void test_db_keys_glob(void **state)
