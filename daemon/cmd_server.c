@@ -779,6 +779,10 @@ void cmd_info(struct conn *c)
     if (want_section(c, "storage", true)) {
         SECTION("Storage");
         INFO("storage_dir:%s\r\n", srv.conf.dir);
+        uint64_t kfb, kfk;
+        db_keyf_usage(&srv.db.keyf, &kfb, &kfk);
+        INFO("key_filter:filters=%u,bytes=%llu,keys_added=%llu\r\n", srv.db.keyf.n,
+             (unsigned long long)kfb, (unsigned long long)kfk);
         for (int cf = 0; cf < STOR_CF_COUNT; cf++) {
             uint64_t keys = 0, sst = 0, mem = 0;
             stor_property(srv.stor, cf, "rocksdb.estimate-num-keys", &keys);

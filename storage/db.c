@@ -127,7 +127,8 @@ static int count_all(struct db *d)
     uint64_t est = 0;
     if (stor_property(d->s, STOR_CF_META, "rocksdb.estimate-num-keys", &est) != 0)
         est = 0;
-    db_keyf_init(&d->keyf, est * 2 > DB_KEYF_FIRST ? est * 2 : DB_KEYF_FIRST);
+    est += est / 4; /* room to grow before a second filter is needed */
+    db_keyf_init(&d->keyf, est > DB_KEYF_FIRST ? est : DB_KEYF_FIRST);
     /* Each key goes into the filter 16 keys after its block was
      * prefetched: a random line each, and these misses were most of the
      * pass's time. */

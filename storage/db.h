@@ -98,6 +98,8 @@ void db_keyf_destroy(struct db_keyf *kf); /* frees; kf may be re-inited */
 void db_keyf_add(struct db_keyf *kf, uint64_t h);
 /* false: the key was never added; true: it may have been. */
 bool db_keyf_may(const struct db_keyf *kf, uint64_t h);
+/* Its memory, and how many keys were added (INFO storage). */
+void db_keyf_usage(const struct db_keyf *kf, uint64_t *bytes, uint64_t *keys);
 /* Starts loading the blocks db_keyf_may(kf, h) reads. */
 void db_keyf_prefetch(const struct db_keyf *kf, uint64_t h);
 

@@ -79,6 +79,15 @@ void db_keyf_add(struct db_keyf *kf, uint64_t h)
     f->keys++;
 }
 
+void db_keyf_usage(const struct db_keyf *kf, uint64_t *bytes, uint64_t *keys)
+{
+    *bytes = *keys = 0;
+    for (unsigned i = 0; i < kf->n; i++) {
+        *bytes += kf->f[i].blocks * 64;
+        *keys += kf->f[i].keys;
+    }
+}
+
 void db_keyf_prefetch(const struct db_keyf *kf, uint64_t h)
 {
     for (unsigned i = 0; i < kf->n; i++)

@@ -1555,6 +1555,15 @@ static void test_srv_key_counts(void **state)
         }
         expect_keys(c, 3005, 1);
     }
+    /* Every key created since the fixture's FLUSHALL went into the key
+     * filter; a FLUSHALL empties it and gives its memory back. */
+    r = H_CMD(c, "INFO storage");
+    const char *kf = strstr(r->str, "key_filter:filters=1,bytes=");
+    assert_non_null(kf);
+    kf = strstr(kf, "keys_added=");
+    assert_non_null(kf);
+    assert_true(strtoull(kf + 11, NULL, 10) >= 3005);
+    freeReplyObject(r);
     h_expect_status(c, "OK", "SELECT 1");
     h_expect_int(c, 1, "DBSIZE");
     h_expect_status(c, "OK", "FLUSHDB");
@@ -1562,6 +1571,10 @@ static void test_srv_key_counts(void **state)
     h_expect_status(c, "OK", "SELECT 0");
     h_expect_status(c, "OK", "FLUSHALL");
     expect_keys(c, 0, 0);
+    r = H_CMD(c, "INFO storage");
+    if (!strstr(r->str, "key_filter:filters=0,bytes=0,keys_added=0\r\n"))
+        fail_msg("%s", r->str);
+    freeReplyObject(r);
 }
 
 static long long idletime(redisContext *c, const char *key)
