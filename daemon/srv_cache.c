@@ -62,14 +62,16 @@ static const char *cache_key(int cf, const char *k, size_t kn, size_t *n)
     return cs.key;
 }
 
-static int hook_get(void *arg, int cf, const char *k, size_t kn, const char **v, size_t *vn)
+/* A look-up as db.cache_get (count: an access, in the statistics) or
+ * db.cache_peek wants it. */
+static int lookup(int cf, const char *k, size_t kn, const char **v, size_t *vn, bool count)
 {
-    (void)arg;
     if (!kn)
         return DB_CACHE_MISS;
     size_t n;
     const char *ck = cache_key(cf, k, kn, &n);
-    switch (shmc_w_get(srv.cache, (unsigned char)k[0], ck, n, v, vn)) {
+    unsigned g = (unsigned char)k[0];
+    switch (count ? shmc_w_get(srv.cache, g, ck, n, v, vn) : shmc_w_peek(srv.cache, g, ck, n, v, vn)) {
     case SHMC_W_HIT:
         return DB_CACHE_HIT;
     case SHMC_W_NEG:
@@ -77,6 +79,18 @@ static int hook_get(void *arg, int cf, const char *k, size_t kn, const char **v,
     default:
         return DB_CACHE_MISS;
     }
+}
+
+static int hook_get(void *arg, int cf, const char *k, size_t kn, const char **v, size_t *vn)
+{
+    (void)arg;
+    return lookup(cf, k, kn, v, vn, true);
+}
+
+static int hook_peek(void *arg, int cf, const char *k, size_t kn, const char **v, size_t *vn)
+{
+    (void)arg;
+    return lookup(cf, k, kn, v, vn, false);
 }
 
 static uint64_t hook_prefetch1(void *arg, int cf, const char *k, size_t kn, size_t *ckn)
@@ -182,6 +196,7 @@ int srv_cache_open(void)
     }
     cs.beating = true;
     srv.db.cache_get = hook_get;
+    srv.db.cache_peek = hook_peek;
     srv.db.cache_fill = hook_fill;
     srv.db.cache_prefetch1 = hook_prefetch1;
     srv.db.cache_prefetch2 = hook_prefetch2;
@@ -205,6 +220,7 @@ void srv_cache_destroy(void)
         cs.beating = false;
     }
     srv.db.cache_get = NULL;
+    srv.db.cache_peek = NULL;
     srv.db.cache_fill = NULL;
     srv.db.cache_prefetch1 = NULL;
     srv.db.cache_prefetch2 = NULL;

@@ -685,6 +685,23 @@ int shmc_w_get(struct shmc_w *w, unsigned group, const void *key, size_t klen,
     return SHMC_W_HIT;
 }
 
+int shmc_w_peek(const struct shmc_w *w, unsigned group, const void *key, size_t klen,
+                const char **val, size_t *vlen)
+{
+    uint32_t bi;
+    int si = find(w, shmc_hash(key, klen), group, key, klen, &bi);
+    if (si < 0)
+        return SHMC_W_MISS;
+    const struct shmc_rec *r = rec_at(w, SHMC_SLOT_OFF(w->bk[bi].slot[si]));
+    if (!rec_live(w, r))
+        return SHMC_W_MISS;
+    if (r->flags & SHMC_REC_NEG)
+        return SHMC_W_NEG;
+    *val = rec_key(r) + r->klen;
+    *vlen = r->vlen;
+    return SHMC_W_HIT;
+}
+
 void shmc_w_stats(const struct shmc_w *w, struct shmc_w_stats *st)
 {
     *st = w->st;

@@ -103,6 +103,10 @@ void shmc_w_drop_group(struct shmc_w *w, unsigned group);
  * judged here: the caller decides what an expired record means. */
 int shmc_w_get(struct shmc_w *w, unsigned group, const void *key, size_t klen,
                const char **val, size_t *vlen);
+/* The same answer without counting as an access or in the statistics: for
+ * the daemon's bookkeeping (does a key it is about to write exist?). */
+int shmc_w_peek(const struct shmc_w *w, unsigned group, const void *key, size_t klen,
+                const char **val, size_t *vlen);
 
 void shmc_w_stats(const struct shmc_w *w, struct shmc_w_stats *st);
 /* Zeroes the event counters (not size, used, records, negatives). */

@@ -261,8 +261,9 @@ static int committed_meta(struct db *d, const char *mk, size_t kn, uint64_t h, b
     default:
         break;
     }
-    int hit = d->cache_get ? d->cache_get(d->cache_arg, STOR_CF_META, mk, kn, &cv, &vn)
-                           : DB_CACHE_MISS;
+    int hit = d->cache_peek  ? d->cache_peek(d->cache_arg, STOR_CF_META, mk, kn, &cv, &vn)
+              : d->cache_get ? d->cache_get(d->cache_arg, STOR_CF_META, mk, kn, &cv, &vn)
+                             : DB_CACHE_MISS;
     if (hit == DB_CACHE_ABSENT)
         return 0;
     if (hit == DB_CACHE_HIT) {

@@ -300,7 +300,18 @@ static void test_model(void **state)
         } else if (what < 7) {
             const char *v;
             size_t vn;
+            /* A peek answers as the get after it, and counts nothing. */
+            const char *pv = NULL;
+            size_t pvn = 0;
+            struct shmc_w_stats s0, s1;
+            shmc_w_stats(p.w, &s0);
+            int prc = shmc_w_peek(p.w, 0, key, (size_t)kn, &pv, &pvn);
+            shmc_w_stats(p.w, &s1);
+            assert_int_equal(s0.lookups, s1.lookups);
             int rc = shmc_w_get(p.w, 0, key, (size_t)kn, &v, &vn);
+            assert_int_equal(prc, rc);
+            if (rc == SHMC_W_HIT)
+                assert_true(pv == v && pvn == vn);
             if (rc != SHMC_W_MISS)
                 assert_true(tags > 0);
             if (rc == SHMC_W_HIT) {
