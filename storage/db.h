@@ -78,9 +78,9 @@ struct db_opts {
 
 /* A Bloom filter over every meta key that may exist (db_keyf.c): a commit
  * asks it whether a blind write's key is new before it asks storage. It
- * never forgets a key, and grows by adding filters of twice the size. */
-/* DB_KEYF_K bits per key; DB_KEYF_FIRST: the first filter holds at least
- * that many keys (2 MiB). */
+ * never forgets a key, and grows by adding filters of twice the size.
+ * DB_KEYF_K bits are set per key; the first filter db_init makes holds at
+ * least DB_KEYF_FIRST keys (2 MiB). */
 enum { DB_KEYF_MAX = 24, DB_KEYF_K = 7, DB_KEYF_FIRST = 1 << 20 };
 struct db_keyf_one {
     uint64_t *bits; /* blocks of 512 bits, each a cache line */

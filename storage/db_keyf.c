@@ -6,9 +6,9 @@
  * Blocked: each key sets DB_KEYF_K bits in one 64-byte block, so a look-up
  * costs one cache line per filter. 12 bits per key of capacity: under
  * 1% false positives with three filters asked (test_db_keyf), each then
- * answered by storage. Keys are never
- * removed: a deleted key stays a "maybe". When the newest filter reaches
- * its capacity, a filter of twice the size is added; a look-up asks each.
+ * answered by storage. Keys are never removed: a deleted key stays a
+ * "maybe". When the newest filter reaches its capacity, a filter of twice
+ * the size is added; a look-up asks each.
  */
 #include "db.h"
 #include "stor_mem.h"
@@ -33,9 +33,9 @@ void db_keyf_destroy(struct db_keyf *kf)
 }
 
 /* A zeroed filter for twice the last one's keys (or first_cap), appended.
- * From 1 MiB on, a whole number of 2 MiB huge pages where the kernel has
- * them: each probe is a random line, and with 4 KiB pages most were a TLB
- * miss too. */
+ * From 1 MiB on, a whole number of 2 MiB pages, which the kernel may back
+ * with huge pages: each probe reads a random line, which should not cost
+ * a TLB miss as well. */
 static void keyf_grow(struct db_keyf *kf)
 {
     uint64_t cap = kf->n ? kf->f[kf->n - 1].cap * 2 : kf->first_cap;

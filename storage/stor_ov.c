@@ -439,7 +439,7 @@ void ov_prefetch(const struct ov *o, uint64_t h, int step)
 
 struct ov_node *ov_find(const struct ov *o, int cf, const char *k, size_t kn)
 {
-    return o->tab[tab_slot(o, ov_key_hash(cf, k, kn), cf, k, kn)].n;
+    return ov_find_h(o, ov_key_hash(cf, k, kn), cf, k, kn);
 }
 
 struct ov_node *ov_find_h(const struct ov *o, uint64_t h, int cf, const char *k, size_t kn)
