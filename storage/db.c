@@ -243,50 +243,38 @@ static size_t key_slot(const struct stor_batch *b, size_t i, const uint32_t *see
 static int committed_meta(struct db *d, const char *mk, size_t kn, uint64_t h, bool fill,
                           bool *exists, uint64_t *exp)
 {
-    const char *cv;
-    size_t vn;
-    uint8_t t;
-    *exists = false;
+    const char *cv = NULL;
+    char *v = NULL;
+    size_t vn = 0;
+    int rc = 0;
     *exp = 0;
     /* The overlay first: the op's hash finds its node with no hashing, and
      * the prefetch loaded it (db_prefetch2). */
-    switch (stor_peek(d->s, h, STOR_CF_META, mk, kn, &cv, &vn)) {
-    case STOR_PUT:
-        *exists = true;
-        if (enc_meta_peek(cv, vn, &t, exp) != 0)
-            *exp = 0;
-        return 0;
-    case STOR_DELETED:
-        return 0;
-    default:
-        break;
+    int ov = stor_peek(d->s, h, STOR_CF_META, mk, kn, &cv, &vn);
+    if (ov != STOR_ABSENT) {
+        *exists = ov == STOR_PUT;
+    } else {
+        int hit = d->cache_peek ? d->cache_peek(d->cache_arg, STOR_CF_META, mk, kn, &cv, &vn)
+                                : DB_CACHE_MISS;
+        if (hit != DB_CACHE_MISS) {
+            *exists = hit == DB_CACHE_HIT;
+        } else if (!db_keyf_may(&d->keyf, h)) {
+            *exists = false; /* never written: a new key, without a storage read */
+        } else {
+            rc = stor_get(d->s, STOR_CF_META, mk, kn, &v, &vn);
+            if (fill && d->cache_fill && (rc == 0 || rc == ENC_ENOTFOUND))
+                d->cache_fill(d->cache_arg, STOR_CF_META, mk, kn, rc ? NULL : v, rc ? 0 : vn);
+            *exists = rc == 0;
+            cv = v;
+            if (rc == ENC_ENOTFOUND)
+                rc = 0;
+        }
     }
-    int hit = d->cache_peek  ? d->cache_peek(d->cache_arg, STOR_CF_META, mk, kn, &cv, &vn)
-              : d->cache_get ? d->cache_get(d->cache_arg, STOR_CF_META, mk, kn, &cv, &vn)
-                             : DB_CACHE_MISS;
-    if (hit == DB_CACHE_ABSENT)
-        return 0;
-    if (hit == DB_CACHE_HIT) {
-        *exists = true;
-        if (enc_meta_peek(cv, vn, &t, exp) != 0)
-            *exp = 0;
-        return 0;
-    }
-    if (!db_keyf_may(&d->keyf, h))
-        return 0; /* never written: a new key, without a storage read */
-    char *v;
-    int rc = stor_get(d->s, STOR_CF_META, mk, kn, &v, &vn);
-    if (fill && d->cache_fill && (rc == 0 || rc == ENC_ENOTFOUND))
-        d->cache_fill(d->cache_arg, STOR_CF_META, mk, kn, rc ? NULL : v, rc ? 0 : vn);
-    if (rc == ENC_ENOTFOUND)
-        return 0;
-    if (rc)
-        return rc;
-    *exists = true;
-    if (enc_meta_peek(v, vn, &t, exp) != 0)
+    uint8_t t;
+    if (*exists && enc_meta_peek(cv, vn, &t, exp) != 0)
         *exp = 0;
     free(v);
-    return 0;
+    return rc;
 }
 
 static bool meta_write(const struct stor_op *op)

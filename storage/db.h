@@ -126,8 +126,8 @@ struct db {
      * is on_commit's job. */
     int (*cache_get)(void *arg, int cf, const char *k, size_t kn, const char **v, size_t *vn);
     void (*cache_fill)(void *arg, int cf, const char *k, size_t kn, const char *v, size_t vn);
-    /* Optional: get's answer without counting a read (the commit's own
-     * look-up of the keys it writes: key counts, keyspace events). */
+    /* get's answer without counting a read (the commit's own look-up of
+     * the keys it writes: key counts, keyspace events); a cache sets both. */
     int (*cache_peek)(void *arg, int cf, const char *k, size_t kn, const char **v, size_t *vn);
     /* Optional: start loading what a look-up of (cf, k) reads, in two
      * steps (db_prefetch1, db_prefetch2): the first returns the cache's
