@@ -181,6 +181,7 @@ int db_init(struct db *d, struct stor *s, const struct db_opts *o)
 
 void db_destroy(struct db *d)
 {
+    db_pick_reset(&d->picks);
     db_keyf_destroy(&d->keyf);
     stor_batch_destroy(&d->b);
     db_vec_destroy(&d->created);
@@ -394,6 +395,8 @@ int db_commit(struct db *d)
         return rc;
     }
     rc = stor_commit(d->s, &d->b);
+    if (rc == 0 && d->picks.n)
+        db_pick_note(d, &d->b);
     if (rc == 0)
         for (unsigned j = 0; j < kc.n; j++) {
             d->nkeys[kc.e[j].dbi] += (uint64_t)kc.e[j].keys;
@@ -1315,6 +1318,7 @@ static int flush_range(struct db *d, unsigned lodb, unsigned hidb)
         stor_batch_del_range(&d->b, cf, lo, 1, ehi, sizeof ehi);
     }
     int rc = db_commit(d);
+    db_pick_reset(&d->picks); /* their collections are gone, or soon will be */
     /* The range deletes are the set's only writes: those dbs are empty. */
     for (unsigned dbi = lodb; rc == 0 && dbi <= hidb; dbi++)
         d->nkeys[dbi] = d->nexpires[dbi] = 0;

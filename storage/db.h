@@ -103,6 +103,38 @@ void db_keyf_usage(const struct db_keyf *kf, uint64_t *bytes, uint64_t *keys);
 /* Starts loading the blocks db_keyf_may(kf, h) reads. */
 void db_keyf_prefetch(const struct db_keyf *kf, uint64_t h);
 
+/* Pick indexes (db_pick.c): for a few large collections that random
+ * picks were asked of, pivot members cutting the members into buckets of
+ * at most DB_PICK_BMAX, so that SRANDMEMBER, SPOP, HRANDFIELD and
+ * ZRANDMEMBER read O(BMAX) members a pick instead of all of them. Memory
+ * only; kept for at most DB_PICK_MAX collections and DB_PICK_BYTES. */
+enum {
+    DB_PICK_MIN = 1024, /* smaller collections are read whole */
+    DB_PICK_B = 64,     /* members per bucket when cut */
+    DB_PICK_BMAX = 128, /* the most a bucket may hold at a pick */
+    DB_PICK_MAX = 16,
+    DB_PICK_BYTES = 64 << 20
+};
+struct db_pick_ix {
+    unsigned dbi;
+    char *key;
+    size_t klen;
+    uint64_t version; /* the collection's: a new one is another collection */
+    size_t k, cap;    /* buckets, and room for them */
+    char **piv;       /* piv[i]: bucket i's first member bound (piv[0] unused) */
+    uint32_t *pivn;
+    uint32_t *ub;     /* ub[i] >= the members in bucket i */
+    size_t pivbytes;
+    bool over;        /* some ub[i] > DB_PICK_BMAX */
+    uint64_t used;    /* for dropping the least recently used */
+};
+struct db_picks {
+    struct db_pick_ix *ix[DB_PICK_MAX];
+    unsigned n;
+    uint64_t tick;
+    size_t bytes;
+};
+
 struct db {
     struct stor *s;
     struct db_opts o;
@@ -161,6 +193,7 @@ struct db {
         uint64_t version;
         char key[64];
     } last_coll;
+    struct db_picks picks;
 };
 
 enum { DB_CACHE_MISS = 0, DB_CACHE_HIT = 1, DB_CACHE_ABSENT = 2 };

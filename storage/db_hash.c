@@ -302,11 +302,18 @@ out:
 int db_hrandfield(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t count,
                   int withvalues, struct db_vec *out)
 {
-    struct db_vec all;
-    db_vec_init(&all);
-    int rc = db_hgetall(d, dbi, key, klen, withvalues ? DB_H_BOTH : DB_H_FIELDS, &all);
+    struct db_kc kc;
+    int rc = kc_open(d, &kc, dbi, key, klen, ENC_TYPE_HASH);
     if (rc == 0)
-        db_sample(d, &all, withvalues ? 2 : 1, count, out);
-    db_vec_destroy(&all);
-    return rc;
+        rc = db_pick(d, &kc, count, withvalues ? DB_PICK_PAIRS : DB_PICK_KEYS, out);
+    kc_free(&kc);
+    if (rc == DB_PICK_READ_ALL) {
+        struct db_vec all;
+        db_vec_init(&all);
+        rc = db_hgetall(d, dbi, key, klen, withvalues ? DB_H_BOTH : DB_H_FIELDS, &all);
+        if (rc == 0)
+            db_sample(d, &all, withvalues ? 2 : 1, count, out);
+        db_vec_destroy(&all);
+    }
+    return rc == ENC_ENOTFOUND ? 0 : rc;
 }

@@ -125,6 +125,23 @@ int kc_size(struct db *d, struct db_kc *kc, uint64_t *n);
  * removed: how many elements this operation removed (counted coding). */
 int kc_settle(struct db *d, struct db_kc *kc);
 
+/* Random members of an open collection through its pick index (built on
+ * first use; db_pick.c): count > 0 asks for min(count, size) distinct
+ * members, count < 0 for -count with repetition. Pushes each pick to out:
+ * DB_PICK_KEYS the member, DB_PICK_PAIRS field then value, DB_PICK_SCORES
+ * the member with the score its sub record holds. 0, DB_PICK_READ_ALL when
+ * reading every member is the better way (or the only one: a blind
+ * coding, a small collection, a count near its size), out then unchanged,
+ * or a storage error. */
+enum { DB_PICK_KEYS, DB_PICK_PAIRS, DB_PICK_SCORES };
+#define DB_PICK_READ_ALL 1
+int db_pick(struct db *d, struct db_kc *kc, int64_t count, int how, struct db_vec *out);
+/* After a commit: raises the bucket bounds of indexed collections that b
+ * writes members of. */
+void db_pick_note(struct db *d, const struct stor_batch *b);
+/* Drops every pick index (FLUSHDB, FLUSHALL, db_destroy). */
+void db_pick_reset(struct db_picks *p);
+
 /* Random numbers for SPOP/SRANDMEMBER/... (xorshift64*). */
 uint64_t db_rand(struct db *d);
 

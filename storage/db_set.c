@@ -89,13 +89,20 @@ int db_scard(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t 
 int db_srandmember(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t count,
                    struct db_vec *out)
 {
-    struct db_vec all;
-    db_vec_init(&all);
-    int rc = db_smembers(d, dbi, key, klen, &all);
+    struct db_kc kc;
+    int rc = kc_open(d, &kc, dbi, key, klen, ENC_TYPE_SET);
     if (rc == 0)
-        db_sample(d, &all, 1, count, out);
-    db_vec_destroy(&all);
-    return rc;
+        rc = db_pick(d, &kc, count, DB_PICK_KEYS, out);
+    if (rc == DB_PICK_READ_ALL) {
+        struct db_vec all;
+        db_vec_init(&all);
+        rc = set_members(d, &kc, &all);
+        if (rc == 0)
+            db_sample(d, &all, 1, count, out);
+        db_vec_destroy(&all);
+    }
+    kc_free(&kc);
+    return rc == ENC_ENOTFOUND ? 0 : rc;
 }
 
 int db_spop(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t count,
@@ -108,16 +115,22 @@ int db_spop(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t c
     int rc = kc_open(d, &kc, dbi, key, klen, ENC_TYPE_SET);
     if (rc)
         goto out;
-    if ((rc = set_members(d, &kc, &all)))
+    int64_t want = count > INT64_MAX ? INT64_MAX : (int64_t)count;
+    rc = db_pick(d, &kc, want, DB_PICK_KEYS, out);
+    if (rc == DB_PICK_READ_ALL) {
+        if ((rc = set_members(d, &kc, &all)))
+            goto out;
+        db_sample(d, &all, 1, want, out);
+    } else if (rc) {
         goto out;
-    db_sample(d, &all, 1, count > INT64_MAX ? INT64_MAX : (int64_t)count, out);
+    }
     for (size_t i = 0; i < out->n; i++) {
         size_t kn;
         const char *k = kc_sub(&kc, db_vec_ptr(out, i), db_vec_len(out, i), &kn);
         stor_batch_del(&d->b, STOR_CF_SUB, k, kn);
     }
     kc.m.size -= kc.m.coding == ENC_CODING_BLIND ? 0 : out->n;
-    if (out->n == all.n)
+    if (all.n && out->n == all.n)
         kc_del_meta(d, &kc); /* popped everything */
     else if ((rc = kc_settle(d, &kc)))
         goto out;

@@ -497,6 +497,13 @@ int db_zpop(struct db *d, unsigned dbi, const char *key, size_t klen, int max, u
 int db_zrandmember(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t count,
                    struct db_vec *out)
 {
+    struct db_kc kc;
+    int rc = kc_open(d, &kc, dbi, key, klen, ENC_TYPE_ZSET);
+    if (rc == 0)
+        rc = db_pick(d, &kc, count, DB_PICK_SCORES, out);
+    kc_free(&kc);
+    if (rc != DB_PICK_READ_ALL)
+        return rc == ENC_ENOTFOUND ? 0 : rc;
     struct db_vec all;
     db_vec_init(&all);
     struct db_zspec s;
@@ -505,7 +512,7 @@ int db_zrandmember(struct db *d, unsigned dbi, const char *key, size_t klen, int
     s.lmin.inf = -1;
     s.lmax.inf = 1;
     s.limit = -1;
-    int rc = db_zrange(d, dbi, key, klen, &s, &all);
+    rc = db_zrange(d, dbi, key, klen, &s, &all);
     if (rc == 0)
         db_sample(d, &all, 1, count, out);
     db_vec_destroy(&all);

@@ -4,6 +4,8 @@
  */
 #include "db_int.h"
 #include "enc.h"
+#include <math.h>
+
 #include "fixture.h"
 
 static void test_db_hash_basic(void **state)
@@ -378,6 +380,185 @@ static void test_db_prefetch_field(void **state)
     d->cache_prefetch1 = NULL;
 }
 
+/* ---- pick indexes (db_pick.c) ---- */
+
+/* Every bucket of the index of (dbi 0, key) holds no more members than its
+ * bound: what makes picks uniform. Returns the number of buckets. */
+static size_t assert_pick_bounds(struct db *d, const char *key, size_t klen)
+{
+    const struct db_pick_ix *ix = NULL;
+    for (unsigned j = 0; j < d->picks.n; j++)
+        if (d->picks.ix[j]->klen == klen && !memcmp(d->picks.ix[j]->key, key, klen))
+            ix = d->picks.ix[j];
+    assert_non_null(ix);
+    struct db_vec all;
+    db_vec_init(&all);
+    assert_int_equal(db_smembers(d, 0, key, klen, &all), 0);
+    size_t b = 0;
+    uint32_t c = 0;
+    for (size_t i = 0; i < all.n; i++) { /* members come in order */
+        const char *m = db_vec_ptr(&all, i);
+        size_t mn = db_vec_len(&all, i);
+        while (b + 1 < ix->k) {
+            size_t pn = ix->pivn[b + 1];
+            int cmp = memcmp(m, ix->piv[b + 1], mn < pn ? mn : pn);
+            if (cmp < 0 || (cmp == 0 && mn < pn))
+                break;
+            assert_true(c <= ix->ub[b]);
+            b++, c = 0;
+        }
+        c++;
+    }
+    assert_true(c <= ix->ub[b]);
+    db_vec_destroy(&all);
+    return ix->k;
+}
+
+/* Chi-square of draws single SRANDMEMBERs of "s", whose members are
+ * "m<n>" or "z<n>" (z: n + 100000), against a uniform choice. */
+static double pick_chi2(struct db *d, uint64_t draws)
+{
+    uint64_t n;
+    assert_int_equal(db_scard(d, 0, K("s"), &n), 0);
+    uint32_t *hits = calloc(200000, sizeof *hits);
+    assert_non_null(hits);
+    struct db_vec v;
+    db_vec_init(&v);
+    for (uint64_t i = 0; i < draws; i++) {
+        db_vec_clear(&v);
+        assert_int_equal(db_srandmember(d, 0, K("s"), 1, &v), 0);
+        assert_int_equal(v.n, 1);
+        char b[16] = {0};
+        memcpy(b, db_vec_ptr(&v, 0), db_vec_len(&v, 0) < 15 ? db_vec_len(&v, 0) : 15);
+        hits[atoi(b + 1) + (b[0] == 'z' ? 100000 : 0)]++;
+    }
+    db_vec_destroy(&v);
+    double e = (double)draws / (double)n, chi = 0;
+    size_t seen = 0;
+    for (size_t i = 0; i < 200000; i++)
+        if (hits[i]) {
+            chi += ((double)hits[i] - e) * ((double)hits[i] - e) / e;
+            seen++;
+        }
+    chi += (double)(n - seen) * e; /* members never drawn */
+    free(hits);
+    return chi;
+}
+
+static void test_db_pick_set(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    d->rng = 0x5eed5eed5eedull; /* the figures below are this seed's */
+    uint64_t n;
+    char b[32];
+    struct db_str m[1] = {{b, 0}};
+    for (int i = 0; i < 2048; i++) {
+        m[0].n = (size_t)snprintf(b, sizeof b, "m%d", i);
+        assert_int_equal(db_sadd(d, 0, K("s"), m, 1, &n), 0);
+    }
+    /* Chi-square with 2047 degrees of freedom: mean 2047, sd 64. A pick
+     * that favoured the members after a long gap, or missed a bucket's
+     * tail, lands thousands above. */
+    double chi = pick_chi2(d, 40 * 2048);
+    assert_true(chi > 2047 - 6 * 64 && chi < 2047 + 6 * 64);
+    assert_int_equal(d->picks.n, 1);
+    size_t k = assert_pick_bounds(d, K("s"));
+    assert_int_equal(k, 2048 / DB_PICK_B);
+
+    /* 3000 members after every pivot: all into the last bucket, which
+     * the commits' notes mark and the next pick splits. A third of the
+     * first ones go. */
+    for (int i = 0; i < 3000; i++) {
+        m[0].n = (size_t)snprintf(b, sizeof b, "z%d", i);
+        assert_int_equal(db_sadd(d, 0, K("s"), m, 1, &n), 0);
+    }
+    for (int i = 0; i < 2048; i += 3) {
+        m[0].n = (size_t)snprintf(b, sizeof b, "m%d", i);
+        assert_int_equal(db_srem(d, 0, K("s"), m, 1, &n), 0);
+    }
+    assert_pick_bounds(d, K("s")); /* bounds raised by the writes alone */
+    assert_int_equal(db_scard(d, 0, K("s"), &n), 0);
+    chi = pick_chi2(d, 20 * n);
+    assert_true(chi > (double)n - 1 - 6 * sqrt(2.0 * (double)n) &&
+                chi < (double)n - 1 + 6 * sqrt(2.0 * (double)n));
+    assert_true(assert_pick_bounds(d, K("s")) > k + 3000 / DB_PICK_BMAX);
+    for (size_t i = 0; i < d->picks.ix[0]->k; i++)
+        assert_true(d->picks.ix[0]->ub[i] <= DB_PICK_BMAX);
+
+    /* Distinct picks, and picks with repetition. */
+    struct db_vec v;
+    db_vec_init(&v);
+    assert_int_equal(db_srandmember(d, 0, K("s"), 30, &v), 0);
+    assert_int_equal(v.n, 30);
+    for (size_t i = 0; i < v.n; i++)
+        for (size_t j = i + 1; j < v.n; j++)
+            assert_false(db_vec_len(&v, i) == db_vec_len(&v, j) &&
+                         !memcmp(db_vec_ptr(&v, i), db_vec_ptr(&v, j), db_vec_len(&v, i)));
+    db_vec_clear(&v);
+    assert_int_equal(db_srandmember(d, 0, K("s"), -30, &v), 0);
+    assert_int_equal(v.n, 30);
+    db_vec_clear(&v);
+    /* A count near the size reads the whole set, as before. */
+    assert_int_equal(db_srandmember(d, 0, K("s"), (int64_t)n - 1, &v), 0);
+    assert_int_equal(v.n, n - 1);
+    db_vec_clear(&v);
+
+    /* SPOP through the index: each popped member is gone. */
+    for (int i = 0; i < 200; i++) {
+        assert_int_equal(db_spop(d, 0, K("s"), i % 2 ? 1 : 3, &v), 0);
+        for (size_t j = 0; j < v.n; j++)
+            assert_int_equal(db_sismember(d, 0, K("s"), db_vec_ptr(&v, j), db_vec_len(&v, j)), 0);
+        db_vec_clear(&v);
+    }
+    uint64_t left;
+    assert_int_equal(db_scard(d, 0, K("s"), &left), 0);
+    assert_int_equal(left, n - 400);
+    assert_pick_bounds(d, K("s"));
+    /* A new version of the key is another collection, with its own index. */
+    assert_int_equal(db_del(d, 0, K("s")), 1);
+    for (int i = 0; i < 1500; i++) {
+        m[0].n = (size_t)snprintf(b, sizeof b, "m%d", i);
+        assert_int_equal(db_sadd(d, 0, K("s"), m, 1, &n), 0);
+    }
+    assert_int_equal(db_srandmember(d, 0, K("s"), 1, &v), 0);
+    assert_int_equal(d->picks.n, 2);
+    assert_int_equal(db_flushall(d), 0);
+    assert_int_equal(d->picks.n, 0);
+    db_vec_destroy(&v);
+}
+
+static void test_db_pick_hash(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    uint64_t n;
+    char fb[32], vb[32];
+    struct db_str fv[2] = {{fb, 0}, {vb, 0}};
+    for (int i = 0; i < 3000; i++) {
+        fv[0].n = (size_t)snprintf(fb, sizeof fb, "f%d", i);
+        fv[1].n = (size_t)snprintf(vb, sizeof vb, "value-%d", i);
+        assert_int_equal(db_hset(d, 0, K("h"), fv, 1, 0, &n), 0);
+    }
+    struct db_vec v;
+    db_vec_init(&v);
+    assert_int_equal(db_hrandfield(d, 0, K("h"), 20, 1, &v), 0);
+    /* A blind hash has no size to weigh a pick by: it is read whole. */
+    assert_int_equal(d->picks.n, d->o.hash_coding == ENC_CODING_BLIND ? 0 : 1);
+    assert_int_equal(v.n, 40);
+    for (size_t i = 0; i < v.n; i += 2) {
+        char want[32];
+        int len = snprintf(want, sizeof want, "value-%.*s", (int)db_vec_len(&v, i) - 1,
+                           db_vec_ptr(&v, i) + 1);
+        assert_int_equal(db_vec_len(&v, i + 1), (size_t)len);
+        assert_memory_equal(db_vec_ptr(&v, i + 1), want, (size_t)len);
+    }
+    db_vec_clear(&v);
+    assert_int_equal(db_hrandfield(d, 0, K("h"), -5, 0, &v), 0);
+    assert_int_equal(v.n, 5);
+    db_vec_destroy(&v);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
@@ -386,6 +567,7 @@ int main(void)
         T(test_db_hash_basic),  T(test_db_hash_incr), T(test_db_hash_randfield_scan),
         TB(test_db_hash_blind), T(test_db_set_basic), T(test_db_set_smove),
         T(test_db_set_algebra), TB(test_db_set_blind), T(test_db_prefetch_field),
+        T(test_db_pick_set),    T(test_db_pick_hash), TB(test_db_pick_hash),
         /* The counted-coding tests hold for blind keys too, but for replies
          * documented as approximate, which these tests do not exercise. */
         TB(test_db_hash_incr),  TB(test_db_set_smove), TB(test_db_set_algebra),

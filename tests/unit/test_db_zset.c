@@ -339,13 +339,43 @@ static void test_db_zset_scan(void **state)
     assert_string_equal(buf, "-inf");
 }
 
+/* ZRANDMEMBER of a large sorted set goes through a pick index (db_pick.c):
+ * each pick carries the score its member has. */
+static void test_db_zset_pick(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    char b[32];
+    struct db_str m[1] = {{b, 0}};
+    uint64_t n;
+    for (int i = 0; i < 2000; i++) {
+        double sc = i * 0.5 - 100;
+        m[0].n = (size_t)snprintf(b, sizeof b, "m%d", i);
+        assert_int_equal(db_zadd(d, 0, K("z"), &sc, m, 1, 0, &n, NULL), 0);
+    }
+    struct db_vec v;
+    db_vec_init(&v);
+    assert_int_equal(db_zrandmember(d, 0, K("z"), 12, &v), 0);
+    assert_int_equal(d->picks.n, 1);
+    assert_int_equal(v.n, 12);
+    for (size_t i = 0; i < v.n; i++) {
+        char num[16] = {0};
+        memcpy(num, db_vec_ptr(&v, i) + 1, db_vec_len(&v, i) - 1);
+        assert_true(v.items[i].score == atoi(num) * 0.5 - 100);
+    }
+    db_vec_clear(&v);
+    assert_int_equal(db_zrandmember(d, 0, K("z"), -12, &v), 0);
+    assert_int_equal(v.n, 12);
+    db_vec_destroy(&v);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
     const struct CMUnitTest tests[] = {
         T(test_db_zset_add_flags),    T(test_db_zset_range_rank), T(test_db_zset_range_score),
         T(test_db_zset_range_lex),    T(test_db_zset_rank_rem_pop), T(test_db_zset_store_ops),
-        T(test_db_zset_scan),
+        T(test_db_zset_scan),         T(test_db_zset_pick),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
