@@ -1577,6 +1577,73 @@ static void test_srv_key_counts(void **state)
     freeReplyObject(r);
 }
 
+/* SRANDMEMBER, SPOP, HRANDFIELD and ZRANDMEMBER on collections large
+ * enough for a pick index (db_pick.c): replies shaped as Redis's, popped
+ * members gone for every reader (the shm cache too), values and scores
+ * paired with their own members. */
+static void test_srv_random_picks(void **state)
+{
+    redisContext *c = *state;
+    redisReply *r;
+    for (int i = 0; i < 3000; i++) {
+        redisAppendCommand(c, "SADD big m%d", i);
+        redisAppendCommand(c, "HSET bigh f%d v%d", i, i);
+        redisAppendCommand(c, "ZADD bigz %d z%d", i, i);
+    }
+    for (int i = 0; i < 3 * 3000; i++) {
+        assert_int_equal(redisGetReply(c, (void **)&r), REDIS_OK);
+        freeReplyObject(r);
+    }
+    r = H_CMD(c, "SRANDMEMBER big");
+    assert_int_equal(r->type, REDIS_REPLY_STRING);
+    assert_true(r->str[0] == 'm');
+    freeReplyObject(r);
+    r = H_CMD(c, "SRANDMEMBER big 20");
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    assert_int_equal(r->elements, 20);
+    for (size_t i = 0; i < r->elements; i++)
+        for (size_t j = i + 1; j < r->elements; j++)
+            assert_string_not_equal(r->element[i]->str, r->element[j]->str);
+    freeReplyObject(r);
+    r = H_CMD(c, "SRANDMEMBER big -20");
+    assert_int_equal(r->elements, 20);
+    freeReplyObject(r);
+    for (int i = 0; i < 100; i++) {
+        r = H_CMD(c, "SPOP big");
+        assert_int_equal(r->type, REDIS_REPLY_STRING);
+        h_expect_int(c, 0, "SISMEMBER big %s", r->str);
+        freeReplyObject(r);
+    }
+    r = H_CMD(c, "SPOP big 7");
+    assert_int_equal(r->elements, 7);
+    for (size_t i = 0; i < r->elements; i++)
+        h_expect_int(c, 0, "SISMEMBER big %s", r->element[i]->str);
+    freeReplyObject(r);
+    h_expect_int(c, 3000 - 107, "SCARD big");
+    r = H_CMD(c, "HRANDFIELD bigh 5 WITHVALUES");
+    assert_int_equal(r->elements, 10);
+    for (size_t i = 0; i < r->elements; i += 2)
+        assert_string_equal(r->element[i]->str + 1, r->element[i + 1]->str + 1);
+    freeReplyObject(r);
+    r = H_CMD(c, "ZRANDMEMBER bigz 5 WITHSCORES");
+    assert_int_equal(r->elements, 10);
+    for (size_t i = 0; i < r->elements; i += 2)
+        assert_string_equal(r->element[i]->str + 1, r->element[i + 1]->str);
+    freeReplyObject(r);
+    h_expect_err(c, "WRONGTYPE", "SRANDMEMBER bigh");
+    r = H_CMD(c, "INFO storage");
+    if (!strstr(r->str, "pick_indexes:collections=3,bytes="))
+        fail_msg("%s", r->str);
+    freeReplyObject(r);
+    h_expect_int(c, 3, "DEL big bigh bigz");
+    h_expect_nil(c, "SRANDMEMBER big");
+    h_expect_status(c, "OK", "FLUSHALL");
+    r = H_CMD(c, "INFO storage");
+    if (!strstr(r->str, "pick_indexes:collections=0,bytes=0\r\n"))
+        fail_msg("%s", r->str);
+    freeReplyObject(r);
+}
+
 static long long idletime(redisContext *c, const char *key)
 {
     redisReply *r = H_CMD(c, "OBJECT IDLETIME %s", key);
@@ -1980,6 +2047,7 @@ int main(void)
         T(test_srv_keyspace_expired),
         T(test_srv_bgsave_lastsave),    T(test_srv_compact),
         T(test_srv_unix_socket),        T(test_srv_active_expiry), T(test_srv_key_counts),
+        T(test_srv_random_picks),
         T(test_srv_auth_and_limits),    T(test_srv_object_idletime), T(test_srv_memory), T(test_srv_lcs_limit), T(test_srv_migrate_many_keys),
         T(test_srv_persistence_across_shutdown),
     };
