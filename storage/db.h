@@ -133,6 +133,7 @@ struct db_picks {
     unsigned n;
     uint64_t tick;
     size_t bytes;
+    size_t limit; /* what they may take; 0: DB_PICK_BYTES (tests lower it) */
 };
 
 struct db {

@@ -37,6 +37,11 @@ static const char *member_at(const struct db_kc *kc, struct stor_it *it, size_t 
     return kc_suffix(kc, k, kn, mn);
 }
 
+static size_t limit_of(const struct db_picks *p)
+{
+    return p->limit ? p->limit : DB_PICK_BYTES;
+}
+
 static void ix_free(struct db_pick_ix *ix)
 {
     if (!ix)
@@ -194,8 +199,10 @@ static int settle_bucket(struct db_kc *kc, struct stor_it *it, struct db_pick_ix
     return stor_it_status(it);
 }
 
-/* Builds the index of an open collection: one pass over its members. */
-static int build(struct db_kc *kc, struct stor_it *it, struct db_pick_ix *ix)
+/* Builds the index of an open collection: one pass over its members.
+ * 0, a storage error, or DB_PICK_READ_ALL when the pivots alone would
+ * pass limit (with the default, members of a megabyte or more). */
+static int build(struct db_kc *kc, struct stor_it *it, struct db_pick_ix *ix, size_t limit)
 {
     uint32_t c = 0;
     stor_it_first(it);
@@ -203,6 +210,8 @@ static int build(struct db_kc *kc, struct stor_it *it, struct db_pick_ix *ix)
         if (c == DB_PICK_B) {
             size_t mn;
             const char *m = member_at(kc, it, &mn);
+            if (ix->pivbytes + mn > limit)
+                return DB_PICK_READ_ALL;
             ix->ub[ix->k - 1] = c;
             insert_bucket(ix, ix->k, m, mn, 0);
             c = 0;
@@ -213,9 +222,10 @@ static int build(struct db_kc *kc, struct stor_it *it, struct db_pick_ix *ix)
     return stor_it_status(it);
 }
 
-/* A fresh index of kc's collection, or NULL with *rc set (a storage error,
- * or 0 for a collection smaller than DB_PICK_MIN after all). */
-static struct db_pick_ix *make(struct db_kc *kc, struct stor_it *it, int *rc)
+/* A fresh index of kc's collection, or NULL with *rc set: a storage
+ * error, or DB_PICK_READ_ALL (smaller than DB_PICK_MIN after all, or too
+ * large an index). */
+static struct db_pick_ix *make(struct db_kc *kc, struct stor_it *it, size_t limit, int *rc)
 {
     struct db_pick_ix *ix = stor_xmalloc(sizeof *ix);
     memset(ix, 0, sizeof *ix);
@@ -227,11 +237,13 @@ static struct db_pick_ix *make(struct db_kc *kc, struct stor_it *it, int *rc)
     ix->piv[0] = NULL;
     ix->pivn[0] = 0;
     ix->k = 1;
-    *rc = build(kc, it, ix);
+    *rc = build(kc, it, ix, limit);
     uint64_t n = 0;
     for (size_t i = 0; i < ix->k; i++)
         n += ix->ub[i];
-    if (*rc || n < DB_PICK_MIN) {
+    if (*rc == 0 && n < DB_PICK_MIN)
+        *rc = DB_PICK_READ_ALL;
+    if (*rc) {
         ix_free(ix);
         return NULL;
     }
@@ -239,12 +251,17 @@ static struct db_pick_ix *make(struct db_kc *kc, struct stor_it *it, int *rc)
 }
 
 /* Keeps ix in the table, dropping the least recently used indexes while
- * there are too many or they take too much memory. */
+ * there are too many or they take too much memory; one that alone takes
+ * too much (splits grew it) goes itself. */
 static void keep(struct db_picks *p, struct db_pick_ix *ix)
 {
     ix->used = ++p->tick;
     size_t b = ix_bytes(ix);
-    while (p->n && (p->n == DB_PICK_MAX || p->bytes + b > DB_PICK_BYTES)) {
+    if (b > limit_of(p)) {
+        ix_free(ix);
+        return;
+    }
+    while (p->n && (p->n == DB_PICK_MAX || p->bytes + b > limit_of(p))) {
         unsigned old = 0;
         for (unsigned j = 1; j < p->n; j++)
             if (p->ix[j]->used < p->ix[old]->used)
@@ -325,12 +342,10 @@ int db_pick(struct db *d, struct db_kc *kc, int64_t count, int how, struct db_ve
     struct stor_it *it = kc_iter(d, kc, STOR_CF_SUB);
     int rc = 0, builds = 0;
     if (!ix) {
-        ix = make(kc, it, &rc);
+        ix = make(kc, it, limit_of(p), &rc);
         builds++;
-        if (!ix) {
-            rc = rc ? rc : DB_PICK_READ_ALL;
+        if (!ix)
             goto out;
-        }
     }
     size_t stride = how == DB_PICK_PAIRS ? 2 : 1, first = out->n, first_used = out->used;
     struct seen s = {NULL, 0, first, stride};
@@ -361,11 +376,8 @@ int db_pick(struct db *d, struct db_kc *kc, int64_t count, int how, struct db_ve
                 rc = DB_PICK_READ_ALL;
                 break;
             }
-            ix = make(kc, it, &rc);
-            if (!ix) {
-                rc = rc ? rc : DB_PICK_READ_ALL;
+            if (!(ix = make(kc, it, limit_of(p), &rc)))
                 break;
-            }
             rejects = 0;
             continue;
         }

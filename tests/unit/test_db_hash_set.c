@@ -559,6 +559,74 @@ static void test_db_pick_hash(void **state)
     db_vec_destroy(&v);
 }
 
+/* The pick indexes' memory stays within its limit: the least recently used
+ * goes first, one too large for the limit is not kept (its collection is
+ * read whole, with right answers), and at most DB_PICK_MAX are kept. */
+static void test_db_pick_limits(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    uint64_t n;
+    char b[300];
+    struct db_str m[1] = {{b, 0}};
+    char key[16];
+    for (int k = 0; k < DB_PICK_MAX + 2; k++) {
+        size_t kn = (size_t)snprintf(key, sizeof key, "s%d", k);
+        for (int i = 0; i < 1100; i++) {
+            m[0].n = (size_t)snprintf(b, sizeof b, "m%d", i);
+            assert_int_equal(db_sadd(d, 0, key, kn, m, 1, &n), 0);
+        }
+    }
+    struct db_vec v;
+    db_vec_init(&v);
+    for (int k = 0; k < DB_PICK_MAX + 2; k++) {
+        size_t kn = (size_t)snprintf(key, sizeof key, "s%d", k);
+        assert_int_equal(db_srandmember(d, 0, key, kn, 1, &v), 0);
+        assert_int_equal(v.n, 1);
+        db_vec_clear(&v);
+        assert_int_equal(d->picks.n, k < DB_PICK_MAX ? k + 1 : DB_PICK_MAX);
+    }
+    /* s0 and s1 went first: s0's pick builds its index again, in place of
+     * s2's, the least recently used now. */
+    for (unsigned j = 0; j < d->picks.n; j++)
+        assert_false(d->picks.ix[j]->klen == 2 && !memcmp(d->picks.ix[j]->key, "s0", 2));
+    assert_int_equal(db_srandmember(d, 0, K("s0"), 1, &v), 0);
+    db_vec_clear(&v);
+    bool s0 = false, s2 = false;
+    for (unsigned j = 0; j < d->picks.n; j++) {
+        s0 |= d->picks.ix[j]->klen == 2 && !memcmp(d->picks.ix[j]->key, "s0", 2);
+        s2 |= d->picks.ix[j]->klen == 2 && !memcmp(d->picks.ix[j]->key, "s2", 2);
+    }
+    assert_true(s0 && !s2);
+    size_t one = d->picks.bytes / d->picks.n;
+
+    /* Room for two: a third pushes the older out. */
+    db_pick_reset(&d->picks);
+    d->picks.limit = 2 * one + one / 2;
+    for (int k = 0; k < 3; k++) {
+        size_t kn = (size_t)snprintf(key, sizeof key, "s%d", k);
+        assert_int_equal(db_srandmember(d, 0, key, kn, 1, &v), 0);
+        db_vec_clear(&v);
+    }
+    assert_int_equal(d->picks.n, 2);
+    assert_true(d->picks.bytes <= d->picks.limit);
+
+    /* Members of 250 bytes: 17 pivots take more than the limit. */
+    memset(b, 'x', 250);
+    for (int i = 0; i < 1100; i++) {
+        m[0].n = 250 + (size_t)snprintf(b + 250, sizeof b - 250, "%d", i);
+        assert_int_equal(db_sadd(d, 0, K("wide"), m, 1, &n), 0);
+    }
+    assert_int_equal(db_srandmember(d, 0, K("wide"), 3, &v), 0);
+    assert_int_equal(v.n, 3);
+    for (size_t i = 0; i < v.n; i++) {
+        assert_true(db_vec_len(&v, i) > 250);
+        assert_int_equal(db_sismember(d, 0, K("wide"), db_vec_ptr(&v, i), db_vec_len(&v, i)), 1);
+    }
+    assert_int_equal(d->picks.n, 2); /* not indexed */
+    db_vec_destroy(&v);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
@@ -568,6 +636,7 @@ int main(void)
         TB(test_db_hash_blind), T(test_db_set_basic), T(test_db_set_smove),
         T(test_db_set_algebra), TB(test_db_set_blind), T(test_db_prefetch_field),
         T(test_db_pick_set),    T(test_db_pick_hash), TB(test_db_pick_hash),
+        T(test_db_pick_limits),
         /* The counted-coding tests hold for blind keys too, but for replies
          * documented as approximate, which these tests do not exercise. */
         TB(test_db_hash_incr),  TB(test_db_set_smove), TB(test_db_set_algebra),
