@@ -4,7 +4,12 @@
  */
 #include "db_int.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/random.h>
+#include <unistd.h>
 
 /* ---- result vectors ---- */
 
@@ -157,6 +162,115 @@ static int count_all(struct db *d)
     return rc;
 }
 
+/* ---- the counts, kept across a clean shutdown ----
+ *
+ * dir/key-counts: the counts and the key filter as a clean shutdown left
+ * them (db_save_counts), so that the next start need not count every key.
+ * It describes the database only while nothing has been written since, so
+ * it carries RocksDB's latest sequence number then, and is used only if
+ * that is still the number and the journal replayed nothing; it is deleted
+ * at every start, before anything can be written. A power loss that
+ * undoes the deletion also undoes the writes after it: what survives is
+ * either the state the file describes (the sequence number agrees) or
+ * newer (it does not). */
+
+#define COUNTS_FILE "/key-counts"
+#define COUNTS_MAGIC "SHMKVKC1"
+#define COUNTS_PROBE "shmkv key filter probe"
+
+struct counts_head {
+    char magic[8];
+    uint64_t seq;   /* RocksDB's latest sequence number when saved */
+    uint64_t probe; /* the key hash of COUNTS_PROBE: the filter's bits need the same hash */
+    uint64_t nkeys[ENC_DB_MAX + 1], nexpires[ENC_DB_MAX + 1];
+};
+
+static char *counts_path(const struct db *d, const char *suffix)
+{
+    const char *dir = stor_dir(d->s);
+    size_t n = strlen(dir) + sizeof COUNTS_FILE + strlen(suffix);
+    char *p = stor_xmalloc(n);
+    snprintf(p, n, "%s%s%s", dir, COUNTS_FILE, suffix);
+    return p;
+}
+
+static uint64_t counts_probe(void)
+{
+    return stor_key_hash(STOR_CF_META, COUNTS_PROBE, sizeof COUNTS_PROBE - 1);
+}
+
+int db_save_counts(struct db *d)
+{
+    int rc = stor_drain(d->s);
+    if (rc)
+        return rc;
+    uint64_t live = 0, bytes, added;
+    for (unsigned i = 0; i <= ENC_DB_MAX; i++)
+        live += d->nkeys[i];
+    db_keyf_usage(&d->keyf, &bytes, &added);
+    /* Deleted keys never leave the filter: one mostly of them is better
+     * built afresh from the live keys by the next start's count. */
+    if (added > 2 * live + (d->keyf_dead_slack ? d->keyf_dead_slack : DB_KEYF_FIRST))
+        return 1;
+    struct counts_head h;
+    memset(&h, 0, sizeof h);
+    memcpy(h.magic, COUNTS_MAGIC, sizeof h.magic);
+    h.seq = stor_latest_seq(d->s);
+    h.probe = counts_probe();
+    memcpy(h.nkeys, d->nkeys, sizeof h.nkeys);
+    memcpy(h.nexpires, d->nexpires, sizeof h.nexpires);
+    char *tmp = counts_path(d, ".tmp"), *path = counts_path(d, "");
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    uint32_t crc = 0;
+    rc = fd < 0 ? -errno : db_write_all(fd, &h, sizeof h, &crc);
+    if (!rc)
+        rc = db_keyf_save(&d->keyf, fd, &crc);
+    uint32_t sum = crc;
+    if (!rc)
+        rc = db_write_all(fd, &sum, sizeof sum, &crc);
+    if (!rc && fsync(fd) != 0)
+        rc = -errno;
+    if (fd >= 0 && close(fd) != 0 && !rc)
+        rc = -errno;
+    if (!rc && rename(tmp, path) != 0)
+        rc = -errno;
+    if (rc)
+        unlink(tmp);
+    free(tmp);
+    free(path);
+    return rc;
+}
+
+/* Takes the counts and the filter from the file a clean shutdown saved, if
+ * it still describes the database, and deletes it either way. */
+static bool counts_load(struct db *d)
+{
+    char *path = counts_path(d, "");
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    unlink(path);
+    free(path);
+    if (fd < 0)
+        return false;
+    struct stor_wb_stats st;
+    stor_wb_stats(d->s, &st);
+    struct counts_head h;
+    uint32_t crc = 0, sum, ignored = 0;
+    char extra;
+    bool ok = db_read_all(fd, &h, sizeof h, &crc) == 0 &&
+              memcmp(h.magic, COUNTS_MAGIC, sizeof h.magic) == 0 && h.probe == counts_probe() &&
+              h.seq == stor_latest_seq(d->s) && st.replayed_sets == 0 &&
+              db_keyf_load(&d->keyf, fd, &crc) == 0 && db_read_all(fd, &sum, sizeof sum, &ignored) == 0 &&
+              sum == crc && read(fd, &extra, 1) == 0;
+    close(fd);
+    if (!ok) {
+        db_keyf_destroy(&d->keyf);
+        return false;
+    }
+    memcpy(d->nkeys, h.nkeys, sizeof d->nkeys);
+    memcpy(d->nexpires, h.nexpires, sizeof d->nexpires);
+    return true;
+}
+
 int db_init(struct db *d, struct stor *s, const struct db_opts *o)
 {
     memset(d, 0, sizeof *d);
@@ -175,7 +289,8 @@ int db_init(struct db *d, struct stor *s, const struct db_opts *o)
         seed = stor_now_ms() * 0x9e3779b97f4a7c15ull;
     d->counter = (uint32_t)(seed & 0x7ff);
     d->rng = seed | 1;
-    int rc = count_all(d);
+    d->counts_loaded = counts_load(d);
+    int rc = d->counts_loaded ? 0 : count_all(d);
     return rc ? rc : expiry_index_check(d);
 }
 

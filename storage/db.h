@@ -102,6 +102,12 @@ bool db_keyf_may(const struct db_keyf *kf, uint64_t h);
 void db_keyf_usage(const struct db_keyf *kf, uint64_t *bytes, uint64_t *keys);
 /* Starts loading the blocks db_keyf_may(kf, h) reads. */
 void db_keyf_prefetch(const struct db_keyf *kf, uint64_t h);
+/* Writes kf's shape and bits to fd, continuing *crc (stor_crc32c) over the
+ * bytes written: 0 or -errno. */
+int db_keyf_save(const struct db_keyf *kf, int fd, uint32_t *crc);
+/* Reads what db_keyf_save wrote into kf, emptied first, continuing *crc:
+ * 0, or -1 when fd does not hold a filter this build can use (kf empty). */
+int db_keyf_load(struct db_keyf *kf, int fd, uint32_t *crc);
 
 /* Pick indexes (db_pick.c): for a few large collections that random
  * picks were asked of, pivot members cutting the members into buckets of
@@ -183,6 +189,10 @@ struct db {
      * one until it is reaped (DBSIZE, INFO keyspace). */
     uint64_t nkeys[ENC_DB_MAX + 1], nexpires[ENC_DB_MAX + 1];
     struct db_keyf keyf; /* every meta key of every db that may exist */
+    bool counts_loaded;  /* db_init took them from a clean shutdown's file */
+    /* db_save_counts saves no filter with more than 2 × live keys + this
+     * many added (0: DB_KEYF_FIRST; tests lower it). */
+    uint64_t keyf_dead_slack;
     /* The last hash, set or sorted set kc_load found (a short key only):
      * db_prefetch1f builds the sub key of a field of it from these without
      * a look-up. Only a hint: stale after any write to that key. */
@@ -208,9 +218,17 @@ int db_record_key(const struct stor_batch *b, const struct stor_op *op, unsigned
 
 /* Binds a type layer to an open engine. The caller keeps ownership of s.
  * A data folder written before the expiry index existed gets its index
- * built here, once (a scan of every meta record). 0 or a storage error. */
+ * built here, once (a scan of every meta record). The key counts come from
+ * the file db_save_counts left, if it still describes the data, else from
+ * a scan of every meta record. 0 or a storage error. */
 int db_init(struct db *d, struct stor *s, const struct db_opts *o);
 void db_destroy(struct db *d);
+/* At a clean shutdown, after the last write: waits until RocksDB has every
+ * write, then saves the key counts and the key filter beside the data
+ * (dir/key-counts), so that the next db_init need not count. 0, 1 when it
+ * saved nothing because the filter is mostly deleted keys (better rebuilt),
+ * or an error (nothing saved: the next start counts). */
+int db_save_counts(struct db *d);
 
 /* A fresh collection version: (ms << 11) | counter, strictly increasing for
  * this handle even when the clock stalls or steps back. */

@@ -142,6 +142,11 @@ void db_pick_note(struct db *d, const struct stor_batch *b);
 /* Drops every pick index (FLUSHDB, FLUSHALL, db_destroy). */
 void db_pick_reset(struct db_picks *p);
 
+/* Writes or reads n bytes whole, continuing *crc (stor_crc32c) over them:
+ * 0, or -errno (-EIO for a file that ends early). */
+int db_write_all(int fd, const void *p, size_t n, uint32_t *crc);
+int db_read_all(int fd, void *p, size_t n, uint32_t *crc);
+
 /* Random numbers for SPOP/SRANDMEMBER/... (xorshift64*). */
 uint64_t db_rand(struct db *d);
 

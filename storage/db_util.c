@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <unistd.h>
 
 static int fold(int c, int nocase)
 {
@@ -144,4 +145,36 @@ size_t db_d2str(char *out, size_t cap, double v)
         return (size_t)snprintf(out, cap, "%s", v > 0 ? "inf" : "-inf");
     int l = snprintf(out, cap, "%.17g", v);
     return l < 0 ? 0 : (size_t)l;
+}
+
+/* ---- whole reads and writes ---- */
+
+int db_write_all(int fd, const void *p, size_t n, uint32_t *crc)
+{
+    *crc = stor_crc32c(*crc, p, n);
+    for (const char *b = p; n;) {
+        ssize_t w = write(fd, b, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return w < 0 ? -errno : -EIO;
+        b += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+int db_read_all(int fd, void *p, size_t n, uint32_t *crc)
+{
+    for (char *b = p; n;) {
+        ssize_t r = read(fd, b, n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return r < 0 ? -errno : -EIO; /* 0: the file ends early */
+        *crc = stor_crc32c(*crc, b, (size_t)r);
+        b += r;
+        n -= (size_t)r;
+    }
+    return 0;
 }

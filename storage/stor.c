@@ -1054,6 +1054,21 @@ int stor_checkpoint(struct stor *s, const char *dir)
     return err ? stor_take_err(err) : 0;
 }
 
+uint64_t stor_latest_seq(struct stor *s)
+{
+    return rocksdb_get_latest_sequence_number(s->db);
+}
+
+const char *stor_dir(const struct stor *s)
+{
+    return s->dir;
+}
+
+uint32_t stor_crc32c(uint32_t crc, const void *p, size_t n)
+{
+    return wb_crc32c(crc, p, n);
+}
+
 int stor_property(struct stor *s, int cf, const char *name, uint64_t *out)
 {
     return rocksdb_property_int_cf(s->db, s->cf[cf], name, out) == 0 ? 0 : ENC_EINVAL;

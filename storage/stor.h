@@ -274,6 +274,14 @@ const char *stor_cf_name(int cf);
 /* A RocksDB integer property of a column family ("rocksdb.estimate-num-keys",
  * "rocksdb.total-sst-files-size", ...). */
 int stor_property(struct stor *s, int cf, const char *name, uint64_t *out);
+/* RocksDB's latest sequence number: every write to the database moves it,
+ * so a file saved beside the data can tell whether it still describes it
+ * (db's key counts). */
+uint64_t stor_latest_seq(struct stor *s);
+/* The data folder (stor_opts.dir); the handle's. */
+const char *stor_dir(const struct stor *s);
+/* CRC-32C of p, continuing crc (0 to start). */
+uint32_t stor_crc32c(uint32_t crc, const void *p, size_t n);
 /* RocksDB's estimate of the on-disk bytes of cf in [lo, hi). */
 int stor_approx_size(struct stor *s, int cf, const char *lo, size_t lon, const char *hi,
                      size_t hin, uint64_t *out);

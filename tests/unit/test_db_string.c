@@ -800,6 +800,102 @@ static void test_db_keyf(void **state)
     db_keyf_destroy(&kf);
 }
 
+/* Saves the counts as a clean shutdown does, then reopens. */
+static void save_and_reopen(struct fx *f)
+{
+    assert_int_equal(db_save_counts(&f->d), 0);
+    fx_reopen(f);
+}
+
+/* Sets every key "k<i>" of db 0 again: a key the loaded filter lost would
+ * be taken for a new one and counted twice. */
+static void set_all_again(struct db *d, int n)
+{
+    char k[16];
+    for (int i = 0; i < n; i++) {
+        int kn = snprintf(k, sizeof k, "k%d", i);
+        assert_int_equal(db_set(d, 0, k, (size_t)kn, K("w"), 0, 0, NULL, NULL), 1);
+    }
+}
+
+/* The key counts and the key filter survive a clean shutdown in a file
+ * (db_save_counts) that the next open takes instead of counting, only
+ * while it still describes the data, and deletes at once. */
+static void test_db_counts_saved(void **state)
+{
+    struct fx *f = *state;
+    char k[16], path[300];
+    for (int i = 0; i < 3000; i++) {
+        int kn = snprintf(k, sizeof k, "k%d", i);
+        assert_int_equal(db_set(&f->d, 0, k, (size_t)kn, K("v"),
+                                i % 7 == 0 ? stor_now_ms() + 3600000 : 0, 0, NULL, NULL),
+                         1);
+    }
+    assert_int_equal(db_set(&f->d, 9, K("other"), K("v"), 0, 0, NULL, NULL), 1);
+    assert_false(f->d.counts_loaded);
+    snprintf(path, sizeof path, "%s/key-counts", f->dir);
+
+    save_and_reopen(f);
+    assert_true(f->d.counts_loaded);
+    assert_int_equal(access(path, F_OK), -1); /* gone once read */
+    fx_assert_keys(&f->d, 0, 3000, 429);
+    fx_assert_keys(&f->d, 9, 1, 0);
+    set_all_again(&f->d, 3000);
+    fx_assert_keys(&f->d, 0, 3000, 0);
+
+    /* No file (the last open deleted it): counted. */
+    fx_reopen(f);
+    assert_false(f->d.counts_loaded);
+    fx_assert_keys(&f->d, 0, 3000, 0);
+
+    /* A write after the save: the file no longer describes the data. */
+    assert_int_equal(db_save_counts(&f->d), 0);
+    assert_int_equal(db_set(&f->d, 0, K("late"), K("v"), 0, 0, NULL, NULL), 1);
+    db_destroy(&f->d);
+    memset(&f->d, 0, sizeof f->d);
+    struct db_opts o = {0};
+    assert_int_equal(db_init(&f->d, f->s, &o), 0);
+    assert_false(f->d.counts_loaded);
+    fx_assert_keys(&f->d, 0, 3001, 0);
+
+    /* One byte changed, or the file cut short: counted. */
+    for (int damage = 0; damage < 2; damage++) {
+        assert_int_equal(db_save_counts(&f->d), 0);
+        FILE *fp = fopen(path, "r+b");
+        assert_non_null(fp);
+        if (damage == 0) {
+            assert_int_equal(fseek(fp, 5000, SEEK_SET), 0);
+            int c = fgetc(fp);
+            assert_int_equal(fseek(fp, 5000, SEEK_SET), 0);
+            fputc(c ^ 0x10, fp);
+            fclose(fp);
+        } else {
+            fclose(fp);
+            assert_int_equal(truncate(path, 1000), 0);
+        }
+        fx_reopen(f);
+        assert_false(f->d.counts_loaded);
+        fx_assert_keys(&f->d, 0, 3001, 0);
+    }
+
+    /* A filter mostly of deleted keys is not saved: the scan builds a
+     * tighter one. */
+    for (int i = 0; i < 3000; i++) {
+        int kn = snprintf(k, sizeof k, "k%d", i);
+        assert_int_equal(db_del(&f->d, 0, k, (size_t)kn), 1);
+    }
+    f->d.keyf_dead_slack = 1000;
+    assert_int_equal(db_save_counts(&f->d), 1);
+    assert_int_equal(access(path, F_OK), -1);
+    fx_reopen(f);
+    assert_false(f->d.counts_loaded);
+    fx_assert_keys(&f->d, 0, 1, 0);
+    fx_assert_keys(&f->d, 9, 1, 0);
+    uint64_t bytes, added;
+    db_keyf_usage(&f->d.keyf, &bytes, &added);
+    assert_int_equal(added, 2); /* built afresh from the live keys */
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
@@ -813,7 +909,7 @@ int main(void)
         T(test_db_keys_rename_copy),       T(test_db_keys_scan_dbsize_flush),
         cmocka_unit_test(test_db_keys_glob), T(test_db_keys_persist_across_reopen),
         T(test_db_keys_corrupt_records_are_errors), T(test_db_keycount_kept),
-        cmocka_unit_test(test_db_keyf),
+        cmocka_unit_test(test_db_keyf),    T(test_db_counts_saved),
         cmocka_unit_test_setup_teardown(test_db_keycount_kept, fx_setup_blind, fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
