@@ -784,6 +784,7 @@ void cmd_info(struct conn *c)
         INFO("key_filter:filters=%u,bytes=%llu,keys_added=%llu\r\n", srv.db.keyf.n,
              (unsigned long long)kfb, (unsigned long long)kfk);
         INFO("pick_indexes:collections=%u,bytes=%zu\r\n", srv.db.picks.n, srv.db.picks.bytes);
+        INFO("key_counts_from:%s\r\n", srv.db.counts_loaded ? "shutdown" : "scan");
         for (int cf = 0; cf < STOR_CF_COUNT; cf++) {
             uint64_t keys = 0, sst = 0, mem = 0;
             stor_property(srv.stor, cf, "rocksdb.estimate-num-keys", &keys);

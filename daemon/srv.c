@@ -955,11 +955,19 @@ int srv_main(void)
         else
             srv_log(LOG_NOTICE, "no Unix socket: %s/shmkv.sock is too long a path", srv.conf.dir);
     }
+    uint64_t t_count = srv_mstime();
     int dbrc = db_init(&srv.db, srv.stor, NULL);
     if (dbrc) {
         srv_log(LOG_WARNING, "Cannot open the key space: %s %s", enc_strerror(dbrc), stor_errmsg());
         goto fail;
     }
+    uint64_t nkeys = 0;
+    for (unsigned i = 0; i <= ENC_DB_MAX; i++)
+        nkeys += srv.db.nkeys[i];
+    srv_log(LOG_NOTICE, "Key space open: %llu keys, counted %s in %llu ms",
+            (unsigned long long)nkeys,
+            srv.db.counts_loaded ? "at the last shutdown" : "by a scan",
+            (unsigned long long)(srv_mstime() - t_count));
     srv.db.on_commit = cmd_on_commit;
     srv_conf_changed();
     if (srv_cache_open() != 0)
@@ -1050,8 +1058,19 @@ int srv_main(void)
     }
 
     srv_cache_close(); /* local readers stop using the segment at once */
-    srv_log(LOG_WARNING, "shmkvd is now ready to exit, bye bye...");
     rc = srv.shutdown_rc;
+    if (rc == 0) {
+        /* Every write is in: the next start can take the key counts from
+         * a file instead of counting (db_save_counts). */
+        int src = db_save_counts(&srv.db);
+        if (src < 0)
+            srv_log(LOG_WARNING, "Key counts not saved (the next start counts): %s %s",
+                    enc_strerror(src), stor_errmsg());
+        else if (src > 0)
+            srv_log(LOG_NOTICE, "Key counts not saved: the key filter is mostly deleted keys, "
+                                "and the next start rebuilds it");
+    }
+    srv_log(LOG_WARNING, "shmkvd is now ready to exit, bye bye...");
     goto out;
 fail:
     rc = 1;
