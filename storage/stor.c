@@ -791,6 +791,7 @@ struct stor_it {
     int cur, dir;
     char *save; /* the current key, kept across a change of direction */
     size_t savecap;
+    bool raw; /* RocksDB alone: the overlay's pending writes not merged */
 };
 
 struct stor_it *stor_it_create(struct stor *s, int cf, const char *lo, size_t lon,
@@ -810,6 +811,14 @@ struct stor_it *stor_it_create(struct stor *s, int cf, const char *lo, size_t lo
     if (hi)
         rocksdb_readoptions_set_iterate_upper_bound(it->ro, it->hi, hin);
     it->it = rocksdb_create_iterator_cf(s->db, it->ro, s->cf[cf]);
+    return it;
+}
+
+struct stor_it *stor_it_create_raw(struct stor *s, int cf, const char *lo, size_t lon,
+                                   const char *hi, size_t hin)
+{
+    struct stor_it *it = stor_it_create(s, cf, lo, lon, hi, hin);
+    it->raw = true;
     return it;
 }
 
@@ -847,7 +856,7 @@ static void settle(struct stor_it *it, int dir)
         bool rv = rocksdb_iter_valid(it->it);
         size_t rn = 0;
         const char *rk = rv ? rocksdb_iter_key(it->it, &rn) : NULL;
-        if (rv && ov->nranges && ov_range_covers(ov, it->cf, rk, rn)) {
+        if (rv && !it->raw && ov->nranges && ov_range_covers(ov, it->cf, rk, rn)) {
             r_step(it, dir);
             continue;
         }
@@ -886,14 +895,16 @@ void stor_it_seek(struct stor_it *it, const char *k, size_t kn)
     rocksdb_iter_seek(it->it, k, kn);
     if (it->lo && ov_cmp(it->cf, k, kn, it->cf, it->lo, it->lon) < 0)
         k = it->lo, kn = it->lon;
-    it->o = ov_seek(&it->s->ov, it->cf, k, kn);
+    it->o = it->raw ? NULL : ov_seek(&it->s->ov, it->cf, k, kn);
     settle(it, 1);
 }
 
 void stor_it_seek_prev(struct stor_it *it, const char *k, size_t kn)
 {
     rocksdb_iter_seek_for_prev(it->it, k, kn);
-    if (it->hi && ov_cmp(it->cf, k, kn, it->cf, it->hi, it->hin) >= 0)
+    if (it->raw)
+        it->o = NULL;
+    else if (it->hi && ov_cmp(it->cf, k, kn, it->cf, it->hi, it->hin) >= 0)
         it->o = ov_seek_before(&it->s->ov, it->cf, it->hi, it->hin);
     else
         it->o = ov_seek_prev(&it->s->ov, it->cf, k, kn);
@@ -903,14 +914,16 @@ void stor_it_seek_prev(struct stor_it *it, const char *k, size_t kn)
 void stor_it_first(struct stor_it *it)
 {
     rocksdb_iter_seek_to_first(it->it);
-    it->o = ov_seek(&it->s->ov, it->cf, it->lo ? it->lo : "", it->lo ? it->lon : 0);
+    it->o = it->raw ? NULL : ov_seek(&it->s->ov, it->cf, it->lo ? it->lo : "", it->lo ? it->lon : 0);
     settle(it, 1);
 }
 
 void stor_it_last(struct stor_it *it)
 {
     rocksdb_iter_seek_to_last(it->it);
-    if (it->hi)
+    if (it->raw)
+        it->o = NULL;
+    else if (it->hi)
         it->o = ov_seek_before(&it->s->ov, it->cf, it->hi, it->hin);
     else
         it->o = ov_seek_before(&it->s->ov, it->cf + 1, "", 0);
@@ -937,7 +950,7 @@ static void turn(struct stor_it *it, int dir)
             if (rn == kn && memcmp(rk, it->save, kn) == 0)
                 rocksdb_iter_prev(it->it);
         }
-        it->o = ov_seek_before(ov, it->cf, it->save, kn);
+        it->o = it->raw ? NULL : ov_seek_before(ov, it->cf, it->save, kn);
     } else {
         rocksdb_iter_seek(it->it, it->save, kn);
         if (rocksdb_iter_valid(it->it)) {
@@ -946,7 +959,7 @@ static void turn(struct stor_it *it, int dir)
             if (rn == kn && memcmp(rk, it->save, kn) == 0)
                 rocksdb_iter_next(it->it);
         }
-        it->o = ov_seek(ov, it->cf, it->save, kn);
+        it->o = it->raw ? NULL : ov_seek(ov, it->cf, it->save, kn);
         if (it->o && ov_cmp(it->o->cf, it->o->key, it->o->klen, it->cf, it->save, kn) == 0)
             it->o = ov_next(it->o);
     }
@@ -1052,6 +1065,22 @@ int stor_checkpoint(struct stor *s, const char *dir)
     rocksdb_checkpoint_create(cp, dir, 0, &err);
     rocksdb_checkpoint_object_destroy(cp);
     return err ? stor_take_err(err) : 0;
+}
+
+bool stor_ov_each(struct stor *s, int cf, size_t max_slots, void (*fn)(void *arg, uint64_t hash),
+                  void *arg)
+{
+    if (!s->wb)
+        return true;
+    const struct ov *o = &s->ov;
+    if (o->tab && o->tabmask >= max_slots)
+        return false;
+    for (size_t i = 0; o->tab && i <= o->tabmask; i++) {
+        const struct ov_node *n = o->tab[i].n;
+        if (n && n->cf == cf && n->val)
+            fn(arg, n->hash);
+    }
+    return true;
 }
 
 uint64_t stor_latest_seq(struct stor *s)

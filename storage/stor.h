@@ -35,6 +35,7 @@
 #ifndef SHMKV_STOR_H
 #define SHMKV_STOR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -248,6 +249,11 @@ void stor_prefetch_node(const struct stor *s, uint64_t hash);
 struct stor_it;
 struct stor_it *stor_it_create(struct stor *s, int cf, const char *lo, size_t lon,
                                const char *hi, size_t hin);
+/* The same over RocksDB alone, without the overlay's pending writes: a
+ * seek never sorts the overlay, whatever a write burst left waiting in it
+ * (the key filter's rebuild pairs it with stor_ov_each). */
+struct stor_it *stor_it_create_raw(struct stor *s, int cf, const char *lo, size_t lon,
+                                   const char *hi, size_t hin);
 void stor_it_seek(struct stor_it *it, const char *k, size_t kn);      /* first >= k */
 void stor_it_seek_prev(struct stor_it *it, const char *k, size_t kn); /* last <= k */
 void stor_it_first(struct stor_it *it);
@@ -274,6 +280,12 @@ const char *stor_cf_name(int cf);
 /* A RocksDB integer property of a column family ("rocksdb.estimate-num-keys",
  * "rocksdb.total-sst-files-size", ...). */
 int stor_property(struct stor *s, int cf, const char *name, uint64_t *out);
+/* Calls fn with the overlay hash (stor_key_hash) of every key of cf the
+ * overlay holds a pending value for, in no order: the writes a
+ * stor_it_create_raw iterator does not see. O(the overlay's index): false,
+ * and nothing called, while that index has more than max_slots slots. */
+bool stor_ov_each(struct stor *s, int cf, size_t max_slots, void (*fn)(void *arg, uint64_t hash),
+                  void *arg);
 /* RocksDB's latest sequence number: every write to the database moves it,
  * so a file saved beside the data can tell whether it still describes it
  * (db's key counts). */
