@@ -199,18 +199,141 @@ static uint64_t counts_probe(void)
     return stor_key_hash(STOR_CF_META, COUNTS_PROBE, sizeof COUNTS_PROBE - 1);
 }
 
+static uint64_t live_keys(const struct db *d)
+{
+    uint64_t live = 0;
+    for (unsigned i = 0; i <= ENC_DB_MAX; i++)
+        live += d->nkeys[i];
+    return live;
+}
+
+/* Whether the filter holds mostly deleted keys (they never leave it). */
+static bool keyf_mostly_dead(const struct db *d)
+{
+    uint64_t bytes, added;
+    db_keyf_usage(&d->keyf, &bytes, &added);
+    return added > 2 * live_keys(d) + (d->keyf_dead_slack ? d->keyf_dead_slack : DB_KEYF_FIRST);
+}
+
+static void keyf_rebuild_stop(struct db *d)
+{
+    db_keyf_destroy(&d->keyf_next);
+    free(d->keyf_cursor);
+    d->keyf_cursor = NULL;
+    d->keyf_cursorn = 0;
+    d->keyf_building = false;
+}
+
+static void keyf_next_add(void *arg, uint64_t hash)
+{
+    struct db *d = arg;
+    db_keyf_add(&d->keyf_next, hash);
+}
+
+/* Slots a slice's iterator covers at most: it skips no more deleted keys
+ * than these slots hold. One iterator from the start of the meta family
+ * skipped every record 2.5M deletes in key order had left (1.15 s once). */
+#define KEYF_SLOTS_A_RANGE 16u
+/* The largest overlay index (slots) the rebuild's start walks: 4 MiB. */
+#define KEYF_OV_SLOTS (1u << 18)
+
+int db_keyf_rebuild_step(struct db *d, uint64_t budget, bool *more)
+{
+    *more = false;
+    budget = budget ? budget : 1;
+    if (!d->keyf_building) {
+        if (!keyf_mostly_dead(d))
+            return 0;
+        uint64_t live = live_keys(d);
+        live += live / 4;
+        db_keyf_init(&d->keyf_next, live > DB_KEYF_FIRST ? live : DB_KEYF_FIRST);
+        /* The keys whose records still wait in the overlay, now: the
+         * slices read RocksDB alone, since a merged iterator's first seek
+         * after a write burst sorts the whole overlay. Keys created from
+         * here on go in as commits create them. While a burst has left
+         * the overlay's index large, its walk would hold the loop (68 ms
+         * after 2.5M deletes): the rebuild waits, as it can. */
+        if (!stor_ov_each(d->s, STOR_CF_META, KEYF_OV_SLOTS, keyf_next_add, d)) {
+            db_keyf_destroy(&d->keyf_next);
+            return 0;
+        }
+        d->keyf_building = true;
+        d->keyf_db = d->keyf_slot = 0;
+    }
+    uint64_t n = 0;
+    int rc = 0;
+    /* At most budget keys a call, and budget / 16 ranges: an iterator's
+     * making and first seek cost about what 16 keys do. */
+    for (uint64_t ranges = 0; n < budget && ranges <= budget / 16 && d->keyf_db <= ENC_DB_MAX;
+         ranges++) {
+        if (!d->nkeys[d->keyf_db]) { /* no live key there now: later ones go in as made */
+            d->keyf_db++;
+            d->keyf_slot = 0;
+            continue;
+        }
+        /* [from just past the cursor, or the range's first slot; the
+         * range's end): a key followed by a zero byte is the first key
+         * after it. A fresh iterator each range: one kept open would pin
+         * RocksDB's memtables and files for the whole rebuild. */
+        unsigned end = d->keyf_slot + KEYF_SLOTS_A_RANGE;
+        char lo0[3] = {(char)d->keyf_db, (char)(d->keyf_slot >> 8), (char)d->keyf_slot};
+        char hi[3] = {(char)d->keyf_db, (char)(end >> 8), (char)end};
+        size_t lon = d->keyf_cursor ? d->keyf_cursorn + 1 : sizeof lo0;
+        char *lo = d->keyf_cursor ? d->keyf_cursor : lo0;
+        struct stor_it *it = stor_it_create_raw(d->s, STOR_CF_META, lo, lon, hi, sizeof hi);
+        bool full = false;
+        for (stor_it_first(it); stor_it_valid(it); stor_it_next(it)) {
+            size_t kn;
+            const char *k = stor_it_key(it, &kn);
+            db_keyf_add(&d->keyf_next, stor_key_hash(STOR_CF_META, k, kn));
+            if (++n == budget) {
+                /* The cursor keeps a zero byte of room after the key, for
+                 * lo; copied before the iterator moves off its buffer. */
+                char *c = stor_xmalloc(kn + 1);
+                memcpy(c, k, kn);
+                c[kn] = 0;
+                free(d->keyf_cursor);
+                d->keyf_cursor = c;
+                d->keyf_cursorn = kn;
+                full = true;
+                break;
+            }
+        }
+        rc = stor_it_status(it);
+        stor_it_free(it);
+        if (rc || full)
+            break;
+        free(d->keyf_cursor); /* the range is done */
+        d->keyf_cursor = NULL;
+        if ((d->keyf_slot = end) >= ENC_SLOTS) {
+            d->keyf_slot = 0;
+            d->keyf_db++;
+        }
+    }
+    if (rc) {
+        keyf_rebuild_stop(d);
+        return rc;
+    }
+    if (d->keyf_db <= ENC_DB_MAX) {
+        *more = true;
+        return 0;
+    }
+    db_keyf_destroy(&d->keyf);
+    d->keyf = d->keyf_next;
+    memset(&d->keyf_next, 0, sizeof d->keyf_next);
+    keyf_rebuild_stop(d);
+    d->keyf_rebuilds++;
+    return 0;
+}
+
 int db_save_counts(struct db *d)
 {
     int rc = stor_drain(d->s);
     if (rc)
         return rc;
-    uint64_t live = 0, bytes, added;
-    for (unsigned i = 0; i <= ENC_DB_MAX; i++)
-        live += d->nkeys[i];
-    db_keyf_usage(&d->keyf, &bytes, &added);
-    /* Deleted keys never leave the filter: one mostly of them is better
-     * built afresh from the live keys by the next start's count. */
-    if (added > 2 * live + (d->keyf_dead_slack ? d->keyf_dead_slack : DB_KEYF_FIRST))
+    /* A filter mostly of deleted keys is better built afresh from the live
+     * keys by the next start's count. */
+    if (keyf_mostly_dead(d))
         return 1;
     struct counts_head h;
     memset(&h, 0, sizeof h);
@@ -297,6 +420,7 @@ int db_init(struct db *d, struct stor *s, const struct db_opts *o)
 void db_destroy(struct db *d)
 {
     db_pick_reset(&d->picks);
+    keyf_rebuild_stop(d);
     db_keyf_destroy(&d->keyf);
     stor_batch_destroy(&d->b);
     db_vec_destroy(&d->created);
@@ -476,8 +600,11 @@ static int count_keys(struct db *d, const struct stor_batch *b, struct key_count
         int rc = committed_meta(d, mk, op->klen, op->hash, false, &was, &wexp);
         if (rc)
             return rc;
-        if (is && !was)
+        if (is && !was) {
             db_keyf_add(&d->keyf, op->hash); /* kept even if the commit fails */
+            if (d->keyf_building)
+                db_keyf_add(&d->keyf_next, op->hash);
+        }
         if (is && enc_meta_peek(stor_op_value(b, op), op->vlen, &t, &iexp) != 0)
             iexp = 0;
         int64_t dk = (int64_t)is - (int64_t)was;
@@ -1437,8 +1564,10 @@ static int flush_range(struct db *d, unsigned lodb, unsigned hidb)
     /* The range deletes are the set's only writes: those dbs are empty. */
     for (unsigned dbi = lodb; rc == 0 && dbi <= hidb; dbi++)
         d->nkeys[dbi] = d->nexpires[dbi] = 0;
-    if (rc == 0 && lodb == 0 && hidb == ENC_DB_MAX)
+    if (rc == 0 && lodb == 0 && hidb == ENC_DB_MAX) {
         db_keyf_init(&d->keyf, d->keyf.first_cap); /* no key is left */
+        keyf_rebuild_stop(d);
+    }
     return rc;
 }
 

@@ -190,9 +190,19 @@ struct db {
     uint64_t nkeys[ENC_DB_MAX + 1], nexpires[ENC_DB_MAX + 1];
     struct db_keyf keyf; /* every meta key of every db that may exist */
     bool counts_loaded;  /* db_init took them from a clean shutdown's file */
-    /* db_save_counts saves no filter with more than 2 × live keys + this
-     * many added (0: DB_KEYF_FIRST; tests lower it). */
+    /* A filter with more than 2 × live keys + this many added is mostly
+     * deleted keys: db_save_counts does not save it, db_keyf_rebuild_step
+     * builds it again (0: DB_KEYF_FIRST; tests lower it). */
     uint64_t keyf_dead_slack;
+    /* The filter being built again from the live keys while keyf_building:
+     * the keys before the position below are in it, and every key a
+     * commit creates meanwhile goes into both. */
+    struct db_keyf keyf_next;
+    bool keyf_building;
+    unsigned keyf_db, keyf_slot; /* the db, and the first slot of the range, being read */
+    char *keyf_cursor;           /* the last key taken within that range, or NULL */
+    size_t keyf_cursorn;
+    uint64_t keyf_rebuilds; /* completed, for INFO storage */
     /* The last hash, set or sorted set kc_load found (a short key only):
      * db_prefetch1f builds the sub key of a field of it from these without
      * a look-up. Only a hint: stale after any write to that key. */
@@ -229,6 +239,11 @@ void db_destroy(struct db *d);
  * saved nothing because the filter is mostly deleted keys (better rebuilt),
  * or an error (nothing saved: the next start counts). */
 int db_save_counts(struct db *d);
+/* Builds the key filter again from the live keys, a slice of at most
+ * budget meta records a call, once it holds mostly deleted ones (see
+ * keyf_dead_slack): the daemon's cron calls it. *more: a slice is left.
+ * 0 or a storage error (the rebuild then starts over later). */
+int db_keyf_rebuild_step(struct db *d, uint64_t budget, bool *more);
 
 /* A fresh collection version: (ms << 11) | counter, strictly increasing for
  * this handle even when the clock stalls or steps back. */

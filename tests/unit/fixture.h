@@ -36,12 +36,17 @@ static inline void fx_rmrf(const char *dir)
     nftw(dir, fx_rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* Write-back for the engines opened from here on (0: off, the default;
+ * 2: on, with no flusher, so that every write stays in the overlay). */
+static int fx_writeback;
+
 /* Opens the engine and the type layer in f->dir; on failure prints why and
  * leaves nothing open. */
 static inline int fx_open_in(struct fx *f, const struct db_opts *o)
 {
     struct stor_opts so = {.dir = f->dir, .block_cache_bytes = 8u << 20,
-                           .write_buffer_bytes = 4u << 20, .background_jobs = 2};
+                           .write_buffer_bytes = 4u << 20, .background_jobs = 2,
+                           .writeback = fx_writeback != 0, .test_no_flusher = fx_writeback == 2};
     const char *err = NULL;
     int rc = stor_open(&f->s, &so, &err);
     if (rc) {

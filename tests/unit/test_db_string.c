@@ -896,6 +896,112 @@ static void test_db_counts_saved(void **state)
     assert_int_equal(added, 2); /* built afresh from the live keys */
 }
 
+/* Whether the key filter may hold db 0's key k. */
+static bool keyf_has(struct db *d, const char *k, size_t kn)
+{
+    char mk[64];
+    size_t n = enc_meta_key(mk, 0, enc_slot(k, kn), k, kn);
+    return db_keyf_may(&d->keyf, stor_key_hash(STOR_CF_META, mk, n));
+}
+
+/* A filter mostly of deleted keys is built again from the live ones, a
+ * slice at a time, while commits go on: keys created before and after the
+ * cursor, deleted or not, end up as they should. */
+static void keyf_rebuild(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    d->keyf_dead_slack = 1000;
+    char k[16];
+    for (int i = 0; i < 3000; i++) {
+        int kn = snprintf(k, sizeof k, "k%d", i);
+        assert_int_equal(db_set(d, 0, k, (size_t)kn, K("v"), 0, 0, NULL, NULL), 1);
+    }
+    bool more;
+    assert_int_equal(db_keyf_rebuild_step(d, 100, &more), 0);
+    assert_false(more || d->keyf_building); /* nothing dead yet */
+    for (int i = 0; i < 3000; i += 10) { /* 300 live ones stay: k0, k10, ... */
+        for (int j = i + 1; j < i + 10; j++) {
+            int kn = snprintf(k, sizeof k, "k%d", j);
+            assert_int_equal(db_del(d, 0, k, (size_t)kn), 1);
+        }
+    }
+    int steps = 0, created = 0;
+    do {
+        assert_int_equal(db_keyf_rebuild_step(d, 40, &more), 0);
+        steps++;
+        /* New keys all over the key order while the cursor moves, and a
+         * few of the live ones deleted. */
+        for (int j = 0; j < 3; j++, created++) {
+            int kn = snprintf(k, sizeof k, "n%d", created);
+            assert_int_equal(db_set(d, 0, k, (size_t)kn, K("v"), 0, 0, NULL, NULL), 1);
+        }
+        int kn = snprintf(k, sizeof k, "k%d", steps * 10);
+        if (steps % 4 == 0 && steps * 10 < 3000)
+            assert_int_equal(db_del(d, 0, k, (size_t)kn), 1);
+    } while (more);
+    assert_true(steps > 5); /* in slices */
+    assert_false(d->keyf_building);
+    assert_int_equal(d->keyf_rebuilds, 1);
+    uint64_t bytes, added, live, e;
+    db_keycount(d, 0, &live, &e);
+    db_keyf_usage(&d->keyf, &bytes, &added);
+    assert_true(added >= live && added < live + 3 * (uint64_t)steps + 10);
+    /* Every live key is in it: a lost one would be taken for new, and
+     * counted twice, by the SETs below. */
+    for (int i = 0; i < 3000; i += 10) {
+        int kn = snprintf(k, sizeof k, "k%d", i);
+        if (db_exists(d, 0, k, (size_t)kn))
+            assert_true(keyf_has(d, k, (size_t)kn));
+    }
+    for (int i = 0; i < created; i++) {
+        int kn = snprintf(k, sizeof k, "n%d", i);
+        assert_true(keyf_has(d, k, (size_t)kn));
+        assert_int_equal(db_set(d, 0, k, (size_t)kn, K("w"), 0, 0, NULL, NULL), 1);
+    }
+    fx_assert_keys(d, 0, live, 0);
+    /* Most dead keys are gone from it. */
+    int dead_maybe = 0;
+    for (int i = 1; i < 3000; i += 10) {
+        int kn = snprintf(k, sizeof k, "k%d", i);
+        dead_maybe += keyf_has(d, k, (size_t)kn);
+    }
+    assert_true(dead_maybe < 10);
+    /* FLUSHALL during a rebuild ends it. */
+    for (int i = 0; i < 3000; i++) {
+        int kn = snprintf(k, sizeof k, "x%d", i);
+        assert_int_equal(db_set(d, 0, k, (size_t)kn, K("v"), 0, 0, NULL, NULL), 1);
+        assert_int_equal(db_del(d, 0, k, (size_t)kn), 1);
+    }
+    assert_int_equal(db_keyf_rebuild_step(d, 10, &more), 0);
+    assert_true(more && d->keyf_building);
+    assert_int_equal(db_flushall(d), 0);
+    assert_false(d->keyf_building);
+    assert_int_equal(db_keyf_rebuild_step(d, 10, &more), 0);
+    assert_false(more);
+}
+
+static void test_db_keyf_rebuild(void **state)
+{
+    keyf_rebuild(state);
+}
+
+/* With write-back and no flusher every record stays in the overlay: the
+ * slices, which read RocksDB alone, see none of them, and the overlay's
+ * walk at the start has to put every key in. */
+static int setup_overlay_only(void **state)
+{
+    fx_writeback = 2;
+    int rc = fx_setup(state);
+    fx_writeback = 0;
+    return rc;
+}
+
+static void test_db_keyf_rebuild_overlay(void **state)
+{
+    keyf_rebuild(state);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
@@ -909,7 +1015,9 @@ int main(void)
         T(test_db_keys_rename_copy),       T(test_db_keys_scan_dbsize_flush),
         cmocka_unit_test(test_db_keys_glob), T(test_db_keys_persist_across_reopen),
         T(test_db_keys_corrupt_records_are_errors), T(test_db_keycount_kept),
-        cmocka_unit_test(test_db_keyf),    T(test_db_counts_saved),
+        cmocka_unit_test(test_db_keyf),    T(test_db_counts_saved), T(test_db_keyf_rebuild),
+        cmocka_unit_test_setup_teardown(test_db_keyf_rebuild_overlay, setup_overlay_only,
+                                        fx_teardown),
         cmocka_unit_test_setup_teardown(test_db_keycount_kept, fx_setup_blind, fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
