@@ -799,6 +799,24 @@ static void active_expire(void)
     lat_stage("expire-cycle", t0);
 }
 
+/* Once the key filter holds mostly deleted keys, builds it again from the
+ * live ones, in slices of at most 1/50 of the tick period (docs/storage.md,
+ * "Key counts"): deleted keys never leave it, and a key space that keeps
+ * turning over (keys with a TTL) would otherwise grow it without end. */
+static void keyf_rebuild(void)
+{
+    uint64_t t0 = mono_us(), limit = 1000000 / (uint64_t)srv.conf.hz / 50;
+    bool more = true;
+    while (more && mono_us() - t0 < limit) {
+        int rc = db_keyf_rebuild_step(&srv.db, 1024, &more);
+        if (rc) {
+            srv_log(LOG_WARNING, "key filter rebuild: %s %s", enc_strerror(rc), stor_errmsg());
+            return;
+        }
+    }
+    lat_stage("keyf-rebuild", t0);
+}
+
 /* Refuses writes (MISCONF) before the disk, or the journal's tmpfs, is full
  * rather than after: what was accepted still has room (stor_disk_check). */
 static void disk_check(void)
@@ -838,6 +856,7 @@ static void cron(void)
     disk_check();
     if (!srv.pause_type) /* a pause keeps the data as it is, as Redis's does */
         active_expire();
+    keyf_rebuild();
 }
 
 /* ---- signals, configuration changes, shutdown ---- */

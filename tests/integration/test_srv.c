@@ -1572,7 +1572,8 @@ static void test_srv_key_counts(void **state)
     h_expect_status(c, "OK", "FLUSHALL");
     expect_keys(c, 0, 0);
     r = H_CMD(c, "INFO storage");
-    if (!strstr(r->str, "key_filter:filters=0,bytes=0,keys_added=0\r\n"))
+    if (!strstr(r->str, "key_filter:filters=0,bytes=0,keys_added=0\r\n") ||
+        !strstr(r->str, "key_filter_rebuild:in_progress=0,done=0\r\n"))
         fail_msg("%s", r->str);
     freeReplyObject(r);
 }
