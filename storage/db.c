@@ -368,10 +368,12 @@ int db_save_counts(struct db *d)
  * it still describes the database, and deletes it either way. */
 static bool counts_load(struct db *d)
 {
-    char *path = counts_path(d, "");
+    char *path = counts_path(d, ""), *tmp = counts_path(d, ".tmp");
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     unlink(path);
+    unlink(tmp); /* a save cut short by a crash */
     free(path);
+    free(tmp);
     if (fd < 0)
         return false;
     struct stor_wb_stats st;
