@@ -980,11 +980,8 @@ int srv_main(void)
         srv_log(LOG_WARNING, "Cannot open the key space: %s %s", enc_strerror(dbrc), stor_errmsg());
         goto fail;
     }
-    uint64_t nkeys = 0;
-    for (unsigned i = 0; i <= ENC_DB_MAX; i++)
-        nkeys += srv.db.nkeys[i];
     srv_log(LOG_NOTICE, "Key space open: %llu keys, counted %s in %llu ms",
-            (unsigned long long)nkeys,
+            (unsigned long long)db_keycount_total(&srv.db),
             srv.db.counts_loaded ? "at the last shutdown" : "by a scan",
             (unsigned long long)(srv_mstime() - t_count));
     srv.db.on_commit = cmd_on_commit;

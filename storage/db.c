@@ -199,20 +199,12 @@ static uint64_t counts_probe(void)
     return stor_key_hash(STOR_CF_META, COUNTS_PROBE, sizeof COUNTS_PROBE - 1);
 }
 
-static uint64_t live_keys(const struct db *d)
-{
-    uint64_t live = 0;
-    for (unsigned i = 0; i <= ENC_DB_MAX; i++)
-        live += d->nkeys[i];
-    return live;
-}
-
 /* Whether the filter holds mostly deleted keys (they never leave it). */
 static bool keyf_mostly_dead(const struct db *d)
 {
-    uint64_t bytes, added;
+    uint64_t bytes, added, slack = d->keyf_dead_slack ? d->keyf_dead_slack : DB_KEYF_FIRST;
     db_keyf_usage(&d->keyf, &bytes, &added);
-    return added > 2 * live_keys(d) + (d->keyf_dead_slack ? d->keyf_dead_slack : DB_KEYF_FIRST);
+    return added > 2 * db_keycount_total(d) + slack;
 }
 
 static void keyf_rebuild_stop(struct db *d)
@@ -244,7 +236,7 @@ int db_keyf_rebuild_step(struct db *d, uint64_t budget, bool *more)
     if (!d->keyf_building) {
         if (!keyf_mostly_dead(d))
             return 0;
-        uint64_t live = live_keys(d);
+        uint64_t live = db_keycount_total(d);
         live += live / 4;
         db_keyf_init(&d->keyf_next, live > DB_KEYF_FIRST ? live : DB_KEYF_FIRST);
         /* The keys whose records still wait in the overlay, now: the
@@ -384,7 +376,8 @@ static bool counts_load(struct db *d)
     bool ok = db_read_all(fd, &h, sizeof h, &crc) == 0 &&
               memcmp(h.magic, COUNTS_MAGIC, sizeof h.magic) == 0 && h.probe == counts_probe() &&
               h.seq == stor_latest_seq(d->s) && st.replayed_sets == 0 &&
-              db_keyf_load(&d->keyf, fd, &crc) == 0 && db_read_all(fd, &sum, sizeof sum, &ignored) == 0 &&
+              db_keyf_load(&d->keyf, fd, &crc) == 0 &&
+              db_read_all(fd, &sum, sizeof sum, &ignored) == 0 &&
               sum == crc && read(fd, &extra, 1) == 0;
     close(fd);
     if (!ok) {
@@ -1446,6 +1439,14 @@ void db_keycount(const struct db *d, unsigned dbi, uint64_t *keys, uint64_t *exp
 {
     *keys = d->nkeys[dbi];
     *expires = d->nexpires[dbi];
+}
+
+uint64_t db_keycount_total(const struct db *d)
+{
+    uint64_t n = 0;
+    for (unsigned i = 0; i <= ENC_DB_MAX; i++)
+        n += d->nkeys[i];
+    return n;
 }
 
 int db_keycount_scan(struct db *d, unsigned dbi, uint64_t *keys, uint64_t *expires)

@@ -337,6 +337,8 @@ int db_randomkey(struct db *d, unsigned dbi, char **key, size_t *klen);
  * each commit keeps: O(1). A key that expired counts until active expiry
  * (db_reap) or a write deletes it, as in Redis. */
 void db_keycount(const struct db *d, unsigned dbi, uint64_t *keys, uint64_t *expires);
+/* The keys of every db together, from the same counts. */
+uint64_t db_keycount_total(const struct db *d);
 /* The same counted by a scan of db dbi's meta records, O(keys): what the
  * kept counts must equal (for tests and checks). 0 or a storage error. */
 int db_keycount_scan(struct db *d, unsigned dbi, uint64_t *keys, uint64_t *expires);

@@ -142,6 +142,14 @@ void db_pick_note(struct db *d, const struct stor_batch *b);
 /* Drops every pick index (FLUSHDB, FLUSHALL, db_destroy). */
 void db_pick_reset(struct db_picks *p);
 
+/* Byte strings in memcmp order, a prefix before what extends it (member
+ * and field order in the sub family). */
+static inline int db_bytes_cmp(const char *a, size_t an, const char *b, size_t bn)
+{
+    int c = memcmp(a, b, an < bn ? an : bn);
+    return c ? c : (an > bn) - (an < bn);
+}
+
 /* Writes or reads n bytes whole, continuing *crc (stor_crc32c) over them:
  * 0, or -errno (-EIO for a file that ends early). */
 int db_write_all(int fd, const void *p, size_t n, uint32_t *crc);

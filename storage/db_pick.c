@@ -23,12 +23,6 @@
 
 #define PICK_REJECTS 64 /* in a row: the index is built again */
 
-static int suffix_cmp(const char *a, size_t an, const char *b, size_t bn)
-{
-    int c = memcmp(a, b, an < bn ? an : bn);
-    return c ? c : (an > bn) - (an < bn);
-}
-
 /* The member the iterator stands on. */
 static const char *member_at(const struct db_kc *kc, struct stor_it *it, size_t *mn)
 {
@@ -128,7 +122,7 @@ static size_t bucket_of(const struct db_pick_ix *ix, const char *m, size_t mn)
     size_t lo = 1, hi = ix->k; /* the answer is lo - 1 once lo == hi */
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (suffix_cmp(ix->piv[mid], ix->pivn[mid], m, mn) <= 0)
+        if (db_bytes_cmp(ix->piv[mid], ix->pivn[mid], m, mn) <= 0)
             lo = mid + 1;
         else
             hi = mid;
@@ -159,7 +153,7 @@ static bool in_bucket(struct db_kc *kc, struct stor_it *it, const struct db_pick
         return true;
     size_t mn;
     const char *m = member_at(kc, it, &mn);
-    return suffix_cmp(m, mn, ix->piv[i + 1], ix->pivn[i + 1]) < 0;
+    return db_bytes_cmp(m, mn, ix->piv[i + 1], ix->pivn[i + 1]) < 0;
 }
 
 /* Counts bucket i and, past DB_PICK_BMAX members, cuts it into buckets of
@@ -185,7 +179,7 @@ static int settle_bucket(struct db_kc *kc, struct stor_it *it, struct db_pick_ix
     for (; stor_it_valid(it); stor_it_next(it)) {
         size_t mn;
         const char *m = member_at(kc, it, &mn);
-        if (end < ix->k && suffix_cmp(m, mn, ix->piv[end], ix->pivn[end]) >= 0)
+        if (end < ix->k && db_bytes_cmp(m, mn, ix->piv[end], ix->pivn[end]) >= 0)
             break;
         if (n == DB_PICK_B) {
             ix->ub[cur] = n;
@@ -279,20 +273,12 @@ struct seen {
     size_t mask, base, stride;
 };
 
-static uint64_t mhash(const char *m, size_t mn)
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < mn; i++)
-        h = (h ^ (unsigned char)m[i]) * 0x100000001b3ull;
-    return h ^ (h >> 31);
-}
-
 /* Whether m is in seen already; if not, it is noted as pick number j,
  * which the caller pushes next. */
 static bool seen_add(struct seen *s, const struct db_vec *out, const char *m, size_t mn,
                      uint64_t j)
 {
-    for (size_t i = mhash(m, mn) & s->mask;; i = (i + 1) & s->mask) {
+    for (size_t i = stor_key_hash(STOR_CF_SUB, m, mn) & s->mask;; i = (i + 1) & s->mask) {
         if (!s->slot[i]) {
             s->slot[i] = (uint32_t)j + 1;
             return false;
@@ -326,7 +312,9 @@ int db_pick(struct db *d, struct db_kc *kc, int64_t count, int how, struct db_ve
     if (kc->m.coding == ENC_CODING_BLIND || kc->m.size < DB_PICK_MIN || count == 0)
         return DB_PICK_READ_ALL;
     uint64_t n = kc->m.size;
-    uint64_t want = count > 0 ? (uint64_t)count : count == INT64_MIN ? UINT64_MAX : (uint64_t)-count;
+    uint64_t want = count > 0            ? (uint64_t)count
+                    : count == INT64_MIN ? UINT64_MAX
+                                         : (uint64_t)-count;
     /* A pick costs a seek and up to BMAX steps: past n / BMAX picks, one
      * pass over every member is cheaper. */
     if (want > n / DB_PICK_BMAX)

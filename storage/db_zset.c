@@ -158,12 +158,6 @@ int db_zcard(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t 
 
 /* ---- ranges ---- */
 
-static int bytes_cmp(const char *a, size_t an, const char *b, size_t bn)
-{
-    int c = memcmp(a, b, an < bn ? an : bn);
-    return c ? c : (an > bn) - (an < bn);
-}
-
 /* Collects the range sp of an open zset into out (members with scores, in
  * result order) or, with out == NULL, only counts it into *n. */
 static int zcollect(struct db *d, struct db_kc *kc, const struct db_zspec *sp,
@@ -277,8 +271,8 @@ static int zcollect(struct db *d, struct db_kc *kc, const struct db_zspec *sp,
                 continue; /* the exclusive end we started on */
         } else if (sp->by == DB_ZBY_LEX) {
             const struct db_lexb *lo = &sp->lmin, *hi = &sp->lmax;
-            int clo = lo->inf ? 1 : bytes_cmp(m, mn, lo->v.p, lo->v.n);
-            int chi = hi->inf ? -1 : bytes_cmp(m, mn, hi->v.p, hi->v.n);
+            int clo = lo->inf ? 1 : db_bytes_cmp(m, mn, lo->v.p, lo->v.n);
+            int chi = hi->inf ? -1 : db_bytes_cmp(m, mn, hi->v.p, hi->v.n);
             bool below = clo < 0 || (lo->ex && clo == 0);
             bool above = chi > 0 || (hi->ex && chi == 0);
             if (sp->rev ? below : above)
@@ -419,7 +413,7 @@ int db_zrank(struct db *d, unsigned dbi, const char *key, size_t klen, const cha
         for (stor_it_first(it); stor_it_valid(it); stor_it_next(it)) {
             size_t kn;
             const char *k = stor_it_key(it, &kn);
-            if (bytes_cmp(k, kn, target.p, target.n) >= 0)
+            if (db_bytes_cmp(k, kn, target.p, target.n) >= 0)
                 break;
             r++;
         }
@@ -564,7 +558,7 @@ static int cmp_score_member(const void *a, const void *b, void *arg)
     const struct db_vitem *x = a, *y = b;
     if (x->score != y->score)
         return x->score < y->score ? -1 : 1;
-    return bytes_cmp(v->buf + x->off, x->len, v->buf + y->off, y->len);
+    return db_bytes_cmp(v->buf + x->off, x->len, v->buf + y->off, y->len);
 }
 
 int db_zsetop(struct db *d, unsigned dbi, int op, const struct db_str *keys, size_t nkeys,
@@ -617,7 +611,7 @@ int db_zsetop(struct db *d, unsigned dbi, int op, const struct db_str *keys, siz
                 continue;
             const char *m = db_vec_ptr(&in[i], pos[i]);
             size_t mn = db_vec_len(&in[i], pos[i]);
-            if (!any || bytes_cmp(m, mn, mm, mmn) < 0) {
+            if (!any || db_bytes_cmp(m, mn, mm, mmn) < 0) {
                 mm = m;
                 mmn = mn;
                 any = true;
@@ -630,7 +624,7 @@ int db_zsetop(struct db *d, unsigned dbi, int op, const struct db_str *keys, siz
         double acc = 0;
         for (size_t j = 0; j < nkeys; j++) {
             size_t i = op == DB_ZDIFF ? j : order[j];
-            if (pos[i] >= in[i].n || bytes_cmp(db_vec_ptr(&in[i], pos[i]),
+            if (pos[i] >= in[i].n || db_bytes_cmp(db_vec_ptr(&in[i], pos[i]),
                                                db_vec_len(&in[i], pos[i]), mm, mmn) != 0)
                 continue;
             double v = in[i].items[pos[i]].score;
@@ -652,7 +646,7 @@ int db_zsetop(struct db *d, unsigned dbi, int op, const struct db_str *keys, siz
         /* Advance every input past mm (inputs are never modified, so mm
          * stays valid while positions move). */
         for (size_t i = 0; i < nkeys; i++)
-            if (pos[i] < in[i].n && bytes_cmp(db_vec_ptr(&in[i], pos[i]),
+            if (pos[i] < in[i].n && db_bytes_cmp(db_vec_ptr(&in[i], pos[i]),
                                               db_vec_len(&in[i], pos[i]), mm, mmn) == 0)
                 pos[i]++;
     }
