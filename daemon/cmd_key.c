@@ -553,8 +553,11 @@ void cmd_randomkey(struct conn *c)
 void cmd_dbsize(struct conn *c)
 {
     uint64_t n, e;
-    db_keycount(&srv.db, c->db, &n, &e);
-    cmd_reply_int(c, 0, (int64_t)n);
+    int rc = db_keycount(&srv.db, c->db, &n, &e);
+    if (rc)
+        cmd_reply_err(c, rc);
+    else
+        cmd_reply_int(c, 0, (int64_t)n);
 }
 
 /* SELECT index */

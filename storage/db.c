@@ -222,6 +222,14 @@ static void keyf_next_add(void *arg, uint64_t hash)
     db_keyf_add(&d->keyf_next, hash);
 }
 
+/* Whether db dbi surely holds no key: its count is zero and no write of
+ * it waits for its prior state. */
+static bool db_surely_empty(const struct db *d, unsigned dbi)
+{
+    return !d->nkeys[dbi] && !d->defer_out[dbi];
+}
+
+
 /* Slots a slice's iterator covers at most: it skips no more deleted keys
  * than these slots hold. One iterator from the start of the meta family
  * skipped every record 2.5M deletes in key order had left (1.15 s once). */
@@ -258,7 +266,7 @@ int db_keyf_rebuild_step(struct db *d, uint64_t budget, bool *more)
      * making and first seek cost about what 16 keys do. */
     for (uint64_t ranges = 0; n < budget && ranges <= budget / 16 && d->keyf_db <= ENC_DB_MAX;
          ranges++) {
-        if (!d->nkeys[d->keyf_db]) { /* no live key there now: later ones go in as made */
+        if (db_surely_empty(d, d->keyf_db)) { /* no live key now: later ones go in as made */
             d->keyf_db++;
             d->keyf_slot = 0;
             continue;
@@ -321,6 +329,8 @@ int db_keyf_rebuild_step(struct db *d, uint64_t budget, bool *more)
 int db_save_counts(struct db *d)
 {
     int rc = stor_drain(d->s);
+    if (!rc)
+        rc = db_counts_settle(d, true); /* the flusher has resolved them all */
     if (rc)
         return rc;
     /* A filter mostly of deleted keys is better built afresh from the live
@@ -389,10 +399,15 @@ static bool counts_load(struct db *d)
     return true;
 }
 
+static void counts_resolve(void *arg, int kind, const char *k, size_t kn, const char *v,
+                           size_t vn, const char *old, size_t oldn, bool had);
+static void counts_fold(void *arg);
+
 int db_init(struct db *d, struct stor *s, const struct db_opts *o)
 {
     memset(d, 0, sizeof *d);
     d->s = s;
+    stor_set_resolver(s, counts_resolve, d);
     if (o)
         d->o = *o;
     if (!d->o.max_string)
@@ -475,8 +490,11 @@ static size_t key_slot(const struct stor_batch *b, size_t i, const uint32_t *see
  * from storage. fill: tell the cache what storage answered (not for a
  * record this commit is about to write, which would put it in twice).
  * 0 or a storage error. */
+/* Whether (mk, kn) has a committed meta record (*exists), and its expiry.
+ * With deferred non-NULL, a look-up that only RocksDB could answer is not
+ * made: *deferred says so, and *exists means nothing. */
 static int committed_meta(struct db *d, const char *mk, size_t kn, uint64_t h, bool fill,
-                          bool *exists, uint64_t *exp)
+                          bool *exists, uint64_t *exp, bool *deferred)
 {
     const char *cv = NULL;
     char *v = NULL;
@@ -495,6 +513,10 @@ static int committed_meta(struct db *d, const char *mk, size_t kn, uint64_t h, b
             *exists = hit == DB_CACHE_HIT;
         } else if (!db_keyf_may(&d->keyf, h)) {
             *exists = false; /* never written: a new key, without a storage read */
+        } else if (deferred) {
+            *deferred = true;
+            *exists = false;
+            return 0;
         } else {
             rc = stor_get(d->s, STOR_CF_META, mk, kn, &v, &vn);
             if (fill && d->cache_fill && (rc == 0 || rc == ENC_ENOTFOUND))
@@ -552,7 +574,7 @@ static void note_keys(struct db *d, const struct stor_batch *b)
             continue;
         bool was;
         uint64_t exp;
-        int rc = committed_meta(d, stor_op_key(b, op), op->klen, op->hash, true, &was, &exp);
+        int rc = committed_meta(d, stor_op_key(b, op), op->klen, op->hash, true, &was, &exp, NULL);
         bool expired = rc == 0 && was && exp && exp <= now;
         if (expired && d->track_expired)
             db_vec_push(&d->expired, k, kn, dbi);
@@ -565,6 +587,11 @@ static void note_keys(struct db *d, const struct stor_batch *b)
     }
 }
 
+/* At most this many writes wait for their prior state (db.h, defer_out):
+ * what a settle may have to read in the event loop, about 10 ms of MultiGet
+ * here. Past it, writes read at once, as they did before. */
+#define DB_DEFER_MAX 4096
+
 /* What one record set changes in the key and expiry counts of the dbs it
  * writes: few entries (mostly one), found by a linear search. */
 struct key_counts {
@@ -572,8 +599,23 @@ struct key_counts {
     struct {
         unsigned dbi;
         int64_t keys, expires;
+        uint64_t defers; /* writes left to resolve */
     } e[ENC_DB_MAX + 1];
 };
+
+static unsigned kc_entry(struct key_counts *kc, unsigned dbi)
+{
+    unsigned j = 0;
+    while (j < kc->n && kc->e[j].dbi != dbi)
+        j++;
+    if (j == kc->n) {
+        kc->e[j].dbi = dbi;
+        kc->e[j].keys = kc->e[j].expires = 0;
+        kc->e[j].defers = 0;
+        kc->n++;
+    }
+    return j;
+}
 
 /* Fills kc from b's meta writes: for each key, its newest write in b
  * against its committed record (committed_meta). Every write learns here
@@ -581,20 +623,35 @@ struct key_counts {
  * key is in the overlay or the cache, a new one is not in the key filter.
  * 0 or a storage error, since a count that missed a key would stay
  * wrong. */
-static int count_keys(struct db *d, const struct stor_batch *b, struct key_counts *kc)
+static int count_keys(struct db *d, struct stor_batch *b, struct key_counts *kc)
 {
     kc->n = 0;
+    /* Keyspace events need to know now (note_keys has looked already). */
+    if (d->defer_total >= DB_DEFER_MAX) /* take in what was resolved, if it costs no wait */
+        stor_resolve_fold_try(d->s, counts_fold, d);
+    bool may_defer = !d->defer_off && !d->track_new && !d->track_expired &&
+                     d->defer_total < DB_DEFER_MAX && stor_can_defer(d->s);
     for (size_t i = 0; i < b->nops; i++) {
         const struct stor_op *op = &b->ops[i];
         if (!meta_write(op) || !stor_op_newest(b, i))
             continue;
         const char *mk = stor_op_key(b, op);
-        bool was, is = op->kind == STOR_OP_PUT;
+        bool was, is = op->kind == STOR_OP_PUT, deferred = false;
         uint64_t wexp, iexp = 0;
         uint8_t t;
-        int rc = committed_meta(d, mk, op->klen, op->hash, false, &was, &wexp);
+        int rc = committed_meta(d, mk, op->klen, op->hash, false, &was, &wexp,
+                                may_defer ? &deferred : NULL);
         if (rc)
             return rc;
+        if (deferred) {
+            /* A new key among them goes into the rebuilt filter now; the
+             * current one may hold it already (that is why it is here). */
+            if (is && d->keyf_building)
+                db_keyf_add(&d->keyf_next, op->hash);
+            stor_batch_defer(b, i);
+            kc->e[kc_entry(kc, (unsigned char)mk[0])].defers++;
+            continue;
+        }
         if (is && !was) {
             db_keyf_add(&d->keyf, op->hash); /* kept even if the commit fails */
             if (d->keyf_building)
@@ -606,14 +663,7 @@ static int count_keys(struct db *d, const struct stor_batch *b, struct key_count
         int64_t de = (int64_t)(is && iexp) - (int64_t)(was && wexp);
         if (!dk && !de)
             continue;
-        unsigned dbi = (unsigned char)mk[0], j = 0;
-        while (j < kc->n && kc->e[j].dbi != dbi)
-            j++;
-        if (j == kc->n) {
-            kc->e[j].dbi = dbi;
-            kc->e[j].keys = kc->e[j].expires = 0;
-            kc->n++;
-        }
+        unsigned j = kc_entry(kc, (unsigned char)mk[0]);
         kc->e[j].keys += dk;
         kc->e[j].expires += de;
     }
@@ -638,6 +688,8 @@ int db_commit(struct db *d)
         for (unsigned j = 0; j < kc.n; j++) {
             d->nkeys[kc.e[j].dbi] += (uint64_t)kc.e[j].keys;
             d->nexpires[kc.e[j].dbi] += (uint64_t)kc.e[j].expires;
+            d->defer_out[kc.e[j].dbi] += kc.e[j].defers;
+            d->defer_total += kc.e[j].defers;
         }
     if (rc == 0 && d->b.nops && d->on_commit)
         d->on_commit(d->on_commit_arg, &d->b);
@@ -1348,7 +1400,7 @@ int db_scan(struct db *d, unsigned dbi, const char *cursor, size_t cn, const cha
 {
     *next = NULL;
     *nextn = 0;
-    if (!d->nkeys[dbi])
+    if (db_surely_empty(d, dbi))
         return 0; /* as db_randomkey: no walk over what deletes left */
     struct stor_it *it = meta_iter_at(d, dbi, cursor, cn, true);
     uint64_t now = stor_now_ms(), seen = 0;
@@ -1393,7 +1445,7 @@ int db_randomkey(struct db *d, unsigned dbi, char **key, size_t *klen)
 {
     /* An emptied db may still hold tombstones until compaction, which the
      * walk below would step over one by one. */
-    if (!d->nkeys[dbi])
+    if (db_surely_empty(d, dbi))
         return ENC_ENOTFOUND;
     char lo[3], hi[3];
     db_range(dbi, lo, hi);
@@ -1435,10 +1487,56 @@ int db_randomkey(struct db *d, unsigned dbi, char **key, size_t *klen)
     return st ? st : rc;
 }
 
-void db_keycount(const struct db *d, unsigned dbi, uint64_t *keys, uint64_t *expires)
+/* stor's resolver (db_init): a deferred write and the record RocksDB held
+ * before it. Under stor's resolver lock, on the flusher's thread or ours. */
+static void counts_resolve(void *arg, int kind, const char *k, size_t kn, const char *v,
+                           size_t vn, const char *old, size_t oldn, bool had)
 {
+    struct db *d = arg;
+    uint64_t iexp = 0, wexp = 0;
+    uint8_t t;
+    bool is = kind == STOR_OP_PUT;
+    if (is && enc_meta_peek(v, vn, &t, &iexp) != 0)
+        iexp = 0;
+    if (had && enc_meta_peek(old, oldn, &t, &wexp) != 0)
+        wexp = 0;
+    unsigned dbi = kn ? (unsigned char)k[0] : 0;
+    d->res_keys[dbi] += (int64_t)is - (int64_t)had;
+    d->res_exp[dbi] += (int64_t)(is && iexp) - (int64_t)(had && wexp);
+    d->res_done[dbi]++;
+    d->res_any = true;
+}
+
+/* Under the resolver lock (stor_resolve_settle). */
+static void counts_fold(void *arg)
+{
+    struct db *d = arg;
+    if (!d->res_any)
+        return;
+    for (unsigned i = 0; i <= ENC_DB_MAX; i++) {
+        if (!d->res_done[i])
+            continue;
+        d->nkeys[i] += (uint64_t)d->res_keys[i];
+        d->nexpires[i] += (uint64_t)d->res_exp[i];
+        d->defer_out[i] -= d->res_done[i];
+        d->defer_total -= d->res_done[i];
+        d->res_keys[i] = d->res_exp[i] = 0;
+        d->res_done[i] = 0;
+    }
+    d->res_any = false;
+}
+
+int db_counts_settle(struct db *d, bool resolve)
+{
+    return stor_resolve_settle(d->s, resolve, counts_fold, d);
+}
+
+int db_keycount(struct db *d, unsigned dbi, uint64_t *keys, uint64_t *expires)
+{
+    int rc = d->defer_total ? db_counts_settle(d, true) : 0;
     *keys = d->nkeys[dbi];
     *expires = d->nexpires[dbi];
+    return rc;
 }
 
 uint64_t db_keycount_total(const struct db *d)
@@ -1546,6 +1644,10 @@ int db_reap(struct db *d, uint64_t budget, uint64_t *reaped, bool *more)
 
 static int flush_range(struct db *d, unsigned lodb, unsigned hidb)
 {
+    /* The counts are zeroed below: no resolution may land on them later. */
+    int src = db_counts_settle(d, true);
+    if (src)
+        return src;
     char lo[3], hi[3], unused[3];
     db_range(lodb, lo, unused);
     db_range(hidb, unused, hi);

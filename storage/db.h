@@ -188,6 +188,18 @@ struct db {
      * counts until its record is deleted, expired or not, as Redis counts
      * one until it is reaped (DBSIZE, INFO keyspace). */
     uint64_t nkeys[ENC_DB_MAX + 1], nexpires[ENC_DB_MAX + 1];
+    /* A write that would need a RocksDB read to learn whether its key
+     * existed (not in the overlay nor the cache, maybe in the key filter)
+     * leaves that to the write-back instead (stor_batch_defer): the flusher
+     * reads RocksDB before it writes the record set, off the event loop.
+     * defer_out: such writes of each db not yet folded into nkeys (the
+     * executor's). res_*: what resolution found, under stor's resolver
+     * lock; db_counts_settle folds them in. defer_off: read at once as
+     * before (tests). */
+    uint64_t defer_out[ENC_DB_MAX + 1], defer_total;
+    int64_t res_keys[ENC_DB_MAX + 1], res_exp[ENC_DB_MAX + 1];
+    uint64_t res_done[ENC_DB_MAX + 1];
+    bool res_any, defer_off;
     struct db_keyf keyf; /* every meta key of every db that may exist */
     bool counts_loaded;  /* db_init took them from a clean shutdown's file */
     /* A filter with more than 2 × live keys + this many added is mostly
@@ -336,7 +348,14 @@ int db_randomkey(struct db *d, unsigned dbi, char **key, size_t *klen);
 /* The keys of one db, and how many of them have an expiry, from the counts
  * each commit keeps: O(1). A key that expired counts until active expiry
  * (db_reap) or a write deletes it, as in Redis. */
-void db_keycount(const struct db *d, unsigned dbi, uint64_t *keys, uint64_t *expires);
+/* Exact: resolves the writes whose prior state is still unknown first
+ * (db_counts_settle). 0, or a storage error (the counts then leave those
+ * writes out). */
+int db_keycount(struct db *d, unsigned dbi, uint64_t *keys, uint64_t *expires);
+/* Folds in the deferred writes the flusher resolved; with resolve, first
+ * reads RocksDB for those it has not (O(their number)). 0 or a storage
+ * error. */
+int db_counts_settle(struct db *d, bool resolve);
 /* The keys of every db together, from the same counts. */
 uint64_t db_keycount_total(const struct db *d);
 /* The same counted by a scan of db dbi's meta records, O(keys): what the

@@ -162,6 +162,7 @@ enum stor_op_kind {
 
 struct stor_op {
     uint8_t kind, cf;
+    bool defer; /* its prior state is resolved later (stor_batch_defer) */
     uint32_t islot; /* the batch's index slot that held it (stor_batch_clear) */
     size_t koff, klen, voff, vlen; /* into the batch's arena */
     /* The key's hash (the write-back overlay's, ov_key_hash), computed
@@ -194,6 +195,33 @@ void stor_batch_put(struct stor_batch *b, int cf, const char *k, size_t kn, cons
 void stor_batch_del(struct stor_batch *b, int cf, const char *k, size_t kn);
 void stor_batch_del_range(struct stor_batch *b, int cf, const char *lo, size_t lon,
                           const char *hi, size_t hin);
+
+/* ---- prior states resolved later (write-back only) ----
+ *
+ * A caller that reads what RocksDB held for a key before a write only to
+ * keep counts may mark the write instead (stor_batch_defer), when the
+ * overlay holds nothing for the key (stor_peek: STOR_ABSENT): RocksDB then
+ * has the key's last state, and keeps it until the flusher writes the
+ * record set. Before that write, or when the caller settles, the resolver
+ * gets the write and that prior record: on the write-back's threads (its
+ * resolver, the flusher) or on the caller's, always under one lock, in
+ * commit order, once each. */
+typedef void (*stor_resolve_fn)(void *arg, int kind, const char *k, size_t kn, const char *v,
+                                size_t vn, const char *old, size_t oldn, bool had);
+/* Whether writes may be deferred: write-back is on and a resolver is set. */
+bool stor_can_defer(const struct stor *s);
+/* Sets the resolver (before any deferred write). */
+void stor_set_resolver(struct stor *s, stor_resolve_fn fn, void *arg);
+/* Marks op i of b (a put or delete) deferred. */
+void stor_batch_defer(struct stor_batch *b, size_t i);
+/* Resolves every deferred write committed so far, then calls fold(arg)
+ * under the resolver's lock, so fold sees every resolution up to now and
+ * none runs meanwhile. With resolve false it only folds what the flusher
+ * resolved. 0, or the error of a RocksDB read (those writes stay
+ * unresolved and are tried again later). The executor's. */
+int stor_resolve_settle(struct stor *s, bool resolve, void (*fold)(void *arg), void *arg);
+/* fold(arg) under the resolver's lock if it is free now; whether it ran. */
+bool stor_resolve_fold_try(struct stor *s, void (*fold)(void *arg), void *arg);
 
 enum stor_lookup {
     STOR_ABSENT = 0, /* the batch says nothing about this key */

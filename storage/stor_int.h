@@ -37,6 +37,10 @@ struct wb_rec {
      * allocation, past data; never journaled. */
     uint64_t *hash;
     size_t nops;
+    /* The payload offsets of its deferred ops (stor_batch_defer), in the
+     * same allocation past hash; rdone of them resolved so far (under rmu). */
+    uint32_t *doff;
+    uint32_t ndefer, rdone;
     char data[];
 };
 
@@ -152,6 +156,22 @@ struct stor {
     uint64_t pgen;              /* a new batch (or the stop) for the helpers */
     int pndone;                 /* helpers done with this one */
     bool pstop;
+    /* Deferred prior states (stor_batch_defer). rmu orders the resolver's
+     * calls, from the flusher and the executor; under it, rlast is the
+     * newest record set whose deferred ops are all resolved: never older
+     * than fcursor, as the flusher resolves a batch before writing it, so
+     * never freed. dlast_seq, the newest record set with a deferred op, is
+     * the executor's to write and atomic: past it nothing needs a walk. */
+    pthread_mutex_t rmu;
+    stor_resolve_fn rfn;
+    void *rarg;
+    struct wb_rec *rlast;
+    uint64_t dlast_seq;
+    /* The resolver thread (resolver_main): rstop under mu, rcv wakes it
+     * to stop. */
+    pthread_t resolver;
+    pthread_cond_t rcv;
+    bool rstop, rrunning;
     /* Tests only (test_stor_wb): while test_hold is set, the flusher holds
      * its own part of a split batch after the helpers have theirs, and sets
      * test_held. Atomic. */

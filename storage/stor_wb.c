@@ -163,13 +163,18 @@ static void rec_free(struct stor *s, struct wb_rec *r)
 
 static struct wb_rec *rec_build(struct stor *s, const struct stor_batch *b, uint64_t seq)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < b->nops; i++)
+    size_t n = 0, nd = 0;
+    for (size_t i = 0; i < b->nops; i++) {
         n += 10 + b->ops[i].klen + b->ops[i].vlen;
+        nd += b->ops[i].defer;
+    }
     _Static_assert(offsetof(struct wb_rec, data) % 8 == 0, "hash[] past data must align");
     size_t hoff = (WB_HDR + n + 7) & ~(size_t)7;
-    struct wb_rec *r = rec_alloc(s, sizeof *r + hoff + b->nops * sizeof *r->hash);
+    struct wb_rec *r =
+        rec_alloc(s, sizeof *r + hoff + b->nops * sizeof *r->hash + nd * sizeof *r->doff);
     r->hash = (uint64_t *)(void *)(r->data + hoff);
+    r->doff = (uint32_t *)(void *)(r->hash + b->nops);
+    r->ndefer = r->rdone = 0;
     r->nops = b->nops;
     r->next = NULL;
     r->seq = seq;
@@ -177,6 +182,8 @@ static struct wb_rec *rec_build(struct stor *s, const struct stor_batch *b, uint
     char *p = r->data + WB_HDR;
     for (size_t i = 0; i < b->nops; i++) {
         const struct stor_op *op = &b->ops[i];
+        if (op->defer)
+            r->doff[r->ndefer++] = (uint32_t)(p - r->data);
         p[0] = (char)op->kind;
         p[1] = (char)op->cf;
         enc_put_u32(p + 2, (uint32_t)op->klen);
@@ -648,6 +655,125 @@ static void parts_shed(struct stor *s)
     }
 }
 
+/* ---- deferred prior states (stor.h, stor_batch_defer) ---- */
+
+bool stor_can_defer(const struct stor *s)
+{
+    return s->wb && s->rfn;
+}
+
+void stor_set_resolver(struct stor *s, stor_resolve_fn fn, void *arg)
+{
+    pthread_mutex_lock(&s->rmu); /* the resolver thread may be running */
+    s->rfn = fn;
+    s->rarg = arg;
+    pthread_mutex_unlock(&s->rmu);
+}
+
+/* Resolves the deferred ops of the record sets after s->rlast, up to upto
+ * (a record set the caller may read: the flusher's handed-over ones, or
+ * any for the executor), RES_CHUNK at a time through one MultiGet, which
+ * costs the flusher about half what as many point reads do. Under rmu.
+ * NULL, or RocksDB's error (the caller frees it): what was resolved stays
+ * so, the rest is tried again. */
+#define RES_CHUNK 256
+
+static char *resolve_upto(struct stor *s, struct wb_rec *upto)
+{
+    const char *keys[RES_CHUNK];
+    size_t kns[RES_CHUNK];
+    const char *ops[RES_CHUNK];
+    rocksdb_pinnableslice_t *vals[RES_CHUNK];
+    char *errs[RES_CHUNK];
+    uint64_t dl = __atomic_load_n(&s->dlast_seq, __ATOMIC_ACQUIRE);
+    while (s->rlast->seq < upto->seq) {
+        if (s->rlast->seq >= dl) {
+            s->rlast = upto; /* none deferred past rlast */
+            break;
+        }
+        /* Gather a chunk of one column family from rlast on: records
+         * wholly taken, and at most one partly (its rdone moves by part). */
+        size_t n = 0;
+        int cf = -1;
+        struct wb_rec *r = s->rlast, *whole = s->rlast, *part = NULL;
+        uint32_t part_to = 0;
+        while (n < RES_CHUNK && r->seq < upto->seq) {
+            struct wb_rec *x = r->next;
+            uint32_t j = x->rdone;
+            for (; j < x->ndefer && n < RES_CHUNK; j++) {
+                const char *p = x->data + x->doff[j]; /* built by us */
+                if (cf >= 0 && (unsigned char)p[1] != cf)
+                    break;
+                cf = (unsigned char)p[1];
+                ops[n] = p;
+                keys[n] = p + 10;
+                kns[n] = enc_get_u32(p + 2);
+                n++;
+            }
+            if (j < x->ndefer) {
+                part = x;
+                part_to = j;
+                break;
+            }
+            r = whole = x;
+        }
+        if (n) {
+            rocksdb_batched_multi_get_cf(s->db, s->ropts, s->cf[cf], n, keys, kns, vals, errs,
+                                         false);
+            char *err = NULL;
+            for (size_t i = 0; i < n; i++)
+                if (errs[i] && !err)
+                    err = errs[i];
+                else if (errs[i])
+                    rocksdb_free(errs[i]);
+            for (size_t i = 0; i < n; i++) {
+                if (!err) {
+                    const char *p = ops[i];
+                    uint32_t kn = enc_get_u32(p + 2), vn = enc_get_u32(p + 6);
+                    size_t on = 0;
+                    const char *old = vals[i] ? rocksdb_pinnableslice_value(vals[i], &on) : NULL;
+                    s->rfn(s->rarg, (unsigned char)p[0], p + 10, kn, p + 10 + kn, vn, old, on,
+                           vals[i] != NULL);
+                }
+                rocksdb_pinnableslice_destroy(vals[i]);
+            }
+            if (err)
+                return err;
+        }
+        for (struct wb_rec *x = s->rlast; x != whole;) {
+            x = x->next;
+            x->rdone = x->ndefer;
+        }
+        s->rlast = whole;
+        if (part)
+            part->rdone = part_to;
+    }
+    return NULL;
+}
+
+bool stor_resolve_fold_try(struct stor *s, void (*fold)(void *arg), void *arg)
+{
+    if (pthread_mutex_trylock(&s->rmu) != 0)
+        return false;
+    fold(arg);
+    pthread_mutex_unlock(&s->rmu);
+    return true;
+}
+
+int stor_resolve_settle(struct stor *s, bool resolve, void (*fold)(void *arg), void *arg)
+{
+    int rc = 0;
+    pthread_mutex_lock(&s->rmu);
+    if (resolve && s->wb) {
+        char *err = resolve_upto(s, s->ltail);
+        if (err)
+            rc = stor_take_err(err);
+    }
+    fold(arg);
+    pthread_mutex_unlock(&s->rmu);
+    return rc;
+}
+
 /* Writes the record sets first..last to RocksDB, with the applied sequence
  * number last of all: in one WriteBatch, or, split into parts written at
  * once, in a small one after them all. Were the process to die between,
@@ -658,6 +784,13 @@ static void parts_shed(struct stor *s)
 static char *flush_batch_write(struct stor *s, struct wb_rec *first, struct wb_rec *tail,
                                struct wb_rec **lastp, size_t *bytes, int nparts)
 {
+    /* RocksDB holds the prior state of every deferred write up to tail
+     * until this batch is written: resolve them first. */
+    pthread_mutex_lock(&s->rmu);
+    char *rerr = resolve_upto(s, tail);
+    pthread_mutex_unlock(&s->rmu);
+    if (rerr)
+        return rerr;
     bool ranged;
     int n = flush_batch_build(s, first, tail, lastp, bytes, &ranged, nparts);
     const struct wb_rec *last = *lastp;
@@ -889,6 +1022,58 @@ static void flusher_files(struct stor *s)
  * catch-up does not wait out the interval. */
 #define WB_QUIET_MS 10u
 
+/* The resolver thread: every few ms, the deferred writes handed to the
+ * flusher so far, so that neither a batch (the flusher waits on nothing
+ * of its own then) nor a settle (DBSIZE, in the event loop) finds many
+ * left; under a steady load of cold writes the backlog stays at about
+ * WB_RESOLVE_MS of them. Sleeps longer while there is nothing to do. */
+#define WB_RESOLVE_MS 2
+
+static void *resolver_main(void *arg)
+{
+    struct stor *s = arg;
+    pthread_setname_np(pthread_self(), "shmkv-resolve");
+    unsigned ms = WB_RESOLVE_MS;
+    pthread_mutex_lock(&s->mu);
+    while (!s->rstop) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += (long)ms * 1000000L;
+        until.tv_sec += until.tv_nsec / 1000000000L;
+        until.tv_nsec %= 1000000000L;
+        pthread_cond_timedwait(&s->rcv, &s->mu, &until);
+        if (s->rstop)
+            break;
+        struct wb_rec *t = s->qtail;
+        pthread_mutex_unlock(&s->mu);
+        pthread_mutex_lock(&s->rmu);
+        uint64_t before = s->rlast->seq;
+        bool some = __atomic_load_n(&s->dlast_seq, __ATOMIC_ACQUIRE) > before;
+        char *err = s->rfn ? resolve_upto(s, t) : NULL;
+        pthread_mutex_unlock(&s->rmu);
+        if (err)
+            rocksdb_free(err); /* the flusher's batch tries again, and reports */
+        ms = some ? WB_RESOLVE_MS : 50;
+        pthread_mutex_lock(&s->mu);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+/* While a batch fills, resolve the deferred writes handed over so far, so
+ * that a settle (DBSIZE) finds little left to read. With mu held. */
+static void resolve_ahead(struct stor *s)
+{
+    struct wb_rec *t = s->qtail;
+    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_lock(&s->rmu);
+    char *err = resolve_upto(s, t);
+    pthread_mutex_unlock(&s->rmu);
+    if (err)
+        rocksdb_free(err); /* the batch's write tries again, and reports */
+    pthread_mutex_lock(&s->mu);
+}
+
 static void *flusher_main(void *arg)
 {
     struct stor *s = arg;
@@ -938,6 +1123,7 @@ static void *flusher_main(void *arg)
                     break;
                 }
                 seen = s->qbytes;
+                resolve_ahead(s);
             }
             s->flusher_filling = false;
         }
@@ -1341,6 +1527,8 @@ int wb_commit(struct stor *s, const struct stor_batch *b)
     }
     struct wb_rec *r = rec_build(s, b, s->last_seq + 1);
     s->last_seq = r->seq;
+    if (r->ndefer)
+        __atomic_store_n(&s->dlast_seq, r->seq, __ATOMIC_RELEASE);
     struct to_ov t = {&s->ov, r->seq, false, r->hash};
     payload_walk(r->data + WB_HDR, r->len - WB_HDR, op_to_ov, &t);
     s->hk_credit += r->len;
@@ -1831,8 +2019,9 @@ int wb_open(struct stor *s, const char **errmsg)
     pthread_cond_init(&s->work, NULL);
     pthread_cond_init(&s->done, NULL);
     pthread_cond_init(&s->jprep_cv, NULL);
+    pthread_cond_init(&s->rcv, NULL);
     s->qtail = s->ltail = &s->qsentinel;
-    s->fcursor = &s->qsentinel;
+    s->fcursor = s->rlast = &s->qsentinel;
     /* A batch goes whole into one memtable, which it can overrun: at most
      * a quarter of write-buffer-size keeps the memtables near that size
      * (with 4 MiB ones, 16 MiB batches made them 14 MiB). */
@@ -1859,6 +2048,10 @@ int wb_open(struct stor *s, const char **errmsg)
             rc = -EAGAIN;
         else
             s->flusher_running = true;
+        if (rc == 0 && pthread_create(&s->resolver, NULL, resolver_main, s) != 0)
+            rc = -EAGAIN;
+        else if (rc == 0)
+            s->rrunning = true;
     }
     if (rc && !*errmsg) {
         snprintf(wb_errbuf, sizeof wb_errbuf, "write-back: %s", enc_strerror(rc));
@@ -1891,6 +2084,13 @@ void wb_close(struct stor *s, bool drain)
     if (s->flusher_running)
         pthread_join(s->flusher, NULL);
     s->flusher_running = false;
+    pthread_mutex_lock(&s->mu);
+    s->rstop = true;
+    pthread_cond_broadcast(&s->rcv);
+    pthread_mutex_unlock(&s->mu);
+    if (s->rrunning)
+        pthread_join(s->resolver, NULL);
+    s->rrunning = false;
     spare_close(s, drained);
     parts_close(s);
     /* One thread from here on. Drained: everything is in RocksDB, so every
@@ -1938,6 +2138,7 @@ void wb_close(struct stor *s, bool drain)
     pthread_cond_destroy(&s->work);
     pthread_cond_destroy(&s->done);
     pthread_cond_destroy(&s->jprep_cv);
+    pthread_cond_destroy(&s->rcv);
     pthread_mutex_destroy(&s->mu);
     s->wb = false;
 }

@@ -107,7 +107,7 @@ static inline void fx_reopen(struct fx *f)
 static inline void fx_assert_keys(struct db *d, unsigned dbi, uint64_t keys, uint64_t expires)
 {
     uint64_t k, e, sk, se;
-    db_keycount(d, dbi, &k, &e);
+    assert_int_equal(db_keycount(d, dbi, &k, &e), 0);
     assert_int_equal(db_keycount_scan(d, dbi, &sk, &se), 0);
     assert_int_equal(sk, keys);
     assert_int_equal(se, expires);
