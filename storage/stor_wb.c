@@ -655,6 +655,18 @@ static void parts_shed(struct stor *s)
     }
 }
 
+/* The CLOCK_REALTIME time us microseconds from now: a deadline for
+ * pthread_cond_timedwait. */
+static struct timespec deadline_in(uint64_t us)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    t.tv_nsec += (long)(us % 1000000u) * 1000L;
+    t.tv_sec += (time_t)(us / 1000000u) + t.tv_nsec / 1000000000L;
+    t.tv_nsec %= 1000000000L;
+    return t;
+}
+
 /* ---- deferred prior states (stor.h, stor_batch_defer) ---- */
 
 bool stor_can_defer(const struct stor *s)
@@ -1036,11 +1048,7 @@ static void *resolver_main(void *arg)
     unsigned ms = WB_RESOLVE_MS;
     pthread_mutex_lock(&s->mu);
     while (!s->rstop) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += (long)ms * 1000000L;
-        until.tv_sec += until.tv_nsec / 1000000000L;
-        until.tv_nsec %= 1000000000L;
+        struct timespec until = deadline_in((uint64_t)ms * 1000);
         pthread_cond_timedwait(&s->rcv, &s->mu, &until);
         if (s->rstop)
             break;
@@ -1060,20 +1068,6 @@ static void *resolver_main(void *arg)
     return NULL;
 }
 
-/* While a batch fills, resolve the deferred writes handed over so far, so
- * that a settle (DBSIZE) finds little left to read. With mu held. */
-static void resolve_ahead(struct stor *s)
-{
-    struct wb_rec *t = s->qtail;
-    pthread_mutex_unlock(&s->mu);
-    pthread_mutex_lock(&s->rmu);
-    char *err = resolve_upto(s, t);
-    pthread_mutex_unlock(&s->rmu);
-    if (err)
-        rocksdb_free(err); /* the batch's write tries again, and reports */
-    pthread_mutex_lock(&s->mu);
-}
-
 static void *flusher_main(void *arg)
 {
     struct stor *s = arg;
@@ -1084,9 +1078,7 @@ static void *flusher_main(void *arg)
         while (s->fcursor == s->qtail && !s->stop) {
             s->flusher_idle = true;
             /* At least once a second: everysec's fsync is due then. */
-            struct timespec until;
-            clock_gettime(CLOCK_REALTIME, &until);
-            until.tv_sec += 1;
+            struct timespec until = deadline_in(1000000);
             int w = pthread_cond_timedwait(&s->work, &s->mu, &until);
             s->flusher_idle = false;
             if (w != 0)
@@ -1111,11 +1103,7 @@ static void *flusher_main(void *arg)
                 if (now >= end)
                     break;
                 uint64_t step = end - now < WB_QUIET_MS * 1000 ? end - now : WB_QUIET_MS * 1000;
-                struct timespec until;
-                clock_gettime(CLOCK_REALTIME, &until);
-                until.tv_nsec += (long)step * 1000L;
-                until.tv_sec += until.tv_nsec / 1000000000L;
-                until.tv_nsec %= 1000000000L;
+                struct timespec until = deadline_in(step);
                 if (pthread_cond_timedwait(&s->work, &s->mu, &until) == 0)
                     continue;
                 if (s->qbytes == seen) {
@@ -1123,7 +1111,6 @@ static void *flusher_main(void *arg)
                     break;
                 }
                 seen = s->qbytes;
-                resolve_ahead(s);
             }
             s->flusher_filling = false;
         }
@@ -1487,9 +1474,7 @@ static void wait_progress(struct stor *s)
         pthread_cond_signal(&s->work);
     }
     while (s->durable_seq == d && s->durable_seq < s->last_seq) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += 1;
+        struct timespec until = deadline_in(1000000);
         pthread_cond_timedwait(&s->done, &s->mu, &until);
         if (s->werr_flush)
             break; /* the caller decides whether to wait on */
