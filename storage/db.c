@@ -690,6 +690,7 @@ int db_commit(struct db *d)
             d->nexpires[kc.e[j].dbi] += (uint64_t)kc.e[j].expires;
             d->defer_out[kc.e[j].dbi] += kc.e[j].defers;
             d->defer_total += kc.e[j].defers;
+            d->defer_done += kc.e[j].defers;
         }
     if (rc == 0 && d->b.nops && d->on_commit)
         d->on_commit(d->on_commit_arg, &d->b);

@@ -197,6 +197,7 @@ struct db {
      * lock; db_counts_settle folds them in. defer_off: read at once as
      * before (tests). */
     uint64_t defer_out[ENC_DB_MAX + 1], defer_total;
+    uint64_t defer_done; /* writes deferred since db_init (INFO storage) */
     int64_t res_keys[ENC_DB_MAX + 1], res_exp[ENC_DB_MAX + 1];
     uint64_t res_done[ENC_DB_MAX + 1];
     bool res_any, defer_off;
