@@ -490,6 +490,25 @@ static size_t key_slot(const struct stor_batch *b, size_t i, const uint32_t *see
  * from storage. fill: tell the cache what storage answered (not for a
  * record this commit is about to write, which would put it in twice).
  * 0 or a storage error. */
+/* The expiry a meta record carries, 0 for none or a record it cannot read. */
+static uint64_t meta_expiry(const char *v, size_t vn)
+{
+    uint64_t exp;
+    uint8_t t;
+    return enc_meta_peek(v, vn, &t, &exp) == 0 ? exp : 0;
+}
+
+/* What a meta write (is: a put of v; else a delete) changes in its db's
+ * key and expiry counts, given whether the key had a record (was) and that
+ * record's expiry. The one rule for count_keys and counts_resolve. */
+static void count_delta(bool is, const char *v, size_t vn, bool was, uint64_t wexp, int64_t *dk,
+                        int64_t *de)
+{
+    uint64_t iexp = is ? meta_expiry(v, vn) : 0;
+    *dk = (int64_t)is - (int64_t)was;
+    *de = (int64_t)(is && iexp) - (int64_t)(was && wexp);
+}
+
 /* Whether (mk, kn) has a committed meta record (*exists), and its expiry.
  * With deferred non-NULL, a look-up that only RocksDB could answer is not
  * made: *deferred says so, and *exists means nothing. */
@@ -527,9 +546,7 @@ static int committed_meta(struct db *d, const char *mk, size_t kn, uint64_t h, b
                 rc = 0;
         }
     }
-    uint8_t t;
-    if (*exists && enc_meta_peek(cv, vn, &t, exp) != 0)
-        *exp = 0;
+    *exp = *exists ? meta_expiry(cv, vn) : 0;
     free(v);
     return rc;
 }
@@ -629,7 +646,7 @@ static int count_keys(struct db *d, struct stor_batch *b, struct key_counts *kc)
     /* Keyspace events need to know now (note_keys has looked already). */
     if (d->defer_total >= DB_DEFER_MAX) /* take in what was resolved, if it costs no wait */
         stor_resolve_fold_try(d->s, counts_fold, d);
-    bool may_defer = !d->defer_off && !d->track_new && !d->track_expired &&
+    bool may_defer = !d->track_new && !d->track_expired &&
                      d->defer_total < DB_DEFER_MAX && stor_can_defer(d->s);
     for (size_t i = 0; i < b->nops; i++) {
         const struct stor_op *op = &b->ops[i];
@@ -637,8 +654,7 @@ static int count_keys(struct db *d, struct stor_batch *b, struct key_counts *kc)
             continue;
         const char *mk = stor_op_key(b, op);
         bool was, is = op->kind == STOR_OP_PUT, deferred = false;
-        uint64_t wexp, iexp = 0;
-        uint8_t t;
+        uint64_t wexp;
         int rc = committed_meta(d, mk, op->klen, op->hash, false, &was, &wexp,
                                 may_defer ? &deferred : NULL);
         if (rc)
@@ -657,10 +673,8 @@ static int count_keys(struct db *d, struct stor_batch *b, struct key_counts *kc)
             if (d->keyf_building)
                 db_keyf_add(&d->keyf_next, op->hash);
         }
-        if (is && enc_meta_peek(stor_op_value(b, op), op->vlen, &t, &iexp) != 0)
-            iexp = 0;
-        int64_t dk = (int64_t)is - (int64_t)was;
-        int64_t de = (int64_t)(is && iexp) - (int64_t)(was && wexp);
+        int64_t dk, de;
+        count_delta(is, stor_op_value(b, op), op->vlen, was, wexp, &dk, &de);
         if (!dk && !de)
             continue;
         unsigned j = kc_entry(kc, (unsigned char)mk[0]);
@@ -1494,16 +1508,11 @@ static void counts_resolve(void *arg, int kind, const char *k, size_t kn, const 
                            size_t vn, const char *old, size_t oldn, bool had)
 {
     struct db *d = arg;
-    uint64_t iexp = 0, wexp = 0;
-    uint8_t t;
-    bool is = kind == STOR_OP_PUT;
-    if (is && enc_meta_peek(v, vn, &t, &iexp) != 0)
-        iexp = 0;
-    if (had && enc_meta_peek(old, oldn, &t, &wexp) != 0)
-        wexp = 0;
+    int64_t dk, de;
+    count_delta(kind == STOR_OP_PUT, v, vn, had, had ? meta_expiry(old, oldn) : 0, &dk, &de);
     unsigned dbi = kn ? (unsigned char)k[0] : 0;
-    d->res_keys[dbi] += (int64_t)is - (int64_t)had;
-    d->res_exp[dbi] += (int64_t)(is && iexp) - (int64_t)(had && wexp);
+    d->res_keys[dbi] += dk;
+    d->res_exp[dbi] += de;
     d->res_done[dbi]++;
     d->res_any = true;
 }

@@ -190,17 +190,17 @@ struct db {
     uint64_t nkeys[ENC_DB_MAX + 1], nexpires[ENC_DB_MAX + 1];
     /* A write that would need a RocksDB read to learn whether its key
      * existed (not in the overlay nor the cache, maybe in the key filter)
-     * leaves that to the write-back instead (stor_batch_defer): the flusher
-     * reads RocksDB before it writes the record set, off the event loop.
-     * defer_out: such writes of each db not yet folded into nkeys (the
-     * executor's). res_*: what resolution found, under stor's resolver
-     * lock; db_counts_settle folds them in. defer_off: read at once as
-     * before (tests). */
+     * leaves that to the write-back instead (stor_batch_defer): its
+     * resolver thread or the flusher reads RocksDB before the record set
+     * is written, off the event loop. defer_out: such writes of each db
+     * not yet folded into nkeys, defer_total their sum (the executor's).
+     * res_*: what resolution found, under stor's resolver lock;
+     * db_counts_settle folds them in. */
     uint64_t defer_out[ENC_DB_MAX + 1], defer_total;
     uint64_t defer_done; /* writes deferred since db_init (INFO storage) */
     int64_t res_keys[ENC_DB_MAX + 1], res_exp[ENC_DB_MAX + 1];
     uint64_t res_done[ENC_DB_MAX + 1];
-    bool res_any, defer_off;
+    bool res_any;
     struct db_keyf keyf; /* every meta key of every db that may exist */
     bool counts_loaded;  /* db_init took them from a clean shutdown's file */
     /* A filter with more than 2 × live keys + this many added is mostly

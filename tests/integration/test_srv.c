@@ -1480,6 +1480,16 @@ static void test_srv_active_expiry(void **state)
 
 /* DBSIZE, INFO keyspace's line for db 0, and a full SCAN agree on n keys,
  * e of them with an expiry. */
+/* SHUTDOWN closes the connection without a reply and the server exits 0. */
+static void shutdown_and_wait(redisContext *c, struct server *s)
+{
+    assert_null(H_CMD(c, "SHUTDOWN"));
+    int st;
+    assert_int_equal(waitpid(s->pid, &st, 0), s->pid);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    s->pid = 0;
+}
+
 static void expect_keys(redisContext *c, long long n, long long e)
 {
     h_expect_int(c, n, "DBSIZE");
@@ -1870,17 +1880,11 @@ static void test_srv_persistence_across_shutdown(void **state)
     h_expect_status(c, "OK", "SET indb3 yes");
     h_expect_status(c, "OK", "SELECT 0");
     expect_keys(c, 5, 1);
-    /* SHUTDOWN closes the connection without a reply and the server exits 0. */
-    redisReply *r = H_CMD(c, "SHUTDOWN");
-    assert_null(r);
-    int st;
-    assert_int_equal(waitpid(S.pid, &st, 0), S.pid);
-    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-    S.pid = 0;
+    shutdown_and_wait(c, &S);
     h_start_shmkvd_opts(&S, NULL);
     redisContext *d = h_connect_port(S.port);
     h_expect_bulk(d, "v", "GET ps");
-    r = H_CMD(d, "PTTL ps");
+    redisReply *r = H_CMD(d, "PTTL ps");
     assert_true(r->integer > 99000000);
     freeReplyObject(r);
     h_expect_array(d, A("a", "1", "b", "2"), "HGETALL ph");
@@ -2003,12 +2007,8 @@ static void test_srv_key_counts_cold(void **state)
         assert_int_equal(redisGetReply(c, (void **)&r), REDIS_OK);
         freeReplyObject(r);
     }
-    assert_null(H_CMD(c, "SHUTDOWN"));
+    shutdown_and_wait(c, &t);
     redisFree(c);
-    int st;
-    assert_int_equal(waitpid(t.pid, &st, 0), t.pid);
-    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-    t.pid = 0;
     h_start_shmkvd_opts(&t, opts);
     c = h_connect_port(t.port);
     assert_non_null(c);
