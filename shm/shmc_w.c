@@ -546,6 +546,8 @@ static void put_rec(struct shmc_w *w, unsigned group, const void *key, size_t kl
              * reader copying it meanwhile fails validation. It keeps its
              * place in its queue; no log space is taken, nothing evicted. */
             touch(w, bi);
+            if (old->freq < 3)
+                old->freq++;
             w->st.negatives += (uint64_t)((flags & SHMC_REC_NEG) != 0) -
                                (uint64_t)((old->flags & SHMC_REC_NEG) != 0);
             old->vlen = (uint32_t)vlen;
@@ -557,7 +559,7 @@ static void put_rec(struct shmc_w *w, unsigned group, const void *key, size_t kl
             return;
         }
         qi = old->queue;
-        freq = old->freq;
+        freq = (uint8_t)(old->freq < 3 ? old->freq + 1 : 3);
     } else {
         if (ghost_take(w, hash)) {
             qi = Q_MAIN;

@@ -84,8 +84,9 @@ void shmc_w_begin(struct shmc_w *w);
 void shmc_w_end(struct shmc_w *w);
 
 /* Inside a transaction. Each copies what it is given. */
-/* Caches key → value (a fill or a refresh). A record larger than max_record
- * is refused: whatever was cached for key is removed and 0 is returned. */
+/* Caches key → value (a fill or a refresh). A refresh counts as an access
+ * for eviction, as shmc_w_get does. A record larger than max_record is
+ * refused: whatever was cached for key is removed. */
 void shmc_w_put(struct shmc_w *w, unsigned group, const void *key, size_t klen, const void *val,
                 size_t vlen, uint64_t expire_ms);
 /* Caches key as absent (a negative entry). */

@@ -252,6 +252,39 @@ static void test_record_limits(void **state)
     pair_close(&p);
 }
 
+/* A rewrite is a use, as a write is for Redis's LRU: a record rewritten
+ * after it came in (in place, or appended at another size) moves to the
+ * main log at the small log's head, where one written once leaves. */
+static void test_rewrite_is_access(void **state)
+{
+    (void)state;
+    struct pair p;
+    pair_open(&p, 4u << 20, 0);
+    shmc_w_put(p.w, 0, "once", 4, "12345678", 8, 0);
+    shmc_w_put(p.w, 0, "same", 4, "12345678", 8, 0);
+    shmc_w_put(p.w, 0, "same", 4, "abcdefgh", 8, 0); /* in place */
+    shmc_w_put(p.w, 0, "grow", 4, "12345678", 8, 0);
+    shmc_w_put(p.w, 0, "grow", 4, "abcdefghijklmnopqrst", 20, 0); /* appended */
+    /* Enough keys written once to pass the small log's head several times. */
+    struct shmc_w_stats a, b;
+    shmc_w_stats(p.w, &a);
+    char k[16];
+    for (int i = 0; i < 40000; i++) {
+        snprintf(k, sizeof k, "c%d", i);
+        shmc_w_put(p.w, 0, k, strlen(k), "v", 1, 0);
+    }
+    check(&p);
+    shmc_w_stats(p.w, &b);
+    assert_true(b.evictions - a.evictions > 10000);
+    assert_int_equal(b.promotions - a.promotions, 2);
+    assert_int_equal(rget(&p, 0, "once", 4), SHMC_MISS);
+    assert_int_equal(rget(&p, 0, "same", 4), SHMC_HIT);
+    assert_memory_equal(p.buf.p, "abcdefgh", 8);
+    assert_int_equal(rget(&p, 0, "grow", 4), SHMC_HIT);
+    assert_int_equal(p.buf.len, 20);
+    pair_close(&p);
+}
+
 /* Random operations against a model: a hit always holds the model's value,
  * a negative entry only ever stands for an absent key. */
 static void test_model(void **state)
@@ -552,6 +585,7 @@ int main(void)
         cmocka_unit_test(test_transaction_all_or_nothing),
         cmocka_unit_test(test_full_bucket),
         cmocka_unit_test(test_record_limits),
+        cmocka_unit_test(test_rewrite_is_access),
         cmocka_unit_test(test_model),
         cmocka_unit_test(test_torn_reads),
         cmocka_unit_test(test_seals),
