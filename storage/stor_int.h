@@ -157,16 +157,19 @@ struct stor {
     int pndone;                 /* helpers done with this one */
     bool pstop;
     /* Deferred prior states (stor_batch_defer). rmu orders the resolver's
-     * calls, from the flusher and the executor; under it, rlast is the
-     * newest record set whose deferred ops are all resolved: never older
-     * than fcursor, as the flusher resolves a batch before writing it, so
-     * never freed. dlast_seq, the newest record set with a deferred op, is
-     * the executor's to write and atomic: past it nothing needs a walk. */
+     * calls, from the flusher and the executor. dq is a ring of the record
+     * sets with deferred ops not all resolved, in order: the executor
+     * appends (dqtail, atomic; it grows dq only under rmu), the resolver
+     * takes from dqhead (under rmu, atomic for the executor's fullness
+     * test). A record set in it is never freed: the flusher resolves a
+     * batch before writing it. So a walk touches only record sets with
+     * work, not every one committed since the last. */
     pthread_mutex_t rmu;
     stor_resolve_fn rfn;
     void *rarg;
-    struct wb_rec *rlast;
-    uint64_t dlast_seq;
+    struct wb_rec **dq;
+    size_t dqcap; /* a power of two, or 0 */
+    uint64_t dqhead, dqtail;
     /* The resolver thread (resolver_main): rstop under mu, rcv wakes it
      * to stop. */
     pthread_t resolver;

@@ -682,35 +682,35 @@ void stor_set_resolver(struct stor *s, stor_resolve_fn fn, void *arg)
     pthread_mutex_unlock(&s->rmu);
 }
 
-/* Resolves the deferred ops of the record sets after s->rlast, up to upto
- * (a record set the caller may read: the flusher's handed-over ones, or
- * any for the executor), RES_CHUNK at a time through one MultiGet, which
- * costs the flusher about half what as many point reads do. Under rmu.
- * NULL, or RocksDB's error (the caller frees it): what was resolved stays
- * so, the rest is tried again. */
+/* Resolves the deferred ops of the record sets in s->dq up to upto (a
+ * record set the caller may read: the flusher's handed-over ones, or any
+ * for the executor), RES_CHUNK at a time through one MultiGet, which costs
+ * the flusher about half what as many point reads do. Under rmu. NULL, or
+ * RocksDB's error (the caller frees it): what was resolved stays so, the
+ * rest is tried again. */
 #define RES_CHUNK 256
 
-static char *resolve_upto(struct stor *s, struct wb_rec *upto)
+static char *resolve_upto(struct stor *s, const struct wb_rec *upto)
 {
     const char *keys[RES_CHUNK];
     size_t kns[RES_CHUNK];
     const char *ops[RES_CHUNK];
     rocksdb_pinnableslice_t *vals[RES_CHUNK];
     char *errs[RES_CHUNK];
-    uint64_t dl = __atomic_load_n(&s->dlast_seq, __ATOMIC_ACQUIRE);
-    while (s->rlast->seq < upto->seq) {
-        if (s->rlast->seq >= dl) {
-            s->rlast = upto; /* none deferred past rlast */
-            break;
-        }
-        /* Gather a chunk of one column family from rlast on: records
-         * wholly taken, and at most one partly (its rdone moves by part). */
+    uint64_t tail = __atomic_load_n(&s->dqtail, __ATOMIC_ACQUIRE);
+    size_t mask = s->dqcap - 1;
+    for (;;) {
+        /* Gather a chunk of one column family from the ring's head: record
+         * sets wholly taken, and at most one partly (its rdone moves by part). */
         size_t n = 0;
         int cf = -1;
-        struct wb_rec *r = s->rlast, *whole = s->rlast, *part = NULL;
+        uint64_t h = s->dqhead;
+        struct wb_rec *part = NULL;
         uint32_t part_to = 0;
-        while (n < RES_CHUNK && r->seq < upto->seq) {
-            struct wb_rec *x = r->next;
+        while (n < RES_CHUNK && h < tail) {
+            struct wb_rec *x = s->dq[h & mask];
+            if (x->seq > upto->seq)
+                break;
             uint32_t j = x->rdone;
             for (; j < x->ndefer && n < RES_CHUNK; j++) {
                 const char *p = x->data + x->doff[j]; /* built by us */
@@ -727,40 +727,57 @@ static char *resolve_upto(struct stor *s, struct wb_rec *upto)
                 part_to = j;
                 break;
             }
-            r = whole = x;
+            h++;
         }
-        if (n) {
-            rocksdb_batched_multi_get_cf(s->db, s->ropts, s->cf[cf], n, keys, kns, vals, errs,
-                                         false);
-            char *err = NULL;
-            for (size_t i = 0; i < n; i++)
-                if (errs[i] && !err)
-                    err = errs[i];
-                else if (errs[i])
-                    rocksdb_free(errs[i]);
-            for (size_t i = 0; i < n; i++) {
-                if (!err) {
-                    const char *p = ops[i];
-                    uint32_t kn = enc_get_u32(p + 2), vn = enc_get_u32(p + 6);
-                    size_t on = 0;
-                    const char *old = vals[i] ? rocksdb_pinnableslice_value(vals[i], &on) : NULL;
-                    s->rfn(s->rarg, (unsigned char)p[0], p + 10, kn, p + 10 + kn, vn, old, on,
-                           vals[i] != NULL);
-                }
-                rocksdb_pinnableslice_destroy(vals[i]);
+        if (!n)
+            return NULL;
+        rocksdb_batched_multi_get_cf(s->db, s->ropts, s->cf[cf], n, keys, kns, vals, errs,
+                                     false);
+        char *err = NULL;
+        for (size_t i = 0; i < n; i++)
+            if (errs[i] && !err)
+                err = errs[i];
+            else if (errs[i])
+                rocksdb_free(errs[i]);
+        for (size_t i = 0; i < n; i++) {
+            if (!err) {
+                const char *p = ops[i];
+                uint32_t kn = enc_get_u32(p + 2), vn = enc_get_u32(p + 6);
+                size_t on = 0;
+                const char *old = vals[i] ? rocksdb_pinnableslice_value(vals[i], &on) : NULL;
+                s->rfn(s->rarg, (unsigned char)p[0], p + 10, kn, p + 10 + kn, vn, old, on,
+                       vals[i] != NULL);
             }
-            if (err)
-                return err;
+            rocksdb_pinnableslice_destroy(vals[i]);
         }
-        for (struct wb_rec *x = s->rlast; x != whole;) {
-            x = x->next;
-            x->rdone = x->ndefer;
-        }
-        s->rlast = whole;
+        if (err)
+            return err;
+        __atomic_store_n(&s->dqhead, h, __ATOMIC_RELEASE);
         if (part)
             part->rdone = part_to;
     }
-    return NULL;
+}
+
+/* Appends r, which has deferred ops, to the ring (the executor's). */
+static void dq_push(struct stor *s, struct wb_rec *r)
+{
+    uint64_t t = s->dqtail; /* only we write it */
+    if (t - __atomic_load_n(&s->dqhead, __ATOMIC_ACQUIRE) == s->dqcap) {
+        /* Full: twice the room, under rmu so that no resolver reads it
+         * meanwhile. The database's cap on outstanding deferrals keeps it
+         * from growing far. */
+        pthread_mutex_lock(&s->rmu);
+        size_t cap = s->dqcap ? 2 * s->dqcap : 256;
+        struct wb_rec **q = stor_xmalloc(cap * sizeof *q);
+        for (uint64_t i = s->dqhead; i < t; i++)
+            q[i & (cap - 1)] = s->dq[i & (s->dqcap - 1)];
+        free(s->dq);
+        s->dq = q;
+        s->dqcap = cap;
+        pthread_mutex_unlock(&s->rmu);
+    }
+    s->dq[t & (s->dqcap - 1)] = r;
+    __atomic_store_n(&s->dqtail, t + 1, __ATOMIC_RELEASE);
 }
 
 bool stor_resolve_fold_try(struct stor *s, void (*fold)(void *arg), void *arg)
@@ -1055,8 +1072,7 @@ static void *resolver_main(void *arg)
         struct wb_rec *t = s->qtail;
         pthread_mutex_unlock(&s->mu);
         pthread_mutex_lock(&s->rmu);
-        uint64_t before = s->rlast->seq;
-        bool some = __atomic_load_n(&s->dlast_seq, __ATOMIC_ACQUIRE) > before;
+        bool some = __atomic_load_n(&s->dqtail, __ATOMIC_ACQUIRE) != s->dqhead;
         char *err = s->rfn ? resolve_upto(s, t) : NULL;
         pthread_mutex_unlock(&s->rmu);
         if (err)
@@ -1513,7 +1529,7 @@ int wb_commit(struct stor *s, const struct stor_batch *b)
     struct wb_rec *r = rec_build(s, b, s->last_seq + 1);
     s->last_seq = r->seq;
     if (r->ndefer)
-        __atomic_store_n(&s->dlast_seq, r->seq, __ATOMIC_RELEASE);
+        dq_push(s, r);
     struct to_ov t = {&s->ov, r->seq, false, r->hash};
     payload_walk(r->data + WB_HDR, r->len - WB_HDR, op_to_ov, &t);
     s->hk_credit += r->len;
@@ -2006,7 +2022,7 @@ int wb_open(struct stor *s, const char **errmsg)
     pthread_cond_init(&s->jprep_cv, NULL);
     pthread_cond_init(&s->rcv, NULL);
     s->qtail = s->ltail = &s->qsentinel;
-    s->fcursor = s->rlast = &s->qsentinel;
+    s->fcursor = &s->qsentinel;
     /* A batch goes whole into one memtable, which it can overrun: at most
      * a quarter of write-buffer-size keeps the memtables near that size
      * (with 4 MiB ones, 16 MiB batches made them 14 MiB). */
@@ -2109,6 +2125,10 @@ void wb_close(struct stor *s, bool drain)
         r = next;
     }
     s->qsentinel.next = NULL;
+    free(s->dq);
+    s->dq = NULL;
+    s->dqcap = 0;
+    s->dqhead = s->dqtail = 0;
     free(s->rchunk);
     s->rchunk = NULL;
     free(s->segs);

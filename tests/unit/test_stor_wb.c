@@ -597,6 +597,93 @@ static void test_stor_wb_disk_counts_queued(void **state)
     stor_close_abandon(s);
 }
 
+/* Deferred writes reach the resolver in commit order, once each, with
+ * what RocksDB held before them: across record sets of one and of several
+ * deferred ops (a MultiGet's chunk then ends inside one), past the ring's
+ * first size, and with its head moved on before it grows. */
+struct rs_seen {
+    int next, bad, folds;
+};
+
+static void rs_key(char *k, int i)
+{
+    snprintf(k, 16, "rk%05d", i);
+}
+
+static void rs_resolve(void *arg, int kind, const char *k, size_t kn, const char *v, size_t vn,
+                       const char *old, size_t oldn, bool had)
+{
+    struct rs_seen *r = arg;
+    char want[16], was[16];
+    int i = r->next++;
+    rs_key(want, i);
+    int wn = snprintf(was, sizeof was, "a%d", i);
+    bool ok = kn == strlen(want) && !memcmp(k, want, kn) &&
+              kind == (i % 7 == 3 ? STOR_OP_DEL : STOR_OP_PUT) &&
+              (kind == STOR_OP_DEL || (vn == 1 && v[0] == 'b')) && had == (i < 1000) &&
+              (!had || (oldn == (size_t)wn && !memcmp(old, was, oldn)));
+    r->bad += !ok;
+}
+
+static void rs_fold(void *arg)
+{
+    ((struct rs_seen *)arg)->folds++;
+}
+
+static void test_stor_wb_resolve_in_order(void **state)
+{
+    struct fx *f = *state;
+    struct stor_opts o = {.dir = f->dir, .block_cache_bytes = 8u << 20,
+                          .write_buffer_bytes = 4u << 20, .background_jobs = 2};
+    struct stor *s = NULL;
+    const char *err = NULL;
+    assert_int_equal(stor_open(&s, &o, &err), 0); /* no write-back: straight to RocksDB */
+    struct stor_batch b;
+    stor_batch_init(&b);
+    char k[16], v[16];
+    for (int i = 0; i < 1000; i++) {
+        rs_key(k, i);
+        snprintf(v, sizeof v, "a%d", i);
+        stor_batch_clear(&b);
+        stor_batch_put(&b, STOR_CF_META, k, strlen(k), v, strlen(v));
+        assert_int_equal(stor_commit(s, &b), 0);
+    }
+    stor_close(s);
+    struct stor_opts x = {.test_no_flusher = 1};
+    s = wb_open_ok(f->dir, &x);
+    struct rs_seen seen = {0};
+    stor_set_resolver(s, rs_resolve, &seen);
+    assert_true(stor_can_defer(s));
+    /* Keys 1000 on were never written. */
+    int i = 0;
+    for (int round = 0; round < 2; round++) {
+        int upto = round ? 1200 : 300;
+        while (i < upto) {
+            stor_batch_clear(&b);
+            stor_batch_put(&b, STOR_CF_SUB, "other", 5, "x", 1); /* not deferred */
+            int nd = i % 5 == 0 ? 3 : 1;
+            for (int j = 0; j < nd && i < upto; j++, i++) {
+                rs_key(k, i);
+                if (i % 7 == 3)
+                    stor_batch_del(&b, STOR_CF_META, k, strlen(k));
+                else
+                    stor_batch_put(&b, STOR_CF_META, k, strlen(k), "b", 1);
+                stor_batch_defer(&b, b.nops - 1);
+            }
+            assert_int_equal(stor_commit(s, &b), 0);
+        }
+        assert_int_equal(seen.next, round ? 300 : 0); /* nothing before a settle */
+        assert_int_equal(stor_resolve_settle(s, true, rs_fold, &seen), 0);
+        assert_int_equal(seen.next, upto);
+        assert_int_equal(seen.bad, 0);
+    }
+    assert_int_equal(stor_resolve_settle(s, true, rs_fold, &seen), 0);
+    assert_int_equal(seen.next, 1200); /* once each */
+    assert_int_equal(seen.folds, 3);
+    stor_batch_destroy(&b);
+    stor_close_abandon(s);
+}
+
 static void test_stor_wb_replay_clean_and_unsynced(void **state)
 {
     struct fx *f = *state;
@@ -1425,6 +1512,7 @@ int main(int argc, char **argv)
         T(test_stor_wb_route_keeps_a_key_together),
         T(test_stor_wb_split_batch_survives_compaction),
         T(test_stor_wb_disk_counts_queued),
+        T(test_stor_wb_resolve_in_order),
         T(test_stor_wb_replay_clean_and_unsynced),
         T(test_stor_wb_replay_torn_last_record),
         T(test_stor_wb_replay_preallocated_tail),
