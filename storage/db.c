@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- result vectors ---- */
@@ -1409,6 +1410,51 @@ static struct stor_it *meta_iter_at(struct db *d, unsigned dbi, const char *curs
     return it;
 }
 
+/* SCAN's work per call is bounded, as Redis bounds it (ten empty buckets
+ * per key asked for): RocksDB keeps a deleted key's tombstone, and older
+ * versions of rewritten ones, until compaction, and one iterator step
+ * passes all of them in a row. After 950,000 DELs, SCAN 0 COUNT 10 walked
+ * them all in one call: 340-480 ms with every client waiting. So a call
+ * walks ranges of slots, each with RocksDB allowed SCAN_SKIP unseen
+ * entries; a range that needs more is walked again, an eighth as wide
+ * (down to one slot, which is walked whole: only keys sharing a hash tag
+ * put that many in one slot). Each range that fits sets the next one's
+ * width from its own time, aiming at SCAN_RANGE_US. A call starts no
+ * range after SCAN_CALL_US once it has finished one, and ends at count
+ * keys; its cursor then holds where to go on and the width, so the next
+ * call does not learn it again. A call may return fewer keys than count,
+ * or none, with a cursor that goes on, as Redis's may. */
+#define SCAN_SKIP 1024
+#define SCAN_RANGE_US 250
+#define SCAN_CALL_US 1000
+
+static uint64_t mono_us(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
+}
+
+/* The position a SCAN cursor holds: the range width to go on with (its
+ * log2, so that the next call does not learn it again), slot(2), then the
+ * key to start at, inclusive (empty: the slot's start). */
+static char *scan_pos(unsigned span, uint16_t slot, const char *k, size_t kn, bool after,
+                      size_t *n)
+{
+    *n = 3 + kn + after;
+    char *p = stor_xmalloc(*n);
+    unsigned lg = 0;
+    while ((1u << lg) < span)
+        lg++;
+    p[0] = (char)lg;
+    enc_put_u16(p + 1, slot);
+    if (kn)
+        memcpy(p + 3, k, kn);
+    if (after)
+        p[3 + kn] = 0; /* the next key up, in bytewise order */
+    return p;
+}
+
 int db_scan(struct db *d, unsigned dbi, const char *cursor, size_t cn, const char *pat,
             size_t patn, int type, uint64_t count, struct db_vec *out, char **next,
             size_t *nextn)
@@ -1417,42 +1463,109 @@ int db_scan(struct db *d, unsigned dbi, const char *cursor, size_t cn, const cha
     *nextn = 0;
     if (db_surely_empty(d, dbi))
         return 0; /* as db_randomkey: no walk over what deletes left */
-    struct stor_it *it = meta_iter_at(d, dbi, cursor, cn, true);
-    uint64_t now = stor_now_ms(), seen = 0;
     if (count == 0)
         count = 10;
-    for (; stor_it_valid(it); stor_it_next(it)) {
-        size_t kn, vn, ukn;
-        const char *k = stor_it_key(it, &kn);
-        const char *v = stor_it_value(it, &vn);
-        const char *uk;
-        unsigned kdb;
-        uint16_t slot;
-        uint8_t t;
-        uint64_t exp;
-        if (enc_meta_key_decode(k, kn, &kdb, &slot, &uk, &ukn) || enc_meta_peek(v, vn, &t, &exp))
-            continue;
-        bool live = !exp || exp > now;
-        if (live && (!type || t == type) && (!pat || db_glob_match(pat, patn, uk, ukn, 0)))
-            db_vec_push(out, uk, ukn, 0);
-        if (++seen >= count) {
-            char *last = stor_xmemdup(uk, ukn); /* uk dies with the next move */
-            stor_it_next(it);
-            if (stor_it_valid(it)) {
-                *next = last;
-                *nextn = ukn;
-            } else {
-                free(last);
+    unsigned slot = 0;
+    unsigned span = ENC_SLOTS; /* a new scan's first range: all of it */
+    const char *from = "";
+    size_t fromn = 0;
+    if (cursor && cn >= 3 && (unsigned char)cursor[0] <= 14) {
+        span = 1u << (unsigned char)cursor[0];
+        slot = enc_get_u16(cursor + 1);
+        from = cursor + 3;
+        fromn = cn - 3;
+    }
+    if (slot >= ENC_SLOTS)
+        return 0;
+    uint64_t now = stor_now_ms(), seen = 0;
+    struct db_buf start;
+    dbb_init(&start);
+    int rc = 0;
+    uint64_t t0 = mono_us(), tr = t0;
+    bool progress = false;
+    while (slot < ENC_SLOTS && !(progress && tr - t0 >= SCAN_CALL_US)) {
+        unsigned end = span < ENC_SLOTS - slot ? slot + span : ENC_SLOTS;
+        char lo[3], hi[3];
+        lo[0] = hi[0] = (char)dbi;
+        enc_put_u16(lo + 1, (uint16_t)slot);
+        enc_put_u16(hi + 1, (uint16_t)end);
+        struct stor_it *it =
+            stor_it_create_limited(d->s, STOR_CF_META, lo, 3, hi, 3, span > 1 ? SCAN_SKIP : 0);
+        dbb_reserve(&start, 3 + fromn);
+        memcpy(start.p, lo, 3);
+        memcpy(start.p + 3, from, fromn);
+        start.n = 3 + fromn;
+        stor_it_seek(it, start.p, start.n);
+        size_t mark = out->n, mark_used = out->used;
+        uint64_t seen0 = seen;
+        bool full = false, stopped = false;
+        for (; stor_it_valid(it); stor_it_next(it)) {
+            size_t kn, vn, ukn;
+            const char *k = stor_it_key(it, &kn);
+            const char *v = stor_it_value(it, &vn);
+            const char *uk;
+            unsigned kdb;
+            uint16_t ks;
+            uint8_t t;
+            uint64_t exp;
+            if (enc_meta_key_decode(k, kn, &kdb, &ks, &uk, &ukn) || enc_meta_peek(v, vn, &t, &exp))
+                continue;
+            bool live = !exp || exp > now;
+            if (live && (!type || t == type) && (!pat || db_glob_match(pat, patn, uk, ukn, 0)))
+                db_vec_push(out, uk, ukn, 0);
+            if (++seen >= count) {
+                /* Every key up to here is sound unless RocksDB's side
+                 * stopped before it: the keys given after that came from
+                 * the overlay alone. */
+                stopped = stor_it_stopped(it);
+                full = true;
+                if (!stopped) {
+                    char *pos = scan_pos(span, ks, uk, ukn, true, nextn); /* uk dies with the move */
+                    stor_it_next(it);
+                    if (stor_it_valid(it) || stor_it_stopped(it) || end < ENC_SLOTS)
+                        *next = pos;
+                    else
+                        free(pos); /* nothing after it: the scan is complete */
+                }
+                break;
             }
+        }
+        if (!full)
+            stopped = stor_it_stopped(it);
+        rc = stor_it_status(it);
+        stor_it_free(it);
+        if (rc) {
+            free(*next);
+            *next = NULL;
             break;
         }
+        if (stopped) {
+            /* Too many unseen entries for one walk: this range again,
+             * narrower; what it gave may have passed keys over. */
+            out->n = mark;
+            out->used = mark_used;
+            seen = seen0;
+            span = span / 8 ? span / 8 : 1;
+            tr = mono_us();
+            continue;
+        }
+        if (full)
+            break;
+        slot = end; /* the range is done */
+        from = "";
+        fromn = 0;
+        progress = true;
+        uint64_t now_us = mono_us(), took = now_us - tr + 1;
+        tr = now_us;
+        /* As wide as SCAN_RANGE_US would take at this range's pace, at
+         * most twice and at least a quarter of this one. */
+        uint64_t w = (uint64_t)span * SCAN_RANGE_US / took;
+        w = w > 2ull * span ? 2ull * span : w < span / 4 ? span / 4 : w;
+        span = w < 1 ? 1 : w > ENC_SLOTS ? ENC_SLOTS : (unsigned)w;
     }
-    int rc = stor_it_status(it);
-    stor_it_free(it);
-    if (rc) {
-        free(*next);
-        *next = NULL;
-    }
+    dbb_free(&start);
+    if (!rc && !*next && slot < ENC_SLOTS && seen < count) /* out of ranges: on from here */
+        *next = scan_pos(span, (uint16_t)slot, from, fromn, false, nextn);
     return rc;
 }
 

@@ -337,10 +337,13 @@ int db_restore(struct db *d, unsigned dbi, const char *key, size_t klen,
                const struct db_value *v, int replace);
 
 /* One step of a cursor scan over db dbi's keys, in (slot, key) order.
- * cursor/cn: the key to continue after (NULL to start). pattern may be NULL;
- * type filters by enum enc_type (0: any). Looks at about count keys, appends
- * matches to out, and returns in *next (malloc'd) the key to continue after,
- * or NULL when the scan is complete. */
+ * cursor/cn: a position an earlier step returned (opaque bytes; NULL to
+ * start). pattern may be NULL; type filters by enum enc_type (0: any).
+ * Looks at about count keys, appends matches to out, and returns in *next
+ * (malloc'd) the position to go on from, or NULL when the scan is
+ * complete. A step's work is bounded (db.c, SCAN_CALL_US): over a key
+ * space RocksDB still holds many tombstones of, it may return fewer keys
+ * than count, or none, and a position that goes on. */
 int db_scan(struct db *d, unsigned dbi, const char *cursor, size_t cn, const char *pat,
             size_t patn, int type, uint64_t count, struct db_vec *out, char **next,
             size_t *nextn);

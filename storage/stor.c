@@ -811,6 +811,12 @@ struct stor_it {
 struct stor_it *stor_it_create(struct stor *s, int cf, const char *lo, size_t lon,
                                const char *hi, size_t hin)
 {
+    return stor_it_create_limited(s, cf, lo, lon, hi, hin, 0);
+}
+
+struct stor_it *stor_it_create_limited(struct stor *s, int cf, const char *lo, size_t lon,
+                                       const char *hi, size_t hin, uint64_t max_skip)
+{
     struct stor_it *it = stor_xmalloc(sizeof *it);
     memset(it, 0, sizeof *it);
     it->s = s;
@@ -824,6 +830,8 @@ struct stor_it *stor_it_create(struct stor *s, int cf, const char *lo, size_t lo
         rocksdb_readoptions_set_iterate_lower_bound(it->ro, it->lo, lon);
     if (hi)
         rocksdb_readoptions_set_iterate_upper_bound(it->ro, it->hi, hin);
+    if (max_skip)
+        rocksdb_readoptions_set_max_skippable_internal_keys(it->ro, max_skip);
     it->it = rocksdb_create_iterator_cf(s->db, it->ro, s->cf[cf]);
     return it;
 }
@@ -1026,11 +1034,31 @@ const char *stor_it_value(const struct stor_it *it, size_t *n)
     return it->o->val;
 }
 
+/* RocksDB's Status::Incomplete, as its message begins: what an iterator
+ * that passed its max_skippable_internal_keys reports. */
+static bool incomplete(const char *err)
+{
+    return !strncmp(err, "Result incomplete", 17);
+}
+
 int stor_it_status(const struct stor_it *it)
 {
     char *err = NULL;
     rocksdb_iter_get_error(it->it, &err);
+    if (err && incomplete(err)) {
+        rocksdb_free(err);
+        return 0;
+    }
     return err ? stor_take_err(err) : 0;
+}
+
+bool stor_it_stopped(const struct stor_it *it)
+{
+    char *err = NULL;
+    rocksdb_iter_get_error(it->it, &err);
+    bool stopped = err && incomplete(err);
+    rocksdb_free(err);
+    return stopped;
 }
 
 void stor_it_free(struct stor_it *it)

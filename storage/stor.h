@@ -291,8 +291,19 @@ void stor_it_prev(struct stor_it *it);
 int stor_it_valid(const struct stor_it *it);
 const char *stor_it_key(const struct stor_it *it, size_t *n);
 const char *stor_it_value(const struct stor_it *it, size_t *n);
-/* 0 once the iterator ran off its range cleanly, or an error code. */
+/* The same, but one move of RocksDB's side passes at most max_skip entries
+ * that nothing sees (tombstones, older versions; 0: no limit): past that
+ * the RocksDB side stops as if at its end, and stor_it_stopped() says so.
+ * What the iterator gave after that point is not to be trusted, as
+ * entries before it may have been passed over: a walk bounded so is
+ * walked again, shorter or without the limit. */
+struct stor_it *stor_it_create_limited(struct stor *s, int cf, const char *lo, size_t lon,
+                                       const char *hi, size_t hin, uint64_t max_skip);
+/* 0 once the iterator ran off its range cleanly (or stopped at its skip
+ * limit), or an error code. */
 int stor_it_status(const struct stor_it *it);
+/* Whether RocksDB's side stopped at stor_it_create_limited's limit. */
+bool stor_it_stopped(const struct stor_it *it);
 void stor_it_free(struct stor_it *it); /* accepts NULL */
 
 /* ---- maintenance ---- */

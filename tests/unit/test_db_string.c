@@ -604,6 +604,116 @@ static void test_db_keys_scan_dbsize_flush(void **state)
     db_vec_destroy(&v);
 }
 
+/* A full SCAN over db 0 with COUNT count: which keys of the test below it
+ * returned, anything else it returned, and its number of calls. */
+struct scan_seen {
+    unsigned char t[60000], tag[4000], fresh[50];
+    int calls, other;
+};
+
+static void scan_note(struct scan_seen *ss, const char *k, size_t kn)
+{
+    char buf[32];
+    int i;
+    if (kn >= sizeof buf)
+        goto other;
+    memcpy(buf, k, kn);
+    buf[kn] = 0;
+    if (sscanf(buf, "t:%d", &i) == 1 && i >= 0 && i < 60000)
+        ss->t[i] = 1;
+    else if (sscanf(buf, "{tag}:%d", &i) == 1 && i >= 0 && i < 4000)
+        ss->tag[i] = 1;
+    else if (sscanf(buf, "fresh:%d", &i) == 1 && i >= 0 && i < 50)
+        ss->fresh[i] = 1;
+    else
+        goto other;
+    return;
+other:
+    ss->other++;
+}
+
+static void scan_full(struct db *d, uint64_t count, struct scan_seen *ss)
+{
+    memset(ss, 0, sizeof *ss);
+    struct db_vec v;
+    db_vec_init(&v);
+    char *cur = NULL;
+    size_t curn = 0;
+    do {
+        char *next;
+        size_t nextn;
+        assert_int_equal(db_scan(d, 0, cur, curn, NULL, 0, 0, count, &v, &next, &nextn), 0);
+        for (size_t i = 0; i < v.n; i++) {
+            scan_note(ss, db_vec_ptr(&v, i), db_vec_len(&v, i));
+        }
+        db_vec_clear(&v);
+        free(cur);
+        cur = next;
+        curn = nextn;
+        ss->calls++;
+        assert_true(ss->calls < 100000);
+    } while (cur);
+    db_vec_destroy(&v);
+}
+
+/* SCAN over a key space mostly deleted, whose tombstones RocksDB keeps
+ * until compaction: every live key comes back, no deleted one, and a call
+ * stops short of walking them all (db_scan's ranges). With write-back,
+ * keys that only the overlay holds are spread among them. */
+static void test_db_scan_over_tombstones(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    char k[32];
+    for (int i = 0; i < 60000; i++) {
+        int n = snprintf(k, sizeof k, "t:%d", i);
+        assert_int_equal(db_set(d, 0, k, (size_t)n, K("v"), 0, 0, NULL, NULL), 1);
+    }
+    for (int i = 0; i < 4000; i++) { /* one slot: more than a range may pass */
+        int n = snprintf(k, sizeof k, "{tag}:%d", i);
+        assert_int_equal(db_set(d, 0, k, (size_t)n, K("v"), 0, 0, NULL, NULL), 1);
+    }
+    if (fx_writeback)
+        assert_int_equal(stor_drain(f->s), 0);
+    for (int i = 0; i < 60000; i++) {
+        if (i % 600 == 0)
+            continue;
+        int n = snprintf(k, sizeof k, "t:%d", i);
+        assert_int_equal(db_del(d, 0, k, (size_t)n), 1);
+    }
+    for (int i = 0; i < 4000; i++) {
+        if (i % 1000 == 999)
+            continue;
+        int n = snprintf(k, sizeof k, "{tag}:%d", i);
+        assert_int_equal(db_del(d, 0, k, (size_t)n), 1);
+    }
+    if (fx_writeback) {
+        assert_int_equal(stor_drain(f->s), 0);
+        for (int i = 0; i < 50; i++) { /* pending, in the overlay */
+            int n = snprintf(k, sizeof k, "fresh:%d", i);
+            assert_int_equal(db_set(d, 0, k, (size_t)n, K("v"), 0, 0, NULL, NULL), 1);
+        }
+    }
+    for (int r = 0; r < 2; r++) {
+        struct scan_seen *ss = malloc(sizeof *ss);
+        scan_full(d, r ? 1000 : 10, ss);
+        for (int i = 0; i < 60000; i++)
+            if (ss->t[i] != (i % 600 == 0))
+                fail_msg("count %d: t:%d %s", r ? 1000 : 10, i, ss->t[i] ? "deleted, returned" : "missed");
+        for (int i = 0; i < 4000; i++)
+            assert_int_equal(ss->tag[i], i % 1000 == 999);
+        for (int i = 0; i < 50; i++)
+            assert_int_equal(ss->fresh[i], fx_writeback != 0);
+        assert_int_equal(ss->other, 0);
+        /* 105-155 keys and 63,896 tombstones: one walk would take over
+         * 10 ms; a call stops after 1 ms. */
+        if (r)
+            assert_true(ss->calls >= 2);
+        print_message("scan over tombstones, count %d: %d calls\n", r ? 1000 : 10, ss->calls);
+        free(ss);
+    }
+}
+
 static void test_db_keys_glob(void **state)
 {
     (void)state;
@@ -1100,6 +1210,7 @@ int main(void)
         T(test_db_string_setbit_bitop),    T(test_db_string_bitfield),
         T(test_db_keys_del_type_exists),   T(test_db_keys_expire_flags),
         T(test_db_keys_rename_copy),       T(test_db_keys_scan_dbsize_flush),
+        T(test_db_scan_over_tombstones),
         cmocka_unit_test(test_db_keys_glob), T(test_db_keys_persist_across_reopen),
         T(test_db_keys_corrupt_records_are_errors), T(test_db_keycount_kept),
         cmocka_unit_test(test_db_keyf),    T(test_db_counts_saved), T(test_db_keyf_rebuild),
@@ -1109,6 +1220,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_db_keycount_kept, setup_writeback,
                                         teardown_writeback),
         cmocka_unit_test_setup_teardown(test_db_counts_deferred, setup_writeback,
+                                        teardown_writeback),
+        cmocka_unit_test_setup_teardown(test_db_scan_over_tombstones, setup_writeback,
                                         teardown_writeback),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
