@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/random.h>
-#include <time.h>
 #include <unistd.h>
 
 /* ---- result vectors ---- */
@@ -1428,13 +1427,6 @@ static struct stor_it *meta_iter_at(struct db *d, unsigned dbi, const char *curs
 #define SCAN_RANGE_US 250
 #define SCAN_CALL_US 1000
 
-static uint64_t mono_us(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
-}
-
 /* The position a SCAN cursor holds: the range width to go on with (its
  * log2, so that the next call does not learn it again), slot(2), then the
  * key to start at, inclusive (empty: the slot's start). */
@@ -1481,7 +1473,7 @@ int db_scan(struct db *d, unsigned dbi, const char *cursor, size_t cn, const cha
     struct db_buf start;
     dbb_init(&start);
     int rc = 0;
-    uint64_t t0 = mono_us(), tr = t0;
+    uint64_t t0 = stor_mono_us(), tr = t0;
     bool progress = false;
     while (slot < ENC_SLOTS && !(progress && tr - t0 >= SCAN_CALL_US)) {
         unsigned end = span < ENC_SLOTS - slot ? slot + span : ENC_SLOTS;
@@ -1546,7 +1538,7 @@ int db_scan(struct db *d, unsigned dbi, const char *cursor, size_t cn, const cha
             out->used = mark_used;
             seen = seen0;
             span = span / 8 ? span / 8 : 1;
-            tr = mono_us();
+            tr = stor_mono_us();
             continue;
         }
         if (full)
@@ -1555,7 +1547,7 @@ int db_scan(struct db *d, unsigned dbi, const char *cursor, size_t cn, const cha
         from = "";
         fromn = 0;
         progress = true;
-        uint64_t now_us = mono_us(), took = now_us - tr + 1;
+        uint64_t now_us = stor_mono_us(), took = now_us - tr + 1;
         tr = now_us;
         /* As wide as SCAN_RANGE_US would take at this range's pace, at
          * most twice and at least a quarter of this one. */

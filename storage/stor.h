@@ -344,5 +344,7 @@ int stor_count(struct stor *s, int cf, const char *lo, size_t lon, const char *h
  * stor_clock_override to a fixed time (0 restores the real clock). */
 uint64_t stor_now_ms(void);
 extern uint64_t stor_clock_override;
+/* CLOCK_MONOTONIC in µs: for durations. */
+uint64_t stor_mono_us(void);
 
 #endif

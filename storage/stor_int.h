@@ -208,7 +208,9 @@ struct wb_part {
 
 /* stor.c */
 int stor_take_err(char *err);
-uint64_t stor_mono_us(void);
+/* Turns RocksDB's per-operation perf counters off for the calling thread
+ * (each thread of ours that calls RocksDB). */
+void stor_thread_quiet(void);
 /* The memtable size in force: o's, or the default. RocksDB is given it,
  * and the flusher caps its batches by it. */
 size_t stor_write_buffer_bytes(const struct stor_opts *o);
