@@ -620,6 +620,7 @@ static void *part_main(void *arg)
     struct stor *s = p->s;
     uint64_t seen = 0;
     pthread_setname_np(pthread_self(), "shmkv-flushpart");
+    stor_thread_quiet();
     pthread_mutex_lock(&s->pmu);
     for (;;) {
         while (s->pgen == seen && !s->pstop)
@@ -1062,6 +1063,7 @@ static void *resolver_main(void *arg)
 {
     struct stor *s = arg;
     pthread_setname_np(pthread_self(), "shmkv-resolve");
+    stor_thread_quiet();
     unsigned ms = WB_RESOLVE_MS;
     pthread_mutex_lock(&s->mu);
     while (!s->rstop) {
@@ -1088,6 +1090,7 @@ static void *flusher_main(void *arg)
 {
     struct stor *s = arg;
     pthread_setname_np(pthread_self(), "shmkv-flusher");
+    stor_thread_quiet();
     pthread_mutex_lock(&s->mu);
     for (;;) {
         flusher_files(s);
