@@ -126,14 +126,30 @@ static bool clamp_range(int64_t size, int64_t *start, int64_t *stop)
 }
 
 /* Appends elements [from, from+count) of an open list to out. */
+/* An iterator over an open list's positions [lo, hi) alone: RocksDB keeps
+ * the records of popped elements, past either end, as tombstones until
+ * compaction, and an iterator bounded by the whole collection stepped over
+ * all of them at its ends (LRANGE -5 -1 after 70,000 RPOPs: 7 ms). */
+static struct stor_it *list_iter(struct db *d, struct db_kc *kc, uint64_t lo, uint64_t hi)
+{
+    size_t kn;
+    const char *k = pos_key(kc, lo, &kn);
+    char *b = stor_xmalloc(2 * kn);
+    memcpy(b, k, kn);
+    k = pos_key(kc, hi, &kn);
+    memcpy(b + kn, k, kn);
+    struct stor_it *it = stor_it_create(d->s, STOR_CF_SUB, b, kn, b + kn, kn);
+    free(b);
+    return it;
+}
+
 static int list_read(struct db *d, struct db_kc *kc, uint64_t from, uint64_t count,
                      struct db_vec *out)
 {
-    struct stor_it *it = kc_iter(d, kc, STOR_CF_SUB);
-    size_t kn;
-    const char *k = pos_key(kc, kc->m.head + from, &kn);
+    uint64_t at = kc->m.head + from;
+    struct stor_it *it = list_iter(d, kc, at, at + count);
     uint64_t got = 0;
-    for (stor_it_seek(it, k, kn); got < count && stor_it_valid(it); stor_it_next(it)) {
+    for (stor_it_first(it); got < count && stor_it_valid(it); stor_it_next(it)) {
         size_t vn;
         const char *v = stor_it_value(it, &vn);
         db_vec_push(out, v, vn, 0);
@@ -341,7 +357,7 @@ int db_lpos(struct db *d, unsigned dbi, const char *key, size_t klen, const char
     bool back = rank < 0;
     uint64_t skip = back ? (uint64_t)-(rank + 1) : (uint64_t)(rank - 1);
     size_t cap = 0;
-    struct stor_it *it = kc_iter(d, &kc, STOR_CF_SUB);
+    struct stor_it *it = list_iter(d, &kc, kc.m.head, kc.m.tail);
     if (back)
         stor_it_last(it);
     else
