@@ -430,6 +430,7 @@ int db_init(struct db *d, struct stor *s, const struct db_opts *o)
 void db_destroy(struct db *d)
 {
     db_pick_reset(&d->picks);
+    db_zedge_reset(&d->zedges);
     keyf_rebuild_stop(d);
     db_keyf_destroy(&d->keyf);
     stor_batch_destroy(&d->b);
@@ -698,6 +699,8 @@ int db_commit(struct db *d)
     rc = stor_commit(d->s, &d->b);
     if (rc == 0 && d->picks.n)
         db_pick_note(d, &d->b);
+    if (rc == 0 && d->zedges.n)
+        db_zedge_note(d, &d->b);
     if (rc == 0)
         for (unsigned j = 0; j < kc.n; j++) {
             d->nkeys[kc.e[j].dbi] += (uint64_t)kc.e[j].keys;
@@ -1021,7 +1024,8 @@ struct stor_it *kc_iter(struct db *d, struct db_kc *kc, int cf)
     char *hi = pl <= sizeof small ? small : stor_xmalloc(pl);
     memcpy(hi, kc->sk.p, pl);
     prefix_successor(hi, pl);
-    struct stor_it *it = stor_it_create(d->s, cf, kc->sk.p, pl, hi, pl);
+    struct stor_it *it = cf == STOR_CF_SCORE ? db_zedge_iter(d, kc->sk.p, pl, hi)
+                                             : stor_it_create(d->s, cf, kc->sk.p, pl, hi, pl);
     if (hi != small)
         free(hi);
     return it;

@@ -142,6 +142,24 @@ struct db_picks {
     size_t limit; /* what they may take; 0: DB_PICK_BYTES (tests lower it) */
 };
 
+/* Score-index edges (db_zedge.c): for a sorted set whose score records an
+ * iteration walked from either end, the first and last live record it met.
+ * Nothing before the first or after the last is alive, only what removed
+ * and popped members left, which RocksDB keeps until compaction; so the
+ * next walk starts at them instead of stepping over all of that again
+ * (ZPOPMIN as a job queue's pop). Every commit that writes a score record
+ * outside them moves them out to it. */
+#define DB_ZEDGE_N 64
+struct db_zedge {
+    uint64_t h; /* the collection prefix's hash; 0: an empty entry */
+    char *pre, *lo, *hi; /* lo, hi: NULL until learned */
+    size_t pn, lon, hin;
+};
+struct db_zedges {
+    struct db_zedge e[DB_ZEDGE_N];
+    unsigned n; /* entries in use: 0 spares commits the look-up */
+};
+
 struct db {
     struct stor *s;
     struct db_opts o;
@@ -228,6 +246,7 @@ struct db {
         char key[64];
     } last_coll;
     struct db_picks picks;
+    struct db_zedges zedges;
 };
 
 enum { DB_CACHE_MISS = 0, DB_CACHE_HIT = 1, DB_CACHE_ABSENT = 2 };

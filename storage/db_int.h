@@ -142,6 +142,15 @@ void db_pick_note(struct db *d, const struct stor_batch *b);
 /* Drops every pick index (FLUSHDB, FLUSHALL, db_destroy). */
 void db_pick_reset(struct db_picks *p);
 
+/* db_zedge.c. An iterator over the score records of the sorted set whose
+ * prefix is pre (pn bytes; succ: the prefix's successor, as long),
+ * bounded by its known edges: kc_iter's, for the score family. */
+struct stor_it *db_zedge_iter(struct db *d, const char *pre, size_t pn, const char *succ);
+/* Moves the edges of the sorted sets b writes score records of outside
+ * them out to those records; after every commit while any edge is known. */
+void db_zedge_note(struct db *d, const struct stor_batch *b);
+void db_zedge_reset(struct db_zedges *z);
+
 /* Byte strings in memcmp order, a prefix before what extends it (member
  * and field order in the sub family). */
 static inline int db_bytes_cmp(const char *a, size_t an, const char *b, size_t bn)

@@ -814,6 +814,9 @@ struct stor_it {
     char *save; /* the current key, kept across a change of direction */
     size_t savecap;
     bool raw; /* RocksDB alone: the overlay's pending writes not merged */
+    bool limited; /* a skip limit: where it lands says nothing of what it passed */
+    stor_it_edge_fn edge; /* stor_it_on_edge */
+    void *edge_arg;
 };
 
 struct stor_it *stor_it_create(struct stor *s, int cf, const char *lo, size_t lon,
@@ -838,6 +841,7 @@ struct stor_it *stor_it_create_limited(struct stor *s, int cf, const char *lo, s
         rocksdb_readoptions_set_iterate_lower_bound(it->ro, it->lo, lon);
     if (hi)
         rocksdb_readoptions_set_iterate_upper_bound(it->ro, it->hi, hin);
+    it->limited = max_skip != 0;
     if (max_skip)
         rocksdb_readoptions_set_max_skippable_internal_keys(it->ro, max_skip);
     it->it = rocksdb_create_iterator_cf(s->db, it->ro, s->cf[cf]);
@@ -920,25 +924,47 @@ static void settle(struct stor_it *it, int dir)
     }
 }
 
+void stor_it_on_edge(struct stor_it *it, stor_it_edge_fn fn, void *arg)
+{
+    it->edge = fn;
+    it->edge_arg = arg;
+}
+
+/* After a move to the range's edge in direction dir: where it landed. */
+static void edge_note(struct stor_it *it, int dir)
+{
+    if (it->edge && !it->limited && it->cur != IT_NONE) {
+        size_t kn;
+        const char *k = stor_it_key(it, &kn);
+        it->edge(it->edge_arg, dir, k, kn);
+    }
+}
+
 void stor_it_seek(struct stor_it *it, const char *k, size_t kn)
 {
     rocksdb_iter_seek(it->it, k, kn);
-    if (it->lo && ov_cmp(it->cf, k, kn, it->cf, it->lo, it->lon) < 0)
+    bool edge = it->lo ? ov_cmp(it->cf, k, kn, it->cf, it->lo, it->lon) <= 0 : kn == 0;
+    if (it->lo && edge)
         k = it->lo, kn = it->lon;
     it->o = it->raw ? NULL : ov_seek(&it->s->ov, it->cf, k, kn);
     settle(it, 1);
+    if (edge)
+        edge_note(it, 1);
 }
 
 void stor_it_seek_prev(struct stor_it *it, const char *k, size_t kn)
 {
     rocksdb_iter_seek_for_prev(it->it, k, kn);
+    bool edge = it->hi && ov_cmp(it->cf, k, kn, it->cf, it->hi, it->hin) >= 0;
     if (it->raw)
         it->o = NULL;
-    else if (it->hi && ov_cmp(it->cf, k, kn, it->cf, it->hi, it->hin) >= 0)
+    else if (edge)
         it->o = ov_seek_before(&it->s->ov, it->cf, it->hi, it->hin);
     else
         it->o = ov_seek_prev(&it->s->ov, it->cf, k, kn);
     settle(it, -1);
+    if (edge)
+        edge_note(it, -1);
 }
 
 void stor_it_first(struct stor_it *it)
@@ -946,6 +972,7 @@ void stor_it_first(struct stor_it *it)
     rocksdb_iter_seek_to_first(it->it);
     it->o = it->raw ? NULL : ov_seek(&it->s->ov, it->cf, it->lo ? it->lo : "", it->lo ? it->lon : 0);
     settle(it, 1);
+    edge_note(it, 1);
 }
 
 void stor_it_last(struct stor_it *it)
@@ -958,6 +985,7 @@ void stor_it_last(struct stor_it *it)
     else
         it->o = ov_seek_before(&it->s->ov, it->cf + 1, "", 0);
     settle(it, -1);
+    edge_note(it, -1);
 }
 
 /* Turning around: both sides are placed just past the current key in the new

@@ -304,6 +304,13 @@ struct stor_it *stor_it_create_limited(struct stor *s, int cf, const char *lo, s
 int stor_it_status(const struct stor_it *it);
 /* Whether RocksDB's side stopped at stor_it_create_limited's limit. */
 bool stor_it_stopped(const struct stor_it *it);
+/* Calls fn(arg, dir, k, kn) each time a move to the range's edge lands on
+ * an entry: stor_it_first() or a seek to or below the lower bound (dir 1),
+ * stor_it_last() or a seek_prev to or past the upper bound (dir -1).
+ * Nothing lies between that edge and k but what no reader sees (deleted or
+ * older records). k is valid during the call. Not on a limited iterator. */
+typedef void (*stor_it_edge_fn)(void *arg, int dir, const char *k, size_t kn);
+void stor_it_on_edge(struct stor_it *it, stor_it_edge_fn fn, void *arg);
 void stor_it_free(struct stor_it *it); /* accepts NULL */
 
 /* ---- maintenance ---- */

@@ -369,13 +369,169 @@ static void test_db_zset_pick(void **state)
     db_vec_destroy(&v);
 }
 
+/* Score-index edges (db_zedge.c) against a model: random adds (often past
+ * either end), removals, pops from both ends, ranges from both ends, ranks,
+ * deletes of the whole set, with write-back's drains in between so that
+ * removed members' tombstones lie in RocksDB under edges learned before.
+ * An edge that hid a live member, or let a dead one through, shows here. */
+#define ZM 120
+struct zmodel {
+    bool in[ZM];
+    double sc[ZM];
+};
+
+static int zm_cmp_idx(const struct zmodel *z, int a, int b)
+{
+    if (z->sc[a] != z->sc[b])
+        return z->sc[a] < z->sc[b] ? -1 : 1;
+    char x[8], y[8];
+    snprintf(x, sizeof x, "m%d", a);
+    snprintf(y, sizeof y, "m%d", b);
+    return strcmp(x, y);
+}
+
+/* The model's members in score order into ord; their number. */
+static int zm_sorted(const struct zmodel *z, int *ord)
+{
+    int n = 0;
+    for (int i = 0; i < ZM; i++)
+        if (z->in[i])
+            ord[n++] = i;
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && zm_cmp_idx(z, ord[j - 1], ord[j]) > 0; j--) {
+            int t = ord[j];
+            ord[j] = ord[j - 1];
+            ord[j - 1] = t;
+        }
+    return n;
+}
+
+static void zm_expect(const struct db_vec *v, const struct zmodel *z, const int *ord, int from,
+                      int n, int rev, int step)
+{
+    if ((int)v->n != n)
+        fail_msg("step %d: %zu members, model %d", step, v->n, n);
+    for (int i = 0; i < n; i++) {
+        int at = rev ? from - i : from + i;
+        char m[8];
+        int mn = snprintf(m, sizeof m, "m%d", ord[at]);
+        if (db_vec_len(v, (size_t)i) != (size_t)mn || memcmp(db_vec_ptr(v, (size_t)i), m, (size_t)mn) ||
+            v->items[i].score != z->sc[ord[at]])
+            fail_msg("step %d: member %d differs from the model's %s", step, i, m);
+    }
+}
+
+static void zedges_model(struct fx *f)
+{
+    struct db *d = &f->d;
+    struct zmodel z;
+    memset(&z, 0, sizeof z);
+    int ord[ZM];
+    uint64_t rng = 0x9e3779b97f4a7c15ull;
+#define RND(n) ((int)((rng = rng * 6364136223846793005ull + 1442695040888963407ull) >> 33) % (n))
+    struct db_vec v;
+    db_vec_init(&v);
+    double lo = 0, hi = 0;
+    for (int step = 0; step < 4000; step++) {
+        int op = RND(100), n = zm_sorted(&z, ord);
+        uint64_t got;
+        char m[8];
+        if (op < 30) { /* ZADD, often past either end */
+            int k = 1 + RND(4);
+            for (int j = 0; j < k; j++) {
+                int i = RND(ZM);
+                double s = RND(10) == 0 ? --lo : RND(10) == 0 ? ++hi : (double)(RND(200) - 100) / 2;
+                int mn = snprintf(m, sizeof m, "m%d", i);
+                struct db_str ms = {m, (size_t)mn};
+                assert_int_equal(db_zadd(d, 0, K("q"), &s, &ms, 1, 0, &got, NULL), 0);
+                z.in[i] = true;
+                z.sc[i] = s;
+            }
+        } else if (op < 42) { /* ZREM */
+            int i = RND(ZM);
+            int mn = snprintf(m, sizeof m, "m%d", i);
+            struct db_str ms = {m, (size_t)mn};
+            assert_int_equal(db_zrem(d, 0, K("q"), &ms, 1, &got), 0);
+            assert_int_equal(got, z.in[i]);
+            z.in[i] = false;
+        } else if (op < 60) { /* ZPOPMIN / ZPOPMAX */
+            int max = RND(2), c = 1 + RND(4);
+            assert_int_equal(db_zpop(d, 0, K("q"), max, (uint64_t)c, &v), 0);
+            int k = c < n ? c : n;
+            zm_expect(&v, &z, ord, max ? n - 1 : 0, k, max, step);
+            for (int j = 0; j < k; j++)
+                z.in[ord[max ? n - 1 - j : j]] = false;
+        } else if (op < 75) { /* ranges by rank from either end */
+            int rev = RND(2), c = RND(6);
+            struct db_zspec sp = {.by = DB_ZBY_RANK, .start = 0, .stop = c, .rev = rev, .limit = -1};
+            assert_int_equal(db_zrange(d, 0, K("q"), &sp, &v), 0);
+            int k = c + 1 < n ? c + 1 : n;
+            zm_expect(&v, &z, ord, rev ? n - 1 : 0, k, rev, step);
+        } else if (op < 87) { /* ranges by score: -inf..x, or x..+inf backwards */
+            int rev = RND(2);
+            double x = (double)(RND(200) - 100) / 2;
+            struct db_zspec sp = {.by = DB_ZBY_SCORE, .rev = rev, .limit = -1,
+                                  .min = rev ? x : -INFINITY, .max = rev ? INFINITY : x};
+            assert_int_equal(db_zrange(d, 0, K("q"), &sp, &v), 0);
+            int k = 0;
+            if (!rev)
+                while (k < n && z.sc[ord[k]] <= x)
+                    k++;
+            else
+                while (k < n && z.sc[ord[n - 1 - k]] >= x)
+                    k++;
+            zm_expect(&v, &z, ord, rev ? n - 1 : 0, k, rev, step);
+        } else if (op < 93) { /* ZRANK, ZCARD */
+            int i = RND(ZM);
+            int mn = snprintf(m, sizeof m, "m%d", i);
+            uint64_t r;
+            int rc = db_zrank(d, 0, K("q"), m, (size_t)mn, 0, &r);
+            if (!z.in[i]) {
+                assert_int_equal(rc, ENC_ENOTFOUND);
+            } else {
+                assert_int_equal(rc, 0);
+                assert_int_equal(ord[r], i);
+            }
+            assert_int_equal(db_zcard(d, 0, K("q"), &got), 0);
+            assert_int_equal(got, (uint64_t)n);
+        } else if (op < 95) { /* the whole set goes; the next is a new version */
+            db_del(d, 0, K("q"));
+            memset(&z, 0, sizeof z);
+        } else if (fx_writeback == 1) { /* tombstones into RocksDB */
+            assert_int_equal(stor_drain(f->s), 0);
+        }
+        db_vec_clear(&v);
+    }
+#undef RND
+    db_vec_destroy(&v);
+    assert_true(d->zedges.n > 0); /* the walks above learned edges */
+}
+
+static void test_db_zset_edges_model(void **state)
+{
+    zedges_model(*state);
+}
+
+static int setup_wb(void **state)
+{
+    fx_writeback = 1;
+    return fx_setup(state);
+}
+
+static int teardown_wb(void **state)
+{
+    fx_writeback = 0;
+    return fx_teardown(state);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
     const struct CMUnitTest tests[] = {
         T(test_db_zset_add_flags),    T(test_db_zset_range_rank), T(test_db_zset_range_score),
         T(test_db_zset_range_lex),    T(test_db_zset_rank_rem_pop), T(test_db_zset_store_ops),
-        T(test_db_zset_scan),         T(test_db_zset_pick),
+        T(test_db_zset_scan),         T(test_db_zset_pick),       T(test_db_zset_edges_model),
+        cmocka_unit_test_setup_teardown(test_db_zset_edges_model, setup_wb, teardown_wb),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
