@@ -1431,6 +1431,19 @@ static struct stor_it *meta_iter_at(struct db *d, unsigned dbi, const char *curs
 #define SCAN_RANGE_US 250
 #define SCAN_CALL_US 1000
 
+/* The user key, slot, type and expiry of the meta record it stands on;
+ * false for one that does not decode, which walks pass over. */
+static bool meta_at(struct stor_it *it, const char **uk, size_t *ukn, uint16_t *slot,
+                    uint8_t *type, uint64_t *exp)
+{
+    size_t kn, vn;
+    const char *k = stor_it_key(it, &kn);
+    const char *v = stor_it_value(it, &vn);
+    unsigned kdb;
+    return enc_meta_key_decode(k, kn, &kdb, slot, uk, ukn) == 0 &&
+           enc_meta_peek(v, vn, type, exp) == 0;
+}
+
 /* The position a SCAN cursor holds: the range width to go on with (its
  * log2, so that the next call does not learn it again), slot(2), then the
  * key to start at, inclusive (empty: the slot's start). */
@@ -1496,15 +1509,12 @@ int db_scan(struct db *d, unsigned dbi, const char *cursor, size_t cn, const cha
         uint64_t seen0 = seen;
         bool full = false, stopped = false;
         for (; stor_it_valid(it); stor_it_next(it)) {
-            size_t kn, vn, ukn;
-            const char *k = stor_it_key(it, &kn);
-            const char *v = stor_it_value(it, &vn);
             const char *uk;
-            unsigned kdb;
+            size_t ukn;
             uint16_t ks;
             uint8_t t;
             uint64_t exp;
-            if (enc_meta_key_decode(k, kn, &kdb, &ks, &uk, &ukn) || enc_meta_peek(v, vn, &t, &exp))
+            if (!meta_at(it, &uk, &ukn, &ks, &t, &exp))
                 continue;
             bool live = !exp || exp > now;
             if (live && (!type || t == type) && (!pat || db_glob_match(pat, patn, uk, ukn, 0)))
@@ -1585,16 +1595,12 @@ int db_randomkey(struct db *d, unsigned dbi, char **key, size_t *klen)
         if (pass == 1)
             stor_it_first(it);
         for (; stor_it_valid(it); stor_it_next(it)) {
-            size_t kn, vn, ukn;
-            const char *k = stor_it_key(it, &kn);
-            const char *v = stor_it_value(it, &vn);
             const char *uk;
-            unsigned kdb;
+            size_t ukn;
             uint16_t slot;
             uint8_t t;
             uint64_t exp;
-            if (enc_meta_key_decode(k, kn, &kdb, &slot, &uk, &ukn) ||
-                enc_meta_peek(v, vn, &t, &exp) || (exp && exp <= now))
+            if (!meta_at(it, &uk, &ukn, &slot, &t, &exp) || (exp && exp <= now))
                 continue;
             *key = stor_xmemdup(uk, ukn);
             *klen = ukn;
