@@ -1386,33 +1386,6 @@ static void db_range(unsigned dbi, char lo[3], char hi[3])
     hi[2] = 0;
 }
 
-/* An iterator over db dbi's meta records, at the first key after `cursor`
- * (or at cursor itself when !after), or at the start for a NULL cursor. */
-static struct stor_it *meta_iter_at(struct db *d, unsigned dbi, const char *cursor, size_t cn,
-                                    bool after)
-{
-    char lo[3], hi[3];
-    db_range(dbi, lo, hi);
-    struct stor_it *it = stor_it_create(d->s, STOR_CF_META, lo, 3, hi, 3);
-    if (!cursor) {
-        stor_it_first(it);
-        return it;
-    }
-    struct db_buf start;
-    dbb_init(&start);
-    dbb_reserve(&start, enc_meta_key_len(cn));
-    start.n = enc_meta_key(start.p, dbi, enc_slot(cursor, cn), cursor, cn);
-    stor_it_seek(it, start.p, start.n);
-    size_t kn;
-    if (after && stor_it_valid(it)) {
-        const char *k = stor_it_key(it, &kn);
-        if (kn == start.n && memcmp(k, start.p, kn) == 0)
-            stor_it_next(it);
-    }
-    dbb_free(&start);
-    return it;
-}
-
 /* SCAN's work per call is bounded, as Redis bounds it (ten empty buckets
  * per key asked for): RocksDB keeps a deleted key's tombstone, and older
  * versions of rewritten ones, until compaction, and one iterator step
@@ -1674,7 +1647,10 @@ uint64_t db_keycount_total(const struct db *d)
 
 int db_keycount_scan(struct db *d, unsigned dbi, uint64_t *keys, uint64_t *expires)
 {
-    struct stor_it *it = meta_iter_at(d, dbi, NULL, 0, false);
+    char lo[3], hi[3];
+    db_range(dbi, lo, hi);
+    struct stor_it *it = stor_it_create(d->s, STOR_CF_META, lo, 3, hi, 3);
+    stor_it_first(it);
     uint64_t c = 0, e = 0;
     for (; stor_it_valid(it); stor_it_next(it)) {
         size_t vn;

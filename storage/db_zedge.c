@@ -85,7 +85,7 @@ static void learn(void *arg, int dir, const char *k, size_t kn)
 struct stor_it *db_zedge_iter(struct db *d, const char *pre, size_t pn, const char *succ)
 {
     struct db_zedge *e = d->zedges.n ? find(&d->zedges, pre, pn, hash_of(pre, pn)) : NULL;
-    if (!e || (!e->lo && !e->hi)) {
+    if (!e) {
         struct stor_it *it = stor_it_create(d->s, STOR_CF_SCORE, pre, pn, succ, pn);
         stor_it_on_edge(it, learn, &d->zedges);
         return it;
