@@ -125,7 +125,6 @@ static bool clamp_range(int64_t size, int64_t *start, int64_t *stop)
     return true;
 }
 
-/* Appends elements [from, from+count) of an open list to out. */
 /* An iterator over an open list's positions [lo, hi) alone: RocksDB keeps
  * the records of popped elements, past either end, as tombstones until
  * compaction, and an iterator bounded by the whole collection stepped over
@@ -143,6 +142,7 @@ static struct stor_it *list_iter(struct db *d, struct db_kc *kc, uint64_t lo, ui
     return it;
 }
 
+/* Appends elements [from, from+count) of an open list to out. */
 static int list_read(struct db *d, struct db_kc *kc, uint64_t from, uint64_t count,
                      struct db_vec *out)
 {

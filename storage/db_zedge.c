@@ -24,7 +24,7 @@ static size_t prefix_of(const char *k, size_t kn)
 {
     if (kn < 7)
         return 0;
-    size_t pn = 7 + (size_t)enc_get_u32(k + 3) + 8;
+    size_t pn = enc_sub_prefix_len(enc_get_u32(k + 3));
     return pn <= kn ? pn : 0;
 }
 
