@@ -208,6 +208,10 @@ struct wb_part {
 
 /* stor.c */
 int stor_take_err(char *err);
+/* After a write with range deletes (FLUSHDB, FLUSHALL) in the column
+ * families of cfmask (bit per family): starts a flush of their memtables
+ * and returns without waiting for it. See stor.c. */
+void stor_flush_ranged(struct stor *s, unsigned cfmask);
 /* Turns RocksDB's per-operation perf counters off for the calling thread
  * (each thread of ours that calls RocksDB). */
 void stor_thread_quiet(void);

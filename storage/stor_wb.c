@@ -568,11 +568,12 @@ static void fops_emit(struct stor *s, const struct wb_fop *f, size_t n, int npar
  * tail or until they hold flush_batch_max bytes; *last is the last taken,
  * *bytes their size. Returns how many parts it used. A range delete orders
  * everything around it, so a batch with one goes whole into parts[0]
- * (*ranged says so). The records up to tail were handed over under the
- * lock and stay until the flusher passes them: no lock to read them, and
- * one walk over them, each a cache miss. */
+ * (*ranged names the families of range deletes, a bit each). The records
+ * up to tail were handed over under the lock and stay until the flusher
+ * passes them: no lock to read them, and one walk over them, each a cache
+ * miss. */
 static int flush_batch_build(struct stor *s, struct wb_rec *first, struct wb_rec *tail,
-                             struct wb_rec **last, size_t *bytes, bool *ranged, int nparts)
+                             struct wb_rec **last, size_t *bytes, unsigned *ranged, int nparts)
 {
     s->nfops = 0;
     *bytes = 0;
@@ -587,10 +588,10 @@ static int flush_batch_build(struct stor *s, struct wb_rec *first, struct wb_rec
     }
     for (int i = 0; i < s->nparts; i++)
         rocksdb_writebatch_clear(s->parts[i].wb);
-    *ranged = false;
-    for (size_t i = 0; i < s->nfops && !*ranged; i++)
+    *ranged = 0;
+    for (size_t i = 0; i < s->nfops; i++)
         if (s->fops[i].kind == STOR_OP_DELRANGE)
-            *ranged = true, nparts = 1;
+            *ranged |= 1u << s->fops[i].cf, nparts = 1;
     size_t run = 0;
     for (size_t i = 0; i < s->nfops; i++) {
         if (s->fops[i].kind != STOR_OP_DELRANGE)
@@ -821,14 +822,16 @@ static char *flush_batch_write(struct stor *s, struct wb_rec *first, struct wb_r
     pthread_mutex_unlock(&s->rmu);
     if (rerr)
         return rerr;
-    bool ranged;
+    unsigned ranged; /* the families range deletes write, a bit each */
     int n = flush_batch_build(s, first, tail, lastp, bytes, &ranged, nparts);
     const struct wb_rec *last = *lastp;
     char *err = NULL;
     if (n == 1) {
         put_applied(s, s->parts[0].wb, last->seq);
-        rocksdb_write(s->db, flush_wopts(s, ranged), s->parts[0].wb, &err);
+        rocksdb_write(s->db, flush_wopts(s, ranged != 0), s->parts[0].wb, &err);
         parts_shed(s);
+        if (ranged && !err)
+            stor_flush_ranged(s, ranged);
         return err;
     }
     pthread_mutex_lock(&s->pmu);

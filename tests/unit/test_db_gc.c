@@ -291,6 +291,50 @@ static void test_db_gc_reads_never_see_expired(void **state)
     db_vec_destroy(&vec);
 }
 
+/* A FLUSHALL's range deletes start a flush of the memtables they share
+ * with the records they cover (stor_flush_ranged): left there, every
+ * iterator that met those records stepped over them one at a time. */
+static void test_db_gc_flushall_flushes(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    fill_hash(d, K("h"), 3000);
+    if (fx_writeback)
+        assert_int_equal(stor_drain(f->s), 0);
+    uint64_t n = 0, imm = 0;
+    assert_int_equal(stor_property(f->s, STOR_CF_SUB, "rocksdb.num-entries-active-mem-table", &n), 0);
+    assert_true(n >= 3000);
+    assert_int_equal(db_flushall(d), 0);
+    if (fx_writeback)
+        assert_int_equal(stor_drain(f->s), 0);
+    for (int i = 0; i < 1000; i++) { /* the flush runs in the background */
+        assert_int_equal(stor_property(f->s, STOR_CF_SUB, "rocksdb.num-entries-active-mem-table", &n), 0);
+        assert_int_equal(stor_property(f->s, STOR_CF_SUB, "rocksdb.num-immutable-mem-table", &imm), 0);
+        if (n < 3000 && imm == 0)
+            break;
+        usleep(10 * 1000);
+    }
+    assert_true(n < 3000);
+    assert_int_equal(imm, 0);
+    struct db_vec v;
+    db_vec_init(&v);
+    assert_int_equal(db_hgetall(d, 0, K("h"), DB_H_BOTH, &v), 0);
+    assert_int_equal(v.n, 0);
+    db_vec_destroy(&v);
+}
+
+static int setup_wb(void **state)
+{
+    fx_writeback = 1;
+    return fx_setup(state);
+}
+
+static int teardown_wb(void **state)
+{
+    fx_writeback = 0;
+    return fx_teardown(state);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
@@ -302,6 +346,8 @@ int main(void)
         T(test_db_gc_expiry_index_stale_entries),
         T(test_db_gc_expiry_index_budget_and_flush),
         T(test_db_gc_expiry_index_built_at_open),
+        T(test_db_gc_flushall_flushes),
+        cmocka_unit_test_setup_teardown(test_db_gc_flushall_flushes, setup_wb, teardown_wb),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
