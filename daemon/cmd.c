@@ -686,6 +686,7 @@ void cmd_call(struct conn *c, const struct cmd *cmd)
     db_vec_clear(&srv.db.created);
     cmd->fn(c);
     srv.db.track_new = srv.db.track_expired = false;
+    db_tidy(&srv.db); /* inside the cache transaction: it may commit */
     cmd_notify_new_rest();
     db_vec_clear(&srv.db.expired); /* a failed commit's */
     srv_cache_end();
@@ -1171,6 +1172,8 @@ void cmd_on_commit(void *arg, const struct stor_batch *b)
 {
     (void)arg;
     srv_cache_apply(b); /* before anything can be acknowledged */
+    if (srv.db.tidying)
+        return; /* a collection rewritten as it was: nobody's key changed */
     /* "expired": keys seen for the last time after their expiry, whether
      * active expiry deleted them or a command replaced them first. */
     struct db_vec *ex = &srv.db.expired;
@@ -1248,6 +1251,7 @@ void cmd_serve_ready(void)
             size_t before = resp_buf_used(&c->out);
             srv_cache_begin();
             c->bcmd->fn(c); /* replies only if it could pop */
+            db_tidy(&srv.db);
             srv_cache_end();
             bool served = resp_buf_used(&c->out) != before;
             cmd_reply_drop_if_off(c, before);

@@ -787,6 +787,7 @@ void cmd_info(struct conn *c)
         INFO("key_counts_from:%s\r\n", srv.db.counts_loaded ? "shutdown" : "scan");
         INFO("key_filter_rebuild:in_progress=%d,done=%llu\r\n", srv.db.keyf_building,
              (unsigned long long)srv.db.keyf_rebuilds);
+        INFO("collections_rewritten:%llu\r\n", (unsigned long long)srv.db.tidied);
         INFO("key_counts_deferred:outstanding=%llu,total=%llu\r\n",
              (unsigned long long)srv.db.defer_total, (unsigned long long)srv.db.defer_done);
         for (int cf = 0; cf < STOR_CF_COUNT; cf++) {

@@ -431,6 +431,10 @@ void db_destroy(struct db *d)
 {
     db_pick_reset(&d->picks);
     db_zedge_reset(&d->zedges);
+    for (unsigned i = 0; i < d->ntidy; i++)
+        free(d->tidy[i].key);
+    if (d->watching)
+        stor_skips_watch(false);
     keyf_rebuild_stop(d);
     db_keyf_destroy(&d->keyf);
     stor_batch_destroy(&d->b);
@@ -883,6 +887,8 @@ int kc_load(struct db *d, struct db_kc *kc, unsigned dbi, const char *key, size_
 
 void kc_free(struct db_kc *kc)
 {
+    if (kc->wd)
+        db_walk_end(kc);
     dbb_free(&kc->mk);
     dbb_free(&kc->sk);
     free(kc->raw);
@@ -1024,6 +1030,7 @@ struct stor_it *kc_iter(struct db *d, struct db_kc *kc, int cf)
     char *hi = pl <= sizeof small ? small : stor_xmalloc(pl);
     memcpy(hi, kc->sk.p, pl);
     prefix_successor(hi, pl);
+    db_walk_start(d, kc);
     struct stor_it *it = cf == STOR_CF_SCORE ? db_zedge_iter(d, kc->sk.p, pl, hi)
                                              : stor_it_create(d->s, cf, kc->sk.p, pl, hi, pl);
     if (hi != small)

@@ -160,6 +160,15 @@ struct db_zedges {
     unsigned n; /* entries in use: 0 spares commits the look-up */
 };
 
+/* db_tidy.c: how many collections one command may note for a rewrite. */
+#define DB_TIDY_NOTES 4
+/* A walk notes its collection once it stepped over at least this many
+ * deletes, and DB_TIDY_RATIO times as many as the collection holds, if it
+ * holds no more than DB_TIDY_MAX_SIZE (one record set copies them all). */
+#define DB_TIDY_MIN 1024
+#define DB_TIDY_RATIO 4
+#define DB_TIDY_MAX_SIZE 16384
+
 struct db {
     struct stor *s;
     struct db_opts o;
@@ -247,6 +256,19 @@ struct db {
     } last_coll;
     struct db_picks picks;
     struct db_zedges zedges;
+    /* db_tidy.c: collections whose walks stepped over far more deletes
+     * than they hold members. watching: RocksDB counts for this command's
+     * walks (stor_skips_watch). tidying: db_tidy's own walks and commit,
+     * whose record set changes no reply (on_commit may tell). */
+    bool watching, tidying;
+    unsigned ntidy;
+    struct db_tidy_note {
+        unsigned dbi;
+        uint64_t version;
+        char *key;
+        size_t klen;
+    } tidy[DB_TIDY_NOTES];
+    uint64_t tidied; /* collections rewritten, for INFO storage */
 };
 
 enum { DB_CACHE_MISS = 0, DB_CACHE_HIT = 1, DB_CACHE_ABSENT = 2 };
@@ -265,6 +287,15 @@ int db_record_key(const struct stor_batch *b, const struct stor_op *op, unsigned
  * a scan of every meta record. 0 or a storage error. */
 int db_init(struct db *d, struct stor *s, const struct db_opts *o);
 void db_destroy(struct db *d);
+/* Called after each command, outside any record set: rewrites each hash,
+ * set or sorted set that the command's walks noted (see DB_TIDY_MIN)
+ * under a fresh version, in a record set of its own, so that later walks
+ * step over none of those deletes; the old version's records go as a
+ * DEL's do (the compaction filter drops them). Nothing a reader sees
+ * changes, and on_commit sees d->tidying set. Also ends the command's
+ * count of deletes stepped over. A failed rewrite (a full disk) is
+ * dropped: the collection reads as before. */
+void db_tidy(struct db *d);
 /* At a clean shutdown, after the last write: waits until RocksDB has every
  * write, then saves the key counts and the key filter beside the data
  * (dir/key-counts), so that the next db_init need not count. 0, 1 when it

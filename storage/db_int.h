@@ -74,6 +74,8 @@ struct db_kc {
     size_t rawn;
     struct enc_meta m;
     bool created; /* kc_open_write made a fresh key: its meta must be written */
+    struct db *wd;  /* set once kc_iter walks it: kc_free ends the walk's count */
+    uint64_t skip0; /* stor_skips() when the count began */
 };
 
 void db_begin(struct db *d);
@@ -118,6 +120,11 @@ static inline const char *kc_suffix(const struct db_kc *kc, const char *k, size_
     return k + kc->plen;
 }
 size_t kc_prefix_len(struct db_kc *kc);
+
+/* db_tidy.c. kc_iter starts counting the deletes walks of kc step over;
+ * kc_free ends it, and notes kc for db_tidy if they were many. */
+void db_walk_start(struct db *d, struct db_kc *kc);
+void db_walk_end(struct db_kc *kc);
 
 /* Collection size: meta size when counted, a scan when blind. */
 int kc_size(struct db *d, struct db_kc *kc, uint64_t *n);

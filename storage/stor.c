@@ -912,6 +912,10 @@ static void o_step(struct stor_it *it, int dir)
     it->o = dir > 0 ? ov_next(it->o) : ov_prev(&it->s->ov, it->o);
 }
 
+static __thread uint64_t ov_skips;   /* the overlay's deletes stepped over */
+static __thread bool skips_on;
+static __thread rocksdb_perfcontext_t *perf; /* the thread's, for its life */
+
 /* Makes the current entry the first visible one in direction dir. */
 static void settle(struct stor_it *it, int dir)
 {
@@ -923,6 +927,7 @@ static void settle(struct stor_it *it, int dir)
         const char *rk = rv ? rocksdb_iter_key(it->it, &rn) : NULL;
         if (rv && !it->raw && ov->nranges && ov_range_covers(ov, it->cf, rk, rn)) {
             r_step(it, dir);
+            ov_skips++;
             continue;
         }
         bool ovld = o_inside(it, it->o);
@@ -940,6 +945,7 @@ static void settle(struct stor_it *it, int dir)
             }
             r_step(it, dir); /* a tombstone hides both */
             o_step(it, dir);
+            ov_skips++;
             continue;
         }
         bool r_first = dir > 0 ? c < 0 : c > 0;
@@ -952,7 +958,25 @@ static void settle(struct stor_it *it, int dir)
             return;
         }
         o_step(it, dir); /* a tombstone with nothing under it */
+        ov_skips++;
     }
+}
+
+void stor_skips_watch(bool on)
+{
+    if (on == skips_on)
+        return;
+    skips_on = on;
+    rocksdb_set_perf_level(on ? rocksdb_enable_count : rocksdb_disable);
+}
+
+uint64_t stor_skips(void)
+{
+    if (!skips_on)
+        return ov_skips;
+    if (!perf)
+        perf = rocksdb_perfcontext_create();
+    return ov_skips + rocksdb_perfcontext_metric(perf, rocksdb_internal_delete_skipped_count);
 }
 
 void stor_it_on_edge(struct stor_it *it, stor_it_edge_fn fn, void *arg)

@@ -312,6 +312,14 @@ bool stor_it_stopped(const struct stor_it *it);
 typedef void (*stor_it_edge_fn)(void *arg, int dir, const char *k, size_t kn);
 void stor_it_on_edge(struct stor_it *it, stor_it_edge_fn fn, void *arg);
 void stor_it_free(struct stor_it *it); /* accepts NULL */
+/* Deletes that iterators on the calling thread stepped over without
+ * showing them: a running total, so a walk's count is the difference of
+ * two reads. It takes in the overlay's pending deletes always, RocksDB's
+ * tombstones only while stor_skips_watch(true) is in force (RocksDB then
+ * counts into the thread's perf context, which costs each of its
+ * operations a little; stor_thread_quiet() leaves it off). */
+void stor_skips_watch(bool on);
+uint64_t stor_skips(void);
 
 /* ---- maintenance ---- */
 

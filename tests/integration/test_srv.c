@@ -2116,6 +2116,44 @@ static void test_srv_io_threads(void **state)
     h_destroy(&t);
 }
 
+/* A hash left with a few fields among thousands deleted is rewritten under
+ * a new version after the walk that met the deletes (storage/db_tidy.c):
+ * its replies and TTL stay, and a WATCH on it is not disturbed. */
+static void test_srv_tidy(void **state)
+{
+    redisContext *c = *state;
+    redisReply *r;
+    for (int i = 0; i < 3000; i++)
+        redisAppendCommand(c, "HSET th f%d v%d", i, i);
+    for (int i = 0; i < 3000; i++)
+        if (i % 1000)
+            redisAppendCommand(c, "HDEL th f%d", i);
+    for (int i = 0; i < 3000 + 2997; i++) {
+        assert_int_equal(redisGetReply(c, (void **)&r), REDIS_OK);
+        assert_int_equal(r->type, REDIS_REPLY_INTEGER);
+        freeReplyObject(r);
+    }
+    h_expect_int(c, 1, "EXPIRE th 1000");
+    long long before = info_field(c, "storage", "collections_rewritten:");
+    assert_true(before >= 0);
+    h_expect_status(c, "OK", "WATCH th");
+    const char *want[] = {"f0", "v0", "f1000", "v1000", "f2000", "v2000", NULL};
+    h_expect_array(c, want, "HGETALL th");
+    assert_int_equal(info_field(c, "storage", "collections_rewritten:"), before + 1);
+    h_expect_status(c, "OK", "MULTI");
+    h_expect_status(c, "QUEUED", "HSET th f1 x");
+    r = H_CMD(c, "EXEC");
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY); /* not nil: nobody changed th */
+    freeReplyObject(r);
+    const char *want2[] = {"f0", "v0", "f1", "x", "f1000", "v1000", "f2000", "v2000", NULL};
+    h_expect_array(c, want2, "HGETALL th");
+    r = H_CMD(c, "TTL th");
+    assert_true(r->type == REDIS_REPLY_INTEGER && r->integer > 990 && r->integer <= 1000);
+    freeReplyObject(r);
+    h_expect_int(c, 4, "HLEN th");
+    assert_int_equal(info_field(c, "storage", "collections_rewritten:"), before + 1);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, each_setup, each_teardown)
@@ -2134,7 +2172,7 @@ int main(void)
         T(test_srv_bgsave_lastsave),    T(test_srv_compact),
         T(test_srv_unix_socket),        T(test_srv_active_expiry), T(test_srv_key_counts),
         cmocka_unit_test(test_srv_key_counts_cold),
-        T(test_srv_random_picks),
+        T(test_srv_random_picks),       T(test_srv_tidy),
         T(test_srv_auth_and_limits),    T(test_srv_object_idletime), T(test_srv_memory), T(test_srv_lcs_limit), T(test_srv_migrate_many_keys),
         T(test_srv_persistence_across_shutdown),
     };

@@ -2,6 +2,9 @@
  * test_db_gc — O(1) deletes and the compaction filters that reclaim what
  * they leave: deleted, expired, overwritten and re-created collections.
  */
+#include "db_int.h"
+#include "enc.h"
+
 #include "fixture.h"
 
 static uint64_t count_cf(struct fx *f, int cf)
@@ -291,6 +294,140 @@ static void test_db_gc_reads_never_see_expired(void **state)
     db_vec_destroy(&vec);
 }
 
+/* Deletes that walks step over: a collection left with a few members among
+ * many deleted ones is noted by the walk that meets them, and db_tidy
+ * rewrites it under a new version with the same members, scores and
+ * expiry; the old version's records are the compaction filter's, and a
+ * walk of the new one notes nothing. A collection with more live members
+ * than that is left alone. Run with deletes in RocksDB (plain), in the
+ * overlay over records in RocksDB (write-back, as far as the flusher has
+ * not taken them yet), and in the overlay alone (no flusher). */
+static void tidy_fill(struct db *d, int type, const char *key, int n, int del_from, int keep_every)
+{
+    static char buf[1000][16];
+    struct db_str m[1000];
+    double sc[1000];
+    uint64_t cnt;
+    for (int base = 0; base < n; base += 1000) {
+        for (int i = 0; i < 1000; i++) {
+            m[i] = (struct db_str){buf[i], (size_t)snprintf(buf[i], 16, "m%05d", base + i)};
+            sc[i] = -(double)(base + i);
+        }
+        if (type == ENC_TYPE_HASH) {
+            struct db_str fv[2000];
+            for (int i = 0; i < 1000; i++)
+                fv[2 * i] = fv[2 * i + 1] = m[i];
+            assert_int_equal(db_hset(d, 0, key, strlen(key), fv, 1000, 0, &cnt), 0);
+        } else if (type == ENC_TYPE_SET) {
+            assert_int_equal(db_sadd(d, 0, key, strlen(key), m, 1000, &cnt), 0);
+        } else {
+            assert_int_equal(db_zadd(d, 0, key, strlen(key), sc, m, 1000, 0, &cnt, NULL), 0);
+        }
+    }
+    if (fx_writeback == 1)
+        assert_int_equal(stor_drain(d->s), 0); /* deletes over records in RocksDB */
+    for (int i = del_from; i < n; i++) {
+        if (i % keep_every == 0)
+            continue;
+        struct db_str one = {buf[0], (size_t)snprintf(buf[0], 16, "m%05d", i)};
+        if (type == ENC_TYPE_HASH)
+            assert_int_equal(db_hdel(d, 0, key, strlen(key), &one, 1, &cnt), 0);
+        else if (type == ENC_TYPE_SET)
+            assert_int_equal(db_srem(d, 0, key, strlen(key), &one, 1, &cnt), 0);
+        else
+            assert_int_equal(db_zrem(d, 0, key, strlen(key), &one, 1, &cnt), 0);
+        assert_int_equal(cnt, 1);
+    }
+}
+
+/* The whole collection, as its type's full read gives it. */
+static void tidy_read(struct db *d, int type, const char *key, struct db_vec *out)
+{
+    db_vec_clear(out);
+    if (type == ENC_TYPE_HASH) {
+        assert_int_equal(db_hgetall(d, 0, key, strlen(key), DB_H_BOTH, out), 0);
+    } else if (type == ENC_TYPE_SET) {
+        assert_int_equal(db_smembers(d, 0, key, strlen(key), out), 0);
+    } else {
+        struct db_zspec sp = {.by = DB_ZBY_RANK, .start = 0, .stop = -1, .limit = -1};
+        assert_int_equal(db_zrange(d, 0, key, strlen(key), &sp, out), 0);
+    }
+}
+
+static struct enc_meta tidy_meta(struct db *d, const char *key)
+{
+    struct db_kc kc;
+    assert_int_equal(kc_load(d, &kc, 0, key, strlen(key)), 0);
+    struct enc_meta m = kc.m;
+    kc_free(&kc);
+    return m;
+}
+
+static void test_db_gc_tidy(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    static const int types[] = {ENC_TYPE_HASH, ENC_TYPE_SET, ENC_TYPE_ZSET};
+    const char *keys[] = {"h", "s", "z"};
+    struct db_vec a, b;
+    db_vec_init(&a);
+    db_vec_init(&b);
+    for (int t = 0; t < 3; t++) {
+        /* 3000 members, all deleted but every 600th: 5 left. */
+        tidy_fill(d, types[t], keys[t], 3000, 0, 600);
+        uint64_t when = stor_now_ms() + 3600 * 1000;
+        assert_int_equal(db_expire(d, 0, keys[t], 1, when, 0), 1);
+    }
+    uint64_t done = d->tidied;
+    for (int t = 0; t < 3; t++) {
+        struct enc_meta m0 = tidy_meta(d, keys[t]);
+        assert_int_equal(m0.size, 5);
+        tidy_read(d, types[t], keys[t], &a);
+        assert_int_equal(a.n, types[t] == ENC_TYPE_HASH ? 10 : 5);
+        assert_int_equal(d->ntidy, 1); /* the walk noted it */
+        db_tidy(d);
+        assert_int_equal(d->ntidy, 0);
+        assert_int_equal(d->tidied, done + (uint64_t)t + 1);
+        struct enc_meta m1 = tidy_meta(d, keys[t]);
+        assert_true(m1.version != m0.version);
+        assert_int_equal(m1.size, 5);
+        assert_int_equal(m1.expire_ms, m0.expire_ms);
+        tidy_read(d, types[t], keys[t], &b);
+        assert_int_equal(b.n, a.n);
+        for (size_t i = 0; i < a.n; i++) {
+            assert_int_equal(db_vec_len(&a, i), db_vec_len(&b, i));
+            assert_memory_equal(db_vec_ptr(&a, i), db_vec_ptr(&b, i), db_vec_len(&a, i));
+            assert_true(a.items[i].score == b.items[i].score);
+        }
+        assert_int_equal(d->ntidy, 0); /* the new version has nothing to step over */
+        db_tidy(d);
+        assert_int_equal(d->tidied, done + (uint64_t)t + 1);
+    }
+    /* 3000 members, 1000 of them deleted: too many live ones to copy. */
+    tidy_fill(d, ENC_TYPE_HASH, "big", 3000, 2000, 3001);
+    tidy_read(d, ENC_TYPE_HASH, "big", &a);
+    assert_int_equal(a.n, 2 * 2000);
+    assert_int_equal(d->ntidy, 0);
+    db_tidy(d);
+    if (fx_writeback != 2) {
+        /* What the old versions held goes with the next compaction. */
+        if (fx_writeback)
+            assert_int_equal(stor_drain(f->s), 0);
+        assert_int_equal(stor_compact(f->s, STOR_CF_META), 0);
+        assert_int_equal(stor_compact(f->s, STOR_CF_SUB), 0);
+        assert_int_equal(stor_compact(f->s, STOR_CF_SCORE), 0);
+        uint64_t n;
+        /* db 0's records: write-back keeps its applied sequence number in
+         * each family too, under a key no db's can reach */
+        assert_int_equal(stor_count(f->s, STOR_CF_SUB, "\0", 1, "\1", 1, &n), 0);
+        assert_int_equal(n, 5 + 5 + 5 + 2000);
+        assert_int_equal(stor_count(f->s, STOR_CF_SCORE, "\0", 1, "\1", 1, &n), 0);
+        assert_int_equal(n, 5);
+    }
+    db_vec_destroy(&a);
+    db_vec_destroy(&b);
+}
+
 /* A FLUSHALL's range deletes start a flush of the memtables they share
  * with the records they cover (stor_flush_ranged): left there, every
  * iterator that met those records stepped over them one at a time. */
@@ -329,6 +466,12 @@ static int setup_wb(void **state)
     return fx_setup(state);
 }
 
+static int setup_wb_overlay(void **state)
+{
+    fx_writeback = 2;
+    return fx_setup(state);
+}
+
 static int teardown_wb(void **state)
 {
     fx_writeback = 0;
@@ -346,8 +489,11 @@ int main(void)
         T(test_db_gc_expiry_index_stale_entries),
         T(test_db_gc_expiry_index_budget_and_flush),
         T(test_db_gc_expiry_index_built_at_open),
+        T(test_db_gc_tidy),
         T(test_db_gc_flushall_flushes),
         cmocka_unit_test_setup_teardown(test_db_gc_flushall_flushes, setup_wb, teardown_wb),
+        cmocka_unit_test_setup_teardown(test_db_gc_tidy, setup_wb, teardown_wb),
+        cmocka_unit_test_setup_teardown(test_db_gc_tidy, setup_wb_overlay, teardown_wb),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
