@@ -68,6 +68,8 @@ void db_vec_push_nil(struct db_vec *v)
 
 /* ---- handle ---- */
 
+static void efloor_reset(struct db *d, unsigned dbi, uint64_t exp);
+
 static void put_expiry(struct db *d, unsigned dbi, uint64_t exp, uint16_t slot, const char *key,
                        size_t klen)
 {
@@ -79,6 +81,39 @@ static void put_expiry(struct db *d, unsigned dbi, uint64_t exp, uint16_t slot, 
     dbb_free(&ek);
     if (exp < d->expiry_next)
         d->expiry_next = exp;
+    if (exp <= d->efloor[dbi].exp) /* at or below the floor: the floor drops to its time */
+        efloor_reset(d, dbi, exp);
+}
+
+static void efloor_reset(struct db *d, unsigned dbi, uint64_t exp)
+{
+    struct db_efloor *f = &d->efloor[dbi];
+    f->exp = exp;
+    f->kn = 0; /* the key's buffer stays, for the next raise */
+}
+
+/* Entry k (of db dbi) was deleted, and every entry of the db before it. */
+static void efloor_raise(struct db *d, unsigned dbi, const char *k, size_t kn)
+{
+    struct db_efloor *f = &d->efloor[dbi];
+    if (kn > f->cap) {
+        f->key = stor_xrealloc(f->key, kn);
+        f->cap = kn;
+    }
+    memcpy(f->key, k, kn);
+    f->kn = kn;
+    f->exp = enc_get_u64(k + 1);
+}
+
+/* Seeks it to db dbi's floor (d->efloor). */
+static void efloor_seek(struct db *d, struct stor_it *it, unsigned dbi)
+{
+    const struct db_efloor *f = &d->efloor[dbi];
+    char k[11];
+    if (f->kn)
+        stor_it_seek(it, f->key, f->kn);
+    else
+        stor_it_seek(it, k, enc_expiry_key(k, dbi, f->exp, 0, NULL, 0));
 }
 
 /* The expiry index holds the marker "" once it is complete. A data folder
@@ -433,6 +468,8 @@ void db_destroy(struct db *d)
     db_zedge_reset(&d->zedges);
     for (unsigned i = 0; i < d->ntidy; i++)
         free(d->tidy[i].key);
+    for (unsigned i = 0; i < 256; i++)
+        free(d->efloor[i].key);
     if (d->watching)
         stor_skips_watch(false);
     keyf_rebuild_stop(d);
@@ -1682,14 +1719,17 @@ int db_reap(struct db *d, uint64_t budget, uint64_t *reaped, bool *more)
     if (now < d->expiry_next)
         return 0;
     /* From db 0 on; past the marker "" (expiry_index_check). In each db the
-     * entries are in time order: read the due ones, then seek to the next
-     * db. */
+     * entries are in time order: from the db's floor, read the due ones,
+     * then seek to the next db's floor. Each entry deleted becomes its
+     * db's floor; should the commit fail, those floors start again at 0. */
     struct stor_it *it = stor_it_create(d->s, STOR_CF_EXPIRY, "\0", 1, NULL, 0);
     struct db_buf mk;
+    uint64_t touched[4] = {0, 0, 0, 0}; /* dbs whose floor this pass raised */
     dbb_init(&mk);
     db_begin(d);
     int rc = 0;
-    for (stor_it_first(it); stor_it_valid(it);) {
+    efloor_seek(d, it, 0);
+    while (stor_it_valid(it)) {
         size_t kn;
         const char *k = stor_it_key(it, &kn);
         unsigned dbi;
@@ -1703,12 +1743,16 @@ int db_reap(struct db *d, uint64_t budget, uint64_t *reaped, bool *more)
             stor_it_next(it);
             continue;
         }
+        const struct db_efloor *f = &d->efloor[dbi];
+        if (exp < f->exp || (exp == f->exp && f->kn && db_bytes_cmp(k, kn, f->key, f->kn) < 0)) {
+            efloor_seek(d, it, dbi); /* stepped into a db below its floor */
+            continue;
+        }
         if (exp > now) {
             next = exp < next ? exp : next;
             if (dbi == ENC_DB_MAX)
                 break;
-            char nextdb = (char)(dbi + 1);
-            stor_it_seek(it, &nextdb, 1);
+            efloor_seek(d, it, dbi + 1);
             continue;
         }
         if (seen++ == budget) {
@@ -1731,6 +1775,8 @@ int db_reap(struct db *d, uint64_t budget, uint64_t *reaped, bool *more)
         }
         rc = 0;
         stor_batch_del(&d->b, STOR_CF_EXPIRY, k, kn);
+        efloor_raise(d, dbi, k, kn);
+        touched[dbi / 64] |= 1ull << (dbi % 64);
         stor_it_next(it);
     }
     if (rc == 0)
@@ -1740,6 +1786,11 @@ int db_reap(struct db *d, uint64_t budget, uint64_t *reaped, bool *more)
     if (rc == 0)
         rc = db_commit(d);
     if (rc) {
+        /* The entries stay: their dbs' floors go back to the start. */
+        for (unsigned i = 0; i < 256; i++)
+            if (touched[i / 64] & 1ull << (i % 64))
+                efloor_reset(d, i, 0);
+
         *reaped = 0;
         *more = false;
         stor_batch_clear(&d->b);

@@ -180,6 +180,17 @@ struct db {
     /* No expiry index entry is due before this time (ms): active expiry
      * has nothing to read until then. Lowered by every indexed write. */
     uint64_t expiry_next;
+    /* Per db: no live expiry index entry lies below this one, so active
+     * expiry starts there rather than at the db's first entry, where the
+     * tombstones of every entry it deleted lie until compaction: the key
+     * of the last entry it deleted (kn bytes), or when kn is 0 the first
+     * entry of time exp. Raised by db_reap, lowered by every indexed write
+     * at or below its time. */
+    struct db_efloor {
+        uint64_t exp;
+        char *key;
+        size_t kn, cap;
+    } efloor[256];
     /* Called after every successful commit with the record set just applied:
      * the one place that sees every change (WATCH, blocked clients, caches). */
     void (*on_commit)(void *arg, const struct stor_batch *b);

@@ -220,6 +220,70 @@ static void test_db_gc_expiry_index_budget_and_flush(void **state)
 }
 
 /* A data folder from before the index (no marker) gets it built at open. */
+/* Active expiry starts each db at its floor, the last index entry it
+ * deleted, instead of stepping again over the tombstones of every entry
+ * it deleted before (until compaction drops them): reaping n keys in calls
+ * of a fixed budget cost O(n^2) steps. A write of an entry at or below a
+ * floor (a clock set back) lowers it. */
+static void test_db_gc_expiry_floor(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    stor_clock_override = 1000;
+    for (int i = 0; i < 3000; i++) {
+        char k[16];
+        int kn = snprintf(k, sizeof k, "k%d", i);
+        assert_int_equal(db_set(d, 0, k, (size_t)kn, K("v"), 2000 + (uint64_t)i / 3, 0, NULL, NULL), 1);
+    }
+    for (int i = 0; i < 100; i++) {
+        char k[16];
+        int kn = snprintf(k, sizeof k, "o%d", i);
+        assert_int_equal(db_set(d, 2, k, (size_t)kn, K("v"), 2000 + (uint64_t)i, 0, NULL, NULL), 1);
+    }
+    stor_clock_override = 5000;
+    uint64_t reaped, total = 0;
+    bool more;
+    int calls = 0;
+    stor_skips_watch(true);
+    uint64_t skips = stor_skips();
+    do {
+        assert_int_equal(db_reap(d, 100, &reaped, &more), 0);
+        total += reaped;
+        calls++;
+    } while (more);
+    skips = stor_skips() - skips;
+    stor_skips_watch(false);
+    assert_int_equal(total, 3100);
+    assert_int_equal(calls, 31);
+    /* From the start of each db: about 100 × 31²/2 = 48,000. */
+    assert_true(skips < 500);
+    fx_assert_keys(d, 0, 0, 0);
+
+    /* The clock set back: a key due before the floor is still reaped. */
+    stor_clock_override = 1500;
+    assert_int_equal(db_set(d, 0, K("late"), K("v"), 1600, 0, NULL, NULL), 1);
+    stor_clock_override = 5000;
+    assert_int_equal(db_reap(d, 100, &reaped, &more), 0);
+    assert_int_equal(reaped, 1);
+    /* And one due in the floor's own millisecond whose entry sorts below
+     * the floor's (a key of a lower slot than o99's, the last deleted). */
+    uint64_t at = d->efloor[2].exp;
+    char low[16];
+    int lown = 0;
+    for (int i = 0; lown == 0; i++) {
+        int n = snprintf(low, sizeof low, "a%d", i);
+        if (enc_slot(low, (size_t)n) < enc_slot("o99", 3))
+            lown = n;
+    }
+    stor_clock_override = at - 10;
+    assert_int_equal(db_set(d, 2, low, (size_t)lown, K("v"), at, 0, NULL, NULL), 1);
+    stor_clock_override = 5000;
+    assert_int_equal(db_reap(d, 100, &reaped, &more), 0);
+    assert_int_equal(reaped, 1);
+    fx_assert_keys(d, 2, 0, 0);
+    stor_clock_override = 0;
+}
+
 static void test_db_gc_expiry_index_built_at_open(void **state)
 {
     struct fx *f = *state;
@@ -489,6 +553,8 @@ int main(void)
         T(test_db_gc_expiry_index_stale_entries),
         T(test_db_gc_expiry_index_budget_and_flush),
         T(test_db_gc_expiry_index_built_at_open),
+        T(test_db_gc_expiry_floor),
+        cmocka_unit_test_setup_teardown(test_db_gc_expiry_floor, setup_wb_overlay, teardown_wb),
         T(test_db_gc_tidy),
         T(test_db_gc_flushall_flushes),
         cmocka_unit_test_setup_teardown(test_db_gc_flushall_flushes, setup_wb, teardown_wb),
