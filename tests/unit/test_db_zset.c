@@ -461,12 +461,26 @@ static void zedges_model(struct fx *f)
             zm_expect(&v, &z, ord, max ? n - 1 : 0, k, max, step);
             for (int j = 0; j < k; j++)
                 z.in[ord[max ? n - 1 - j : j]] = false;
-        } else if (op < 75) { /* ranges by rank from either end */
+        } else if (op < 68) { /* ranges by rank from either end */
             int rev = RND(2), c = RND(6);
             struct db_zspec sp = {.by = DB_ZBY_RANK, .start = 0, .stop = c, .rev = rev, .limit = -1};
             assert_int_equal(db_zrange(d, 0, K("q"), &sp, &v), 0);
             int k = c + 1 < n ? c + 1 : n;
             zm_expect(&v, &z, ord, rev ? n - 1 : 0, k, rev, step);
+        } else if (op < 75) { /* any ranks, negative ones too: walked from the nearer end */
+            int rev = RND(2), a = RND(2 * n + 6) - n - 3, b = RND(2 * n + 6) - n - 3;
+            struct db_zspec sp = {.by = DB_ZBY_RANK, .start = a, .stop = b, .rev = rev, .limit = -1};
+            assert_int_equal(db_zrange(d, 0, K("q"), &sp, &v), 0);
+            if (a < 0)
+                a += n;
+            if (b < 0)
+                b += n;
+            if (a < 0)
+                a = 0;
+            if (b >= n)
+                b = n - 1;
+            int k = a > b || a >= n ? 0 : b - a + 1;
+            zm_expect(&v, &z, ord, rev ? n - 1 - a : a, k, rev, step);
         } else if (op < 87) { /* ranges by score: -inf..x, or x..+inf backwards */
             int rev = RND(2);
             double x = (double)(RND(200) - 100) / 2;
@@ -481,16 +495,16 @@ static void zedges_model(struct fx *f)
                 while (k < n && z.sc[ord[n - 1 - k]] >= x)
                     k++;
             zm_expect(&v, &z, ord, rev ? n - 1 : 0, k, rev, step);
-        } else if (op < 93) { /* ZRANK, ZCARD */
-            int i = RND(ZM);
+        } else if (op < 93) { /* ZRANK or ZREVRANK, ZCARD */
+            int i = RND(ZM), rev = RND(2);
             int mn = snprintf(m, sizeof m, "m%d", i);
             uint64_t r;
-            int rc = db_zrank(d, 0, K("q"), m, (size_t)mn, 0, &r);
+            int rc = db_zrank(d, 0, K("q"), m, (size_t)mn, rev, &r);
             if (!z.in[i]) {
                 assert_int_equal(rc, ENC_ENOTFOUND);
             } else {
                 assert_int_equal(rc, 0);
-                assert_int_equal(ord[r], i);
+                assert_int_equal(ord[rev ? n - 1 - (int)r : (int)r], i);
             }
             assert_int_equal(db_zcard(d, 0, K("q"), &got), 0);
             assert_int_equal(got, (uint64_t)n);
