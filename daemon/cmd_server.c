@@ -788,6 +788,10 @@ void cmd_info(struct conn *c)
         INFO("key_filter_rebuild:in_progress=%d,done=%llu\r\n", srv.db.keyf_building,
              (unsigned long long)srv.db.keyf_rebuilds);
         INFO("collections_rewritten:%llu\r\n", (unsigned long long)srv.db.tidied);
+        uint64_t casked, cdone;
+        stor_compact_async_stats(srv.stor, &casked, &cdone);
+        INFO("range_compactions:asked=%llu,done=%llu\r\n", (unsigned long long)casked,
+             (unsigned long long)cdone);
         INFO("key_counts_deferred:outstanding=%llu,total=%llu\r\n",
              (unsigned long long)srv.db.defer_total, (unsigned long long)srv.db.defer_done);
         for (int cf = 0; cf < STOR_CF_COUNT; cf++) {

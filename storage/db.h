@@ -168,6 +168,9 @@ struct db_zedges {
 #define DB_TIDY_MIN 1024
 #define DB_TIDY_RATIO 4
 #define DB_TIDY_MAX_SIZE 16384
+/* A larger one whose walks in one command stepped over this many, and a
+ * quarter of its size, has its records' range compacted instead. */
+#define DB_COMPACT_MIN 65536
 
 struct db {
     struct stor *s;

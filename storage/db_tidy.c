@@ -15,11 +15,16 @@
  * O(size), which the walk that noted it paid for DB_TIDY_RATIO times over;
  * the walks after it step over none of those deletes.
  *
- * Collections over DB_TIDY_MAX_SIZE are left alone: the copy is one
+ * Collections over DB_TIDY_MAX_SIZE are not copied: the copy is one
  * record set, made in the event loop (16,384 fields among 65,536 deleted
  * took about 30 ms more than the HGETALL that noted them; 65,536 among
- * 262,144, 400 ms). Blind collections keep no size to weigh the copy
- * against; lists never walk their deleted positions (list_iter).
+ * 262,144, 400 ms). A walk of one that stepped over at least
+ * DB_COMPACT_MIN deletes, and a quarter of its size, asks instead for a
+ * compaction of its records' range, which runs on a thread of the
+ * engine's and drops the tombstones there (stor_compact_async): a
+ * leaderboard whose hot members' old scores left 500,000 tombstones among
+ * its top ranks. Blind collections keep no size to weigh either against;
+ * lists never walk their deleted positions (list_iter).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +50,26 @@ void db_walk_start(struct db *d, struct db_kc *kc)
     kc->skip0 = stor_skips();
 }
 
+/* Asks for a compaction of the collection's records: what deletes left
+ * among them goes once it has run (stor_compact_async). */
+static void compact_key(struct db *d, struct db_kc *kc)
+{
+    size_t pl = kc_prefix_len(kc);
+    char *hi = stor_xmemdup(kc->sk.p, pl);
+    size_t hin = pl;
+    while (hin > 0 && (unsigned char)hi[hin - 1] == 0xff)
+        hin--; /* the successor of a prefix: its last byte below 0xff, raised */
+    if (hin)
+        hi[hin - 1]++;
+    struct stor_range r[2];
+    size_t n = 0;
+    r[n++] = (struct stor_range){STOR_CF_SUB, kc->sk.p, hin ? hi : NULL, pl, hin};
+    if (kc->m.type == ENC_TYPE_ZSET)
+        r[n++] = (struct stor_range){STOR_CF_SCORE, kc->sk.p, hin ? hi : NULL, pl, hin};
+    stor_compact_async(d->s, r, n); /* dropped when one waits: a later walk asks again */
+    free(hi);
+}
+
 void db_walk_end(struct db_kc *kc)
 {
     struct db *d = kc->wd;
@@ -53,8 +78,14 @@ void db_walk_end(struct db_kc *kc)
      * collection is copied that needed it less, and the copy's cost is
      * still bounded by what was stepped over. */
     uint64_t dead = stor_skips() - kc->skip0;
-    if (dead < DB_TIDY_MIN || dead / DB_TIDY_RATIO < kc->m.size ||
-        kc->m.size > DB_TIDY_MAX_SIZE || !tidy_kind(&kc->m) || d->ntidy == DB_TIDY_NOTES)
+    if (dead < DB_TIDY_MIN || !tidy_kind(&kc->m))
+        return;
+    if (dead / DB_TIDY_RATIO < kc->m.size || kc->m.size > DB_TIDY_MAX_SIZE) {
+        if (dead >= DB_COMPACT_MIN && dead >= kc->m.size / 4)
+            compact_key(d, kc);
+        return;
+    }
+    if (d->ntidy == DB_TIDY_NOTES)
         return;
     for (unsigned i = 0; i < d->ntidy; i++) {
         const struct db_tidy_note *t = &d->tidy[i];

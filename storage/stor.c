@@ -620,6 +620,8 @@ int stor_open(struct stor **out, const struct stor_opts *o, const char **errmsg)
     s->dir = stor_xmemdup(o->dir, strlen(o->dir) + 1);
     stor_thread_quiet(); /* the opener's thread is the executor */
     pthread_mutex_init(&s->gc_mu, NULL);
+    pthread_mutex_init(&s->cmu, NULL);
+    pthread_cond_init(&s->ccv, NULL);
     pthread_mutex_init(&s->rmu, NULL);
     s->jfd = -1;
     ov_init(&s->ov);
@@ -701,10 +703,14 @@ int stor_open(struct stor **out, const struct stor_opts *o, const char **errmsg)
     return 0;
 }
 
+static void compact_stop(struct stor *s);
+
 static void close_all(struct stor *s, bool clean)
 {
     if (!s)
         return;
+    if (s->db)
+        compact_stop(s);
     wb_close(s, clean);
     if (s->db && clean) {
         /* Flush the memtables so the next open has no WAL to replay. */
@@ -745,6 +751,8 @@ static void close_all(struct stor *s, bool clean)
         rocksdb_writeoptions_destroy(s->wopts_nowal_hint);
     ov_destroy(&s->ov);
     pthread_mutex_destroy(&s->gc_mu);
+    pthread_mutex_destroy(&s->cmu);
+    pthread_cond_destroy(&s->ccv);
     pthread_mutex_destroy(&s->rmu);
     free(s->dir);
     free(s);
@@ -1187,6 +1195,96 @@ int stor_compact(struct stor *s, int cf)
     rocksdb_compact_range_cf_opt(s->db, s->cf[cf], co, NULL, 0, NULL, 0);
     rocksdb_compactoptions_destroy(co);
     return 0;
+}
+
+static void *compact_main(void *arg)
+{
+    struct stor *s = arg;
+    pthread_setname_np(pthread_self(), "shmkv-compact");
+    stor_thread_quiet();
+    rocksdb_compactoptions_t *co = rocksdb_compactoptions_create();
+    rocksdb_compactoptions_set_bottommost_level_compaction(co, 1 /* kForce */);
+    rocksdb_compactoptions_set_exclusive_manual_compaction(co, 0);
+    pthread_mutex_lock(&s->cmu);
+    for (;;) {
+        while (!s->cstop && !s->ncreq)
+            pthread_cond_wait(&s->ccv, &s->cmu);
+        if (s->cstop)
+            break;
+        struct stor_range r[STOR_COMPACT_RANGES];
+        size_t n = s->ncreq;
+        memcpy(r, s->creq, n * sizeof *r);
+        s->ncreq = 0;
+        pthread_mutex_unlock(&s->cmu);
+        for (size_t i = 0; i < n; i++) {
+            rocksdb_compact_range_cf_opt(s->db, s->cf[r[i].cf], co, r[i].lo, r[i].lon, r[i].hi,
+                                         r[i].hin);
+            free(r[i].lo);
+            free(r[i].hi);
+        }
+        pthread_mutex_lock(&s->cmu);
+        s->c_done++;
+    }
+    pthread_mutex_unlock(&s->cmu);
+    rocksdb_compactoptions_destroy(co);
+    return NULL;
+}
+
+bool stor_compact_async(struct stor *s, const struct stor_range *r, size_t n)
+{
+    if (n == 0 || n > STOR_COMPACT_RANGES)
+        return false;
+    uint64_t now = stor_mono_us();
+    pthread_mutex_lock(&s->cmu);
+    bool take = !s->cstop && !s->ncreq && (!s->c_asked || now - s->clast_us >= STOR_COMPACT_GAP_US);
+    if (take && !s->cth_started) {
+        if (pthread_create(&s->cth, NULL, compact_main, s) == 0)
+            s->cth_started = true;
+        else
+            take = false;
+    }
+    if (take) {
+        for (size_t i = 0; i < n; i++) {
+            s->creq[i] = r[i];
+            s->creq[i].lo = r[i].lo ? stor_xmemdup(r[i].lo, r[i].lon) : NULL;
+            s->creq[i].hi = r[i].hi ? stor_xmemdup(r[i].hi, r[i].hin) : NULL;
+        }
+        s->ncreq = n;
+        s->clast_us = now;
+        s->c_asked++;
+        pthread_cond_signal(&s->ccv);
+    }
+    pthread_mutex_unlock(&s->cmu);
+    return take;
+}
+
+void stor_compact_async_stats(struct stor *s, uint64_t *asked, uint64_t *done)
+{
+    pthread_mutex_lock(&s->cmu);
+    *asked = s->c_asked;
+    *done = s->c_done;
+    pthread_mutex_unlock(&s->cmu);
+}
+
+/* Stops the range compactions: the one running gives up (RocksDB's manual
+ * compactions are switched off for the rest of the engine's life), the one
+ * waiting is dropped. */
+static void compact_stop(struct stor *s)
+{
+    pthread_mutex_lock(&s->cmu);
+    s->cstop = true;
+    pthread_cond_signal(&s->ccv);
+    bool started = s->cth_started;
+    pthread_mutex_unlock(&s->cmu);
+    if (!started)
+        return;
+    rocksdb_disable_manual_compaction(s->db);
+    pthread_join(s->cth, NULL);
+    for (size_t i = 0; i < s->ncreq; i++) {
+        free(s->creq[i].lo);
+        free(s->creq[i].hi);
+    }
+    s->ncreq = 0;
 }
 
 int stor_checkpoint(struct stor *s, const char *dir)

@@ -323,6 +323,26 @@ uint64_t stor_skips(void);
 
 /* ---- maintenance ---- */
 
+/* A key range of a column family: [lo, hi), hi NULL for no end. */
+struct stor_range {
+    int cf;
+    char *lo, *hi;
+    size_t lon, hin;
+};
+#define STOR_COMPACT_RANGES 2
+/* Requests below this far apart (from the last one taken) are dropped. */
+#define STOR_COMPACT_GAP_US 1000000u
+/* Asks a thread of the engine's own to compact the n ranges (at most
+ * STOR_COMPACT_RANGES, copied) down to the last level, the memtables they
+ * overlap flushed first, so that what deletes left in them goes, and with
+ * it the cost of every walk that steps over it. One set of ranges runs at
+ * a time and one may wait; a request that finds one waiting, or comes
+ * within STOR_COMPACT_GAP_US of the last one taken, is dropped. Returns
+ * whether it was taken. Never blocks on a compaction. */
+bool stor_compact_async(struct stor *s, const struct stor_range *r, size_t n);
+/* Sets of ranges taken, and compacted, so far (INFO storage). */
+void stor_compact_async_stats(struct stor *s, uint64_t *asked, uint64_t *done);
+
 /* Flushes memtables and compacts the whole column family, running the
  * compaction filters over every record. Blocks until done. */
 int stor_compact(struct stor *s, int cf);

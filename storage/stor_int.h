@@ -62,6 +62,15 @@ struct stor {
      * gc_open says whether they may run at all. */
     pthread_mutex_t gc_mu;
     bool gc_open;
+    /* Range compactions that stor_compact_async asked for: at most one
+     * set waits (creq, ncreq) while one runs on cth, all under cmu. */
+    pthread_mutex_t cmu;
+    pthread_cond_t ccv;
+    pthread_t cth;
+    bool cth_started, cstop;
+    struct stor_range creq[STOR_COMPACT_RANGES];
+    size_t ncreq;
+    uint64_t clast_us, c_asked, c_done;
     rocksdb_column_family_handle_t *cf[STOR_CF_COUNT];
     rocksdb_options_t *dbopts;
     rocksdb_options_t *cfopts[STOR_CF_COUNT];

@@ -492,6 +492,69 @@ static void test_db_gc_tidy(void **state)
     db_vec_destroy(&b);
 }
 
+/* A collection too large to copy (over DB_TIDY_MAX_SIZE), whose walk
+ * stepped over DB_COMPACT_MIN deletes and a quarter of its size, has its
+ * records' range compacted on the engine's thread: the walks after it step
+ * over none of them, and read the same. A second request right after is
+ * dropped (STOR_COMPACT_GAP_US). */
+static void test_db_gc_compact_big(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    /* 90,000 fields, 70,000 of them deleted in runs: 20,000 left. */
+    fill_hash(d, K("big"), 90000);
+    static char buf[1000][16];
+    struct db_str fl[1000];
+    for (int base = 0; base < 90000; base += 1000) {
+        size_t m = 0;
+        for (int i = base; i < base + 1000; i++)
+            if (i % 9 < 7)
+                fl[m] = (struct db_str){buf[m], (size_t)snprintf(buf[m], 16, "f%d", i)}, m++;
+        uint64_t n;
+        assert_int_equal(db_hdel(d, 0, K("big"), fl, m, &n), 0);
+    }
+    if (fx_writeback)
+        assert_int_equal(stor_drain(f->s), 0);
+    struct db_vec a, b;
+    db_vec_init(&a);
+    db_vec_init(&b);
+    assert_int_equal(db_hgetall(d, 0, K("big"), DB_H_BOTH, &a), 0);
+    assert_int_equal(a.n, 2 * 20000);
+    db_tidy(d);
+    uint64_t asked, done;
+    stor_compact_async_stats(f->s, &asked, &done);
+    assert_int_equal(asked, 1);
+    for (int i = 0; i < 2000 && done < 1; i++) {
+        usleep(10 * 1000);
+        stor_compact_async_stats(f->s, &asked, &done);
+    }
+    assert_int_equal(done, 1);
+    stor_skips_watch(true);
+    uint64_t skips = stor_skips();
+    assert_int_equal(db_hgetall(d, 0, K("big"), DB_H_BOTH, &b), 0);
+    skips = stor_skips() - skips;
+    stor_skips_watch(false);
+    assert_true(skips < 100);
+    assert_int_equal(b.n, a.n);
+    for (size_t i = 0; i < a.n; i++)
+        assert_memory_equal(db_vec_ptr(&a, i), db_vec_ptr(&b, i), db_vec_len(&a, i));
+    db_tidy(d);
+    struct stor_range r = {STOR_CF_SUB, NULL, NULL, 0, 0};
+    assert_true(stor_compact_async(f->s, &r, 1) == false); /* within the gap */
+    db_vec_destroy(&a);
+    db_vec_destroy(&b);
+}
+
+/* The engine closes with a range compaction just asked for: it gives up
+ * or finishes, and nothing leaks (the sanitizer builds say). */
+static void test_db_gc_compact_at_close(void **state)
+{
+    struct fx *f = *state;
+    fill_hash(&f->d, K("h"), 30000);
+    struct stor_range r[2] = {{STOR_CF_SUB, "\0", NULL, 1, 0}, {STOR_CF_META, "\0", "\1", 1, 1}};
+    assert_true(stor_compact_async(f->s, r, 2));
+}
+
 /* A FLUSHALL's range deletes start a flush of the memtables they share
  * with the records they cover (stor_flush_ranged): left there, every
  * iterator that met those records stepped over them one at a time. */
@@ -557,6 +620,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_db_gc_expiry_floor, setup_wb_overlay, teardown_wb),
         T(test_db_gc_tidy),
         T(test_db_gc_flushall_flushes),
+        T(test_db_gc_compact_big),
+        T(test_db_gc_compact_at_close),
+        cmocka_unit_test_setup_teardown(test_db_gc_compact_big, setup_wb, teardown_wb),
         cmocka_unit_test_setup_teardown(test_db_gc_flushall_flushes, setup_wb, teardown_wb),
         cmocka_unit_test_setup_teardown(test_db_gc_tidy, setup_wb, teardown_wb),
         cmocka_unit_test_setup_teardown(test_db_gc_tidy, setup_wb_overlay, teardown_wb),
