@@ -125,6 +125,9 @@ size_t kc_prefix_len(struct db_kc *kc);
  * kc_free ends it, and notes kc for db_tidy if they were many. */
 void db_walk_start(struct db *d, struct db_kc *kc);
 void db_walk_end(struct db_kc *kc);
+/* Has RocksDB count the deletes stepped over (stor_skips) until db_tidy,
+ * after the command. */
+void db_watch_skips(struct db *d);
 
 /* Collection size: meta size when counted, a scan when blind. */
 int kc_size(struct db *d, struct db_kc *kc, uint64_t *n);

@@ -38,14 +38,19 @@ static bool tidy_kind(const struct enc_meta *m)
            m->coding == ENC_CODING_COUNTED;
 }
 
-void db_walk_start(struct db *d, struct db_kc *kc)
+void db_watch_skips(struct db *d)
 {
-    if (kc->wd || d->tidying || !tidy_kind(&kc->m))
-        return;
     if (!d->watching) {
         stor_skips_watch(true);
         d->watching = true;
     }
+}
+
+void db_walk_start(struct db *d, struct db_kc *kc)
+{
+    if (kc->wd || d->tidying || !tidy_kind(&kc->m))
+        return;
+    db_watch_skips(d);
     kc->wd = d;
     kc->skip0 = stor_skips();
 }

@@ -545,6 +545,61 @@ static void test_db_gc_compact_big(void **state)
     db_vec_destroy(&b);
 }
 
+/* RANDOMKEY over a few keys among many deleted ones asks for a compaction
+ * of the db's meta records once a call stepped over DB_TIDY_MIN deletes
+ * and four times the keys: the calls after it step over none. */
+static void test_db_gc_compact_randomkey(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    for (int i = 0; i < 80000; i++) {
+        char k[16];
+        int kn = snprintf(k, sizeof k, "k%d", i);
+        assert_int_equal(db_set(d, 3, k, (size_t)kn, K("v"), 0, 0, NULL, NULL), 1);
+    }
+    for (int i = 0; i < 80000; i++) {
+        char k[16];
+        int kn = snprintf(k, sizeof k, "k%d", i);
+        if (i % 16000)
+            assert_int_equal(db_del(d, 3, k, (size_t)kn), 1);
+    }
+    if (fx_writeback)
+        assert_int_equal(stor_drain(f->s), 0);
+    uint64_t asked = 0, done = 0;
+    /* A call from a random slot may land near a live key: a few calls. */
+    for (int i = 0; i < 50 && asked == 0; i++) {
+        char *k;
+        size_t kn;
+        assert_int_equal(db_randomkey(d, 3, &k, &kn), 0);
+        free(k);
+        db_tidy(d);
+        stor_compact_async_stats(f->s, &asked, &done);
+    }
+    assert_int_equal(asked, 1);
+    for (int i = 0; i < 2000 && done < 1; i++) {
+        usleep(10 * 1000);
+        stor_compact_async_stats(f->s, &asked, &done);
+    }
+    assert_int_equal(done, 1);
+    stor_skips_watch(true);
+    uint64_t skips = stor_skips();
+    for (int i = 0; i < 20; i++) {
+        char *k;
+        size_t kn;
+        assert_int_equal(db_randomkey(d, 3, &k, &kn), 0);
+        char z[16];
+        assert_true(kn >= 2 && kn < sizeof z && k[0] == 'k');
+        memcpy(z, k + 1, kn - 1);
+        z[kn - 1] = 0;
+        assert_int_equal(atoi(z) % 16000, 0);
+        free(k);
+    }
+    skips = stor_skips() - skips;
+    stor_skips_watch(false);
+    db_tidy(d);
+    assert_true(skips < 100);
+}
+
 /* The engine closes with a range compaction just asked for: it gives up
  * or finishes, and nothing leaks (the sanitizer builds say). */
 static void test_db_gc_compact_at_close(void **state)
@@ -622,6 +677,8 @@ int main(void)
         T(test_db_gc_flushall_flushes),
         T(test_db_gc_compact_big),
         T(test_db_gc_compact_at_close),
+        T(test_db_gc_compact_randomkey),
+        cmocka_unit_test_setup_teardown(test_db_gc_compact_randomkey, setup_wb, teardown_wb),
         cmocka_unit_test_setup_teardown(test_db_gc_compact_big, setup_wb, teardown_wb),
         cmocka_unit_test_setup_teardown(test_db_gc_flushall_flushes, setup_wb, teardown_wb),
         cmocka_unit_test_setup_teardown(test_db_gc_tidy, setup_wb, teardown_wb),
