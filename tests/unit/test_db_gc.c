@@ -492,6 +492,19 @@ static void test_db_gc_tidy(void **state)
     db_vec_destroy(&b);
 }
 
+/* One range compaction was asked for: waits (up to 20 s) until it ran. */
+static void compacted_once(struct fx *f)
+{
+    uint64_t asked, done;
+    stor_compact_async_stats(f->s, &asked, &done);
+    assert_int_equal(asked, 1);
+    for (int i = 0; i < 2000 && done < 1; i++) {
+        usleep(10 * 1000);
+        stor_compact_async_stats(f->s, &asked, &done);
+    }
+    assert_int_equal(done, 1);
+}
+
 /* A collection too large to copy (over DB_TIDY_MAX_SIZE), whose walk
  * stepped over DB_COMPACT_MIN deletes and a quarter of its size, has its
  * records' range compacted on the engine's thread: the walks after it step
@@ -521,14 +534,7 @@ static void test_db_gc_compact_big(void **state)
     assert_int_equal(db_hgetall(d, 0, K("big"), DB_H_BOTH, &a), 0);
     assert_int_equal(a.n, 2 * 20000);
     db_tidy(d);
-    uint64_t asked, done;
-    stor_compact_async_stats(f->s, &asked, &done);
-    assert_int_equal(asked, 1);
-    for (int i = 0; i < 2000 && done < 1; i++) {
-        usleep(10 * 1000);
-        stor_compact_async_stats(f->s, &asked, &done);
-    }
-    assert_int_equal(done, 1);
+    compacted_once(f);
     stor_skips_watch(true);
     uint64_t skips = stor_skips();
     assert_int_equal(db_hgetall(d, 0, K("big"), DB_H_BOTH, &b), 0);
@@ -575,12 +581,7 @@ static void test_db_gc_compact_randomkey(void **state)
         db_tidy(d);
         stor_compact_async_stats(f->s, &asked, &done);
     }
-    assert_int_equal(asked, 1);
-    for (int i = 0; i < 2000 && done < 1; i++) {
-        usleep(10 * 1000);
-        stor_compact_async_stats(f->s, &asked, &done);
-    }
-    assert_int_equal(done, 1);
+    compacted_once(f);
     stor_skips_watch(true);
     uint64_t skips = stor_skips();
     for (int i = 0; i < 20; i++) {
