@@ -1232,7 +1232,9 @@ static void *compact_main(void *arg)
 
 bool stor_compact_async(struct stor *s, const struct stor_range *r, size_t n)
 {
-    if (n == 0 || n > STOR_COMPACT_RANGES)
+    /* A compaction writes its output before it drops its input: not while
+     * the disk is short of room (stor_disk_check, the executor's, as this). */
+    if (n == 0 || n > STOR_COMPACT_RANGES || s->disk_low)
         return false;
     uint64_t now = stor_mono_us();
     pthread_mutex_lock(&s->cmu);

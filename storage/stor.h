@@ -336,9 +336,10 @@ struct stor_range {
  * STOR_COMPACT_RANGES, copied) down to the last level, the memtables they
  * overlap flushed first, so that what deletes left in them goes, and with
  * it the cost of every walk that steps over it. One set of ranges runs at
- * a time and one may wait; a request that finds one waiting, or comes
- * within STOR_COMPACT_GAP_US of the last one taken, is dropped. Returns
- * whether it was taken. Never blocks on a compaction. */
+ * a time and one may wait; a request that finds one waiting, comes
+ * within STOR_COMPACT_GAP_US of the last one taken, or comes while the
+ * disk is short of room (stor.h, min-free-disk), is dropped. Returns
+ * whether it was taken. Never blocks on a compaction. Executor only. */
 bool stor_compact_async(struct stor *s, const struct stor_range *r, size_t n);
 /* Sets of ranges taken, and compacted, so far (INFO storage). */
 void stor_compact_async_stats(struct stor *s, uint64_t *asked, uint64_t *done);
