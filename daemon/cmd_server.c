@@ -788,6 +788,9 @@ void cmd_info(struct conn *c)
         INFO("key_filter_rebuild:in_progress=%d,done=%llu\r\n", srv.db.keyf_building,
              (unsigned long long)srv.db.keyf_rebuilds);
         INFO("collections_rewritten:%llu\r\n", (unsigned long long)srv.db.tidied);
+        INFO("small_collections_cached:collections=%u,bytes=%zu,hits=%llu,fills=%llu\r\n",
+             srv.db.scache.n, srv.db.scache.bytes, (unsigned long long)srv.db.scache.hits,
+             (unsigned long long)srv.db.scache.fills);
         uint64_t casked, cdone;
         stor_compact_async_stats(srv.stor, &casked, &cdone);
         INFO("range_compactions:asked=%llu,done=%llu\r\n", (unsigned long long)casked,

@@ -448,6 +448,7 @@ int db_init(struct db *d, struct stor *s, const struct db_opts *o)
     if (!d->o.max_string)
         d->o.max_string = 512ull << 20;
     stor_batch_init(&d->b);
+    d->scache_max = DB_SCACHE_MEMBERS;
     db_vec_init(&d->created);
     db_vec_init(&d->expired);
     /* Seed the version counter and the sampler from the kernel: versions
@@ -466,6 +467,7 @@ void db_destroy(struct db *d)
 {
     db_pick_reset(&d->picks);
     db_zedge_reset(&d->zedges);
+    db_scache_reset(&d->scache);
     for (unsigned i = 0; i < d->ntidy; i++)
         free(d->tidy[i].key);
     for (unsigned i = 0; i < 256; i++)
@@ -742,6 +744,8 @@ int db_commit(struct db *d)
         db_pick_note(d, &d->b);
     if (rc == 0 && d->zedges.n)
         db_zedge_note(d, &d->b);
+    if (rc == 0 && d->scache.n)
+        db_scache_note(d, &d->b);
     if (rc == 0)
         for (unsigned j = 0; j < kc.n; j++) {
             d->nkeys[kc.e[j].dbi] += (uint64_t)kc.e[j].keys;
@@ -1068,8 +1072,10 @@ struct stor_it *kc_iter(struct db *d, struct db_kc *kc, int cf)
     memcpy(hi, kc->sk.p, pl);
     prefix_successor(hi, pl);
     db_walk_start(d, kc);
-    struct stor_it *it = cf == STOR_CF_SCORE ? db_zedge_iter(d, kc->sk.p, pl, hi)
-                                             : stor_it_create(d->s, cf, kc->sk.p, pl, hi, pl);
+    struct stor_it *it = db_scache_iter(d, kc, cf, kc->sk.p, pl, hi, pl);
+    if (!it)
+        it = cf == STOR_CF_SCORE ? db_zedge_iter(d, kc->sk.p, pl, hi)
+                                 : stor_it_create(d->s, cf, kc->sk.p, pl, hi, pl);
     if (hi != small)
         free(hi);
     return it;

@@ -160,6 +160,24 @@ struct db_zedges {
     unsigned n; /* entries in use: 0 spares commits the look-up */
 };
 
+/* db_scache.c: small collections' records kept for walks. */
+#define DB_SCACHE_SLOTS 2048u /* a power of two */
+#define DB_SCACHE_MEMBERS 64
+#define DB_SCACHE_BYTES 4096
+struct stor_snap;
+struct db_scache {
+    struct db_scache_e {
+        unsigned dbi;
+        uint64_t version;
+        char *key;
+        size_t klen;
+        struct stor_snap *snap[2]; /* its sub and score records, each once walked */
+    } *e;                          /* DB_SCACHE_SLOTS of them, from the first use; key NULL: free */
+    unsigned n;                 /* slots in use */
+    size_t bytes;
+    uint64_t hits, fills;
+};
+
 /* db_tidy.c: how many collections one command may note for a rewrite. */
 #define DB_TIDY_NOTES 4
 /* A walk notes its collection once it stepped over at least this many
@@ -270,6 +288,8 @@ struct db {
     } last_coll;
     struct db_picks picks;
     struct db_zedges zedges;
+    struct db_scache scache;
+    uint64_t scache_max; /* members a cached collection may have (DB_SCACHE_MEMBERS; 0: none) */
     /* db_tidy.c: collections whose walks stepped over far more deletes
      * than they hold members. watching: RocksDB counts for this command's
      * walks (stor_skips_watch). tidying: db_tidy's own walks and commit,

@@ -121,6 +121,18 @@ static inline const char *kc_suffix(const struct db_kc *kc, const char *k, size_
 }
 size_t kc_prefix_len(struct db_kc *kc);
 
+/* db_scache.c. A snapshot iterator over kc's records [lo, hi) of cf (sub
+ * or score), from the cache of small collections (filled from storage on
+ * a miss), or NULL when kc is not one: a blind or larger collection, or a
+ * read error. */
+struct stor_it *db_scache_iter(struct db *d, struct db_kc *kc, int cf, const char *lo,
+                               size_t lon, const char *hi, size_t hin);
+/* After a commit while anything is cached: drops the collections whose
+ * records or meta record b writes (everything for a range delete). */
+void db_scache_note(struct db *d, const struct stor_batch *b);
+/* Drops every entry and the table (db_destroy). */
+void db_scache_reset(struct db_scache *c);
+
 /* db_tidy.c. kc_iter starts counting the deletes walks of kc step over;
  * kc_free ends it, and notes kc for db_tidy if they were many. */
 void db_walk_start(struct db *d, struct db_kc *kc);

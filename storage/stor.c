@@ -839,7 +839,7 @@ int stor_get(struct stor *s, int cf, const char *k, size_t kn, char **v, size_t 
  * column family. The overlay wins on equal keys and its tombstones hide;
  * pending range deletes hide RocksDB records. `cur` says which side holds
  * the current entry; `dir` the direction of travel (+1 or -1). */
-enum { IT_NONE = 0, IT_R = 1, IT_O = 2, IT_BOTH = 3 };
+enum { IT_NONE = 0, IT_R = 1, IT_O = 2, IT_BOTH = 3, IT_SNAP = 4 };
 
 struct stor_it {
     struct stor *s;
@@ -856,6 +856,8 @@ struct stor_it {
     bool limited; /* a skip limit: where it lands says nothing of what it passed */
     stor_it_edge_fn edge; /* stor_it_on_edge */
     void *edge_arg;
+    struct stor_snap *snap; /* a snapshot iterator's records; it->it is NULL */
+    size_t pos;             /* its current record (cur IT_SNAP) */
 };
 
 struct stor_it *stor_it_create(struct stor *s, int cf, const char *lo, size_t lon,
@@ -1003,8 +1005,94 @@ static void edge_note(struct stor_it *it, int dir)
     }
 }
 
+/* ---- snapshot iterators ---- */
+
+struct stor_snap *stor_snap_new(size_t n, size_t bytes)
+{
+    struct stor_snap *sn = stor_xmalloc(sizeof *sn);
+    sn->n = 0;
+    sn->cap = n;
+    sn->used = 0;
+    sn->room = bytes;
+    sn->refs = 1;
+    sn->rec = stor_xmalloc((n ? n : 1) * sizeof *sn->rec);
+    sn->data = stor_xmalloc(bytes ? bytes : 1);
+    sn->bytes = sizeof *sn + n * sizeof *sn->rec + bytes;
+    return sn;
+}
+
+void stor_snap_add(struct stor_snap *sn, const char *k, size_t kn, const char *v, size_t vn)
+{
+    if (sn->n == sn->cap) {
+        sn->cap = sn->cap ? 2 * sn->cap : 8;
+        sn->rec = stor_xrealloc(sn->rec, sn->cap * sizeof *sn->rec);
+    }
+    if (sn->room - sn->used < kn + vn) {
+        sn->room = 2 * sn->room > sn->used + kn + vn ? 2 * sn->room : sn->used + kn + vn;
+        sn->data = stor_xrealloc(sn->data, sn->room);
+    }
+    sn->bytes = sizeof *sn + sn->cap * sizeof *sn->rec + sn->room;
+    struct stor_snap_rec *r = &sn->rec[sn->n++];
+    r->koff = sn->used;
+    r->kn = kn;
+    memcpy(sn->data + sn->used, k, kn);
+    sn->used += kn;
+    r->voff = sn->used;
+    r->vn = vn;
+    if (vn)
+        memcpy(sn->data + sn->used, v, vn);
+    sn->used += vn;
+}
+
+void stor_snap_unref(struct stor_snap *sn)
+{
+    if (!sn || --sn->refs)
+        return;
+    free(sn->rec);
+    free(sn->data);
+    free(sn);
+}
+
+struct stor_it *stor_it_create_snap(struct stor_snap *sn)
+{
+    struct stor_it *it = stor_xmalloc(sizeof *it);
+    memset(it, 0, sizeof *it);
+    it->snap = sn;
+    sn->refs++;
+    return it;
+}
+
+static void snap_at(struct stor_it *it, size_t pos)
+{
+    it->pos = pos;
+    it->cur = pos < it->snap->n ? IT_SNAP : IT_NONE;
+}
+
+/* The first record whose key is at least k (after: greater than k). */
+static size_t snap_bound(const struct stor_snap *sn, const char *k, size_t kn, bool after)
+{
+    size_t lo = 0, hi = sn->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const struct stor_snap_rec *r = &sn->rec[mid];
+        size_t m = r->kn < kn ? r->kn : kn;
+        int c = memcmp(sn->data + r->koff, k, m);
+        if (!c)
+            c = (r->kn > kn) - (r->kn < kn);
+        if (after ? c <= 0 : c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 void stor_it_seek(struct stor_it *it, const char *k, size_t kn)
 {
+    if (it->snap) {
+        snap_at(it, snap_bound(it->snap, k, kn, false));
+        return;
+    }
     rocksdb_iter_seek(it->it, k, kn);
     bool edge = it->lo ? ov_cmp(it->cf, k, kn, it->cf, it->lo, it->lon) <= 0 : kn == 0;
     if (it->lo && edge)
@@ -1017,6 +1105,11 @@ void stor_it_seek(struct stor_it *it, const char *k, size_t kn)
 
 void stor_it_seek_prev(struct stor_it *it, const char *k, size_t kn)
 {
+    if (it->snap) {
+        size_t b = snap_bound(it->snap, k, kn, true);
+        snap_at(it, b ? b - 1 : it->snap->n);
+        return;
+    }
     rocksdb_iter_seek_for_prev(it->it, k, kn);
     bool edge = it->hi && ov_cmp(it->cf, k, kn, it->cf, it->hi, it->hin) >= 0;
     if (it->raw)
@@ -1032,6 +1125,10 @@ void stor_it_seek_prev(struct stor_it *it, const char *k, size_t kn)
 
 void stor_it_first(struct stor_it *it)
 {
+    if (it->snap) {
+        snap_at(it, 0);
+        return;
+    }
     rocksdb_iter_seek_to_first(it->it);
     it->o = it->raw ? NULL : ov_seek(&it->s->ov, it->cf, it->lo ? it->lo : "", it->lo ? it->lon : 0);
     settle(it, 1);
@@ -1040,6 +1137,10 @@ void stor_it_first(struct stor_it *it)
 
 void stor_it_last(struct stor_it *it)
 {
+    if (it->snap) {
+        snap_at(it, it->snap->n ? it->snap->n - 1 : 0);
+        return;
+    }
     rocksdb_iter_seek_to_last(it->it);
     if (it->raw)
         it->o = NULL;
@@ -1104,12 +1205,18 @@ static void step(struct stor_it *it, int dir)
 
 void stor_it_next(struct stor_it *it)
 {
-    step(it, 1);
+    if (it->snap)
+        snap_at(it, it->pos + 1);
+    else
+        step(it, 1);
 }
 
 void stor_it_prev(struct stor_it *it)
 {
-    step(it, -1);
+    if (it->snap)
+        snap_at(it, it->pos ? it->pos - 1 : it->snap->n);
+    else
+        step(it, -1);
 }
 
 int stor_it_valid(const struct stor_it *it)
@@ -1119,6 +1226,10 @@ int stor_it_valid(const struct stor_it *it)
 
 const char *stor_it_key(const struct stor_it *it, size_t *n)
 {
+    if (it->cur == IT_SNAP) {
+        *n = it->snap->rec[it->pos].kn;
+        return it->snap->data + it->snap->rec[it->pos].koff;
+    }
     if (it->cur == IT_R)
         return rocksdb_iter_key(it->it, n);
     *n = it->o->klen;
@@ -1127,6 +1238,10 @@ const char *stor_it_key(const struct stor_it *it, size_t *n)
 
 const char *stor_it_value(const struct stor_it *it, size_t *n)
 {
+    if (it->cur == IT_SNAP) {
+        *n = it->snap->rec[it->pos].vn;
+        return it->snap->data + it->snap->rec[it->pos].voff;
+    }
     if (it->cur == IT_R)
         return rocksdb_iter_value(it->it, n);
     *n = it->o->vlen;
@@ -1142,6 +1257,8 @@ static bool incomplete(const char *err)
 
 int stor_it_status(const struct stor_it *it)
 {
+    if (it->snap)
+        return 0;
     char *err = NULL;
     rocksdb_iter_get_error(it->it, &err);
     if (err && incomplete(err)) {
@@ -1153,6 +1270,8 @@ int stor_it_status(const struct stor_it *it)
 
 bool stor_it_stopped(const struct stor_it *it)
 {
+    if (it->snap)
+        return false;
     char *err = NULL;
     rocksdb_iter_get_error(it->it, &err);
     bool stopped = err && incomplete(err);
@@ -1164,6 +1283,11 @@ void stor_it_free(struct stor_it *it)
 {
     if (!it)
         return;
+    if (it->snap) {
+        stor_snap_unref(it->snap);
+        free(it);
+        return;
+    }
     rocksdb_iter_destroy(it->it);
     rocksdb_readoptions_destroy(it->ro);
     free(it->lo);

@@ -312,6 +312,28 @@ bool stor_it_stopped(const struct stor_it *it);
 typedef void (*stor_it_edge_fn)(void *arg, int dir, const char *k, size_t kn);
 void stor_it_on_edge(struct stor_it *it, stor_it_edge_fn fn, void *arg);
 void stor_it_free(struct stor_it *it); /* accepts NULL */
+
+/* A frozen run of records in key order, which snapshot iterators read: a
+ * copy the caller keeps of a small range (db_scache.c's cache of small
+ * collections). Built by stor_snap_new(), room for n records of bytes key
+ * and value bytes in all to start with (it grows), then stor_snap_add()
+ * of each in key order. Counted references: the maker holds one, each
+ * iterator on it another; stor_snap_unref() of the last frees it. */
+struct stor_snap {
+    size_t n, cap, used, room;
+    unsigned refs;
+    size_t bytes; /* what it holds, for the caller's accounting */
+    struct stor_snap_rec {
+        size_t koff, kn, voff, vn;
+    } *rec;
+    char *data;
+};
+struct stor_snap *stor_snap_new(size_t n, size_t bytes);
+void stor_snap_add(struct stor_snap *sn, const char *k, size_t kn, const char *v, size_t vn);
+void stor_snap_unref(struct stor_snap *sn); /* accepts NULL */
+/* An iterator over sn's records (it takes a reference): every move and
+ * read of stor_it works on it; status 0, never stopped, no edge calls. */
+struct stor_it *stor_it_create_snap(struct stor_snap *sn);
 /* Deletes that iterators on the calling thread stepped over without
  * showing them: a running total, so a walk's count is the difference of
  * two reads. It takes in the overlay's pending deletes always, RocksDB's

@@ -627,6 +627,132 @@ static void test_db_pick_limits(void **state)
     db_vec_destroy(&v);
 }
 
+/* The cache of small collections' records (db_scache.c): walks after the
+ * first read the cached copy, and every kind of write to the collection,
+ * or to its key, is seen by the next walk. */
+static void expect_all(struct db *d, const char *key, int hash, const char *want)
+{
+    struct db_vec v;
+    db_vec_init(&v);
+    int rc = hash ? db_hgetall(d, 0, key, strlen(key), DB_H_BOTH, &v)
+                  : db_smembers(d, 0, key, strlen(key), &v);
+    assert_int_equal(rc, 0);
+    char got[512] = "";
+    for (size_t i = 0; i < v.n; i++) {
+        strncat(got, db_vec_ptr(&v, i), db_vec_len(&v, i));
+        strcat(got, " ");
+    }
+    if (strcmp(got, want))
+        fail_msg("%s: got \"%s\", want \"%s\"", key, got, want);
+    db_vec_destroy(&v);
+}
+
+/* The sorted set z by rank, as "member score " pairs. */
+static void expect_z(struct db *d, const char *want)
+{
+    struct db_vec v;
+    db_vec_init(&v);
+    struct db_zspec sp = {.by = DB_ZBY_RANK, .start = 0, .stop = -1, .limit = -1};
+    assert_int_equal(db_zrange(d, 0, K("z"), &sp, &v), 0);
+    char got[512] = "";
+    for (size_t i = 0; i < v.n; i++) {
+        strncat(got, db_vec_ptr(&v, i), db_vec_len(&v, i));
+        snprintf(got + strlen(got), sizeof got - strlen(got), "%g ", v.items[i].score);
+    }
+    if (strcmp(got, want))
+        fail_msg("z: got \"%s\", want \"%s\"", got, want);
+    db_vec_destroy(&v);
+}
+
+static void test_db_scache_writes_seen(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    uint64_t n;
+    int64_t i64;
+    struct db_str fv[] = {S("a"), S("1"), S("b"), S("2")};
+    assert_int_equal(db_hset(d, 0, K("h"), fv, 2, 0, &n), 0);
+    expect_all(d, "h", 1, "a 1 b 2 ");
+    uint64_t fills = d->scache.fills, hits = d->scache.hits;
+    expect_all(d, "h", 1, "a 1 b 2 ");
+    assert_int_equal(d->scache.fills, fills); /* the second read was the copy's */
+    assert_true(d->scache.hits > hits);
+    struct db_str c3[] = {S("c"), S("3")}, b9[] = {S("b"), S("9")}, a[] = {S("a")};
+    assert_int_equal(db_hset(d, 0, K("h"), c3, 1, 0, &n), 0);
+    expect_all(d, "h", 1, "a 1 b 2 c 3 ");
+    assert_int_equal(db_hset(d, 0, K("h"), b9, 1, 0, &n), 0);
+    expect_all(d, "h", 1, "a 1 b 9 c 3 ");
+    assert_int_equal(db_hdel(d, 0, K("h"), a, 1, &n), 0);
+    expect_all(d, "h", 1, "b 9 c 3 ");
+    assert_int_equal(db_hincrby(d, 0, K("h"), K("c"), 4, &i64), 0);
+    expect_all(d, "h", 1, "b 9 c 7 ");
+    assert_int_equal(db_rename(d, 0, K("h"), K("h2"), 0), 1);
+    expect_all(d, "h", 1, "");
+    expect_all(d, "h2", 1, "b 9 c 7 ");
+    struct db_str z[] = {S("z"), S("0")};
+    assert_int_equal(db_hset(d, 0, K("h"), z, 1, 0, &n), 0);
+    expect_all(d, "h", 1, "z 0 ");
+    assert_int_equal(db_copy(d, 0, K("h2"), 0, K("h"), 1), 1);
+    expect_all(d, "h", 1, "b 9 c 7 ");
+    assert_int_equal(db_del(d, 0, K("h")), 1);
+    expect_all(d, "h", 1, "");
+    assert_int_equal(db_hset(d, 0, K("h"), z, 1, 0, &n), 0);
+    expect_all(d, "h", 1, "z 0 ");
+    assert_int_equal(db_expire(d, 0, K("h"), 1, 0), 2); /* a time past: deleted */
+    expect_all(d, "h", 1, "");
+
+    struct db_str m3[] = {S("x"), S("y"), S("w")}, y[] = {S("y")}, t2[] = {S("w"), S("q")};
+    assert_int_equal(db_sadd(d, 0, K("s"), m3, 3, &n), 0);
+    assert_int_equal(db_sadd(d, 0, K("t"), t2, 2, &n), 0);
+    expect_all(d, "s", 0, "w x y ");
+    expect_all(d, "t", 0, "q w ");
+    assert_int_equal(db_srem(d, 0, K("s"), y, 1, &n), 0);
+    expect_all(d, "s", 0, "w x ");
+    assert_int_equal(db_smove(d, 0, K("s"), K("t"), K("x")), 1);
+    expect_all(d, "s", 0, "w ");
+    expect_all(d, "t", 0, "q w x ");
+    struct db_str both[] = {S("t"), S("s")};
+    assert_int_equal(db_setop_store(d, 0, DB_SINTER, K("t"), both, 2, &n), 0); /* t is a source too */
+    expect_all(d, "t", 0, "w ");
+
+    /* A sorted set: its score records too (ZRANGE walks those). */
+    double sc[] = {3, 1, 2};
+    struct db_str zm[] = {S("p"), S("q"), S("r")}, q[] = {S("q")};
+    assert_int_equal(db_zadd(d, 0, K("z"), sc, zm, 3, 0, &n, NULL), 0);
+    expect_z(d, "q1 r2 p3 ");
+    fills = d->scache.fills;
+    expect_z(d, "q1 r2 p3 ");
+    assert_int_equal(d->scache.fills, fills);
+    double ten = 10, got;
+    assert_int_equal(db_zadd(d, 0, K("z"), &ten, q, 1, DB_ZADD_INCR, &n, &got), 1);
+    expect_z(d, "r2 p3 q11 ");
+    assert_int_equal(db_zrem(d, 0, K("z"), zm, 1, &n), 0);
+    expect_z(d, "r2 q11 ");
+    struct db_vec v;
+    db_vec_init(&v);
+    assert_int_equal(db_zpop(d, 0, K("z"), 0, 1, &v), 0);
+    db_vec_destroy(&v);
+    expect_z(d, "q11 ");
+
+    assert_int_equal(db_flushdb(d, 0), 0);
+    expect_all(d, "s", 0, "");
+    expect_all(d, "t", 0, "");
+    expect_z(d, "");
+    assert_int_equal(d->scache.n, 0);
+}
+
+static int setup_wb_overlay(void **state)
+{
+    fx_writeback = 2; /* every write stays in the overlay */
+    return fx_setup(state);
+}
+
+static int teardown_wb(void **state)
+{
+    fx_writeback = 0;
+    return fx_teardown(state);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
@@ -636,7 +762,8 @@ int main(void)
         TB(test_db_hash_blind), T(test_db_set_basic), T(test_db_set_smove),
         T(test_db_set_algebra), TB(test_db_set_blind), T(test_db_prefetch_field),
         T(test_db_pick_set),    T(test_db_pick_hash), TB(test_db_pick_hash),
-        T(test_db_pick_limits),
+        T(test_db_pick_limits),     T(test_db_scache_writes_seen),
+        cmocka_unit_test_setup_teardown(test_db_scache_writes_seen, setup_wb_overlay, teardown_wb),
         /* The counted-coding tests hold for blind keys too, but for replies
          * documented as approximate, which these tests do not exercise. */
         TB(test_db_hash_incr),  TB(test_db_set_smove), TB(test_db_set_algebra),

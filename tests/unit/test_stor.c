@@ -341,12 +341,86 @@ static void test_stor_compaction_io_limit(void **state)
     stor_close(s);
 }
 
+/* A snapshot iterator (stor_it_create_snap) moves and reads as a RocksDB
+ * one over the same records would, empty or not, and keeps its snapshot
+ * alive after its maker let go. */
+static void snap_expect(struct stor_it *it, const char *k)
+{
+    if (!k) {
+        assert_false(stor_it_valid(it));
+        return;
+    }
+    assert_true(stor_it_valid(it));
+    size_t kn, vn;
+    const char *got = stor_it_key(it, &kn), *v = stor_it_value(it, &vn);
+    assert_int_equal(kn, strlen(k));
+    assert_memory_equal(got, k, kn);
+    assert_int_equal(vn, kn + 1);
+    assert_int_equal(v[0], '=');
+    assert_memory_equal(v + 1, k, kn);
+}
+
+static void test_stor_snapshot_iterator(void **state)
+{
+    (void)state;
+    static const char *const keys[] = {"a", "ab", "b", "ba", "c"};
+    struct stor_snap *sn = stor_snap_new(2, 4); /* grows past both */
+    for (int i = 0; i < 5; i++) {
+        char v[8];
+        size_t kn = strlen(keys[i]);
+        v[0] = '=';
+        memcpy(v + 1, keys[i], kn);
+        stor_snap_add(sn, keys[i], kn, v, kn + 1);
+    }
+    struct stor_it *it = stor_it_create_snap(sn);
+    stor_snap_unref(sn); /* the iterator's reference keeps it */
+    stor_it_first(it);
+    for (int i = 0; i < 5; i++, stor_it_next(it))
+        snap_expect(it, keys[i]);
+    snap_expect(it, NULL);
+    stor_it_last(it);
+    for (int i = 4; i >= 0; i--, stor_it_prev(it))
+        snap_expect(it, keys[i]);
+    snap_expect(it, NULL);
+    stor_it_seek(it, "a", 1);
+    snap_expect(it, "a");
+    stor_it_seek(it, "aa", 2);
+    snap_expect(it, "ab");
+    stor_it_seek(it, "", 0);
+    snap_expect(it, "a");
+    stor_it_seek(it, "d", 1);
+    snap_expect(it, NULL);
+    stor_it_seek_prev(it, "b", 1);
+    snap_expect(it, "b");
+    stor_it_seek_prev(it, "bb", 2);
+    snap_expect(it, "ba");
+    stor_it_seek_prev(it, "0", 1);
+    snap_expect(it, NULL);
+    stor_it_seek_prev(it, "z", 1);
+    snap_expect(it, "c");
+    assert_int_equal(stor_it_status(it), 0);
+    assert_false(stor_it_stopped(it));
+    stor_it_free(it);
+
+    struct stor_snap *empty = stor_snap_new(0, 0);
+    it = stor_it_create_snap(empty);
+    stor_it_first(it);
+    snap_expect(it, NULL);
+    stor_it_last(it);
+    snap_expect(it, NULL);
+    stor_it_seek(it, "a", 1);
+    snap_expect(it, NULL);
+    stor_it_free(it);
+    stor_snap_unref(empty);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stor_batch_lookup),
         cmocka_unit_test(test_stor_batch_model),
         cmocka_unit_test(test_stor_batch_clear),
+        cmocka_unit_test(test_stor_snapshot_iterator),
         cmocka_unit_test_setup_teardown(test_stor_commit_and_get, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_stor_iterator_bounds, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_stor_persists_across_reopen, fx_setup, fx_teardown),
