@@ -1071,11 +1071,12 @@ struct stor_it *kc_iter(struct db *d, struct db_kc *kc, int cf)
     char *hi = pl <= sizeof small ? small : stor_xmalloc(pl);
     memcpy(hi, kc->sk.p, pl);
     prefix_successor(hi, pl);
-    db_walk_start(d, kc);
     struct stor_it *it = db_scache_iter(d, kc, cf, kc->sk.p, pl, hi, pl);
-    if (!it)
+    if (!it) {
+        db_walk_start(d, kc);
         it = cf == STOR_CF_SCORE ? db_zedge_iter(d, kc->sk.p, pl, hi)
                                  : stor_it_create(d->s, cf, kc->sk.p, pl, hi, pl);
+    }
     if (hi != small)
         free(hi);
     return it;

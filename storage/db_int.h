@@ -123,8 +123,8 @@ size_t kc_prefix_len(struct db_kc *kc);
 
 /* db_scache.c. A snapshot iterator over kc's records [lo, hi) of cf (sub
  * or score), from the cache of small collections (filled from storage on
- * a miss), or NULL when kc is not one: a blind or larger collection, or a
- * read error. */
+ * a miss, a walk db_walk_start counts), or NULL when kc is not one: a
+ * blind or larger collection, or a read error. */
 struct stor_it *db_scache_iter(struct db *d, struct db_kc *kc, int cf, const char *lo,
                                size_t lon, const char *hi, size_t hin);
 /* After a commit while anything is cached: drops the collections whose
