@@ -382,22 +382,18 @@ static void test_stor_snapshot_iterator(void **state)
     for (int i = 4; i >= 0; i--, stor_it_prev(it))
         snap_expect(it, keys[i]);
     snap_expect(it, NULL);
-    stor_it_seek(it, "a", 1);
-    snap_expect(it, "a");
-    stor_it_seek(it, "aa", 2);
-    snap_expect(it, "ab");
-    stor_it_seek(it, "", 0);
-    snap_expect(it, "a");
-    stor_it_seek(it, "d", 1);
-    snap_expect(it, NULL);
-    stor_it_seek_prev(it, "b", 1);
-    snap_expect(it, "b");
-    stor_it_seek_prev(it, "bb", 2);
-    snap_expect(it, "ba");
-    stor_it_seek_prev(it, "0", 1);
-    snap_expect(it, NULL);
-    stor_it_seek_prev(it, "z", 1);
-    snap_expect(it, "c");
+    static const struct {
+        bool prev;
+        const char *to, *lands;
+    } seeks[] = {{false, "a", "a"}, {false, "aa", "ab"}, {false, "", "a"},  {false, "d", NULL},
+                 {true, "b", "b"},  {true, "bb", "ba"},  {true, "0", NULL}, {true, "z", "c"}};
+    for (size_t i = 0; i < sizeof seeks / sizeof seeks[0]; i++) {
+        if (seeks[i].prev)
+            stor_it_seek_prev(it, seeks[i].to, strlen(seeks[i].to));
+        else
+            stor_it_seek(it, seeks[i].to, strlen(seeks[i].to));
+        snap_expect(it, seeks[i].lands);
+    }
     assert_int_equal(stor_it_status(it), 0);
     assert_false(stor_it_stopped(it));
     stor_it_free(it);
