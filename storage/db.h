@@ -172,6 +172,7 @@ struct db_scache {
         char *key;
         size_t klen;
         struct stor_snap *snap[2]; /* its sub and score records, each once walked */
+        unsigned big;              /* bit per family: found over the limits */
     } *e;                          /* DB_SCACHE_SLOTS of them, from the first use; key NULL: free */
     unsigned n;                 /* slots in use */
     size_t bytes;

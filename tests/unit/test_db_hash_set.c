@@ -715,6 +715,29 @@ static void test_db_scache_writes_seen(void **state)
     assert_int_equal(db_setop_store(d, 0, DB_SINTER, K("t"), both, 2, &n), 0); /* t is a source too */
     expect_all(d, "t", 0, "w ");
 
+    /* Over DB_SCACHE_BYTES: read from storage each time, not copied. */
+    static char big[1000];
+    memset(big, 'v', sizeof big);
+    struct db_str bf[16];
+    static const char *const names[] = {"f1", "f2", "f3", "f4", "f5", "f6", "f7", "f8"};
+    for (int i = 0; i < 8; i++) {
+        bf[2 * i] = (struct db_str){names[i], 2};
+        bf[2 * i + 1] = (struct db_str){big, sizeof big};
+    }
+    assert_int_equal(db_hset(d, 0, K("hb"), bf, 8, 0, &n), 0);
+    fills = d->scache.fills;
+    hits = d->scache.hits;
+    for (int round = 0; round < 2; round++) {
+        struct db_vec v;
+        db_vec_init(&v);
+        assert_int_equal(db_hgetall(d, 0, K("hb"), DB_H_BOTH, &v), 0);
+        assert_int_equal(v.n, 16);
+        assert_int_equal(db_vec_len(&v, 15), sizeof big);
+        db_vec_destroy(&v);
+    }
+    assert_int_equal(d->scache.fills, fills);
+    assert_int_equal(d->scache.hits, hits);
+
     /* A sorted set: its score records too (ZRANGE walks those). */
     double sc[] = {3, 1, 2};
     struct db_str zm[] = {S("p"), S("q"), S("r")}, q[] = {S("q")};
