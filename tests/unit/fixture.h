@@ -91,6 +91,21 @@ static inline int fx_setup_blind(void **state)
     return fx_setup_opts(state, &o);
 }
 
+/* Setups with write-back: with its flusher, or with none, so that every
+ * write stays in the overlay. The mode holds for the test's reopens too;
+ * fx_teardown ends it. */
+static inline int fx_setup_wb(void **state)
+{
+    fx_writeback = 1;
+    return fx_setup(state);
+}
+
+static inline int fx_setup_wb_overlay(void **state)
+{
+    fx_writeback = 2;
+    return fx_setup(state);
+}
+
 /* Closes and reopens the engine on the same folder (persistence checks). */
 static inline void fx_reopen(struct fx *f)
 {
@@ -123,6 +138,7 @@ static inline int fx_teardown(void **state)
     fx_rmrf(f->dir);
     free(f);
     stor_clock_override = 0;
+    fx_writeback = 0;
     return 0;
 }
 

@@ -643,23 +643,8 @@ static void test_db_gc_flushall_flushes(void **state)
     db_vec_destroy(&v);
 }
 
-static int setup_wb(void **state)
-{
-    fx_writeback = 1;
-    return fx_setup(state);
-}
 
-static int setup_wb_overlay(void **state)
-{
-    fx_writeback = 2;
-    return fx_setup(state);
-}
 
-static int teardown_wb(void **state)
-{
-    fx_writeback = 0;
-    return fx_teardown(state);
-}
 
 int main(void)
 {
@@ -673,17 +658,17 @@ int main(void)
         T(test_db_gc_expiry_index_budget_and_flush),
         T(test_db_gc_expiry_index_built_at_open),
         T(test_db_gc_expiry_floor),
-        cmocka_unit_test_setup_teardown(test_db_gc_expiry_floor, setup_wb_overlay, teardown_wb),
+        cmocka_unit_test_setup_teardown(test_db_gc_expiry_floor, fx_setup_wb_overlay, fx_teardown),
         T(test_db_gc_tidy),
         T(test_db_gc_flushall_flushes),
         T(test_db_gc_compact_big),
         T(test_db_gc_compact_at_close),
         T(test_db_gc_compact_randomkey),
-        cmocka_unit_test_setup_teardown(test_db_gc_compact_randomkey, setup_wb, teardown_wb),
-        cmocka_unit_test_setup_teardown(test_db_gc_compact_big, setup_wb, teardown_wb),
-        cmocka_unit_test_setup_teardown(test_db_gc_flushall_flushes, setup_wb, teardown_wb),
-        cmocka_unit_test_setup_teardown(test_db_gc_tidy, setup_wb, teardown_wb),
-        cmocka_unit_test_setup_teardown(test_db_gc_tidy, setup_wb_overlay, teardown_wb),
+        cmocka_unit_test_setup_teardown(test_db_gc_compact_randomkey, fx_setup_wb, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_db_gc_compact_big, fx_setup_wb, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_db_gc_flushall_flushes, fx_setup_wb, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_db_gc_tidy, fx_setup_wb, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_db_gc_tidy, fx_setup_wb_overlay, fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -764,17 +764,7 @@ static void test_db_scache_writes_seen(void **state)
     assert_int_equal(d->scache.n, 0);
 }
 
-static int setup_wb_overlay(void **state)
-{
-    fx_writeback = 2; /* every write stays in the overlay */
-    return fx_setup(state);
-}
 
-static int teardown_wb(void **state)
-{
-    fx_writeback = 0;
-    return fx_teardown(state);
-}
 
 int main(void)
 {
@@ -786,7 +776,7 @@ int main(void)
         T(test_db_set_algebra), TB(test_db_set_blind), T(test_db_prefetch_field),
         T(test_db_pick_set),    T(test_db_pick_hash), TB(test_db_pick_hash),
         T(test_db_pick_limits),     T(test_db_scache_writes_seen),
-        cmocka_unit_test_setup_teardown(test_db_scache_writes_seen, setup_wb_overlay, teardown_wb),
+        cmocka_unit_test_setup_teardown(test_db_scache_writes_seen, fx_setup_wb_overlay, fx_teardown),
         /* The counted-coding tests hold for blind keys too, but for replies
          * documented as approximate, which these tests do not exercise. */
         TB(test_db_hash_incr),  TB(test_db_set_smove), TB(test_db_set_algebra),

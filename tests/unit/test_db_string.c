@@ -943,19 +943,6 @@ static void test_db_counts_deferred(void **state)
     fx_assert_keys(d, 1, 150, 0);
 }
 
-/* The same with write-back and its flusher: writes of keys the overlay no
- * longer holds leave their prior state to the flusher (stor_batch_defer). */
-static int setup_writeback(void **state)
-{
-    fx_writeback = 1; /* kept for the test's reopens */
-    return fx_setup(state);
-}
-
-static int teardown_writeback(void **state)
-{
-    fx_writeback = 0;
-    return fx_teardown(state);
-}
 
 /* The key filter never loses a key it was given, also across its growth,
  * and answers "maybe" for few it was not given. */
@@ -1217,12 +1204,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_db_keyf_rebuild_overlay, setup_overlay_only,
                                         fx_teardown),
         cmocka_unit_test_setup_teardown(test_db_keycount_kept, fx_setup_blind, fx_teardown),
-        cmocka_unit_test_setup_teardown(test_db_keycount_kept, setup_writeback,
-                                        teardown_writeback),
-        cmocka_unit_test_setup_teardown(test_db_counts_deferred, setup_writeback,
-                                        teardown_writeback),
-        cmocka_unit_test_setup_teardown(test_db_scan_over_tombstones, setup_writeback,
-                                        teardown_writeback),
+        /* With write-back and its flusher: writes of keys the overlay no
+         * longer holds leave their prior state to the flusher
+         * (stor_batch_defer). */
+        cmocka_unit_test_setup_teardown(test_db_keycount_kept, fx_setup_wb, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_db_counts_deferred, fx_setup_wb, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_db_scan_over_tombstones, fx_setup_wb, fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

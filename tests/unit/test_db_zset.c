@@ -534,17 +534,7 @@ static void test_db_zset_edges_model(void **state)
     assert_true(f->d.scache.hits > 0);
 }
 
-static int setup_wb(void **state)
-{
-    fx_writeback = 1;
-    return fx_setup(state);
-}
 
-static int teardown_wb(void **state)
-{
-    fx_writeback = 0;
-    return fx_teardown(state);
-}
 
 int main(void)
 {
@@ -553,7 +543,7 @@ int main(void)
         T(test_db_zset_add_flags),    T(test_db_zset_range_rank), T(test_db_zset_range_score),
         T(test_db_zset_range_lex),    T(test_db_zset_rank_rem_pop), T(test_db_zset_store_ops),
         T(test_db_zset_scan),         T(test_db_zset_pick),       T(test_db_zset_edges_model),
-        cmocka_unit_test_setup_teardown(test_db_zset_edges_model, setup_wb, teardown_wb),
+        cmocka_unit_test_setup_teardown(test_db_zset_edges_model, fx_setup_wb, fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
