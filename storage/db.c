@@ -1051,9 +1051,9 @@ const char *kc_score(struct db_kc *kc, double score, const char *m, size_t mn, s
     return kc->sk.p;
 }
 
-/* The smallest key greater than every key that starts with p: the prefix
- * ends with the 8-byte version, so adding one to it (with carry) is enough. */
-static void prefix_successor(char *p, size_t n)
+/* The prefix ends with the 8-byte version, so adding one to it (with
+ * carry) is enough. */
+void db_prefix_successor(char *p, size_t n)
 {
     for (size_t i = n; i-- > 0;) {
         if ((unsigned char)p[i] != 0xff) {
@@ -1070,7 +1070,7 @@ struct stor_it *kc_iter(struct db *d, struct db_kc *kc, int cf)
     char small[160];
     char *hi = pl <= sizeof small ? small : stor_xmalloc(pl);
     memcpy(hi, kc->sk.p, pl);
-    prefix_successor(hi, pl);
+    db_prefix_successor(hi, pl);
     struct stor_it *it = db_scache_iter(d, kc, cf, kc->sk.p, pl, hi, pl);
     if (!it) {
         db_walk_start(d, kc);

@@ -110,6 +110,9 @@ void kc_del_meta(struct db *d, struct db_kc *kc);
 const char *kc_sub(struct db_kc *kc, const char *f, size_t fn, size_t *kn);
 /* Score key (prefix | score | member). */
 const char *kc_score(struct db_kc *kc, double score, const char *m, size_t mn, size_t *kn);
+/* Turns the collection prefix p (n bytes) into the smallest key above
+ * every key that starts with it: the upper bound of its records. */
+void db_prefix_successor(char *p, size_t n);
 /* An iterator over the current version's records in cf. */
 struct stor_it *kc_iter(struct db *d, struct db_kc *kc, int cf);
 /* Bytes after the prefix of an iterated key. */

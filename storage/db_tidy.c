@@ -61,16 +61,12 @@ static void compact_key(struct db *d, struct db_kc *kc)
 {
     size_t pl = kc_prefix_len(kc);
     char *hi = stor_xmemdup(kc->sk.p, pl);
-    size_t hin = pl;
-    while (hin > 0 && (unsigned char)hi[hin - 1] == 0xff)
-        hin--; /* the successor of a prefix: its last byte below 0xff, raised */
-    if (hin)
-        hi[hin - 1]++;
+    db_prefix_successor(hi, pl); /* the bounds kc_iter walks in */
     struct stor_range r[2];
     size_t n = 0;
-    r[n++] = (struct stor_range){STOR_CF_SUB, kc->sk.p, hin ? hi : NULL, pl, hin};
+    r[n++] = (struct stor_range){STOR_CF_SUB, kc->sk.p, hi, pl, pl};
     if (kc->m.type == ENC_TYPE_ZSET)
-        r[n++] = (struct stor_range){STOR_CF_SCORE, kc->sk.p, hin ? hi : NULL, pl, hin};
+        r[n++] = (struct stor_range){STOR_CF_SCORE, kc->sk.p, hi, pl, pl};
     stor_compact_async(d->s, r, n); /* dropped when one waits: a later walk asks again */
     free(hi);
 }
