@@ -42,7 +42,7 @@ static void drop(struct db_scache *c, struct db_scache_e *e)
         return;
     for (int i = 0; i < 2; i++)
         if (e->snap[i]) {
-            c->bytes -= e->snap[i]->bytes;
+            c->bytes -= stor_snap_bytes(e->snap[i]);
             stor_snap_unref(e->snap[i]);
             e->snap[i] = NULL;
         }
@@ -119,7 +119,7 @@ struct stor_it *db_scache_iter(struct db *d, struct db_kc *kc, int cf, const cha
         return NULL;
     }
     e->snap[ci] = sn;
-    c->bytes += sn->bytes;
+    c->bytes += stor_snap_bytes(sn);
     c->fills++;
     return stor_it_create_snap(sn);
 }

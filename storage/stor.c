@@ -1017,7 +1017,6 @@ struct stor_snap *stor_snap_new(size_t n, size_t bytes)
     sn->refs = 1;
     sn->rec = stor_xmalloc((n ? n : 1) * sizeof *sn->rec);
     sn->data = stor_xmalloc(bytes ? bytes : 1);
-    sn->bytes = sizeof *sn + n * sizeof *sn->rec + bytes;
     return sn;
 }
 
@@ -1031,7 +1030,6 @@ void stor_snap_add(struct stor_snap *sn, const char *k, size_t kn, const char *v
         sn->room = 2 * sn->room > sn->used + kn + vn ? 2 * sn->room : sn->used + kn + vn;
         sn->data = stor_xrealloc(sn->data, sn->room);
     }
-    sn->bytes = sizeof *sn + sn->cap * sizeof *sn->rec + sn->room;
     struct stor_snap_rec *r = &sn->rec[sn->n++];
     r->koff = sn->used;
     r->kn = kn;

@@ -322,7 +322,6 @@ void stor_it_free(struct stor_it *it); /* accepts NULL */
 struct stor_snap {
     size_t n, cap, used, room;
     unsigned refs;
-    size_t bytes; /* what it holds, for the caller's accounting */
     struct stor_snap_rec {
         size_t koff, kn, voff, vn;
     } *rec;
@@ -331,6 +330,11 @@ struct stor_snap {
 struct stor_snap *stor_snap_new(size_t n, size_t bytes);
 void stor_snap_add(struct stor_snap *sn, const char *k, size_t kn, const char *v, size_t vn);
 void stor_snap_unref(struct stor_snap *sn); /* accepts NULL */
+/* The memory sn holds, for the caller's accounting. */
+static inline size_t stor_snap_bytes(const struct stor_snap *sn)
+{
+    return sizeof *sn + sn->cap * sizeof *sn->rec + sn->room;
+}
 /* An iterator over sn's records (it takes a reference): every move and
  * read of stor_it works on it; status 0, never stopped, no edge calls. */
 struct stor_it *stor_it_create_snap(struct stor_snap *sn);
