@@ -124,6 +124,14 @@ static inline const char *kc_suffix(const struct db_kc *kc, const char *k, size_
 }
 size_t kc_prefix_len(struct db_kc *kc);
 
+/* A hash, set or sorted set that keeps its size (COUNTED coding): what
+ * db_tidy.c and db_scache.c may copy. */
+static inline bool db_counted_coll(const struct enc_meta *m)
+{
+    return (m->type == ENC_TYPE_HASH || m->type == ENC_TYPE_SET || m->type == ENC_TYPE_ZSET) &&
+           m->coding == ENC_CODING_COUNTED;
+}
+
 /* db_scache.c. A snapshot iterator over kc's records [lo, hi) of cf (sub
  * or score), from the cache of small collections (filled from storage on
  * a miss, a walk db_walk_start counts), or NULL when kc is not one: a

@@ -65,9 +65,8 @@ struct stor_it *db_scache_iter(struct db *d, struct db_kc *kc, int cf, const cha
                                size_t lon, const char *hi, size_t hin)
 {
     const struct enc_meta *m = &kc->m;
-    if ((cf != STOR_CF_SUB && cf != STOR_CF_SCORE) ||
-        (m->type != ENC_TYPE_HASH && m->type != ENC_TYPE_SET && m->type != ENC_TYPE_ZSET) ||
-        m->coding != ENC_CODING_COUNTED || m->size > d->scache_max)
+    if ((cf != STOR_CF_SUB && cf != STOR_CF_SCORE) || !db_counted_coll(m) ||
+        m->size > d->scache_max)
         return NULL;
     int ci = cf == STOR_CF_SCORE;
     struct db_scache *c = &d->scache;

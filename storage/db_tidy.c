@@ -32,12 +32,6 @@
 #include "db_int.h"
 #include "enc.h"
 
-static bool tidy_kind(const struct enc_meta *m)
-{
-    return (m->type == ENC_TYPE_HASH || m->type == ENC_TYPE_SET || m->type == ENC_TYPE_ZSET) &&
-           m->coding == ENC_CODING_COUNTED;
-}
-
 void db_watch_skips(struct db *d)
 {
     if (!d->watching) {
@@ -48,7 +42,7 @@ void db_watch_skips(struct db *d)
 
 void db_walk_start(struct db *d, struct db_kc *kc)
 {
-    if (kc->wd || d->tidying || !tidy_kind(&kc->m))
+    if (kc->wd || d->tidying || !db_counted_coll(&kc->m))
         return;
     db_watch_skips(d);
     kc->wd = d;
@@ -79,7 +73,7 @@ void db_walk_end(struct db_kc *kc)
      * collection is copied that needed it less, and the copy's cost is
      * still bounded by what was stepped over. */
     uint64_t dead = stor_skips() - kc->skip0;
-    if (dead < DB_TIDY_MIN || !tidy_kind(&kc->m))
+    if (dead < DB_TIDY_MIN || !db_counted_coll(&kc->m))
         return;
     if (dead / DB_TIDY_RATIO < kc->m.size || kc->m.size > DB_TIDY_MAX_SIZE) {
         if (dead >= DB_COMPACT_MIN && dead >= kc->m.size / 4)
@@ -117,7 +111,7 @@ void db_tidy(struct db *d)
         /* Still the collection that was walked: not deleted, replaced or
          * rewritten since (a version is never reused). */
         int rc = kc_load(d, &src, t.dbi, t.key, t.klen);
-        if (rc == 0 && src.m.version == t.version && tidy_kind(&src.m)) {
+        if (rc == 0 && src.m.version == t.version && db_counted_coll(&src.m)) {
             kc_blank(&dst, t.dbi, t.key, t.klen);
             db_copy_records(d, &src, &dst, &rc);
             if (rc == 0 && db_commit(d) == 0)
