@@ -164,6 +164,9 @@ struct db_zedges {
 #define DB_SCACHE_SLOTS 2048u /* a power of two */
 #define DB_SCACHE_MEMBERS 64
 #define DB_SCACHE_BYTES 4096
+#define DB_SCACHE_LIST_MAX 1024          /* elements in a list's window */
+#define DB_SCACHE_LIST_BYTES 65536       /* their key and value bytes */
+#define DB_SCACHE_TOTAL (16u << 20)      /* bytes of all entries together */
 struct stor_snap;
 struct db_scache {
     struct db_scache_e {
@@ -171,10 +174,13 @@ struct db_scache {
         uint64_t version;
         char *key;
         size_t klen;
-        struct stor_snap *snap[2]; /* its sub and score records, each once walked */
+        struct stor_snap *snap[2]; /* its sub and score records, each once walked;
+                                    * a list's window in snap[0] */
+        uint64_t wlo;              /* a list window's first position */
         unsigned big;              /* bit per family: found over the limits */
     } *e;                          /* DB_SCACHE_SLOTS of them, from the first use; key NULL: free */
     unsigned n;                 /* slots in use */
+    unsigned hand;              /* the next slot to drop when over DB_SCACHE_TOTAL */
     size_t bytes;
     uint64_t hits, fills;
 };

@@ -138,6 +138,14 @@ static inline bool db_counted_coll(const struct enc_meta *m)
  * blind or larger collection, or a read error. */
 struct stor_it *db_scache_iter(struct db *d, struct db_kc *kc, int cf, const char *lo,
                                size_t lon, const char *hi, size_t hin);
+/* db_scache.c. The cached window of the open list kc that holds its
+ * positions [at, at + count), filled from storage on a miss; *first is the
+ * index of position at in it. NULL when the range is too far from both
+ * ends, the window too large, or on a read error (the caller then reads
+ * storage itself). Owned by the cache: valid until the next commit or
+ * fill. */
+const struct stor_snap *db_scache_list(struct db *d, struct db_kc *kc, uint64_t at,
+                                       uint64_t count, size_t *first);
 /* After a commit while anything is cached: drops the collections whose
  * records or meta record b writes (everything for a range delete). */
 void db_scache_note(struct db *d, const struct stor_batch *b);

@@ -165,8 +165,16 @@ int db_lrange(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t 
 {
     struct db_kc kc;
     int rc = kc_open(d, &kc, dbi, key, klen, ENC_TYPE_LIST);
-    if (rc == 0 && clamp_range((int64_t)kc.m.size, &start, &stop))
-        rc = list_read(d, &kc, (uint64_t)start, (uint64_t)(stop - start + 1), out);
+    if (rc == 0 && clamp_range((int64_t)kc.m.size, &start, &stop)) {
+        uint64_t count = (uint64_t)(stop - start + 1);
+        size_t i;
+        const struct stor_snap *sn = db_scache_list(d, &kc, kc.m.head + (uint64_t)start, count, &i);
+        if (sn)
+            for (uint64_t n = 0; n < count; n++, i++)
+                db_vec_push(out, sn->data + sn->rec[i].voff, sn->rec[i].vn, 0);
+        else
+            rc = list_read(d, &kc, (uint64_t)start, count, out);
+    }
     kc_free(&kc);
     return rc == ENC_ENOTFOUND ? 0 : rc;
 }

@@ -15,11 +15,18 @@
  * holds its snapshot by reference, so one alive across its collection's
  * own commit reads what it began with, as a RocksDB iterator would.
  *
+ * A list keeps a window instead (db_scache_list): the elements from the
+ * end nearer an LRANGE through the far end of its range, up to
+ * DB_SCACHE_LIST_MAX elements and DB_SCACHE_LIST_BYTES bytes, and not
+ * much more than the range itself. Lists grow past any member limit, and
+ * their reads are by position from an end ("the latest 100").
+ *
  * Direct-mapped by (db, key); an entry is for one version of its key, and
  * a look-up of another version refills it. A family found larger than the
  * limits (values of a kilobyte, say) is marked so in its entry and read
  * from storage until a write drops the entry. Memory: at most
- * DB_SCACHE_SLOTS entries of two families of DB_SCACHE_BYTES each.
+ * DB_SCACHE_TOTAL bytes; a fill beyond it first drops entries in slot
+ * order from a rotating hand, as a clock would without its second chance.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +59,46 @@ static void drop(struct db_scache *c, struct db_scache_e *e)
     e->key = NULL;
 }
 
+/* Drops entries other than keep, from the hand on, until need more bytes
+ * fit within DB_SCACHE_TOTAL; false if they cannot. */
+static bool make_room(struct db_scache *c, const struct db_scache_e *keep, size_t need)
+{
+    if (need > DB_SCACHE_TOTAL)
+        return false;
+    for (unsigned i = 0; i < DB_SCACHE_SLOTS && c->bytes + need > DB_SCACHE_TOTAL; i++) {
+        struct db_scache_e *e = &c->e[c->hand++ & (DB_SCACHE_SLOTS - 1)];
+        if (e != keep)
+            drop(c, e);
+    }
+    return c->bytes + need <= DB_SCACHE_TOTAL;
+}
+
+/* The entry of kc's slot, taken over for kc's version if it held another
+ * key or version. *same: it was kc's already. */
+static struct db_scache_e *entry(struct db_scache *c, const struct db_kc *kc, bool *same)
+{
+    if (!c->e)
+        c->e = stor_xcalloc(DB_SCACHE_SLOTS, sizeof *c->e);
+    struct db_scache_e *e = &c->e[slot_of(kc->dbi, kc->key, kc->klen)];
+    *same = e->key && e->dbi == kc->dbi && e->version == kc->m.version &&
+            e->klen == kc->klen && memcmp(e->key, kc->key, kc->klen) == 0;
+    return e;
+}
+
+/* Makes e kc's entry, empty. */
+static void take(struct db_scache *c, struct db_scache_e *e, const struct db_kc *kc)
+{
+    drop(c, e);
+    e->dbi = kc->dbi;
+    e->version = kc->m.version;
+    e->key = stor_xmemdup(kc->key, kc->klen);
+    e->klen = kc->klen;
+    e->big = 0;
+    e->wlo = 0;
+    c->n++;
+    c->bytes += kc->klen;
+}
+
 void db_scache_reset(struct db_scache *c)
 {
     if (c->e)
@@ -70,11 +117,8 @@ struct stor_it *db_scache_iter(struct db *d, struct db_kc *kc, int cf, const cha
         return NULL;
     int ci = cf == STOR_CF_SCORE;
     struct db_scache *c = &d->scache;
-    if (!c->e)
-        c->e = stor_xcalloc(DB_SCACHE_SLOTS, sizeof *c->e);
-    struct db_scache_e *e = &c->e[slot_of(kc->dbi, kc->key, kc->klen)];
-    bool same = e->key && e->dbi == kc->dbi && e->version == m->version &&
-                e->klen == kc->klen && memcmp(e->key, kc->key, kc->klen) == 0;
+    bool same;
+    struct db_scache_e *e = entry(c, kc, &same);
     if (same && e->snap[ci]) {
         c->hits++;
         return stor_it_create_snap(e->snap[ci]);
@@ -102,25 +146,97 @@ struct stor_it *db_scache_iter(struct db *d, struct db_kc *kc, int cf, const cha
         stor_snap_unref(sn);
         return NULL;
     }
-    if (!same) {
-        drop(c, e);
-        e->dbi = kc->dbi;
-        e->version = m->version;
-        e->key = stor_xmemdup(kc->key, kc->klen);
-        e->klen = kc->klen;
-        e->big = 0;
-        c->n++;
-        c->bytes += kc->klen;
-    }
+    if (!same)
+        take(c, e, kc);
     if (big) { /* the entry remembers it, so that later walks go straight to storage */
         e->big |= 1u << ci;
         stor_snap_unref(sn);
         return NULL;
     }
-    e->snap[ci] = sn;
+    struct stor_it *sit = stor_it_create_snap(sn);
+    if (make_room(c, e, stor_snap_bytes(sn))) {
+        e->snap[ci] = sn;
+        c->bytes += stor_snap_bytes(sn);
+        c->fills++;
+    } else {
+        stor_snap_unref(sn); /* the iterator keeps it */
+    }
+    return sit;
+}
+
+const struct stor_snap *db_scache_list(struct db *d, struct db_kc *kc, uint64_t at,
+                                       uint64_t count, size_t *first)
+{
+    const struct enc_meta *m = &kc->m;
+    if (!d->scache_max || m->type != ENC_TYPE_LIST || !count)
+        return NULL;
+    struct db_scache *c = &d->scache;
+    bool same;
+    struct db_scache_e *e = entry(c, kc, &same);
+    if (same && e->snap[0] && e->wlo <= at && at + count <= e->wlo + e->snap[0]->n) {
+        c->hits++;
+        *first = at - e->wlo;
+        return e->snap[0];
+    }
+    if (same && (e->big & 1))
+        return NULL; /* a window of this version was over the bytes */
+    /* The window: from the end nearer the range through its far end, if
+     * that reads at most about twice the range (a list written between its
+     * reads is read again each time). */
+    uint64_t lo = m->head, hi = at + count;
+    if (m->tail - at < hi - lo) {
+        lo = at;
+        hi = m->tail;
+    }
+    if (hi - lo > DB_SCACHE_LIST_MAX || hi - lo > 2 * count + 64)
+        return NULL;
+    char bounds[2][8];
+    enc_put_u64(bounds[0], lo);
+    enc_put_u64(bounds[1], hi);
+    size_t kn;
+    const char *k = kc_sub(kc, bounds[0], 8, &kn);
+    char *b = stor_xmalloc(2 * kn);
+    memcpy(b, k, kn);
+    memcpy(b + kn, kc_sub(kc, bounds[1], 8, &kn), kn);
+    struct stor_it *it = stor_it_create(d->s, STOR_CF_SUB, b, kn, b + kn, kn);
+    free(b);
+    struct stor_snap *sn = stor_snap_new(hi - lo, 32 * (hi - lo));
+    for (stor_it_first(it); stor_it_valid(it) && sn->used <= DB_SCACHE_LIST_BYTES;
+         stor_it_next(it)) {
+        size_t vn;
+        k = stor_it_key(it, &kn);
+        const char *v = stor_it_value(it, &vn);
+        stor_snap_add(sn, k, kn, v, vn);
+    }
+    int rc = stor_it_status(it);
+    stor_it_free(it);
+    bool big = sn->used > DB_SCACHE_LIST_BYTES;
+    if (rc || (!big && sn->n != hi - lo)) {
+        stor_snap_unref(sn); /* the caller reads storage, and meets any error itself */
+        return NULL;
+    }
+    if (!same)
+        take(c, e, kc);
+    if (big) { /* large values: this version's ranges are read from storage */
+        e->big |= 1;
+        stor_snap_unref(sn);
+        return NULL;
+    }
+    if (e->snap[0]) {
+        c->bytes -= stor_snap_bytes(e->snap[0]);
+        stor_snap_unref(e->snap[0]);
+        e->snap[0] = NULL;
+    }
+    if (!make_room(c, e, stor_snap_bytes(sn))) {
+        stor_snap_unref(sn);
+        return NULL;
+    }
+    e->snap[0] = sn;
+    e->wlo = lo;
     c->bytes += stor_snap_bytes(sn);
     c->fills++;
-    return stor_it_create_snap(sn);
+    *first = at - lo;
+    return sn;
 }
 
 /* The entry of (dbi, key), whatever its version: dropped. */

@@ -1,7 +1,7 @@
 /*
  * test_db_list — lists: pushes and pops at both ends, ranges, index/set,
  * LREM in both directions, LINSERT on either side, LTRIM, LPOS, LMOVE, and
- * SORT's STORE (db_lstore).
+ * SORT's STORE (db_lstore), and the window of a list kept for LRANGE.
  */
 #include "fixture.h"
 
@@ -282,6 +282,236 @@ static void test_db_list_lstore(void **state)
     db_vec_destroy(&v);
 }
 
+/* The window of a list kept for LRANGE (db_scache.c): random writes of
+ * every kind that changes a list, each followed by ranges read near either
+ * end, the middle and the whole, checked against a model. Run with the
+ * cache on and off, plain and with write-back. */
+#define WM 600 /* the model's room */
+struct wmodel {
+    char e[WM][8];
+    int n;
+};
+
+static void wm_check(struct db *d, const char *key, const struct wmodel *m, int64_t s,
+                     int64_t t)
+{
+    struct db_vec v;
+    db_vec_init(&v);
+    assert_int_equal(db_lrange(d, 0, key, strlen(key), s, t, &v), 0);
+    int64_t a = s < 0 ? s + m->n : s, b = t < 0 ? t + m->n : t;
+    if (a < 0)
+        a = 0;
+    if (b >= m->n)
+        b = m->n - 1;
+    size_t want = a > b ? 0 : (size_t)(b - a + 1);
+    if (v.n != want)
+        fail_msg("%s LRANGE %lld %lld: %zu elements, want %zu", key, (long long)s,
+                 (long long)t, v.n, want);
+    for (size_t i = 0; i < v.n; i++)
+        if (db_vec_len(&v, i) != strlen(m->e[a + (int64_t)i]) ||
+            memcmp(db_vec_ptr(&v, i), m->e[a + (int64_t)i], db_vec_len(&v, i)))
+            fail_msg("%s LRANGE %lld %lld: element %zu is %.*s, want %s", key, (long long)s,
+                     (long long)t, i, (int)db_vec_len(&v, i), db_vec_ptr(&v, i),
+                     m->e[a + (int64_t)i]);
+    db_vec_destroy(&v);
+}
+
+static void wm_insert(struct wmodel *m, int at, const char *e)
+{
+    memmove(m->e[at + 1], m->e[at], (size_t)(m->n - at) * sizeof m->e[0]);
+    snprintf(m->e[at], sizeof m->e[0], "%s", e);
+    m->n++;
+}
+
+static void wm_remove(struct wmodel *m, int at)
+{
+    memmove(m->e[at], m->e[at + 1], (size_t)(m->n - at - 1) * sizeof m->e[0]);
+    m->n--;
+}
+
+static void test_db_list_window(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    static struct wmodel m, o; /* "l", and "o" it is renamed to and back */
+    m.n = o.n = 0;
+    srand(4001);
+    uint64_t hits = d->scache.hits, n;
+    int serial = 0, sizes = 0;
+    for (int step = 0; step < 3000; step++) {
+        char e[8];
+        snprintf(e, sizeof e, "v%d", serial++ % 10000);
+        struct db_str es = {e, strlen(e)};
+        char *got;
+        size_t gn;
+        int op = rand() % 16;
+        if (m.n > WM - 10)
+            op = 4; /* pop */
+        switch (op) {
+        case 0: case 1: case 2: /* LPUSH, RPUSH of 1 to 8, more while it is short */
+            for (int c = m.n < 300 ? 1 + rand() % 8 : 1; c > 0; c--) {
+                snprintf(e, sizeof e, "v%d", serial++ % 10000);
+                es.n = strlen(e);
+                assert_int_equal(db_push(d, 0, K("l"), op == 0, &es, 1, 0, &n), 0);
+                wm_insert(&m, op == 0 ? 0 : m.n, e);
+            }
+            break;
+        case 3: case 4: { /* LPOP, RPOP of up to 3 */
+            struct db_vec v;
+            db_vec_init(&v);
+            int left = op == 3, c = 1 + rand() % 3;
+            int rc = db_pop(d, 0, K("l"), left, (uint64_t)c, &v);
+            assert_int_equal(rc, m.n ? 0 : ENC_ENOTFOUND);
+            for (int i = 0; i < c && m.n; i++)
+                wm_remove(&m, left ? 0 : m.n - 1);
+            db_vec_destroy(&v);
+            break;
+        }
+        case 5: /* LSET */
+            if (m.n) {
+                int i = rand() % m.n;
+                assert_int_equal(db_lset(d, 0, K("l"), i, e, strlen(e)), 0);
+                snprintf(m.e[i], sizeof m.e[0], "%s", e);
+            }
+            break;
+        case 6: /* LINSERT before a pivot near an end */
+            if (m.n) {
+                int i = rand() % 2 ? rand() % (m.n < 5 ? m.n : 5) : m.n - 1 - rand() % (m.n < 5 ? m.n : 5);
+                char pv[8];
+                memcpy(pv, m.e[i], sizeof pv);
+                int64_t len;
+                assert_int_equal(db_linsert(d, 0, K("l"), 1, pv, strlen(pv), e, strlen(e), &len), 0);
+                int first = 0;
+                while (strcmp(m.e[first], pv))
+                    first++;
+                wm_insert(&m, first, e);
+            }
+            break;
+        case 7: /* LREM of the first element's value */
+            if (m.n) {
+                char pv[8];
+                memcpy(pv, m.e[0], sizeof pv);
+                uint64_t removed;
+                assert_int_equal(db_lrem(d, 0, K("l"), 0, pv, strlen(pv), &removed), 0);
+                for (int i = m.n - 1; i >= 0; i--)
+                    if (!strcmp(m.e[i], pv))
+                        wm_remove(&m, i);
+            }
+            break;
+        case 8: /* LTRIM a little off either end */
+            if (m.n > 4) {
+                int a = rand() % 3, b = m.n - 1 - rand() % 3;
+                assert_int_equal(db_ltrim(d, 0, K("l"), a, b), 1);
+                m.n = b + 1;
+                for (int i = 0; i < a; i++)
+                    wm_remove(&m, 0);
+            }
+            break;
+        case 9: /* LMOVE onto itself (a rotation) */
+            if (m.n) {
+                assert_int_equal(db_lmove(d, 0, K("l"), K("l"), 0, 1, &got, &gn), 0);
+                free(got);
+                char last[8];
+                memcpy(last, m.e[m.n - 1], sizeof last);
+                m.n--;
+                wm_insert(&m, 0, last);
+            }
+            break;
+        case 10: /* RENAME away and back, or DEL now and then */
+            if (m.n && rand() % 64 == 0) {
+                assert_int_equal(db_del(d, 0, K("l")), 1);
+                m.n = 0;
+            } else if (m.n) {
+                assert_int_equal(db_rename(d, 0, K("l"), K("o"), 0), 1);
+                o = m;
+                wm_check(d, "o", &o, 0, -1);
+                m.n = 0;
+                wm_check(d, "l", &m, 0, 9);
+                assert_int_equal(db_rename(d, 0, K("o"), K("l"), 0), 1);
+                m = o;
+            }
+            break;
+        default: /* reads only */
+            break;
+        }
+        int64_t k = 1 + rand() % 120;
+        wm_check(d, "l", &m, 0, k - 1);          /* the first k */
+        wm_check(d, "l", &m, k / 2, k - 1);      /* inside that window */
+        wm_check(d, "l", &m, -k, -1);            /* the last k */
+        wm_check(d, "l", &m, -k / 3 - 1, -2);    /* inside that one */
+        wm_check(d, "l", &m, rand() % 8, k / 2); /* near the head */
+        wm_check(d, "l", &m, 0, k - 1);          /* again */
+        if (step % 50 == 0) {
+            uint64_t len;
+            assert_int_equal(db_llen(d, 0, K("l"), &len), 0);
+            assert_int_equal(len, m.n);
+            sizes += m.n;
+            wm_check(d, "l", &m, 0, -1);
+            wm_check(d, "l", &m, m.n / 2, m.n / 2 + 3);
+        }
+    }
+    assert_true(sizes / 60 > 100); /* lists longer than the windows' slack */
+    if (d->scache_max)
+        assert_true(d->scache.hits - hits > 1000);
+    else
+        assert_int_equal(d->scache.hits, hits);
+
+    /* Writes inside a window kept: each seen by the next read of it. */
+    db_del(d, 0, K("l"));
+    m.n = 0;
+    for (int i = 0; i < 300; i++) {
+        char e[8];
+        snprintf(e, sizeof e, "w%d", i);
+        struct db_str es = {e, strlen(e)};
+        assert_int_equal(db_push(d, 0, K("l"), 0, &es, 1, 0, &n), 0);
+        wm_insert(&m, m.n, e);
+    }
+    wm_check(d, "l", &m, 0, 99);
+    assert_int_equal(db_lset(d, 0, K("l"), 5, K("X")), 0);
+    snprintf(m.e[5], sizeof m.e[0], "X");
+    wm_check(d, "l", &m, 0, 99);
+    wm_check(d, "l", &m, -100, -1);
+    assert_int_equal(db_lset(d, 0, K("l"), -3, K("Y")), 0);
+    snprintf(m.e[m.n - 3], sizeof m.e[0], "Y");
+    wm_check(d, "l", &m, -100, -1);
+    int64_t len;
+    assert_int_equal(db_linsert(d, 0, K("l"), 0, K("w298"), K("Z"), &len), 0);
+    wm_insert(&m, 299, "Z");
+    wm_check(d, "l", &m, -100, -1);
+    uint64_t removed;
+    assert_int_equal(db_lrem(d, 0, K("l"), 1, K("w296"), &removed), 0);
+    assert_int_equal(removed, 1);
+    wm_remove(&m, 296);
+    wm_check(d, "l", &m, -100, -1);
+
+    /* Large values: no window is kept, and each read is right. */
+    static char big[2000];
+    memset(big, 'b', sizeof big);
+    struct db_str bs = {big, sizeof big};
+    db_del(d, 0, K("l"));
+    for (int i = 0; i < 40; i++)
+        assert_int_equal(db_push(d, 0, K("l"), 0, &bs, 1, 0, &n), 0);
+    uint64_t fills = d->scache.fills;
+    hits = d->scache.hits;
+    for (int i = 0; i < 2; i++) {
+        struct db_vec v;
+        db_vec_init(&v);
+        assert_int_equal(db_lrange(d, 0, K("l"), 0, -1, &v), 0);
+        assert_int_equal(v.n, 40);
+        assert_int_equal(db_vec_len(&v, 39), sizeof big);
+        db_vec_destroy(&v);
+    }
+    assert_int_equal(d->scache.fills, fills);
+    assert_int_equal(d->scache.hits, hits);
+}
+
+static int setup_nocache(void **state)
+{
+    int rc = fx_setup(state);
+    ((struct fx *)*state)->d.scache_max = 0;
+    return rc;
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
@@ -289,6 +519,10 @@ int main(void)
         T(test_db_list_push_pop), T(test_db_list_range_index_set), T(test_db_list_lrem),
         T(test_db_list_linsert),  T(test_db_list_ltrim),           T(test_db_list_lpos),
         T(test_db_list_lmove),    T(test_db_list_lstore),
+        T(test_db_list_window),
+        cmocka_unit_test_setup_teardown(test_db_list_window, setup_nocache, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_db_list_window, fx_setup_wb, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_db_list_window, fx_setup_wb_overlay, fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
