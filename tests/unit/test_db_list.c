@@ -505,6 +505,45 @@ static void test_db_list_window(void **state)
     assert_int_equal(d->scache.hits, hits);
 }
 
+/* Windows of many lists together stay within DB_SCACHE_TOTAL: a fill
+ * past it drops others first; every read is still right. */
+static void test_db_list_window_budget(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    enum { LISTS = 400, ELEMS = 700 };
+    struct db_vec v;
+    db_vec_init(&v);
+    char e[64];
+    for (int i = 0; i < ELEMS; i++) {
+        snprintf(e, sizeof e, "%060d", i);
+        db_vec_push(&v, e, 60, 0);
+    }
+    char key[16];
+    for (int l = 0; l < LISTS; l++) {
+        snprintf(key, sizeof key, "L%d", l);
+        assert_int_equal(db_lstore(d, 0, key, strlen(key), &v), 0);
+    }
+    size_t most = 0;
+    for (int round = 0; round < 2; round++)
+        for (int l = 0; l < LISTS; l++) {
+            snprintf(key, sizeof key, "L%d", l);
+            struct db_vec got;
+            db_vec_init(&got);
+            assert_int_equal(db_lrange(d, 0, key, strlen(key), 0, -1, &got), 0);
+            assert_int_equal(got.n, ELEMS);
+            snprintf(e, sizeof e, "%060d", ELEMS - 1);
+            assert_memory_equal(db_vec_ptr(&got, ELEMS - 1), e, 60);
+            db_vec_destroy(&got);
+            assert_true(d->scache.bytes <= DB_SCACHE_TOTAL);
+            if (d->scache.bytes > most)
+                most = d->scache.bytes;
+        }
+    assert_true(most > DB_SCACHE_TOTAL / 2); /* the windows were kept, up to the limit */
+    assert_true(d->scache.fills >= 2 * LISTS - 1);
+    db_vec_destroy(&v);
+}
+
 static int setup_nocache(void **state)
 {
     int rc = fx_setup(state);
@@ -519,7 +558,7 @@ int main(void)
         T(test_db_list_push_pop), T(test_db_list_range_index_set), T(test_db_list_lrem),
         T(test_db_list_linsert),  T(test_db_list_ltrim),           T(test_db_list_lpos),
         T(test_db_list_lmove),    T(test_db_list_lstore),
-        T(test_db_list_window),
+        T(test_db_list_window),   T(test_db_list_window_budget),
         cmocka_unit_test_setup_teardown(test_db_list_window, setup_nocache, fx_teardown),
         cmocka_unit_test_setup_teardown(test_db_list_window, fx_setup_wb, fx_teardown),
         cmocka_unit_test_setup_teardown(test_db_list_window, fx_setup_wb_overlay, fx_teardown),
