@@ -930,6 +930,8 @@ void kc_free(struct db_kc *kc)
 {
     if (kc->wd)
         db_walk_end(kc);
+    if (kc->sd)
+        db_scache_walked(kc);
     dbb_free(&kc->mk);
     dbb_free(&kc->sk);
     free(kc->raw);

@@ -162,8 +162,10 @@ struct db_zedges {
 
 /* db_scache.c: small collections' records kept for walks. */
 #define DB_SCACHE_SLOTS 2048u /* a power of two */
-#define DB_SCACHE_MEMBERS 64
-#define DB_SCACHE_BYTES 4096
+#define DB_SCACHE_MEMBERS 64             /* kept when first walked */
+#define DB_SCACHE_BYTES 4096             /* ... their key and value bytes, a family */
+#define DB_SCACHE_LARGE 1024             /* kept once walks have read as many */
+#define DB_SCACHE_LARGE_BYTES 65536
 #define DB_SCACHE_LIST_MAX 1024          /* elements in a list's window */
 #define DB_SCACHE_LIST_BYTES 65536       /* their key and value bytes */
 #define DB_SCACHE_TOTAL (16u << 20)      /* bytes of all entries together */
@@ -177,7 +179,9 @@ struct db_scache {
         struct stor_snap *snap[2]; /* its sub and score records, each once walked;
                                     * a list's window in snap[0] */
         uint64_t wlo;              /* a list window's first position */
+        uint64_t walked[2];        /* records read by walks of each family meanwhile */
         unsigned big;              /* bit per family: found over the limits */
+        unsigned lazy;             /* bit per family: over DB_SCACHE_BYTES, kept as a large one */
     } *e;                          /* DB_SCACHE_SLOTS of them, from the first use; key NULL: free */
     unsigned n;                 /* slots in use */
     unsigned hand;              /* the next slot to drop when over DB_SCACHE_TOTAL */
@@ -296,7 +300,8 @@ struct db {
     struct db_picks picks;
     struct db_zedges zedges;
     struct db_scache scache;
-    uint64_t scache_max; /* members a cached collection may have (DB_SCACHE_MEMBERS; 0: none) */
+    uint64_t scache_max; /* members a collection kept when first walked may have
+                          * (DB_SCACHE_MEMBERS; 0: nothing is kept) */
     /* db_tidy.c: collections whose walks stepped over far more deletes
      * than they hold members. watching: RocksDB counts for this command's
      * walks (stor_skips_watch). tidying: db_tidy's own walks and commit,

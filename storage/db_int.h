@@ -76,6 +76,9 @@ struct db_kc {
     bool created; /* kc_open_write made a fresh key: its meta must be written */
     struct db *wd;  /* set once kc_iter walks it: kc_free ends the walk's count */
     uint64_t skip0; /* stor_skips() when the count began */
+    struct db *sd;  /* set when its walk counts toward a copy (db_scache_walked) */
+    int sci;        /* ... of that family (0 sub, 1 score) */
+    uint64_t move0; /* stor_moves() when that count began */
 };
 
 void db_begin(struct db *d);
@@ -146,6 +149,8 @@ struct stor_it *db_scache_iter(struct db *d, struct db_kc *kc, int cf, const cha
  * fill. */
 const struct stor_snap *db_scache_list(struct db *d, struct db_kc *kc, uint64_t at,
                                        uint64_t count, size_t *first);
+/* kc_free: credits the records kc's walk read to its cache entry. */
+void db_scache_walked(struct db_kc *kc);
 /* After a commit while anything is cached: drops the collections whose
  * records or meta record b writes (everything for a range delete). */
 void db_scache_note(struct db *d, const struct stor_batch *b);

@@ -15,6 +15,14 @@
  * holds its snapshot by reference, so one alive across its collection's
  * own commit reads what it began with, as a RocksDB iterator would.
  *
+ * A larger family, of up to DB_SCACHE_LARGE members and
+ * DB_SCACHE_LARGE_BYTES, is read into a snapshot only once walks of that
+ * version, unwritten meanwhile, have read as many records as it holds
+ * (stor_moves, credited at kc_free by db_scache_walked): a collection
+ * written between its walks, or read a few members a walk (ZRANGE 0 9 of
+ * a leaderboard), is not read whole for each; one read whole each time
+ * (HGETALL of 100 fields) is kept from its second walk.
+ *
  * A list keeps a window instead (db_scache_list): the elements from the
  * end nearer an LRANGE through the far end of its range, up to
  * DB_SCACHE_LIST_MAX elements and DB_SCACHE_LIST_BYTES bytes, and not
@@ -94,7 +102,9 @@ static void take(struct db_scache *c, struct db_scache_e *e, const struct db_kc 
     e->key = stor_xmemdup(kc->key, kc->klen);
     e->klen = kc->klen;
     e->big = 0;
+    e->lazy = 0;
     e->wlo = 0;
+    e->walked[0] = e->walked[1] = 0;
     c->n++;
     c->bytes += kc->klen;
 }
@@ -112,10 +122,11 @@ struct stor_it *db_scache_iter(struct db *d, struct db_kc *kc, int cf, const cha
                                size_t lon, const char *hi, size_t hin)
 {
     const struct enc_meta *m = &kc->m;
-    if ((cf != STOR_CF_SUB && cf != STOR_CF_SCORE) || !db_counted_coll(m) ||
-        m->size > d->scache_max)
+    if ((cf != STOR_CF_SUB && cf != STOR_CF_SCORE) || !db_counted_coll(m) || !d->scache_max ||
+        m->size > DB_SCACHE_LARGE)
         return NULL;
     int ci = cf == STOR_CF_SCORE;
+    unsigned bit = 1u << ci;
     struct db_scache *c = &d->scache;
     bool same;
     struct db_scache_e *e = entry(c, kc, &same);
@@ -123,23 +134,38 @@ struct stor_it *db_scache_iter(struct db *d, struct db_kc *kc, int cf, const cha
         c->hits++;
         return stor_it_create_snap(e->snap[ci]);
     }
-    if (same && (e->big & 1u << ci))
+    if (same && (e->big & bit))
         return NULL; /* found too large before: not read again */
+    /* A small family is read at its first walk. A larger one only once
+     * walks of this version have read as many records as it holds, so that
+     * a collection written between its walks, or walked a few members at a
+     * time, does not pay a whole read for each walk: at most twice what
+     * its walks cost without the copy. */
+    bool now = m->size <= d->scache_max && !(same && (e->lazy & bit));
+    if (!now && !(same && e->walked[ci] >= m->size)) {
+        if (!same)
+            take(c, e, kc);
+        kc->sd = d;
+        kc->sci = ci;
+        kc->move0 = stor_moves();
+        return NULL;
+    }
+    size_t limit = now ? DB_SCACHE_BYTES : DB_SCACHE_LARGE_BYTES;
     /* Read it whole, once. The read steps over what deletes left there,
      * which db_tidy.c counts; reads of the copy step over nothing. */
     db_walk_start(d, kc);
     struct stor_it *it = stor_it_create(d->s, cf, lo, lon, hi, hin);
     struct stor_snap *sn = stor_snap_new(m->size, 64 * m->size);
     size_t bytes = 0;
-    for (stor_it_first(it); stor_it_valid(it) && sn->n <= d->scache_max; stor_it_next(it)) {
+    for (stor_it_first(it); stor_it_valid(it) && sn->n <= DB_SCACHE_LARGE; stor_it_next(it)) {
         size_t kn, vn;
         const char *k = stor_it_key(it, &kn), *v = stor_it_value(it, &vn);
         bytes += kn + vn;
-        if (bytes > DB_SCACHE_BYTES)
+        if (bytes > limit)
             break;
         stor_snap_add(sn, k, kn, v, vn);
     }
-    bool big = stor_it_valid(it); /* more records than DB_SCACHE_MEMBERS or bytes */
+    bool over = stor_it_valid(it); /* more records than DB_SCACHE_LARGE, or bytes */
     int rc = stor_it_status(it);
     stor_it_free(it);
     if (rc) {
@@ -148,9 +174,16 @@ struct stor_it *db_scache_iter(struct db *d, struct db_kc *kc, int cf, const cha
     }
     if (!same)
         take(c, e, kc);
-    if (big) { /* the entry remembers it, so that later walks go straight to storage */
-        e->big |= 1u << ci;
+    if (over) { /* the entry remembers it, so that later walks do not read it twice */
         stor_snap_unref(sn);
+        if (!now) {
+            e->big |= bit;
+            return NULL;
+        }
+        e->lazy |= bit; /* a large one, then: the caller's walk counts */
+        kc->sd = d;
+        kc->sci = ci;
+        kc->move0 = stor_moves();
         return NULL;
     }
     struct stor_it *sit = stor_it_create_snap(sn);
@@ -162,6 +195,19 @@ struct stor_it *db_scache_iter(struct db *d, struct db_kc *kc, int cf, const cha
         stor_snap_unref(sn); /* the iterator keeps it */
     }
     return sit;
+}
+
+void db_scache_walked(struct db_kc *kc)
+{
+    struct db *d = kc->sd;
+    kc->sd = NULL;
+    struct db_scache *c = &d->scache;
+    bool same;
+    if (!c->e)
+        return;
+    struct db_scache_e *e = entry(c, kc, &same);
+    if (same) /* not dropped by a write meanwhile */
+        e->walked[kc->sci] += stor_moves() - kc->move0;
 }
 
 const struct stor_snap *db_scache_list(struct db *d, struct db_kc *kc, uint64_t at,

@@ -923,6 +923,7 @@ static void o_step(struct stor_it *it, int dir)
 }
 
 static __thread uint64_t ov_skips;   /* the overlay's deletes stepped over */
+static __thread uint64_t it_moves;   /* moves of storage iterators (stor_moves) */
 static __thread bool skips_on;
 static __thread rocksdb_perfcontext_t *perf; /* the thread's, for its life */
 
@@ -978,6 +979,11 @@ void stor_skips_watch(bool on)
         return;
     skips_on = on;
     rocksdb_set_perf_level(on ? rocksdb_enable_count : rocksdb_disable);
+}
+
+uint64_t stor_moves(void)
+{
+    return it_moves;
 }
 
 uint64_t stor_skips(void)
@@ -1091,6 +1097,7 @@ void stor_it_seek(struct stor_it *it, const char *k, size_t kn)
         snap_at(it, snap_bound(it->snap, k, kn, false));
         return;
     }
+    it_moves++;
     rocksdb_iter_seek(it->it, k, kn);
     bool edge = it->lo ? ov_cmp(it->cf, k, kn, it->cf, it->lo, it->lon) <= 0 : kn == 0;
     if (it->lo && edge)
@@ -1108,6 +1115,7 @@ void stor_it_seek_prev(struct stor_it *it, const char *k, size_t kn)
         snap_at(it, b ? b - 1 : it->snap->n);
         return;
     }
+    it_moves++;
     rocksdb_iter_seek_for_prev(it->it, k, kn);
     bool edge = it->hi && ov_cmp(it->cf, k, kn, it->cf, it->hi, it->hin) >= 0;
     if (it->raw)
@@ -1127,6 +1135,7 @@ void stor_it_first(struct stor_it *it)
         snap_at(it, 0);
         return;
     }
+    it_moves++;
     rocksdb_iter_seek_to_first(it->it);
     it->o = it->raw ? NULL : ov_seek(&it->s->ov, it->cf, it->lo ? it->lo : "", it->lo ? it->lon : 0);
     settle(it, 1);
@@ -1139,6 +1148,7 @@ void stor_it_last(struct stor_it *it)
         snap_at(it, it->snap->n ? it->snap->n - 1 : 0);
         return;
     }
+    it_moves++;
     rocksdb_iter_seek_to_last(it->it);
     if (it->raw)
         it->o = NULL;
@@ -1203,18 +1213,22 @@ static void step(struct stor_it *it, int dir)
 
 void stor_it_next(struct stor_it *it)
 {
-    if (it->snap)
+    if (it->snap) {
         snap_at(it, it->pos + 1);
-    else
+    } else {
+        it_moves++;
         step(it, 1);
+    }
 }
 
 void stor_it_prev(struct stor_it *it)
 {
-    if (it->snap)
+    if (it->snap) {
         snap_at(it, it->pos ? it->pos - 1 : it->snap->n);
-    else
+    } else {
+        it_moves++;
         step(it, -1);
+    }
 }
 
 int stor_it_valid(const struct stor_it *it)

@@ -346,6 +346,10 @@ struct stor_it *stor_it_create_snap(struct stor_snap *sn);
  * operations a little; stor_thread_quiet() leaves it off). */
 void stor_skips_watch(bool on);
 uint64_t stor_skips(void);
+/* Seeks and steps of storage iterators (not snapshot ones) on the calling
+ * thread: a running total, so a walk's count is the difference of two
+ * reads (db_scache.c weighs a copy against it). */
+uint64_t stor_moves(void);
 
 /* ---- maintenance ---- */
 

@@ -715,28 +715,33 @@ static void test_db_scache_writes_seen(void **state)
     assert_int_equal(db_setop_store(d, 0, DB_SINTER, K("t"), both, 2, &n), 0); /* t is a source too */
     expect_all(d, "t", 0, "w ");
 
-    /* Over DB_SCACHE_BYTES: read from storage each time, not copied. */
+    /* Over DB_SCACHE_BYTES: kept as a large family is, from the second
+     * walk; over DB_SCACHE_LARGE_BYTES, read from storage each time. */
     static char big[1000];
     memset(big, 'v', sizeof big);
-    struct db_str bf[16];
-    static const char *const names[] = {"f1", "f2", "f3", "f4", "f5", "f6", "f7", "f8"};
-    for (int i = 0; i < 8; i++) {
-        bf[2 * i] = (struct db_str){names[i], 2};
+    struct db_str bf[160];
+    static char names[80][4];
+    for (int i = 0; i < 80; i++) {
+        snprintf(names[i], sizeof names[i], "f%02d", i);
+        bf[2 * i] = (struct db_str){names[i], 3};
         bf[2 * i + 1] = (struct db_str){big, sizeof big};
     }
     assert_int_equal(db_hset(d, 0, K("hb"), bf, 8, 0, &n), 0);
-    fills = d->scache.fills;
-    hits = d->scache.hits;
-    for (int round = 0; round < 2; round++) {
-        struct db_vec v;
-        db_vec_init(&v);
-        assert_int_equal(db_hgetall(d, 0, K("hb"), DB_H_BOTH, &v), 0);
-        assert_int_equal(v.n, 16);
-        assert_int_equal(db_vec_len(&v, 15), sizeof big);
-        db_vec_destroy(&v);
+    assert_int_equal(db_hset(d, 0, K("hc"), bf, 80, 0, &n), 0);
+    for (int h = 0; h < 2; h++) {
+        fills = d->scache.fills;
+        hits = d->scache.hits;
+        for (int round = 0; round < 3; round++) {
+            struct db_vec v;
+            db_vec_init(&v);
+            assert_int_equal(db_hgetall(d, 0, h ? "hc" : "hb", 2, DB_H_BOTH, &v), 0);
+            assert_int_equal(v.n, h ? 160 : 16);
+            assert_int_equal(db_vec_len(&v, v.n - 1), sizeof big);
+            db_vec_destroy(&v);
+        }
+        assert_int_equal(d->scache.fills, fills + !h);
+        assert_int_equal(d->scache.hits, hits + !h);
     }
-    assert_int_equal(d->scache.fills, fills);
-    assert_int_equal(d->scache.hits, hits);
 
     /* A sorted set: its score records too (ZRANGE walks those). */
     double sc[] = {3, 1, 2};
@@ -766,6 +771,86 @@ static void test_db_scache_writes_seen(void **state)
 
 
 
+/* Larger collections (db_scache.c): kept once walks of one version have
+ * read as many records as they hold; never while each walk is followed by
+ * a write. */
+static void test_db_scache_large(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    uint64_t n;
+    static char fn[300][8];
+    struct db_str fv[400];
+    for (int i = 0; i < 200; i++) {
+        snprintf(fn[i], sizeof fn[i], "f%03d", i);
+        fv[2 * i] = (struct db_str){fn[i], 4};
+        fv[2 * i + 1] = (struct db_str){fn[i], 4};
+    }
+    assert_int_equal(db_hset(d, 0, K("h"), fv, 200, 0, &n), 0);
+    uint64_t fills = d->scache.fills, hits = d->scache.hits;
+    for (int round = 0; round < 3; round++) {
+        struct db_vec v;
+        db_vec_init(&v);
+        assert_int_equal(db_hgetall(d, 0, K("h"), DB_H_BOTH, &v), 0);
+        assert_int_equal(v.n, 400);
+        assert_memory_equal(db_vec_ptr(&v, 398), "f199", 4);
+        db_vec_destroy(&v);
+        assert_int_equal(d->scache.fills, fills + (round >= 1)); /* kept at the second */
+        assert_int_equal(d->scache.hits, hits + (round >= 2));
+    }
+    /* A write drops it, and the count starts again. */
+    struct db_str one[] = {S("f000"), S("new")};
+    assert_int_equal(db_hset(d, 0, K("h"), one, 1, 0, &n), 0);
+    fills = d->scache.fills;
+    for (int round = 0; round < 2; round++) {
+        struct db_vec v;
+        db_vec_init(&v);
+        assert_int_equal(db_hgetall(d, 0, K("h"), DB_H_BOTH, &v), 0);
+        assert_int_equal(v.n, 400);
+        assert_memory_equal(db_vec_ptr(&v, 1), "new", 3);
+        db_vec_destroy(&v);
+    }
+    assert_int_equal(d->scache.fills, fills + 1);
+
+    /* A sorted set of 300 read ten members at a time: not copied until its walks
+     * have read 300 records; never while a write follows each read. */
+    double sc[300];
+    struct db_str zm[300];
+    for (int i = 0; i < 300; i++) {
+        snprintf(fn[i], sizeof fn[i], "m%03d", i);
+        sc[i] = i;
+        zm[i] = (struct db_str){fn[i], 4};
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        const char *zk = pass ? "zw" : "z";
+        assert_int_equal(db_zadd(d, 0, zk, 2, sc, zm, 300, 0, &n, NULL), 0);
+        fills = d->scache.fills;
+        int walks = 0;
+        while (d->scache.fills == fills && walks < 200) {
+            struct db_vec v;
+            db_vec_init(&v);
+            /* by score: one seek and ten steps (a range by rank races two
+             * walks by their time, which a slow first seek can stretch) */
+            struct db_zspec sp = {.by = DB_ZBY_SCORE, .min = 0, .max = 9, .limit = -1};
+            assert_int_equal(db_zrange(d, 0, zk, 2, &sp, &v), 0);
+            assert_int_equal(v.n, 10);
+            assert_memory_equal(db_vec_ptr(&v, 0), "m000", 4);
+            db_vec_destroy(&v);
+            walks++;
+            if (pass) { /* a write between walks: ZINCRBY of a member at the far end */
+                double by = 1, got;
+                assert_int_equal(db_zadd(d, 0, zk, 2, &by, &zm[299], 1, DB_ZADD_INCR, &n, &got), 1);
+            }
+        }
+        if (pass) {
+            assert_int_equal(d->scache.fills, fills); /* never copied */
+        } else {
+            assert_true(walks >= 10); /* not before about 300 records were read */
+            assert_true(walks < 200);
+        }
+    }
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
@@ -777,6 +862,8 @@ int main(void)
         T(test_db_pick_set),    T(test_db_pick_hash), TB(test_db_pick_hash),
         T(test_db_pick_limits),     T(test_db_scache_writes_seen),
         cmocka_unit_test_setup_teardown(test_db_scache_writes_seen, fx_setup_wb_overlay, fx_teardown),
+        T(test_db_scache_large),
+        cmocka_unit_test_setup_teardown(test_db_scache_large, fx_setup_wb_overlay, fx_teardown),
         /* The counted-coding tests hold for blind keys too, but for replies
          * documented as approximate, which these tests do not exercise. */
         TB(test_db_hash_incr),  TB(test_db_set_smove), TB(test_db_set_algebra),
