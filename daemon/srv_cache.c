@@ -159,7 +159,11 @@ void srv_cache_apply(const struct stor_batch *b)
         unsigned g = (unsigned char)k[0];
         if (op->kind == STOR_OP_PUT) {
             const char *v = stor_op_value(b, op);
-            shmc_w_put(srv.cache, g, ck, n, v, op->vlen, expiry_of(op->cf, v, op->vlen));
+            uint64_t exp = expiry_of(op->cf, v, op->vlen);
+            if (op->cold)
+                shmc_w_refresh(srv.cache, g, ck, n, v, op->vlen, exp);
+            else
+                shmc_w_put(srv.cache, g, ck, n, v, op->vlen, exp);
         } else {
             shmc_w_deleted(srv.cache, g, ck, n);
         }

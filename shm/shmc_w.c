@@ -603,6 +603,14 @@ void shmc_w_put(struct shmc_w *w, unsigned group, const void *key, size_t klen, 
     shmc_w_end(w);
 }
 
+void shmc_w_refresh(struct shmc_w *w, unsigned group, const void *key, size_t klen,
+                    const void *val, size_t vlen, uint64_t expire_ms)
+{
+    shmc_w_begin(w);
+    put_rec(w, group, key, klen, val, vlen, expire_ms, 0, true);
+    shmc_w_end(w);
+}
+
 void shmc_w_put_neg(struct shmc_w *w, unsigned group, const void *key, size_t klen)
 {
     shmc_w_begin(w);

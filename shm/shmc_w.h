@@ -89,6 +89,10 @@ void shmc_w_end(struct shmc_w *w);
  * refused: whatever was cached for key is removed. */
 void shmc_w_put(struct shmc_w *w, unsigned group, const void *key, size_t klen, const void *val,
                 size_t vlen, uint64_t expire_ms);
+/* As shmc_w_put where key is cached, a record or a negative entry; an
+ * uncached key stays uncached. */
+void shmc_w_refresh(struct shmc_w *w, unsigned group, const void *key, size_t klen,
+                    const void *val, size_t vlen, uint64_t expire_ms);
 /* Caches key as absent (a negative entry). */
 void shmc_w_put_neg(struct shmc_w *w, unsigned group, const void *key, size_t klen);
 /* The key was deleted: a cached record becomes a negative entry; an

@@ -507,7 +507,8 @@ void db_begin(struct db *d)
     stor_batch_clear(&d->b);
 }
 
-static int committed_get(struct db *d, int cf, const char *k, size_t kn, char **v, size_t *vn);
+static int committed_get(struct db *d, int cf, const char *k, size_t kn, char **v, size_t *vn,
+                         bool fill);
 
 /* The slot of op i's key in seen, an open addressing table of op indexes
  * + 1 (mask + 1 slots, at least twice the ops) hashed by key bytes: the
@@ -780,7 +781,7 @@ int db_record_key(const struct stor_batch *b, const struct stor_op *op, unsigned
     return rc;
 }
 
-int db_rget(struct db *d, int cf, const char *k, size_t kn, char **v, size_t *vn)
+static int rget(struct db *d, int cf, const char *k, size_t kn, char **v, size_t *vn, bool fill)
 {
     const char *bv;
     size_t bn;
@@ -794,11 +795,23 @@ int db_rget(struct db *d, int cf, const char *k, size_t kn, char **v, size_t *vn
     default:
         break;
     }
-    return committed_get(d, cf, k, kn, v, vn);
+    return committed_get(d, cf, k, kn, v, vn, fill);
 }
 
-/* A point read of committed records: the cache, then the engine. */
-static int committed_get(struct db *d, int cf, const char *k, size_t kn, char **v, size_t *vn)
+int db_rget(struct db *d, int cf, const char *k, size_t kn, char **v, size_t *vn)
+{
+    return rget(d, cf, k, kn, v, vn, true);
+}
+
+int db_rtake(struct db *d, int cf, const char *k, size_t kn, char **v, size_t *vn)
+{
+    return rget(d, cf, k, kn, v, vn, false);
+}
+
+/* A point read of committed records: the cache, then the engine, whose
+ * answer fills the cache if fill. */
+static int committed_get(struct db *d, int cf, const char *k, size_t kn, char **v, size_t *vn,
+                         bool fill)
 {
     const char *bv;
     size_t bn;
@@ -815,9 +828,9 @@ static int committed_get(struct db *d, int cf, const char *k, size_t kn, char **
         break;
     }
     int rc = stor_get(d->s, cf, k, kn, v, vn);
-    if (rc == 0)
+    if (rc == 0 && fill)
         d->cache_fill(d->cache_arg, cf, k, kn, *v, *vn);
-    else if (rc == ENC_ENOTFOUND)
+    else if (rc == ENC_ENOTFOUND && fill)
         d->cache_fill(d->cache_arg, cf, k, kn, NULL, 0);
     return rc;
 }

@@ -86,6 +86,9 @@ int db_commit(struct db *d);
 
 /* Point read through the pending record set, then the engine. *v is malloc'd. */
 int db_rget(struct db *d, int cf, const char *k, size_t kn, char **v, size_t *vn);
+/* As db_rget, for a record the caller is about to delete (a popped list
+ * element): a cache miss fills nothing. */
+int db_rtake(struct db *d, int cf, const char *k, size_t kn, char **v, size_t *vn);
 /* 1 if present, 0 if absent, <0 error; no copy kept. */
 int db_rhas(struct db *d, int cf, const char *k, size_t kn);
 

@@ -20,7 +20,7 @@ static void put_at(struct db *d, struct db_kc *kc, uint64_t pos, const char *v, 
 {
     size_t kn;
     const char *k = pos_key(kc, pos, &kn);
-    stor_batch_put(&d->b, STOR_CF_SUB, k, kn, v, vn);
+    stor_batch_put_cold(&d->b, STOR_CF_SUB, k, kn, v, vn);
 }
 
 static void del_at(struct db *d, struct db_kc *kc, uint64_t pos)
@@ -30,11 +30,12 @@ static void del_at(struct db *d, struct db_kc *kc, uint64_t pos)
     stor_batch_del(&d->b, STOR_CF_SUB, k, kn);
 }
 
-static int get_at(struct db *d, struct db_kc *kc, uint64_t pos, char **v, size_t *vn)
+/* take: the element is about to be popped, so a cache miss fills nothing. */
+static int get_at(struct db *d, struct db_kc *kc, uint64_t pos, char **v, size_t *vn, bool take)
 {
     size_t kn;
     const char *k = pos_key(kc, pos, &kn);
-    int rc = db_rget(d, STOR_CF_SUB, k, kn, v, vn);
+    int rc = take ? db_rtake(d, STOR_CF_SUB, k, kn, v, vn) : db_rget(d, STOR_CF_SUB, k, kn, v, vn);
     return rc == ENC_ENOTFOUND ? ENC_ECORRUPT : rc; /* inside [head, tail): must exist */
 }
 
@@ -57,7 +58,7 @@ static int list_pop(struct db *d, struct db_kc *kc, int left, uint64_t count,
         uint64_t pos = left ? kc->m.head : kc->m.tail - 1;
         char *v;
         size_t vn;
-        int rc = get_at(d, kc, pos, &v, &vn);
+        int rc = get_at(d, kc, pos, &v, &vn, true);
         if (rc)
             return rc;
         db_vec_push(out, v, vn, 0);
@@ -198,7 +199,7 @@ int db_lindex(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t 
     uint64_t pos;
     int rc = kc_open(d, &kc, dbi, key, klen, ENC_TYPE_LIST);
     if (rc == 0)
-        rc = resolve_index(&kc, idx, &pos) ? get_at(d, &kc, pos, v, vn) : ENC_ENOTFOUND;
+        rc = resolve_index(&kc, idx, &pos) ? get_at(d, &kc, pos, v, vn, false) : ENC_ENOTFOUND;
     kc_free(&kc);
     return rc;
 }

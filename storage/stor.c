@@ -249,6 +249,7 @@ static void batch_add(struct stor_batch *b, int kind, int cf, const char *k, siz
     op->kind = (uint8_t)kind;
     op->cf = (uint8_t)cf;
     op->defer = false;
+    op->cold = false;
     op->koff = arena_add(b, k, kn);
     op->klen = kn;
     op->voff = arena_add(b, v, vn);
@@ -270,6 +271,13 @@ void stor_batch_put(struct stor_batch *b, int cf, const char *k, size_t kn, cons
                     size_t vn)
 {
     batch_add(b, STOR_OP_PUT, cf, k, kn, v, vn);
+}
+
+void stor_batch_put_cold(struct stor_batch *b, int cf, const char *k, size_t kn, const char *v,
+                         size_t vn)
+{
+    batch_add(b, STOR_OP_PUT, cf, k, kn, v, vn);
+    b->ops[b->nops - 1].cold = true;
 }
 
 void stor_batch_del(struct stor_batch *b, int cf, const char *k, size_t kn)

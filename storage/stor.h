@@ -163,6 +163,7 @@ enum stor_op_kind {
 struct stor_op {
     uint8_t kind, cf;
     bool defer; /* its prior state is resolved later (stor_batch_defer) */
+    bool cold;  /* a put that refreshes a cached copy but fills none (stor_batch_put_cold) */
     uint32_t islot; /* the batch's index slot that held it (stor_batch_clear) */
     size_t koff, klen, voff, vlen; /* into the batch's arena */
     /* The key's hash (the write-back overlay's, ov_key_hash), computed
@@ -192,6 +193,11 @@ void stor_batch_clear(struct stor_batch *b);
 /* Key and value bytes are copied. */
 void stor_batch_put(struct stor_batch *b, int cf, const char *k, size_t kn, const char *v,
                     size_t vn);
+/* A put whose record the commit hook's caches should refresh where they
+ * hold it, not fill (list elements: a queue's pushes would push the hot
+ * records out of the shm cache). */
+void stor_batch_put_cold(struct stor_batch *b, int cf, const char *k, size_t kn, const char *v,
+                         size_t vn);
 void stor_batch_del(struct stor_batch *b, int cf, const char *k, size_t kn);
 void stor_batch_del_range(struct stor_batch *b, int cf, const char *lo, size_t lon,
                           const char *hi, size_t hin);

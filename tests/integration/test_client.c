@@ -143,6 +143,23 @@ static void test_reads_agree(void **state)
     shmkv_close(h);
 }
 
+/* LINDEX q i through the library, once: want_hit says whether from the
+ * cache, want the element. */
+static void lindex(shmkv *h, int i, bool want_hit, const char *want)
+{
+    char idx[16];
+    snprintf(idx, sizeof idx, "%d", i);
+    const char *argv[] = {"LINDEX", "q", idx};
+    shmkv_reply *r;
+    uint64_t before = h_lib_hits(h);
+    assert_int_equal(shmkv_command(h, &r, 3, argv, NULL), SHMKV_OK);
+    if ((h_lib_hits(h) > before) != want_hit)
+        fail_msg("LINDEX q %d: %s from the cache", i, want_hit ? "not served" : "served");
+    assert_int_equal(r->type, SHMKV_REPLY_STRING);
+    assert_string_equal(r->str, want);
+    shmkv_reply_free(r);
+}
+
 static void test_writes_visible(void **state)
 {
     (void)state;
@@ -176,6 +193,26 @@ static void test_writes_visible(void **state)
     freeReplyObject(redisCommand(C, "HDEL w a"));
     CMP(h, true, "HGET", "w", "a");
     CMP(h, true, "EXISTS", "w");
+    /* List elements: a push fills nothing (a queue's pushes would push
+     * hotter records out), a read fills, a write of a cached one
+     * refreshes it. */
+    freeReplyObject(redisCommand(C, "DEL q"));
+    freeReplyObject(redisCommand(C, "RPUSH q a b"));
+    lindex(h, 0, false, "a");
+    lindex(h, 0, true, "a");
+    freeReplyObject(redisCommand(C, "LSET q 0 A"));
+    lindex(h, 0, true, "A");
+    freeReplyObject(redisCommand(C, "LPUSH q z"));
+    lindex(h, 0, false, "z");
+    lindex(h, 1, true, "A");
+    freeReplyObject(redisCommand(C, "LPOP q"));
+    lindex(h, 0, true, "A");
+    /* y A b: y lands where z was, whose cached copy LPOP left negative;
+     * the put refreshes that entry. */
+    freeReplyObject(redisCommand(C, "LINSERT q BEFORE A y"));
+    lindex(h, 0, true, "y");
+    lindex(h, 1, true, "A");
+    lindex(h, 2, false, "b");
     /* Expiry: a key read from the cache disappears when it expires. */
     freeReplyObject(redisCommand(C, "SET x 1 PX 150"));
     assert_int_equal(shmkv_get(h, "x", 1, &v, &n), SHMKV_OK);
