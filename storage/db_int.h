@@ -144,6 +144,9 @@ static inline bool db_counted_coll(const struct enc_meta *m)
  * blind or larger collection, or a read error. */
 struct stor_it *db_scache_iter(struct db *d, struct db_kc *kc, int cf, const char *lo,
                                size_t lon, const char *hi, size_t hin);
+/* db_list.c. A storage iterator over the open list kc's positions
+ * [lo, hi) alone (not the tombstones of popped elements past its ends). */
+struct stor_it *db_list_iter(struct db *d, struct db_kc *kc, uint64_t lo, uint64_t hi);
 /* db_scache.c. The cached window of the open list kc that holds its
  * positions [at, at + count), filled from storage on a miss; *first is the
  * index of position at in it. NULL when the range is too far from both

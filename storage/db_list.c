@@ -130,7 +130,7 @@ static bool clamp_range(int64_t size, int64_t *start, int64_t *stop)
  * the records of popped elements, past either end, as tombstones until
  * compaction, and an iterator bounded by the whole collection stepped over
  * all of them at its ends (LRANGE -5 -1 after 70,000 RPOPs: 7 ms). */
-static struct stor_it *list_iter(struct db *d, struct db_kc *kc, uint64_t lo, uint64_t hi)
+struct stor_it *db_list_iter(struct db *d, struct db_kc *kc, uint64_t lo, uint64_t hi)
 {
     size_t kn;
     const char *k = pos_key(kc, lo, &kn);
@@ -148,7 +148,7 @@ static int list_read(struct db *d, struct db_kc *kc, uint64_t from, uint64_t cou
                      struct db_vec *out)
 {
     uint64_t at = kc->m.head + from;
-    struct stor_it *it = list_iter(d, kc, at, at + count);
+    struct stor_it *it = db_list_iter(d, kc, at, at + count);
     uint64_t got = 0;
     for (stor_it_first(it); got < count && stor_it_valid(it); stor_it_next(it)) {
         size_t vn;
@@ -366,7 +366,7 @@ int db_lpos(struct db *d, unsigned dbi, const char *key, size_t klen, const char
     bool back = rank < 0;
     uint64_t skip = back ? (uint64_t)-(rank + 1) : (uint64_t)(rank - 1);
     size_t cap = 0;
-    struct stor_it *it = list_iter(d, &kc, kc.m.head, kc.m.tail);
+    struct stor_it *it = db_list_iter(d, &kc, kc.m.head, kc.m.tail);
     if (back)
         stor_it_last(it);
     else

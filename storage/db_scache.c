@@ -236,21 +236,12 @@ const struct stor_snap *db_scache_list(struct db *d, struct db_kc *kc, uint64_t 
     }
     if (hi - lo > DB_SCACHE_LIST_MAX || hi - lo > 2 * count + 64)
         return NULL;
-    char bounds[2][8];
-    enc_put_u64(bounds[0], lo);
-    enc_put_u64(bounds[1], hi);
-    size_t kn;
-    const char *k = kc_sub(kc, bounds[0], 8, &kn);
-    char *b = stor_xmalloc(2 * kn);
-    memcpy(b, k, kn);
-    memcpy(b + kn, kc_sub(kc, bounds[1], 8, &kn), kn);
-    struct stor_it *it = stor_it_create(d->s, STOR_CF_SUB, b, kn, b + kn, kn);
-    free(b);
+    struct stor_it *it = db_list_iter(d, kc, lo, hi);
     struct stor_snap *sn = stor_snap_new(hi - lo, 32 * (hi - lo));
     for (stor_it_first(it); stor_it_valid(it) && sn->used <= DB_SCACHE_LIST_BYTES;
          stor_it_next(it)) {
-        size_t vn;
-        k = stor_it_key(it, &kn);
+        size_t kn, vn;
+        const char *k = stor_it_key(it, &kn);
         const char *v = stor_it_value(it, &vn);
         stor_snap_add(sn, k, kn, v, vn);
     }

@@ -24,7 +24,7 @@
  * engine's and drops the tombstones there (stor_compact_async): a
  * leaderboard whose hot members' old scores left 500,000 tombstones among
  * its top ranks. Blind collections keep no size to weigh either against;
- * lists never walk their deleted positions (list_iter).
+ * lists never walk their deleted positions (db_list_iter).
  */
 #include <stdlib.h>
 #include <string.h>
