@@ -535,6 +535,53 @@ static void test_db_zset_edges_model(void **state)
 }
 
 
+/* Ranks and ranges at either end of a large set cost a few steps, however
+ * long each end's first seek took: the race counts only the steps. */
+static void test_db_zset_race_ends(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    enum { N = 2000 }; /* over DB_SCACHE_LARGE: every walk is storage's */
+    static char names[N][8];
+    static double sc[N];
+    static struct db_str m[N];
+    for (int i = 0; i < N; i++) {
+        snprintf(names[i], sizeof names[i], "m%04d", i);
+        sc[i] = i;
+        m[i] = (struct db_str){names[i], 5};
+    }
+    uint64_t n;
+    assert_int_equal(db_zadd(d, 0, K("z"), sc, m, N, 0, &n, NULL), 0);
+    struct {
+        int rev;
+        int64_t start, stop;
+        const char *first;
+    } r[] = {{0, 0, 9, "m0000"}, {0, -10, -1, "m1990"}, {1, 0, 9, "m1999"}, {1, -10, -1, "m0009"}};
+    for (int round = 0; round < 3; round++) {
+        for (size_t i = 0; i < sizeof r / sizeof r[0]; i++) {
+            struct db_vec v;
+            db_vec_init(&v);
+            struct db_zspec sp = {.by = DB_ZBY_RANK, .rev = r[i].rev, .start = r[i].start,
+                                  .stop = r[i].stop, .limit = -1};
+            uint64_t m0 = stor_moves();
+            assert_int_equal(db_zrange(d, 0, K("z"), &sp, &v), 0);
+            uint64_t moves = stor_moves() - m0;
+            assert_int_equal(v.n, 10);
+            assert_memory_equal(db_vec_ptr(&v, 0), r[i].first, 5);
+            db_vec_destroy(&v);
+            if (moves > 40)
+                fail_msg("range %zu: %llu moves", i, (unsigned long long)moves);
+        }
+        for (int rev = 0; rev < 2; rev++) {
+            const char *mem = rev ? "m1999" : "m0000";
+            uint64_t rank, m0 = stor_moves();
+            assert_int_equal(db_zrank(d, 0, K("z"), mem, 5, rev, &rank), 0);
+            assert_int_equal(rank, 0);
+            if (stor_moves() - m0 > 40)
+                fail_msg("rank of %s: %llu moves", mem, (unsigned long long)(stor_moves() - m0));
+        }
+    }
+}
 
 int main(void)
 {
@@ -544,6 +591,8 @@ int main(void)
         T(test_db_zset_range_lex),    T(test_db_zset_rank_rem_pop), T(test_db_zset_store_ops),
         T(test_db_zset_scan),         T(test_db_zset_pick),       T(test_db_zset_edges_model),
         cmocka_unit_test_setup_teardown(test_db_zset_edges_model, fx_setup_wb, fx_teardown),
+        T(test_db_zset_race_ends),
+        cmocka_unit_test_setup_teardown(test_db_zset_race_ends, fx_setup_wb_overlay, fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
