@@ -831,7 +831,7 @@ static void test_db_scache_large(void **state)
             struct db_vec v;
             db_vec_init(&v);
             /* by score: one seek and ten steps (a range by rank races two
-             * walks by their time, which a slow first seek can stretch) */
+             * walks by their time, so its steps vary) */
             struct db_zspec sp = {.by = DB_ZBY_SCORE, .min = 0, .max = 9, .limit = -1};
             assert_int_equal(db_zrange(d, 0, zk, 2, &sp, &v), 0);
             assert_int_equal(v.n, 10);
