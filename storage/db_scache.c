@@ -51,16 +51,22 @@ static uint64_t slot_of(unsigned dbi, const char *key, size_t klen)
     return h & (DB_SCACHE_SLOTS - 1);
 }
 
+/* Lets go of e's snapshot i, if it holds one. */
+static void unkeep(struct db_scache *c, struct db_scache_e *e, int i)
+{
+    if (!e->snap[i])
+        return;
+    c->bytes -= stor_snap_bytes(e->snap[i]);
+    stor_snap_unref(e->snap[i]);
+    e->snap[i] = NULL;
+}
+
 static void drop(struct db_scache *c, struct db_scache_e *e)
 {
     if (!e->key)
         return;
-    for (int i = 0; i < 2; i++)
-        if (e->snap[i]) {
-            c->bytes -= stor_snap_bytes(e->snap[i]);
-            stor_snap_unref(e->snap[i]);
-            e->snap[i] = NULL;
-        }
+    unkeep(c, e, 0);
+    unkeep(c, e, 1);
     c->bytes -= e->klen;
     c->n--;
     free(e->key);
@@ -79,6 +85,30 @@ static bool make_room(struct db_scache *c, const struct db_scache_e *keep, size_
             drop(c, e);
     }
     return c->bytes + need <= DB_SCACHE_TOTAL;
+}
+
+/* Keeps sn as e's snapshot i (which must hold none), taking the caller's
+ * reference; false, and the reference dropped, when it cannot fit within
+ * DB_SCACHE_TOTAL. */
+static bool keep(struct db_scache *c, struct db_scache_e *e, int i, struct stor_snap *sn)
+{
+    if (!make_room(c, e, stor_snap_bytes(sn))) {
+        stor_snap_unref(sn);
+        return false;
+    }
+    e->snap[i] = sn;
+    c->bytes += stor_snap_bytes(sn);
+    c->fills++;
+    return true;
+}
+
+/* kc's walk, about to go to storage, counts toward a copy of family ci
+ * (credited at kc_free by db_scache_walked). */
+static void count_walk(struct db *d, struct db_kc *kc, int ci)
+{
+    kc->sd = d;
+    kc->sci = ci;
+    kc->move0 = stor_moves();
 }
 
 /* The entry of kc's slot, taken over for kc's version if it held another
@@ -145,9 +175,7 @@ struct stor_it *db_scache_iter(struct db *d, struct db_kc *kc, int cf, const cha
     if (!now && !(same && e->walked[ci] >= m->size)) {
         if (!same)
             take(c, e, kc);
-        kc->sd = d;
-        kc->sci = ci;
-        kc->move0 = stor_moves();
+        count_walk(d, kc, ci);
         return NULL;
     }
     size_t limit = now ? DB_SCACHE_BYTES : DB_SCACHE_LARGE_BYTES;
@@ -181,19 +209,11 @@ struct stor_it *db_scache_iter(struct db *d, struct db_kc *kc, int cf, const cha
             return NULL;
         }
         e->lazy |= bit; /* a large one, then: the caller's walk counts */
-        kc->sd = d;
-        kc->sci = ci;
-        kc->move0 = stor_moves();
+        count_walk(d, kc, ci);
         return NULL;
     }
     struct stor_it *sit = stor_it_create_snap(sn);
-    if (make_room(c, e, stor_snap_bytes(sn))) {
-        e->snap[ci] = sn;
-        c->bytes += stor_snap_bytes(sn);
-        c->fills++;
-    } else {
-        stor_snap_unref(sn); /* the iterator keeps it */
-    }
+    keep(c, e, ci, sn); /* if it does not fit, the iterator still holds it */
     return sit;
 }
 
@@ -259,19 +279,10 @@ const struct stor_snap *db_scache_list(struct db *d, struct db_kc *kc, uint64_t 
         stor_snap_unref(sn);
         return NULL;
     }
-    if (e->snap[0]) {
-        c->bytes -= stor_snap_bytes(e->snap[0]);
-        stor_snap_unref(e->snap[0]);
-        e->snap[0] = NULL;
-    }
-    if (!make_room(c, e, stor_snap_bytes(sn))) {
-        stor_snap_unref(sn);
+    unkeep(c, e, 0); /* the window it had did not hold this range */
+    if (!keep(c, e, 0, sn))
         return NULL;
-    }
-    e->snap[0] = sn;
     e->wlo = lo;
-    c->bytes += stor_snap_bytes(sn);
-    c->fills++;
     *first = at - lo;
     return sn;
 }
