@@ -50,6 +50,15 @@ struct shmc_w {
     int depth;
     char *tmp; /* a record being given another round */
     uint64_t slot_changes; /* any slot set: a slot found before may have moved */
+    /* The slot the last shmc_w_get or shmc_w_peek found its key in: the
+     * daemon peeks at a key it is about to write (the key counts) and then
+     * puts it, and the put starts from here instead of hashing and
+     * searching the bucket again. */
+    struct {
+        uint32_t bi;
+        unsigned si;
+        bool set;
+    } last;
     struct shmc_w_stats st;
 };
 
@@ -318,6 +327,41 @@ static int find(const struct shmc_w *w, uint64_t hash, unsigned group, const voi
     return -1;
 }
 
+/* find() for a look-up, which notes where it found the key (w->last). */
+static int find_noted(struct shmc_w *w, uint64_t hash, unsigned group, const void *key,
+                      size_t klen, uint32_t *bi)
+{
+    int si = find(w, hash, group, key, klen, bi);
+    w->last.set = si >= 0;
+    if (si >= 0) {
+        w->last.bi = *bi;
+        w->last.si = (unsigned)si;
+    }
+    return si;
+}
+
+/* Whether the slot w->last noted holds (group, key) now: then *hash, *bi
+ * and *si are what hashing and find() would give, since a key's record sits
+ * in the bucket of its hash and the index holds one per key. The compare
+ * reads lines the look-up loaded; a slot changed since, or a look-up of
+ * another key, fails it and the caller searches. */
+static bool last_holds(const struct shmc_w *w, unsigned group, const void *key, size_t klen,
+                       uint64_t *hash, uint32_t *bi, int *si)
+{
+    if (!w->last.set)
+        return false;
+    uint64_t s = w->bk[w->last.bi].slot[w->last.si];
+    if (!s)
+        return false;
+    const struct shmc_rec *r = rec_at(w, SHMC_SLOT_OFF(s));
+    if (r->group != group || r->klen != klen || memcmp(rec_key(r), key, klen) != 0)
+        return false;
+    *hash = r->hash;
+    *bi = w->last.bi;
+    *si = (int)w->last.si;
+    return true;
+}
+
 static void count(struct shmc_w *w, uint64_t s, int d)
 {
     if (!s)
@@ -523,10 +567,14 @@ static void put_rec(struct shmc_w *w, unsigned group, const void *key, size_t kl
                     const void *val, size_t vlen, uint64_t expire_ms, uint8_t flags,
                     bool only_cached)
 {
-    uint64_t hash = shmc_hash(key, klen);
+    uint64_t hash;
     size_t r = shmc_rec_size(klen, vlen);
     uint32_t bi;
-    int si = find(w, hash, group, key, klen, &bi);
+    int si;
+    if (!last_holds(w, group, key, klen, &hash, &bi, &si)) {
+        hash = shmc_hash(key, klen);
+        si = find(w, hash, group, key, klen, &bi);
+    }
     if (si < 0 && only_cached)
         return;
     if (r > w->max_record) {
@@ -675,7 +723,7 @@ int shmc_w_get(struct shmc_w *w, unsigned group, const void *key, size_t klen,
 {
     w->st.lookups++;
     uint32_t bi;
-    int si = find(w, shmc_hash(key, klen), group, key, klen, &bi);
+    int si = find_noted(w, shmc_hash(key, klen), group, key, klen, &bi);
     if (si < 0)
         return SHMC_W_MISS;
     struct shmc_rec *r = rec_at(w, SHMC_SLOT_OFF(w->bk[bi].slot[si]));
@@ -695,11 +743,11 @@ int shmc_w_get(struct shmc_w *w, unsigned group, const void *key, size_t klen,
     return SHMC_W_HIT;
 }
 
-int shmc_w_peek(const struct shmc_w *w, unsigned group, const void *key, size_t klen,
+int shmc_w_peek(struct shmc_w *w, unsigned group, const void *key, size_t klen,
                 const char **val, size_t *vlen)
 {
     uint32_t bi;
-    int si = find(w, shmc_hash(key, klen), group, key, klen, &bi);
+    int si = find_noted(w, shmc_hash(key, klen), group, key, klen, &bi);
     if (si < 0)
         return SHMC_W_MISS;
     const struct shmc_rec *r = rec_at(w, SHMC_SLOT_OFF(w->bk[bi].slot[si]));

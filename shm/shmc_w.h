@@ -109,8 +109,10 @@ void shmc_w_drop_group(struct shmc_w *w, unsigned group);
 int shmc_w_get(struct shmc_w *w, unsigned group, const void *key, size_t klen,
                const char **val, size_t *vlen);
 /* The same answer without counting as an access or in the statistics: for
- * the daemon's bookkeeping (does a key it is about to write exist?). */
-int shmc_w_peek(const struct shmc_w *w, unsigned group, const void *key, size_t klen,
+ * the daemon's bookkeeping (does a key it is about to write exist?). Both
+ * note where they found the key, and a put of that key before any slot
+ * changes starts there instead of searching again. */
+int shmc_w_peek(struct shmc_w *w, unsigned group, const void *key, size_t klen,
                 const char **val, size_t *vlen);
 
 void shmc_w_stats(const struct shmc_w *w, struct shmc_w_stats *st);

@@ -8,41 +8,6 @@
 #include <stdbool.h>
 #include <string.h>
 
-void enc_put_u16(char *p, uint16_t v)
-{
-    p[0] = (char)(v >> 8);
-    p[1] = (char)v;
-}
-
-void enc_put_u32(char *p, uint32_t v)
-{
-    for (int i = 3; i >= 0; i--, v >>= 8)
-        p[i] = (char)v;
-}
-
-void enc_put_u64(char *p, uint64_t v)
-{
-    for (int i = 7; i >= 0; i--, v >>= 8)
-        p[i] = (char)v;
-}
-
-uint16_t enc_get_u16(const char *p)
-{
-    const unsigned char *u = (const unsigned char *)p;
-    return (uint16_t)((u[0] << 8) | u[1]);
-}
-
-uint32_t enc_get_u32(const char *p)
-{
-    const unsigned char *u = (const unsigned char *)p;
-    return ((uint32_t)u[0] << 24) | ((uint32_t)u[1] << 16) | ((uint32_t)u[2] << 8) | u[3];
-}
-
-uint64_t enc_get_u64(const char *p)
-{
-    return ((uint64_t)enc_get_u32(p) << 32) | enc_get_u32(p + 4);
-}
-
 /* CRC16-CCITT, polynomial 0x1021, initial value 0, no reflection. Every
  * command computes its keys' slots, and a shm cache hit does little else,
  * so it goes eight bytes a step. tab[k][x] is the CRC of byte x followed

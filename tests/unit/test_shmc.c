@@ -287,6 +287,67 @@ static void test_rewrite_is_access(void **state)
 
 /* Random operations against a model: a hit always holds the model's value,
  * a negative entry only ever stands for an absent key. */
+/* A put right after a look-up starts from the slot the look-up found
+ * (w->last): only for the same key and group, and only while no slot has
+ * changed since. */
+static void test_put_after_lookup(void **state)
+{
+    (void)state;
+    struct pair p;
+    pair_open(&p, 4u << 20, 0);
+    const char *v;
+    size_t vn;
+    shmc_w_put(p.w, 0, "a", 1, "1", 1, 0);
+    shmc_w_put(p.w, 0, "b", 1, "2", 1, 0);
+    /* Same key, same size: rewritten in place from the noted slot. */
+    assert_int_equal(shmc_w_peek(p.w, 0, "a", 1, &v, &vn), SHMC_W_HIT);
+    shmc_w_put(p.w, 0, "a", 1, "3", 1, 0);
+    assert_int_equal(rget(&p, 0, "a", 1), SHMC_HIT);
+    assert_memory_equal(p.buf.p, "3", 1);
+    /* Same key, new size: a new record, the noted slot pointed at it. */
+    assert_int_equal(shmc_w_get(p.w, 0, "a", 1, &v, &vn), SHMC_W_HIT);
+    shmc_w_put(p.w, 0, "a", 1, "longer", 6, 0);
+    assert_int_equal(rget(&p, 0, "a", 1), SHMC_HIT);
+    assert_int_equal(p.buf.len, 6);
+    /* Another key after the look-up: its own slot, a is untouched. */
+    assert_int_equal(shmc_w_peek(p.w, 0, "a", 1, &v, &vn), SHMC_W_HIT);
+    shmc_w_put(p.w, 0, "b", 1, "4", 1, 0);
+    shmc_w_put(p.w, 0, "c", 1, "5", 1, 0);
+    assert_int_equal(rget(&p, 0, "a", 1), SHMC_HIT);
+    assert_memory_equal(p.buf.p, "longer", 6);
+    assert_int_equal(rget(&p, 0, "b", 1), SHMC_HIT);
+    assert_memory_equal(p.buf.p, "4", 1);
+    assert_int_equal(rget(&p, 0, "c", 1), SHMC_HIT);
+    /* The same key in another group is another record. */
+    assert_int_equal(shmc_w_peek(p.w, 0, "a", 1, &v, &vn), SHMC_W_HIT);
+    shmc_w_put(p.w, 1, "a", 1, "g", 1, 0);
+    assert_int_equal(rget(&p, 0, "a", 1), SHMC_HIT);
+    assert_memory_equal(p.buf.p, "longer", 6);
+    assert_int_equal(rget(&p, 1, "a", 1), SHMC_HIT);
+    assert_memory_equal(p.buf.p, "g", 1);
+    /* A slot changed since the look-up (a deleted, then b put in a new
+     * record): the put of a searches again. */
+    assert_int_equal(shmc_w_peek(p.w, 0, "a", 1, &v, &vn), SHMC_W_HIT);
+    shmc_w_remove(p.w, 0, "a", 1);
+    shmc_w_put(p.w, 0, "b", 1, "bb", 2, 0);
+    shmc_w_put(p.w, 0, "a", 1, "5", 1, 0);
+    assert_int_equal(rget(&p, 0, "a", 1), SHMC_HIT);
+    assert_memory_equal(p.buf.p, "5", 1);
+    assert_int_equal(rget(&p, 0, "b", 1), SHMC_HIT);
+    assert_memory_equal(p.buf.p, "bb", 2);
+    /* A look-up that missed notes nothing. */
+    assert_int_equal(shmc_w_peek(p.w, 0, "zz", 2, &v, &vn), SHMC_W_MISS);
+    shmc_w_put(p.w, 0, "zz", 2, "z", 1, 0);
+    assert_int_equal(rget(&p, 0, "zz", 2), SHMC_HIT);
+    assert_int_equal(rget(&p, 0, "a", 1), SHMC_HIT);
+    assert_memory_equal(p.buf.p, "5", 1);
+    check(&p);
+    struct shmc_w_stats st;
+    shmc_w_stats(p.w, &st);
+    assert_int_equal(st.records, 5); /* a, b, c, zz in group 0; a in group 1 */
+    pair_close(&p);
+}
+
 static void test_model(void **state)
 {
     (void)state;
@@ -353,6 +414,19 @@ static void test_model(void **state)
                 assert_memory_equal(v, model[k], vn);
             } else if (rc == SHMC_W_NEG) {
                 assert_false(present[k]);
+            }
+            /* The daemon's write of a key it just peeked at (its key
+             * counts): the put starts from the slot the look-up noted. */
+            if (rand_r(&seed) % 2) {
+                size_t n = (size_t)rand_r(&seed) % 300;
+                for (size_t i = 0; i < n; i++)
+                    val[i] = (char)rand_r(&seed);
+                shmc_w_put(p.w, 0, key, (size_t)kn, val, n, 0);
+                free(model[k]);
+                model[k] = malloc(n + 1);
+                memcpy(model[k], val, n);
+                mlen[k] = n;
+                present[k] = 1;
             }
         } else {
             int rc = rget(&p, 0, key, (size_t)kn);
@@ -586,6 +660,7 @@ int main(void)
         cmocka_unit_test(test_full_bucket),
         cmocka_unit_test(test_record_limits),
         cmocka_unit_test(test_rewrite_is_access),
+        cmocka_unit_test(test_put_after_lookup),
         cmocka_unit_test(test_model),
         cmocka_unit_test(test_torn_reads),
         cmocka_unit_test(test_seals),
