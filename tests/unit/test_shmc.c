@@ -287,6 +287,14 @@ static void test_rewrite_is_access(void **state)
 
 /* Random operations against a model: a hit always holds the model's value,
  * a negative entry only ever stands for an absent key. */
+/* The reader finds (g, k) holding the string v. */
+static void want(struct pair *p, unsigned g, const char *k, const char *v)
+{
+    assert_int_equal(rget(p, g, k, strlen(k)), SHMC_HIT);
+    assert_int_equal(p->buf.len, strlen(v));
+    assert_memory_equal(p->buf.p, v, strlen(v));
+}
+
 /* A put right after a look-up starts from the slot the look-up found
  * (w->last): only for the same key and group, and only while no slot has
  * changed since. */
@@ -302,50 +310,56 @@ static void test_put_after_lookup(void **state)
     /* Same key, same size: rewritten in place from the noted slot. */
     assert_int_equal(shmc_w_peek(p.w, 0, "a", 1, &v, &vn), SHMC_W_HIT);
     shmc_w_put(p.w, 0, "a", 1, "3", 1, 0);
-    assert_int_equal(rget(&p, 0, "a", 1), SHMC_HIT);
-    assert_memory_equal(p.buf.p, "3", 1);
+    want(&p, 0, "a", "3");
     /* Same key, new size: a new record, the noted slot pointed at it. */
     assert_int_equal(shmc_w_get(p.w, 0, "a", 1, &v, &vn), SHMC_W_HIT);
     shmc_w_put(p.w, 0, "a", 1, "longer", 6, 0);
-    assert_int_equal(rget(&p, 0, "a", 1), SHMC_HIT);
-    assert_int_equal(p.buf.len, 6);
+    want(&p, 0, "a", "longer");
     /* Another key after the look-up: its own slot, a is untouched. */
     assert_int_equal(shmc_w_peek(p.w, 0, "a", 1, &v, &vn), SHMC_W_HIT);
     shmc_w_put(p.w, 0, "b", 1, "4", 1, 0);
     shmc_w_put(p.w, 0, "c", 1, "5", 1, 0);
-    assert_int_equal(rget(&p, 0, "a", 1), SHMC_HIT);
-    assert_memory_equal(p.buf.p, "longer", 6);
-    assert_int_equal(rget(&p, 0, "b", 1), SHMC_HIT);
-    assert_memory_equal(p.buf.p, "4", 1);
-    assert_int_equal(rget(&p, 0, "c", 1), SHMC_HIT);
+    want(&p, 0, "a", "longer");
+    want(&p, 0, "b", "4");
+    want(&p, 0, "c", "5");
     /* The same key in another group is another record. */
     assert_int_equal(shmc_w_peek(p.w, 0, "a", 1, &v, &vn), SHMC_W_HIT);
     shmc_w_put(p.w, 1, "a", 1, "g", 1, 0);
-    assert_int_equal(rget(&p, 0, "a", 1), SHMC_HIT);
-    assert_memory_equal(p.buf.p, "longer", 6);
-    assert_int_equal(rget(&p, 1, "a", 1), SHMC_HIT);
-    assert_memory_equal(p.buf.p, "g", 1);
+    want(&p, 0, "a", "longer");
+    want(&p, 1, "a", "g");
     /* A slot changed since the look-up (a deleted, then b put in a new
      * record): the put of a searches again. */
     assert_int_equal(shmc_w_peek(p.w, 0, "a", 1, &v, &vn), SHMC_W_HIT);
     shmc_w_remove(p.w, 0, "a", 1);
     shmc_w_put(p.w, 0, "b", 1, "bb", 2, 0);
     shmc_w_put(p.w, 0, "a", 1, "5", 1, 0);
-    assert_int_equal(rget(&p, 0, "a", 1), SHMC_HIT);
-    assert_memory_equal(p.buf.p, "5", 1);
-    assert_int_equal(rget(&p, 0, "b", 1), SHMC_HIT);
-    assert_memory_equal(p.buf.p, "bb", 2);
+    want(&p, 0, "a", "5");
+    want(&p, 0, "b", "bb");
     /* A look-up that missed notes nothing. */
     assert_int_equal(shmc_w_peek(p.w, 0, "zz", 2, &v, &vn), SHMC_W_MISS);
     shmc_w_put(p.w, 0, "zz", 2, "z", 1, 0);
-    assert_int_equal(rget(&p, 0, "zz", 2), SHMC_HIT);
-    assert_int_equal(rget(&p, 0, "a", 1), SHMC_HIT);
-    assert_memory_equal(p.buf.p, "5", 1);
+    want(&p, 0, "zz", "z");
+    want(&p, 0, "a", "5");
     check(&p);
     struct shmc_w_stats st;
     shmc_w_stats(p.w, &st);
     assert_int_equal(st.records, 5); /* a, b, c, zz in group 0; a in group 1 */
     pair_close(&p);
+}
+
+/* test_model's put: n random bytes for key, in the cache and the model
+ * (*m, *mlen, *present); val is scratch room of at least n bytes. */
+static void model_put(struct pair *p, unsigned *seed, const char *key, size_t kn, size_t n,
+                      char *val, char **m, size_t *mlen, int *present)
+{
+    for (size_t i = 0; i < n; i++)
+        val[i] = (char)rand_r(seed);
+    shmc_w_put(p->w, 0, key, kn, val, n, 0);
+    free(*m);
+    *m = malloc(n + 1);
+    memcpy(*m, val, n);
+    *mlen = n;
+    *present = 1;
 }
 
 static void test_model(void **state)
@@ -374,14 +388,7 @@ static void test_model(void **state)
         int what = rand_r(&seed) % 10;
         if (what < 4) {
             size_t n = (size_t)rand_r(&seed) % ((rand_r(&seed) % 20) ? 200 : 5000);
-            for (size_t i = 0; i < n; i++)
-                val[i] = (char)rand_r(&seed);
-            shmc_w_put(p.w, 0, key, (size_t)kn, val, n, 0);
-            free(model[k]);
-            model[k] = malloc(n + 1);
-            memcpy(model[k], val, n);
-            mlen[k] = n;
-            present[k] = 1;
+            model_put(&p, &seed, key, (size_t)kn, n, val, &model[k], &mlen[k], &present[k]);
         } else if (what < 5) {
             shmc_w_deleted(p.w, 0, key, (size_t)kn);
             present[k] = 0;
@@ -417,17 +424,9 @@ static void test_model(void **state)
             }
             /* The daemon's write of a key it just peeked at (its key
              * counts): the put starts from the slot the look-up noted. */
-            if (rand_r(&seed) % 2) {
-                size_t n = (size_t)rand_r(&seed) % 300;
-                for (size_t i = 0; i < n; i++)
-                    val[i] = (char)rand_r(&seed);
-                shmc_w_put(p.w, 0, key, (size_t)kn, val, n, 0);
-                free(model[k]);
-                model[k] = malloc(n + 1);
-                memcpy(model[k], val, n);
-                mlen[k] = n;
-                present[k] = 1;
-            }
+            if (rand_r(&seed) % 2)
+                model_put(&p, &seed, key, (size_t)kn, (size_t)rand_r(&seed) % 300, val, &model[k],
+                          &mlen[k], &present[k]);
         } else {
             int rc = rget(&p, 0, key, (size_t)kn);
             if (rc == SHMC_HIT) {
