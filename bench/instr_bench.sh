@@ -42,8 +42,10 @@ done
 case "$test" in set | get) ;; *) echo "instr_bench: --test set or get" >&2; exit 2 ;; esac
 [ ${#servers[@]} -gt 0 ] || servers=(redis shmkvd)
 shmkvd=build/daemon/shmkvd
-command -v valgrind >/dev/null && command -v callgrind_control >/dev/null ||
-    { echo "instr_bench: needs valgrind (apt-get install valgrind)" >&2; exit 1; }
+if ! command -v valgrind >/dev/null || ! command -v callgrind_control >/dev/null; then
+    echo "instr_bench: needs valgrind (apt-get install valgrind)" >&2
+    exit 1
+fi
 
 . bench/lib.sh
 bench_init instr
@@ -58,6 +60,7 @@ for spec in "${servers[@]}"; do
     port=$(free_port)
     dir="$work/$port"
     mkdir -p "$dir"
+    # shellcheck disable=SC2054 # the cache geometries are comma-separated
     vg=(valgrind --tool=callgrind --separate-threads=yes --cache-sim=yes --compress-strings=no
         --I1=32768,8,64 --D1=32768,8,64 --LL=8388608,16,64
         "--callgrind-out-file=$dir/cg")
@@ -80,7 +83,7 @@ for spec in "${servers[@]}"; do
     kill "$pid"
     wait "$pid" 2>/dev/null || true
     # The dump after the zeroing: cg.<dump>-01 is the main thread's.
-    f=$(ls "$dir"/cg.*-01 2>/dev/null | grep -v '^.*/cg-' | sort | tail -1)
+    f=$(ls "$dir"/cg.*-01 2>/dev/null | sort | tail -1)
     [ -n "$f" ] || { echo "instr_bench: no callgrind dump for $spec" >&2; exit 1; }
     n=$((n + 1))
     [ -z "$keep" ] || cp "$f" "$keep/$n.callgrind"
