@@ -948,7 +948,7 @@ void kc_free(struct db_kc *kc)
         db_scache_walked(kc);
     dbb_free(&kc->mk);
     dbb_free(&kc->sk);
-    if (kc->raw) { /* NULL after a blind write; free(NULL) is no free call here */
+    if (kc->raw) { /* only a load allocates it; as in committed_meta, no free(NULL) */
         free(kc->raw);
         kc->raw = NULL;
     }
