@@ -829,10 +829,8 @@ static int committed_get(struct db *d, int cf, const char *k, size_t kn, char **
         break;
     }
     int rc = stor_get(d->s, cf, k, kn, v, vn);
-    if (rc == 0 && fill)
-        d->cache_fill(d->cache_arg, cf, k, kn, *v, *vn);
-    else if (rc == ENC_ENOTFOUND && fill)
-        d->cache_fill(d->cache_arg, cf, k, kn, NULL, 0);
+    if (fill && (rc == 0 || rc == ENC_ENOTFOUND))
+        d->cache_fill(d->cache_arg, cf, k, kn, rc ? NULL : *v, rc ? 0 : *vn);
     return rc;
 }
 
