@@ -185,11 +185,26 @@ static void tab_delete(struct ov *o, const struct ov_node *x)
     }
 }
 
-static void tab_shrink(struct ov *o)
+void ov_tide(struct ov *o, uint64_t now_ms)
 {
     size_t cap = o->tabmask + 1;
-    if (cap > o->tabkeep && o->count * 8 < cap)
-        tab_resize(o, cap / 2);
+    if (cap <= o->tabkeep || o->count * 8 >= cap) {
+        o->tide_ms = now_ms;
+        o->low_peak = 0;
+        return;
+    }
+    if (!o->tide_ms)
+        o->tide_ms = now_ms; /* the first call: the clock starts now */
+    if (o->count > o->low_peak)
+        o->low_peak = o->count;
+    if (now_ms - o->tide_ms < OV_SHRINK_MS)
+        return;
+    size_t want = o->tabkeep; /* low_peak < cap / 8: want <= cap / 2 */
+    while (want < 4 * o->low_peak)
+        want *= 2;
+    tab_resize(o, want);
+    o->tide_ms = now_ms;
+    o->low_peak = 0;
 }
 
 /* ---- the list ---- */
@@ -329,8 +344,10 @@ void ov_set(struct ov *o, uint64_t h, int cf, const char *k, size_t kn, const ch
         pend_add(o, x);
         o->tab[slot] = (struct ov_slot){h, x};
         o->count++;
-        if (o->count * 2 > o->tabmask + 1)
+        if (o->count * 2 > o->tabmask + 1) {
             tab_resize(o, (o->tabmask + 1) * 2);
+            o->tide_ms = 0; /* just half full: ov_tide's clock starts again */
+        }
     } else {
         o->bytes -= node_bytes(x);
     }
@@ -364,10 +381,8 @@ static void unlink_node(struct ov *o, struct ov_node *x)
 void ov_forget(struct ov *o, uint64_t h, int cf, const char *k, size_t kn, uint64_t seq)
 {
     struct ov_node *x = o->tab[tab_slot(o, h, cf, k, kn)].n;
-    if (x && x->seq == seq) {
+    if (x && x->seq == seq)
         unlink_node(o, x);
-        tab_shrink(o);
-    }
 }
 
 void ov_set_range(struct ov *o, int cf, const char *lo, size_t lon, const char *hi, size_t hin,
@@ -382,7 +397,6 @@ void ov_set_range(struct ov *o, int cf, const char *lo, size_t lon, const char *
         unlink_node(o, x);
         x = next;
     }
-    tab_shrink(o);
     if (o->nranges == o->capranges) {
         o->capranges = o->capranges ? o->capranges * 2 : 4;
         o->ranges = stor_xrealloc(o->ranges, o->capranges * sizeof *o->ranges);

@@ -66,6 +66,11 @@ struct ov {
      * thousands of slots every few batches (3% of the loop under SET at
      * pipeline 16). Tests lower it. */
     size_t tabkeep;
+    /* Above tabkeep the index shrinks only once it has stayed under an
+     * eighth full for OV_SHRINK_MS (ov_tide): when it was last seen
+     * fuller, and the most nodes it held since. */
+    uint64_t tide_ms;
+    size_t low_peak;
     struct ov_node **pend; /* nodes not yet in the skiplist, in no order */
     size_t npend, cappend;
     int level;
@@ -100,6 +105,15 @@ void ov_set_range(struct ov *o, int cf, const char *lo, size_t lon, const char *
 void ov_forget(struct ov *o, uint64_t h, int cf, const char *k, size_t kn, uint64_t seq);
 /* Drops range deletes with seq <= durable. */
 void ov_forget_ranges(struct ov *o, uint64_t durable);
+/* Shrinks the index if it has held under an eighth of its slots for
+ * OV_SHRINK_MS by now_ms (any steady clock in ms; housekeeping calls it),
+ * to a size that held the most it had meanwhile at a quarter. A fixed low
+ * water mark was crossed on every flush where the overlay fills and
+ * empties with each batch: at 100,000 keys the index went 256K, 128K,
+ * 64K slots and back, 7 rehashes and 2,500 page faults per million SETs,
+ * each rehash a stall of milliseconds. */
+#define OV_SHRINK_MS 1000
+void ov_tide(struct ov *o, uint64_t now_ms);
 
 /* Starts loading into the CPU cache what a look-up, write or forget of
  * the key whose hash is h (ov_key_hash) reads: step 1 its hash slot;

@@ -1610,6 +1610,7 @@ void stor_housekeep(struct stor *s)
      * forgotten and RocksDB now held: LRANGE found elements missing
      * ("corrupt record") and GET a nil, right after a FLUSHALL. */
     ov_forget_ranges(&s->ov, d);
+    ov_tide(&s->ov, stor_mono_us() / 1000);
     /* Free record sets older than the flusher's cursor, once journaled. */
     pthread_mutex_lock(&s->mu);
     struct wb_rec *r;

@@ -6,6 +6,7 @@
  * level, the hash index through growth and shrinking, the nodes waiting to
  * be ordered).
  */
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -128,6 +129,7 @@ static void test_ov_matches_model(void **state)
     uint64_t seq = 0;
     size_t maxcount = 0;
     bool shrank = false;
+    uint64_t last_high = 0; /* when the tide last saw the index an eighth full */
     for (int step = 0; step < 60000; step++) {
         /* Phases: grow towards the whole universe, then drain it, twice, so
          * the index grows and shrinks. */
@@ -168,10 +170,24 @@ static void test_ov_matches_model(void **state)
             ov_forget_ranges(&o, seq);
             assert_false(ov_range_covers(&o, m->cf, m->k, m->kn));
         }
+        /* Housekeeping's tide, a millisecond a step: the index shrinks
+         * once it was last seen an eighth full OV_SHRINK_MS ago, and only
+         * then. */
+        uint64_t now = (uint64_t)step + 1;
+        size_t cap = o.tabmask + 1;
+        bool low = cap > 1024 && o.count * 8 < cap;
+        if (!low)
+            last_high = now;
+        ov_tide(&o, now);
+        if (o.tabmask + 1 < cap) {
+            if (!low || now - last_high < OV_SHRINK_MS)
+                fail_msg("index shrunk at %" PRIu64 ", last high at %" PRIu64, now, last_high);
+            assert_true(o.count * 4 <= o.tabmask + 1);
+        } else if (low && now - last_high >= OV_SHRINK_MS) {
+            fail_msg("index not shrunk: %zu entries, %zu slots", o.count, cap);
+        }
         if (o.count > maxcount)
             maxcount = o.count;
-        if (o.tabmask + 1 > 1024 && o.count * 8 < o.tabmask + 1)
-            fail_msg("index not shrunk: %zu entries, %zu slots", o.count, o.tabmask + 1);
         if (maxcount > 1500 && o.tabmask + 1 <= 1024)
             shrank = true;
         if (step % 500 == 0 || step > 59900)
@@ -219,6 +235,11 @@ static void test_ov_index_kept(void **state)
             ov_forget(&o, ov_key_hash(1, k, kn), 1, k, kn, (uint64_t)i + 1);
         }
         assert_int_equal(o.count, 0);
+        uint64_t t0 = 1 + (uint64_t)round * 10 * OV_SHRINK_MS;
+        ov_tide(&o, t0);
+        ov_tide(&o, t0 + OV_SHRINK_MS - 1);
+        assert_int_equal(o.tabmask + 1, full); /* not yet */
+        ov_tide(&o, t0 + OV_SHRINK_MS);
         if (round == 0)
             assert_int_equal(o.tabmask + 1, full); /* 32768 slots: kept */
         else
@@ -228,9 +249,73 @@ static void test_ov_index_kept(void **state)
     ov_destroy(&o);
 }
 
+static void fill(struct ov *o, int from, int to, uint64_t seq)
+{
+    char k[16];
+    for (int i = from; i < to; i++) {
+        size_t kn = (size_t)snprintf(k, sizeof k, "k%d", i);
+        ov_set(o, ov_key_hash(1, k, kn), 1, k, kn, "v", 1, seq);
+    }
+}
+
+static void forget(struct ov *o, int from, int to, uint64_t seq)
+{
+    char k[16];
+    for (int i = from; i < to; i++) {
+        size_t kn = (size_t)snprintf(k, sizeof k, "k%d", i);
+        ov_forget(o, ov_key_hash(1, k, kn), 1, k, kn, seq);
+    }
+}
+
+/* An overlay that fills and empties with each flush keeps its index; one
+ * that stays low for OV_SHRINK_MS gets an index that holds, at a quarter
+ * full, the most it held meanwhile. */
+static void test_ov_index_tide(void **state)
+{
+    (void)state;
+    struct ov o;
+    ov_init(&o);
+    fill(&o, 0, 100000, 1);
+    size_t full = o.tabmask + 1;
+    assert_int_equal(full, 262144);
+    /* Low tides shorter than OV_SHRINK_MS between high ones: kept. */
+    uint64_t high = 1; /* the tide's last sight of the index an eighth full */
+    ov_tide(&o, high);
+    for (int flush = 0; flush < 8; flush++) {
+        forget(&o, 0, 100000, 1);
+        ov_tide(&o, high + 1);
+        ov_tide(&o, high + OV_SHRINK_MS - 1);
+        fill(&o, 0, 100000, 1);
+        high += OV_SHRINK_MS - 1;
+        ov_tide(&o, high); /* a high tide restarts the clock */
+        assert_int_equal(o.tabmask + 1, full);
+    }
+    /* Low for good, with up to 20,000 nodes: 131072 slots hold them at a
+     * quarter. */
+    forget(&o, 0, 100000, 1);
+    ov_tide(&o, high + 1);
+    fill(&o, 0, 20000, 2);
+    ov_tide(&o, high + 10);
+    forget(&o, 0, 20000, 2);
+    ov_tide(&o, high + OV_SHRINK_MS - 1);
+    assert_int_equal(o.tabmask + 1, full);
+    ov_tide(&o, high + OV_SHRINK_MS);
+    assert_int_equal(o.tabmask + 1, 131072);
+    /* Empty another OV_SHRINK_MS: down to the keep size, and no further. */
+    ov_tide(&o, high + 2 * OV_SHRINK_MS);
+    assert_int_equal(o.tabmask + 1, 65536);
+    ov_tide(&o, high + 5 * OV_SHRINK_MS);
+    assert_int_equal(o.tabmask + 1, 65536);
+    fill(&o, 0, 1000, 3); /* still an index that finds them */
+    assert_int_equal(o.count, 1000);
+    assert_int_equal(ov_check(&o), 0);
+    ov_destroy(&o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_ov_matches_model),
-                                       cmocka_unit_test(test_ov_index_kept)};
+                                       cmocka_unit_test(test_ov_index_kept),
+                                       cmocka_unit_test(test_ov_index_tide)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
