@@ -312,10 +312,90 @@ static void test_ov_index_tide(void **state)
     ov_destroy(&o);
 }
 
+/* The waiting nodes' sort (ov_order) orders by prefix words and by whole
+ * keys where those tie: keys that pad to the same words ("a", "a\0"),
+ * long keys alike past the words, runs of one first word long enough for
+ * its comparison sort, and all of it in several column families, ordered
+ * in two rounds so that the second links among nodes already listed. */
+static void test_ov_order_keys(void **state)
+{
+    (void)state;
+    enum { MAXK = 1200 };
+    static char ks[MAXK][48];
+    static size_t kn[MAXK];
+    static int kcf[MAXK];
+    size_t n = 0;
+    const char *alike = "a key whose first 23 bytes and more are shared-";
+    for (int i = 0; i < 300; i++, n++) { /* ties on all three words */
+        kn[n] = (size_t)snprintf(ks[n], sizeof ks[n], "%.30s%d", alike, i * 7919 % 1000);
+        kcf[n] = 0; /* one run past all three words, past 256 */
+    }
+    for (int i = 0; i < 300; i++, n++) { /* one first word, then apart */
+        kn[n] = (size_t)snprintf(ks[n], sizeof ks[n], "abcdefg%d", i * 104729 % 100000);
+        kcf[n] = 1;
+    }
+    for (size_t len = 0; len < 5; len++) /* zeros that pad alike */
+        for (int cf = 0; cf < 3; cf++, n++) {
+            memset(ks[n], 0, len);
+            kn[n] = len;
+            kcf[n] = cf;
+        }
+    for (size_t len = 0; len < 4; len++, n++) {
+        ks[n][0] = 'a';
+        memset(ks[n] + 1, 0, len);
+        kn[n] = len + 1;
+        kcf[n] = 0;
+    }
+    while (n < MAXK) { /* short and long keys over {0, 1, 0xff} */
+        size_t len = rnd() % 40;
+        for (size_t j = 0; j < len; j++)
+            ks[n][j] = "\0\1\xff"[rnd() % 3];
+        kn[n] = len;
+        kcf[n] = (int)(rnd() % 3);
+        bool dup = false;
+        for (size_t j = 0; j < n && !dup; j++)
+            dup = ov_cmp(kcf[j], ks[j], kn[j], kcf[n], ks[n], kn[n]) == 0;
+        if (!dup)
+            n++;
+    }
+    for (size_t i = 0; i < MAXK; i++) { /* a random order of insertion */
+        size_t j = i + rnd() % (MAXK - i);
+        char t[48];
+        memcpy(t, ks[i], sizeof t);
+        memcpy(ks[i], ks[j], sizeof t);
+        memcpy(ks[j], t, sizeof t);
+        size_t tn = kn[i];
+        kn[i] = kn[j];
+        kn[j] = tn;
+        int tc = kcf[i];
+        kcf[i] = kcf[j];
+        kcf[j] = tc;
+    }
+    struct ov o;
+    ov_init(&o);
+    for (int round = 0; round < 2; round++) {
+        size_t from = round ? MAXK / 3 : 0, to = round ? MAXK : MAXK / 3;
+        for (size_t i = from; i < to; i++)
+            ov_set(&o, ov_key_hash(kcf[i], ks[i], kn[i]), kcf[i], ks[i], kn[i], "v", 1, i + 1);
+        assert_non_null(ov_seek(&o, 0, "", 0)); /* orders them */
+        assert_int_equal(ov_check(&o), 0);
+        size_t seen = 0;
+        const struct ov_node *p = NULL;
+        for (const struct ov_node *x = ov_seek(&o, 0, "", 0); x; p = x, x = x->next[0]) {
+            if (p)
+                assert_true(ov_cmp(p->cf, p->key, p->klen, x->cf, x->key, x->klen) < 0);
+            seen++;
+        }
+        assert_int_equal(seen, to);
+    }
+    ov_destroy(&o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_ov_matches_model),
                                        cmocka_unit_test(test_ov_index_kept),
-                                       cmocka_unit_test(test_ov_index_tide)};
+                                       cmocka_unit_test(test_ov_index_tide),
+                                       cmocka_unit_test(test_ov_order_keys)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
