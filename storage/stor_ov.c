@@ -290,29 +290,42 @@ static void pend_remove(struct ov *o, struct ov_node *x)
 /* The waiting nodes' sort. A comparison sort of the node pointers (glibc's
  * qsort, each comparison a call and a memcmp of two keys on lines all over
  * the heap) held the loop for the first walk after a burst of writes.
- * Instead each node's (cf, key) gives its first 23 bytes as three
+ * Instead each node's string cf || key gives 24 bytes at a time as three
  * big-endian words, zero-padded, which order as ov_cmp does wherever they
  * differ: a radix sort by the first word (on the bytes that differ at all:
- * for meta keys the slot and the key's first bytes), runs of equal words
- * by the next, and only keys alike in all 23 bytes are compared whole. */
+ * for meta keys the slot and the key's first bytes), long runs of equal
+ * words by the next, runs alike in all 24 bytes by the next 24 (one hash's
+ * fields share their first 20 or more), and short runs, or strings that
+ * end alike ("a", "a\0"), by comparing. */
 struct pend_item {
     uint64_t d[3];
     struct ov_node *n;
 };
 
-static void pend_item_fill(struct pend_item *it, struct ov_node *x)
+#define PEND_RADIX_MIN 256 /* shorter runs are sorted by comparing */
+#define PEND_INSERT_MAX 24 /* and shorter still by insertion */
+#define PEND_OFF_MAX 240   /* bytes deep: past that, by comparing */
+
+/* The words of bytes [off, off + 24) of it's node's cf || key. */
+static void pend_item_fill(struct pend_item *it, size_t off)
 {
+    const struct ov_node *x = it->n;
     unsigned char b[24] = {0};
-    b[0] = (unsigned char)x->cf;
-    memcpy(b + 1, x->key, x->klen < 23 ? x->klen : 23);
+    if (off == 0) {
+        b[0] = x->cf;
+        memcpy(b + 1, x->key, x->klen < 23 ? x->klen : 23);
+    } else if (off - 1 < x->klen) {
+        size_t have = x->klen - (off - 1);
+        memcpy(b, x->key + off - 1, have < 24 ? have : 24);
+    }
     for (int j = 0; j < 3; j++) {
         uint64_t w;
         memcpy(&w, b + 8 * j, 8);
         it->d[j] = __builtin_bswap64(w);
     }
-    it->n = x;
 }
 
+/* Orders items alike before the words they hold. */
 static int pend_item_cmp(const void *pa, const void *pb)
 {
     const struct pend_item *a = pa, *b = pb;
@@ -322,11 +335,47 @@ static int pend_item_cmp(const void *pa, const void *pb)
     return ov_cmp(a->n->cf, a->n->key, a->n->klen, b->n->cf, b->n->key, b->n->klen);
 }
 
-/* Sorts a[0..n), whose items agree on words d[0..w), by d[w] (LSD radix,
- * stable, skipping the bytes every item shares), then each long run of
- * equal d[w] by the next word the same way, and the others, or those past
- * the last word, by pend_item_cmp. b is scratch of n. */
-static void pend_sort(struct pend_item *a, struct pend_item *b, size_t n, int w)
+static void pend_sort(struct pend_item *a, struct pend_item *b, size_t n, int w, size_t off);
+
+/* Sorts a run of items alike in every word they hold. */
+static void pend_sort_run(struct pend_item *a, struct pend_item *b, size_t n, int w, size_t off)
+{
+    if (n <= PEND_INSERT_MAX) {
+        for (size_t i = 1; i < n; i++) {
+            struct pend_item x = a[i];
+            size_t j = i;
+            for (; j > 0 && pend_item_cmp(&a[j - 1], &x) > 0; j--)
+                a[j] = a[j - 1];
+            a[j] = x;
+        }
+        return;
+    }
+    if (n > PEND_RADIX_MIN && w < 2) {
+        pend_sort(a, b, n, w + 1, off);
+        return;
+    }
+    bool longer = false; /* does any string go on past these 24 bytes? */
+    for (size_t i = 0; i < n && !longer; i++)
+        longer = 1 + a[i].n->klen > off + 24;
+    if (n <= PEND_RADIX_MIN || !longer || off + 24 > PEND_OFF_MAX) {
+        qsort(a, n, sizeof *a, pend_item_cmp);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) { /* each node's next bytes, loaded ahead */
+        if (i + 16 < n)
+            __builtin_prefetch(a[i + 16].n);
+        if (i + 8 < n)
+            __builtin_prefetch(a[i + 8].n->key + off + 23);
+        pend_item_fill(&a[i], off + 24);
+    }
+    pend_sort(a, b, n, 0, off + 24);
+}
+
+/* Sorts a[0..n), whose items are alike before their word d[w] (words
+ * holding bytes off.. of their strings), by d[w] (LSD radix, stable,
+ * skipping the bytes every item shares), then each run of equal d[w].
+ * b is scratch of n. */
+static void pend_sort(struct pend_item *a, struct pend_item *b, size_t n, int w, size_t off)
 {
     size_t cnt[8][256] = {{0}};
     for (size_t i = 0; i < n; i++)
@@ -353,19 +402,8 @@ static void pend_sort(struct pend_item *a, struct pend_item *b, size_t n, int w)
     for (size_t lo = 0, hi; lo < n; lo = hi) {
         for (hi = lo + 1; hi < n && a[hi].d[w] == a[lo].d[w]; hi++)
             ;
-        if (hi - lo > 256 && w < 2) {
-            pend_sort(a + lo, b + lo, hi - lo, w + 1); /* 2 levels deeper at most */
-        } else if (hi - lo > 24) {
-            qsort(a + lo, hi - lo, sizeof *a, pend_item_cmp);
-        } else {
-            for (size_t i = lo + 1; i < hi; i++) { /* insertion, for the short runs */
-                struct pend_item x = a[i];
-                size_t j = i;
-                for (; j > lo && pend_item_cmp(&a[j - 1], &x) > 0; j--)
-                    a[j] = a[j - 1];
-                a[j] = x;
-            }
-        }
+        if (hi - lo > 1)
+            pend_sort_run(a + lo, b + lo, hi - lo, w, off);
     }
 }
 
@@ -385,9 +423,10 @@ static void ov_order(struct ov *o)
             __builtin_prefetch(o->pend[i + 16]);
         if (i + 8 < n)
             __builtin_prefetch(o->pend[i + 8]->key);
-        pend_item_fill(&it[i], o->pend[i]);
+        it[i].n = o->pend[i];
+        pend_item_fill(&it[i], 0);
     }
-    pend_sort(it, it + n, n, 0);
+    pend_sort(it, it + n, n, 0, 0);
     for (size_t i = 0; i < n; i++)
         o->pend[i] = it[i].n;
     free(it);

@@ -320,15 +320,24 @@ static void test_ov_index_tide(void **state)
 static void test_ov_order_keys(void **state)
 {
     (void)state;
-    enum { MAXK = 1200 };
-    static char ks[MAXK][48];
+    enum { MAXK = 2000 };
+    static char ks[MAXK][80];
     static size_t kn[MAXK];
     static int kcf[MAXK];
     size_t n = 0;
-    const char *alike = "a key whose first 23 bytes and more are shared-";
-    for (int i = 0; i < 300; i++, n++) { /* ties on all three words */
-        kn[n] = (size_t)snprintf(ks[n], sizeof ks[n], "%.30s%d", alike, i * 7919 % 1000);
-        kcf[n] = 0; /* one run past all three words, past 256 */
+    /* 900 alike in their first 60 bytes, past two sets of words (each
+     * round orders more than PEND_RADIX_MIN of them); with them the 60
+     * bytes alone, and followed by a zero. */
+    const char *alike = "a key whose first 60 bytes are shared with 899 others, then:";
+    for (int i = 0; i < 900; i++, n++) {
+        kn[n] = (size_t)snprintf(ks[n], sizeof ks[n], "%s%d", alike, i * 7919 % 1000);
+        kcf[n] = 0;
+    }
+    for (size_t z = 0; z < 2; z++, n++) {
+        memcpy(ks[n], alike, 60);
+        ks[n][60] = 0;
+        kn[n] = 60 + z;
+        kcf[n] = 0;
     }
     for (int i = 0; i < 300; i++, n++) { /* one first word, then apart */
         kn[n] = (size_t)snprintf(ks[n], sizeof ks[n], "abcdefg%d", i * 104729 % 100000);
@@ -360,7 +369,7 @@ static void test_ov_order_keys(void **state)
     }
     for (size_t i = 0; i < MAXK; i++) { /* a random order of insertion */
         size_t j = i + rnd() % (MAXK - i);
-        char t[48];
+        char t[80];
         memcpy(t, ks[i], sizeof t);
         memcpy(ks[i], ks[j], sizeof t);
         memcpy(ks[j], t, sizeof t);
