@@ -5,9 +5,11 @@
 #include "stor_ov.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "stor_mem.h"
+#include "stor_radix.h"
 
 int ov_cmp(int acf, const char *a, size_t an, int bcf, const char *b, size_t bn)
 {
@@ -372,33 +374,11 @@ static void pend_sort_run(struct pend_item *a, struct pend_item *b, size_t n, in
 }
 
 /* Sorts a[0..n), whose items are alike before their word d[w] (words
- * holding bytes off.. of their strings), by d[w] (LSD radix, stable,
- * skipping the bytes every item shares), then each run of equal d[w].
- * b is scratch of n. */
+ * holding bytes off.. of their strings), by d[w], then each run of equal
+ * d[w]. b is scratch of n. */
 static void pend_sort(struct pend_item *a, struct pend_item *b, size_t n, int w, size_t off)
 {
-    size_t cnt[8][256] = {{0}};
-    for (size_t i = 0; i < n; i++)
-        for (int j = 0; j < 8; j++)
-            cnt[j][(a[i].d[w] >> (8 * j)) & 0xff]++;
-    struct pend_item *src = a, *dst = b;
-    for (int j = 0; j < 8; j++) {
-        if (cnt[j][(a[0].d[w] >> (8 * j)) & 0xff] == n)
-            continue;
-        size_t sum = 0;
-        for (int v = 0; v < 256; v++) {
-            size_t c = cnt[j][v];
-            cnt[j][v] = sum;
-            sum += c;
-        }
-        for (size_t i = 0; i < n; i++)
-            dst[cnt[j][(src[i].d[w] >> (8 * j)) & 0xff]++] = src[i];
-        struct pend_item *t = src;
-        src = dst;
-        dst = t;
-    }
-    if (src != a)
-        memcpy(a, src, n * sizeof *a);
+    stor_radix64(a, b, n, sizeof *a, offsetof(struct pend_item, d) + (size_t)w * sizeof a->d[0]);
     for (size_t lo = 0, hi; lo < n; lo = hi) {
         for (hi = lo + 1; hi < n && a[hi].d[w] == a[lo].d[w]; hi++)
             ;

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "stor_mem.h"
+#include "stor_radix.h"
 
 /* The file in the data folder naming the journal's shared-memory folder. */
 #define JSHM_PTR "journal-shm"
@@ -356,8 +357,8 @@ static int sitem_cmp_chunks(const void *pa, const void *pb)
     return (a->i > b->i) - (a->i < b->i);
 }
 
-/* Stable sort of a[0..n) by .d: LSD radix, skipping the bytes all items
- * share, or for few items by comparison. b is scratch of n. */
+/* Stable sort of a[0..n) by .d: LSD radix (stor_radix64), or for few
+ * items by comparison. b is scratch of n. */
 static void sort_by_chunk(struct wb_sitem *a, struct wb_sitem *b, size_t n)
 {
     if (n <= SORT_INSERT_MAX) {
@@ -374,28 +375,7 @@ static void sort_by_chunk(struct wb_sitem *a, struct wb_sitem *b, size_t n)
         qsort(a, n, sizeof *a, sitem_cmp_chunks); /* i breaks ties: stable */
         return;
     }
-    size_t cnt[8][256] = {{0}};
-    for (size_t i = 0; i < n; i++)
-        for (int j = 0; j < 8; j++)
-            cnt[j][(a[i].d >> (8 * j)) & 0xff]++;
-    struct wb_sitem *src = a, *dst = b;
-    for (int j = 0; j < 8; j++) {
-        if (cnt[j][(a[0].d >> (8 * j)) & 0xff] == n)
-            continue;
-        size_t sum = 0;
-        for (int v = 0; v < 256; v++) {
-            size_t c = cnt[j][v];
-            cnt[j][v] = sum;
-            sum += c;
-        }
-        for (size_t i = 0; i < n; i++)
-            dst[cnt[j][(src[i].d >> (8 * j)) & 0xff]++] = src[i];
-        struct wb_sitem *t = src;
-        src = dst;
-        dst = t;
-    }
-    if (src != a)
-        memcpy(a, src, n * sizeof *a);
+    stor_radix64(a, b, n, sizeof *a, offsetof(struct wb_sitem, d));
 }
 
 /* sort_level's own marks: in a run of keys tied so far, and its first */
