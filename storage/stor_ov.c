@@ -308,7 +308,7 @@ struct pend_item {
 #define PEND_INSERT_MAX 24 /* and shorter still by insertion */
 #define PEND_OFF_MAX 240   /* bytes deep: past that, by comparing */
 
-/* The words of bytes [off, off + 24) of it's node's cf || key. */
+/* The words of bytes [off, off + 24) of its node's cf || key. */
 static void pend_item_fill(struct pend_item *it, size_t off)
 {
     const struct ov_node *x = it->n;

@@ -1,9 +1,9 @@
 /*
  * stor_radix — the storage layer's one radix sort (header-only, so that
- * each caller's item size and key offset are constants the compiler folds
- * into the moves): the flusher's batch sort (stor_wb.c) and the overlay's
- * ordering of its waiting nodes (stor_ov.c) both sort items by a 64-bit
- * word of key bytes.
+ * each caller's item size is a constant the compiler folds into the
+ * moves): the flusher's batch sort (stor_wb.c) and the overlay's ordering
+ * of its waiting nodes (stor_ov.c) both sort items by a 64-bit word of key
+ * bytes.
  */
 #ifndef SHMKV_STOR_RADIX_H
 #define SHMKV_STOR_RADIX_H
