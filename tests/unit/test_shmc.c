@@ -285,8 +285,6 @@ static void test_rewrite_is_access(void **state)
     pair_close(&p);
 }
 
-/* Random operations against a model: a hit always holds the model's value,
- * a negative entry only ever stands for an absent key. */
 /* The reader finds (g, k) holding the string v. */
 static void want(struct pair *p, unsigned g, const char *k, const char *v)
 {
@@ -362,6 +360,8 @@ static void model_put(struct pair *p, unsigned *seed, const char *key, size_t kn
     *present = 1;
 }
 
+/* Random operations against a model: a hit always holds the model's value,
+ * a negative entry only ever stands for an absent key. */
 static void test_model(void **state)
 {
     (void)state;
