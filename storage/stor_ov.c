@@ -327,6 +327,21 @@ static void pend_item_fill(struct pend_item *it, size_t off)
     }
 }
 
+/* Fills the words of a[0..n) from bytes off.. of their nodes' strings,
+ * loading each node's header 16 items ahead and its bytes 8 ahead: in
+ * pending or sorted order the nodes lie all over the heap, and each would
+ * be a cache miss. */
+static void pend_fill(struct pend_item *a, size_t n, size_t off)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (i + 16 < n)
+            __builtin_prefetch(a[i + 16].n);
+        if (i + 8 < n)
+            __builtin_prefetch(a[i + 8].n->key + (off ? off - 1 : 0));
+        pend_item_fill(&a[i], off);
+    }
+}
+
 /* Orders items alike before the words they hold. */
 static int pend_item_cmp(const void *pa, const void *pb)
 {
@@ -363,13 +378,7 @@ static void pend_sort_run(struct pend_item *a, struct pend_item *b, size_t n, in
         qsort(a, n, sizeof *a, pend_item_cmp);
         return;
     }
-    for (size_t i = 0; i < n; i++) { /* each node's next bytes, loaded ahead */
-        if (i + 16 < n)
-            __builtin_prefetch(a[i + 16].n);
-        if (i + 8 < n)
-            __builtin_prefetch(a[i + 8].n->key + off + 23);
-        pend_item_fill(&a[i], off + 24);
-    }
+    pend_fill(a, n, off + 24);
     pend_sort(a, b, n, 0, off + 24);
 }
 
@@ -396,16 +405,9 @@ static void ov_order(struct ov *o)
         return;
     size_t n = o->npend;
     struct pend_item *it = stor_xmalloc(2 * n * sizeof *it);
-    for (size_t i = 0; i < n; i++) {
-        /* The node's header a few ahead, then its key: a cache miss each
-         * otherwise, the waiting nodes lying all over the heap. */
-        if (i + 16 < n)
-            __builtin_prefetch(o->pend[i + 16]);
-        if (i + 8 < n)
-            __builtin_prefetch(o->pend[i + 8]->key);
+    for (size_t i = 0; i < n; i++)
         it[i].n = o->pend[i];
-        pend_item_fill(&it[i], 0);
-    }
+    pend_fill(it, n, 0);
     pend_sort(it, it + n, n, 0, 0);
     for (size_t i = 0; i < n; i++)
         o->pend[i] = it[i].n;
