@@ -46,7 +46,8 @@ static size_t key_of(int shape, uint32_t i, char *k)
         memcpy(k + 3, user, (size_t)un);
         return 3 + (size_t)un;
     }
-    memcpy(k, "\0\x12\x34myhash-with-version\x01\x02\x03\x04", 24);
+    /* db, slot, a hash's name and version: 24 bytes, then the field */
+    memcpy(k, "\0\x12\x34myhash-with-version\x01\x02", 24);
     return 24 + (size_t)snprintf(k + 24, 40, "field:%u", i);
 }
 
