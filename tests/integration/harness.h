@@ -8,7 +8,6 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <ftw.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -29,6 +28,7 @@
 #include <hiredis/hiredis.h>
 
 #include "t_rnd.h"
+#include "t_tmp.h"
 
 struct server {
     pid_t pid;
@@ -79,12 +79,6 @@ static inline int h_free_port(void)
             return ntohs(sa.sin_port);
     }
     return -1;
-}
-
-static int h_rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(p);
 }
 
 static inline redisContext *h_connect_port(int port)
@@ -158,9 +152,7 @@ static inline void h_spawn(struct server *s, char *const argv[])
 static inline void h_prepare(struct server *s, const char *tag)
 {
     memset(s, 0, sizeof *s);
-    const char *tmp = getenv("TMPDIR");
-    snprintf(s->dir, sizeof s->dir, "%s/shmkv-%s-XXXXXX", tmp && *tmp ? tmp : "/tmp", tag);
-    if (!mkdtemp(s->dir))
+    if (t_tmp_make(s->dir, sizeof s->dir, tag) != 0)
         fail_msg("mkdtemp: %s", strerror(errno));
     s->port = h_free_port();
     snprintf(s->sock, sizeof s->sock, "%s/shmkv.sock", s->dir);
@@ -224,33 +216,15 @@ static inline int h_stop(struct server *s)
     return -1;
 }
 
-/* A daemon killed with SIGKILL leaves its journal's shared-memory folder,
- * named in data/journal-shm (docs/writeback.md); the folder is removed
- * only if the name is one shmkvd makes. */
-static inline void h_rm_shm_journal(const struct server *s)
-{
-    char path[400], folder[4096] = "";
-    snprintf(path, sizeof path, "%s/data/journal-shm", s->dir);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return;
-    if (fgets(folder, sizeof folder, f))
-        folder[strcspn(folder, "\n")] = '\0';
-    fclose(f);
-    const char *base = strrchr(folder, '/');
-    if (base && strncmp(base + 1, "shmkv-journal-", 14) == 0)
-        nftw(folder, h_rm_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 /* SHMKV_TEST_KEEP=1 keeps the folders (and a killed daemon's journal) for
  * a look after a failure; the servers are stopped all the same. */
 static inline void h_destroy(struct server *s)
 {
     h_stop(s);
     if (getenv("SHMKV_TEST_KEEP"))
-        return;
-    h_rm_shm_journal(s);
-    nftw(s->dir, h_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+        t_tmp_keep(s->dir); /* and no later test's sweep removes it */
+    else
+        t_tmp_rmrf(s->dir); /* with a killed daemon's journal folder */
 }
 
 /* For a group teardown: stops the server, removes its folder, and fails

@@ -73,7 +73,7 @@ static int disk_teardown(void **state)
     writeback = "yes";
     h_stop(&S);
     if (mounted) {
-        h_rm_shm_journal(&S); /* a daemon that aborted leaves it */
+        t_tmp_rm_journal(S.dir, "data"); /* a daemon that aborted leaves it */
         umount2(data, MNT_DETACH);
         mounted = false;
     }
@@ -82,7 +82,7 @@ static int disk_teardown(void **state)
         jshm[0] = '\0';
     }
     if (S.dir[0])
-        nftw(S.dir, h_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+        t_tmp_rmrf(S.dir);
     memset(&S, 0, sizeof S);
     return 0;
 }

@@ -5,7 +5,6 @@
 #ifndef SHMKV_TEST_FIXTURE_H
 #define SHMKV_TEST_FIXTURE_H
 
-#include <ftw.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -18,6 +17,7 @@
 
 #include "db.h"
 #include "stor.h"
+#include "t_tmp.h"
 
 struct fx {
     char dir[256];
@@ -25,15 +25,51 @@ struct fx {
     struct db d;
 };
 
-static int fx_rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+/* Engines a test opens beside the fixture's own (fx_hold). A failed
+ * assertion leaves a test by a long jump, past its own close: the teardown
+ * closes what is left before it removes the folder, where RocksDB's
+ * background work would otherwise write files into it after the removal. */
+#define FX_HELD_MAX 4
+static struct stor *fx_held[FX_HELD_MAX];
+
+/* Returns s, now closed by the teardown unless fx_close or fx_abandon
+ * closes it first. */
+static inline struct stor *fx_hold(struct stor *s)
 {
-    (void)st, (void)flag, (void)ftw;
-    return remove(p);
+    for (size_t i = 0; i < FX_HELD_MAX; i++)
+        if (!fx_held[i]) {
+            fx_held[i] = s;
+            return s;
+        }
+    fail_msg("a test holds more than %d engines", FX_HELD_MAX);
+    return s;
 }
 
-static inline void fx_rmrf(const char *dir)
+static inline void fx_unhold(struct stor *s)
 {
-    nftw(dir, fx_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+    for (size_t i = 0; i < FX_HELD_MAX; i++)
+        if (fx_held[i] == s)
+            fx_held[i] = NULL;
+}
+
+static inline void fx_close(struct stor *s)
+{
+    fx_unhold(s);
+    stor_close(s);
+}
+
+/* As kill -9: the journal stays as it is. */
+static inline void fx_abandon(struct stor *s)
+{
+    fx_unhold(s);
+    stor_close_abandon(s);
+}
+
+static inline void fx_close_held(void)
+{
+    for (size_t i = 0; i < FX_HELD_MAX; i++)
+        if (fx_held[i])
+            fx_close(fx_held[i]);
 }
 
 /* Write-back for the engines opened from here on (0: off, the default;
@@ -69,10 +105,12 @@ static inline int fx_open_in(struct fx *f, const struct db_opts *o)
 static inline int fx_setup_opts(void **state, const struct db_opts *o)
 {
     struct fx *f = calloc(1, sizeof *f);
-    const char *tmp = getenv("TMPDIR");
-    snprintf(f->dir, sizeof f->dir, "%s/shmkv-test-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(f->dir) || fx_open_in(f, o) != 0) {
-        fx_rmrf(f->dir); /* a failed setup gets no teardown */
+    if (t_tmp_make(f->dir, sizeof f->dir, "test") != 0) {
+        free(f);
+        return -1;
+    }
+    if (fx_open_in(f, o) != 0) {
+        t_tmp_rmrf(f->dir); /* a failed setup gets no teardown */
         free(f);
         return -1;
     }
@@ -135,7 +173,8 @@ static inline int fx_teardown(void **state)
     struct fx *f = *state;
     db_destroy(&f->d);
     stor_close(f->s);
-    fx_rmrf(f->dir);
+    fx_close_held();
+    t_tmp_rmrf(f->dir);
     free(f);
     stor_clock_override = 0;
     fx_writeback = 0;

@@ -278,11 +278,12 @@ static void test_stor_checkpoint(void **state)
     struct stor_opts so = {.dir = path};
     struct stor *s2;
     assert_int_equal(stor_open(&s2, &so, NULL), 0);
+    fx_hold(s2);
     char *v;
     size_t vn;
     assert_int_equal(stor_get(s2, STOR_CF_META, K("snap"), &v, &vn), 0);
     free(v);
-    stor_close(s2);
+    fx_close(s2);
     /* A second checkpoint into the same folder is refused. */
     assert_true(stor_checkpoint(f->s, path) != 0);
 }
@@ -319,6 +320,7 @@ static void test_stor_compaction_io_limit(void **state)
                            .compaction_io_bytes = 64u << 20};
     struct stor *s;
     assert_int_equal(stor_open(&s, &so, NULL), 0);
+    fx_hold(s);
     assert_int_equal(log_rate_limiter(path), 1);
     static char val[1000];
     memset(val, 'v', sizeof val);
@@ -331,14 +333,15 @@ static void test_stor_compaction_io_limit(void **state)
         assert_int_equal(stor_commit(s, &b), 0);
         stor_batch_destroy(&b);
     }
-    stor_close(s);
+    fx_close(s);
     assert_int_equal(stor_open(&s, &so, NULL), 0);
+    fx_hold(s);
     char *v;
     size_t vn;
     assert_int_equal(stor_get(s, STOR_CF_META, K("k03999"), &v, &vn), 0);
     assert_int_equal(vn, sizeof val);
     free(v);
-    stor_close(s);
+    fx_close(s);
 }
 
 /* A snapshot iterator (stor_it_create_snap) moves and reads as a RocksDB

@@ -45,7 +45,7 @@ static struct stor *wb_open_dir(const char *dir, const struct stor_opts *extra, 
     struct stor *s = NULL;
     *err = NULL;
     *rc = stor_open(&s, &o, err);
-    return s;
+    return *rc ? NULL : fx_hold(s);
 }
 
 static struct stor *wb_open_ok(const char *dir, const struct stor_opts *extra)
@@ -61,10 +61,10 @@ static struct stor *wb_open_ok(const char *dir, const struct stor_opts *extra)
 static int setup_dir(void **state)
 {
     struct fx *f = calloc(1, sizeof *f);
-    const char *tmp = getenv("TMPDIR");
-    snprintf(f->dir, sizeof f->dir, "%s/shmkv-wb-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(f->dir))
+    if (t_tmp_make(f->dir, sizeof f->dir, "wb") != 0) {
+        free(f);
         return -1;
+    }
     *state = f;
     return 0;
 }
@@ -72,7 +72,8 @@ static int setup_dir(void **state)
 static int teardown_dir(void **state)
 {
     struct fx *f = *state;
-    fx_rmrf(f->dir);
+    fx_close_held();
+    t_tmp_rmrf(f->dir);
     free(f);
     return 0;
 }
@@ -266,10 +267,10 @@ static void overlay_merge_matches_model(void **state, int threads, int range_eve
     check_against_model(s);
     stor_batch_destroy(&b);
     /* Reopening sees the same data, from RocksDB alone. */
-    stor_close(s);
+    fx_close(s);
     s = wb_open_ok(f->dir, NULL);
     check_against_model(s);
-    stor_close(s);
+    fx_close(s);
 }
 
 static void test_stor_wb_overlay_merge_matches_model(void **state)
@@ -357,7 +358,7 @@ static void record_memory(void **state, size_t chunk, size_t small, size_t maxv)
             memcheck(s, last, len, want);
     }
     memcheck(s, last, len, want);
-    stor_close(s);
+    fx_close(s);
     s = wb_open_ok(f->dir, NULL);
     memcheck(s, last, len, want);
     /* Then as a killed daemon: what was synced comes back by replay. */
@@ -375,10 +376,10 @@ static void record_memory(void **state, size_t chunk, size_t small, size_t maxv)
         if (step % 7 == 0)
             stor_housekeep(s);
     }
-    stor_close_abandon(s);
+    fx_abandon(s);
     s = wb_open_ok(f->dir, NULL);
     memcheck(s, last, len, want);
-    stor_close(s);
+    fx_close(s);
     stor_batch_destroy(&b);
     free(v);
     free(want);
@@ -387,7 +388,7 @@ static void record_memory(void **state, size_t chunk, size_t small, size_t maxv)
 static void test_stor_wb_record_memory(void **state)
 {
     record_memory(state, 0, 200, 120000); /* the daemon's chunks */
-    fx_rmrf(((struct fx *)*state)->dir);
+    t_tmp_rmrf(((struct fx *)*state)->dir);
     assert_int_equal(mkdir(((struct fx *)*state)->dir, 0700), 0);
     record_memory(state, 2048, 60, 400);
 }
@@ -496,7 +497,7 @@ static void test_stor_wb_split_batch_survives_compaction(void **state)
             free(got);
         }
     }
-    stor_close(s);
+    fx_close(s);
 }
 
 /* Commits n record sets "r<i>" = "v<i>" in the metadata CF. */
@@ -580,7 +581,7 @@ static void test_stor_wb_disk_counts_queued(void **state)
     assert_int_equal(statvfs(f->dir, &sv), 0);
     uint64_t avail = (uint64_t)sv.f_bavail * sv.f_frsize;
     if (avail < (1u << 30)) {
-        stor_close_abandon(s);
+        fx_abandon(s);
         skip(); /* too little room here to tell */
     }
     /* Tests running beside this one write and delete files meanwhile:
@@ -594,7 +595,7 @@ static void test_stor_wb_disk_counts_queued(void **state)
     commit_puts(s, "q", 32768, v, sizeof v);
     assert_int_equal(stor_disk_check(s, min, NULL), 1); /* turned low */
     assert_int_not_equal(stor_write_error(s, msg, sizeof msg), 0);
-    stor_close_abandon(s);
+    fx_abandon(s);
 }
 
 /* Deferred writes reach the resolver in commit order, once each, with
@@ -638,6 +639,7 @@ static void test_stor_wb_resolve_in_order(void **state)
     struct stor *s = NULL;
     const char *err = NULL;
     assert_int_equal(stor_open(&s, &o, &err), 0); /* no write-back: straight to RocksDB */
+    fx_hold(s);
     struct stor_batch b;
     stor_batch_init(&b);
     char k[16], v[16];
@@ -648,7 +650,7 @@ static void test_stor_wb_resolve_in_order(void **state)
         stor_batch_put(&b, STOR_CF_META, k, strlen(k), v, strlen(v));
         assert_int_equal(stor_commit(s, &b), 0);
     }
-    stor_close(s);
+    fx_close(s);
     struct stor_opts x = {.test_no_flusher = 1};
     s = wb_open_ok(f->dir, &x);
     struct rs_seen seen = {0};
@@ -681,7 +683,7 @@ static void test_stor_wb_resolve_in_order(void **state)
     assert_int_equal(seen.next, 1200); /* once each */
     assert_int_equal(seen.folds, 3);
     stor_batch_destroy(&b);
-    stor_close_abandon(s);
+    fx_abandon(s);
 }
 
 static void test_stor_wb_replay_clean_and_unsynced(void **state)
@@ -693,7 +695,7 @@ static void test_stor_wb_replay_clean_and_unsynced(void **state)
     assert_int_equal(stor_sync(s), 0);
     commit_n(s, 100, 5); /* committed, never synced: never acknowledged */
     assert_int_equal(count_present(s, 105), 105);
-    stor_close_abandon(s); /* as kill -9: nothing reached RocksDB */
+    fx_abandon(s); /* as kill -9: nothing reached RocksDB */
     s = wb_open_ok(f->dir, NULL);
     struct stor_wb_stats st;
     stor_wb_stats(s, &st);
@@ -703,13 +705,13 @@ static void test_stor_wb_replay_clean_and_unsynced(void **state)
     commit_n(s, 200, 1);
     stor_wb_stats(s, &st);
     assert_int_equal(st.last_seq, 101);
-    stor_close(s);
+    fx_close(s);
     /* An empty journal (a clean close removes it) replays nothing. */
     s = wb_open_ok(f->dir, NULL);
     stor_wb_stats(s, &st);
     assert_int_equal(st.replayed_sets, 0);
     assert_int_equal(count_present(s, 105), 100);
-    stor_close(s);
+    fx_close(s);
 }
 
 /* Leaves a journal of 50 synced record sets that never reached RocksDB, as
@@ -720,7 +722,7 @@ static void journal_of_50(const char *dir, char *path, size_t cap)
     struct stor *s = wb_open_ok(dir, &x);
     commit_n(s, 0, 50);
     assert_int_equal(stor_sync(s), 0);
-    stor_close_abandon(s);
+    fx_abandon(s);
     journal_file(dir, path, cap);
 }
 
@@ -734,7 +736,7 @@ static void test_stor_wb_replay_torn_last_record(void **state)
     assert_int_equal(truncate(path, st0.st_size - 3), 0); /* a write cut short */
     struct stor *s = wb_open_ok(f->dir, NULL);
     assert_int_equal(count_present(s, 50), 49);
-    stor_close(s);
+    fx_close(s);
 }
 
 /* A journal file on disk is preallocated; a killed daemon leaves its
@@ -753,15 +755,15 @@ static void test_stor_wb_replay_preallocated_tail(void **state)
     assert_int_equal(st0.st_size, 1u << 20); /* allocated whole at the start */
     commit_n(s, 0, 50);
     assert_int_equal(stor_sync(s), 0);
-    stor_close_abandon(s); /* cuts the file to its records: put the zeros back */
+    fx_abandon(s); /* cuts the file to its records: put the zeros back */
     assert_int_equal(stat(path, &st0), 0);
     assert_true(st0.st_size > 0 && st0.st_size < (1 << 20));
     assert_int_equal(truncate(path, 1 << 20), 0);
     s = wb_open_ok(f->dir, NULL);
     assert_int_equal(count_present(s, 50), 50);
-    stor_close(s);
+    fx_close(s);
 
-    fx_rmrf(f->dir);
+    t_tmp_rmrf(f->dir);
     assert_int_equal(mkdir(f->dir, 0700), 0);
     journal_of_50(f->dir, path, sizeof path);
     assert_int_equal(stat(path, &st0), 0);
@@ -769,11 +771,11 @@ static void test_stor_wb_replay_preallocated_tail(void **state)
     assert_int_equal(truncate(path, st0.st_size + 4096), 0); /* then zeros */
     s = wb_open_ok(f->dir, NULL);
     assert_int_equal(count_present(s, 50), 49);
-    stor_close(s);
+    fx_close(s);
 
     /* Zeros at the end of a file that is not the last one: a daemon killed
      * between filling a file and cutting it. */
-    fx_rmrf(f->dir);
+    t_tmp_rmrf(f->dir);
     assert_int_equal(mkdir(f->dir, 0700), 0);
     x.journal_segment_bytes = 2048;
     s = wb_open_ok(f->dir, &x);
@@ -781,7 +783,7 @@ static void test_stor_wb_replay_preallocated_tail(void **state)
         commit_n(s, i, 1);
         assert_int_equal(stor_sync(s), 0); /* files roll after a sync */
     }
-    stor_close_abandon(s);
+    fx_abandon(s);
     char jd[400], first[700] = "";
     snprintf(jd, sizeof jd, "%s/journal", f->dir);
     DIR *d = opendir(jd);
@@ -799,7 +801,7 @@ static void test_stor_wb_replay_preallocated_tail(void **state)
     assert_int_equal(truncate(first, 1 << 16), 0);
     s = wb_open_ok(f->dir, NULL);
     assert_int_equal(count_present(s, 100), 100);
-    stor_close(s);
+    fx_close(s);
 }
 
 /* How many of path's extents are allocated but unwritten; -1 where the file
@@ -920,13 +922,13 @@ static void test_stor_wb_always_zeroed_files(void **state)
     }
     print_message("journal files without unwritten extents: %d of %d (FIEMAP %s)\n", checked,
                   files, checked ? "answered" : "not supported here");
-    stor_close_abandon(s); /* as kill -9: the spare stays */
+    fx_abandon(s); /* as kill -9: the spare stays */
     assert_true(journal_has(f->dir, "spare"));
     x.test_no_flusher = 0; /* a close drains only with the flusher */
     s = wb_open_ok(f->dir, &x);
     assert_int_equal(count_present(s, 50), 50); /* replayed, on a start that took the spare */
     spare_wait(f->dir);
-    stor_close(s);
+    fx_close(s);
     assert_false(journal_has(f->dir, "spare"));
     assert_false(journal_has(f->dir, "spare.tmp"));
     struct stor_opts y = {.journal_segment_bytes = seg};
@@ -935,7 +937,7 @@ static void test_stor_wb_always_zeroed_files(void **state)
     assert_int_equal(stor_sync(s), 0);
     usleep(100000);
     assert_false(journal_has(f->dir, "spare"));
-    stor_close(s);
+    fx_close(s);
 }
 
 /* Active expiry leaves alone what is not an index entry. The storage layer
@@ -949,7 +951,7 @@ static void test_stor_wb_reap_keeps_applied(void **state)
     struct fx *f = *state;
     struct stor *s = wb_open_ok(f->dir, NULL);
     commit_n(s, 0, 10);
-    stor_close(s); /* drained: every family holds its applied number */
+    fx_close(s); /* drained: every family holds its applied number */
     struct stor_opts x = {.test_no_flusher = 1};
     s = wb_open_ok(f->dir, &x);
     struct db d;
@@ -965,7 +967,7 @@ static void test_stor_wb_reap_keeps_applied(void **state)
         free(v);
     }
     db_destroy(&d);
-    stor_close_abandon(s);
+    fx_abandon(s);
 }
 
 static void test_stor_wb_replay_bad_checksum_refuses(void **state)
@@ -1032,7 +1034,7 @@ static void test_stor_wb_backpressure(void **state)
     assert_int_equal(stor_count(s, STOR_CF_SUB, "bp", 2, "bq", 2, &n), 0);
     assert_int_equal(n, 2500);
     stor_batch_destroy(&b);
-    stor_close(s);
+    fx_close(s);
 }
 
 /* Syncs the journal and waits (5 s at most) for the flusher to make every
@@ -1091,7 +1093,7 @@ static void test_stor_wb_quiet(void **state)
         free(got);
     }
     stor_batch_destroy(&b);
-    stor_close(s);
+    fx_close(s);
 }
 
 /* A record larger than twice a batch (here 4 MiB against 1 MiB batches)
@@ -1124,7 +1126,7 @@ static void test_stor_wb_big_record_shed(void **state)
     free(got);
     free(v);
     stor_batch_destroy(&b);
-    stor_close(s);
+    fx_close(s);
 }
 
 /* Housekeeping forgets a slice at a time; a range delete that is durable
@@ -1182,7 +1184,7 @@ static void test_stor_wb_range_outlives_slice(void **state)
     }
     assert_true(checked);
     stor_batch_destroy(&b);
-    stor_close(s);
+    fx_close(s);
 }
 
 /* The journal's checksum: RFC 3720's CRC-32C test vectors, and the fast
@@ -1355,7 +1357,7 @@ static void test_stor_wb_shm_journal_replays_anywhere(void **state)
     commit_n(s, 0, 100);
     assert_int_equal(stor_sync(s), 0);
     commit_n(s, 100, 5); /* never synced: never acknowledged */
-    stor_close_abandon(s);
+    fx_abandon(s);
     snprintf(disk, sizeof disk, "%s/journal", f->dir);
     assert_int_equal(count_files(folder), 1);
     assert_int_equal(count_files(disk), 0);
@@ -1374,11 +1376,11 @@ static void test_stor_wb_shm_journal_replays_anywhere(void **state)
      * in order. */
     commit_n(s, 200, 10);
     assert_int_equal(stor_sync(s), 0);
-    stor_close_abandon(s); /* the flusher ran: some may be in RocksDB already */
+    fx_abandon(s); /* the flusher ran: some may be in RocksDB already */
     s = wb_open_ok(f->dir, &x);
     commit_n(s, 300, 10);
     assert_int_equal(stor_sync(s), 0);
-    stor_close_abandon(s);
+    fx_abandon(s);
     s = wb_open_ok(f->dir, NULL);
     int found = 0;
     for (int i = 200; i < 310; i++) {
@@ -1391,7 +1393,7 @@ static void test_stor_wb_shm_journal_replays_anywhere(void **state)
         }
     }
     assert_int_equal(found, 20);
-    stor_close(s);
+    fx_close(s);
 }
 
 /* The child of the next test: writes 2000 record sets, waits until the
@@ -1458,7 +1460,7 @@ static void test_stor_wb_shm_journal_dropped_once_in_wal(void **state)
     shm_ptr(f->dir, now, sizeof now);
     assert_true(now[0] && strcmp(now, folder) != 0); /* a new folder each run */
     /* A clean close removes the folder and its name. */
-    stor_close(s);
+    fx_close(s);
     assert_int_equal(count_files(now), -1);
     shm_ptr(f->dir, now, sizeof now);
     assert_string_equal(now, "");
@@ -1474,12 +1476,12 @@ static void test_stor_wb_shm_journal_gone_after_reboot(void **state)
     shm_ptr(f->dir, folder, sizeof folder);
     commit_n(s, 0, 100);
     assert_int_equal(stor_drain(s), 0);
-    stor_close_abandon(s);
+    fx_abandon(s);
     /* A reboot empties the tmpfs; RocksDB keeps what its WAL has. */
-    fx_rmrf(folder);
+    t_tmp_rmrf(folder);
     s = wb_open_ok(f->dir, &x);
     assert_int_equal(count_present(s, 100), 100);
-    stor_close(s);
+    fx_close(s);
 }
 
 static void test_stor_wb_shm_journal_not_under_always(void **state)
@@ -1494,7 +1496,7 @@ static void test_stor_wb_shm_journal_not_under_always(void **state)
     assert_int_equal(st.journal_shm, 0);
     shm_ptr(f->dir, folder, sizeof folder);
     assert_string_equal(folder, "");
-    stor_close(s);
+    fx_close(s);
 }
 
 int main(int argc, char **argv)
