@@ -1,6 +1,6 @@
 /*
  * ov_bench — how long the write-back overlay takes to order the nodes a
- * burst of writes left waiting (ov_order, on the first seek): the stall of
+ * burst of writes left waiting (ov_order, before the first walk): the stall of
  * the first walk (SCAN, ZRANGE, KEYS) after the burst, in the event loop.
  *
  *   ov_bench [--nodes N] [--rounds R]
@@ -85,7 +85,8 @@ int main(int argc, char **argv)
                 ov_set(&o, ov_key_hash(1, k, kn), 1, k, kn, "v", 1, i + 1);
             }
             double t0 = now_ms();
-            if (!ov_seek(&o, 0, "", 0))
+            ov_order(&o, 1, NULL, 0, NULL, 0);
+            if (o.pend[1].n || !ov_seek(&o, 1, "", 0))
                 return 1;
             ms[r] = now_ms() - t0;
             ov_destroy(&o);

@@ -925,6 +925,14 @@ static void r_step(struct stor_it *it, int dir)
         rocksdb_iter_prev(it->it);
 }
 
+/* Links the overlay's waiting nodes that the iterator's range may hold
+ * (ov_order): at every seek, as writes may have come since the last. */
+static void o_order(struct stor_it *it)
+{
+    if (!it->raw)
+        ov_order(&it->s->ov, it->cf, it->lo, it->lon, it->hi, it->hin);
+}
+
 static void o_step(struct stor_it *it, int dir)
 {
     it->o = dir > 0 ? ov_next(it->o) : ov_prev(&it->s->ov, it->o);
@@ -1110,6 +1118,7 @@ void stor_it_seek(struct stor_it *it, const char *k, size_t kn)
     bool edge = it->lo ? ov_cmp(it->cf, k, kn, it->cf, it->lo, it->lon) <= 0 : kn == 0;
     if (it->lo && edge)
         k = it->lo, kn = it->lon;
+    o_order(it);
     it->o = it->raw ? NULL : ov_seek(&it->s->ov, it->cf, k, kn);
     settle(it, 1);
     if (edge)
@@ -1126,6 +1135,7 @@ void stor_it_seek_prev(struct stor_it *it, const char *k, size_t kn)
     it_moves++;
     rocksdb_iter_seek_for_prev(it->it, k, kn);
     bool edge = it->hi && ov_cmp(it->cf, k, kn, it->cf, it->hi, it->hin) >= 0;
+    o_order(it);
     if (it->raw)
         it->o = NULL;
     else if (edge)
@@ -1145,6 +1155,7 @@ void stor_it_first(struct stor_it *it)
     }
     it_moves++;
     rocksdb_iter_seek_to_first(it->it);
+    o_order(it);
     it->o = it->raw ? NULL : ov_seek(&it->s->ov, it->cf, it->lo ? it->lo : "", it->lo ? it->lon : 0);
     settle(it, 1);
     edge_note(it, 1);
@@ -1158,6 +1169,7 @@ void stor_it_last(struct stor_it *it)
     }
     it_moves++;
     rocksdb_iter_seek_to_last(it->it);
+    o_order(it);
     if (it->raw)
         it->o = NULL;
     else if (it->hi)
@@ -1180,6 +1192,7 @@ static void turn(struct stor_it *it, int dir)
     }
     memcpy(it->save, k, kn);
     struct ov *ov = &it->s->ov;
+    o_order(it);
     if (dir < 0) {
         rocksdb_iter_seek_for_prev(it->it, it->save, kn);
         if (rocksdb_iter_valid(it->it)) {

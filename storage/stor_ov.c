@@ -4,8 +4,10 @@
  */
 #include "stor_ov.h"
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "stor_mem.h"
@@ -220,6 +222,9 @@ void ov_init(struct ov *o)
     o->tab = tab_new(OV_TAB_MIN);
     o->tabmask = OV_TAB_MIN - 1;
     o->tabkeep = 65536;
+    o->grp = calloc(OV_GROUPS, sizeof *o->grp);
+    if (!o->grp)
+        stor_oom(OV_GROUPS * sizeof *o->grp);
 }
 
 void ov_destroy(struct ov *o)
@@ -230,9 +235,12 @@ void ov_destroy(struct ov *o)
         node_free(n);
         n = next;
     }
-    for (size_t i = 0; i < o->npend; i++)
-        node_free(o->pend[i]);
-    free(o->pend);
+    for (int cf = 0; cf < OV_CFS; cf++) {
+        for (size_t i = 0; i < o->pend[cf].n; i++)
+            node_free(o->pend[cf].v[i]);
+        free(o->pend[cf].v);
+    }
+    free(o->grp);
     for (size_t i = 0; i < o->nranges; i++) {
         free(o->ranges[i].lo);
         free(o->ranges[i].hi);
@@ -272,21 +280,39 @@ static int random_level(struct ov *o)
 
 /* ---- nodes waiting for the order ---- */
 
+/* The counter of (cf, k)'s group in ov.grp. */
+static size_t grp_index(int cf, const char *k, size_t kn)
+{
+    _Static_assert(OV_GROUP_BYTES == 3 && OV_GROUPS == 1 << 14, "grp_index packs 3 bytes, 14 bits");
+    const unsigned char *b = (const unsigned char *)k;
+    uint32_t v = (uint32_t)cf << 24;
+    if (kn >= 3) /* byte by byte: a memcpy of a variable length is a call */
+        v |= (uint32_t)b[0] << 16 | (uint32_t)b[1] << 8 | b[2];
+    else
+        for (size_t i = 0; i < kn; i++)
+            v |= (uint32_t)b[i] << (16 - 8 * i);
+    return (v * 0x9e3779b1u) >> (32 - 14);
+}
+
 static void pend_add(struct ov *o, struct ov_node *x)
 {
-    if (o->npend == o->cappend) {
-        o->cappend = o->cappend ? o->cappend * 2 : 256;
-        o->pend = stor_xrealloc(o->pend, o->cappend * sizeof *o->pend);
+    struct ov_pend *p = &o->pend[x->cf];
+    if (p->n == p->cap) {
+        p->cap = p->cap ? p->cap * 2 : 256;
+        p->v = stor_xrealloc(p->v, p->cap * sizeof *p->v);
     }
-    x->pidx = (uint32_t)o->npend;
-    o->pend[o->npend++] = x;
+    x->pidx = (uint32_t)p->n;
+    p->v[p->n++] = x;
+    o->grp[grp_index(x->cf, x->key, x->klen)]++;
 }
 
 static void pend_remove(struct ov *o, struct ov_node *x)
 {
-    struct ov_node *last = o->pend[--o->npend];
-    o->pend[x->pidx] = last;
+    struct ov_pend *p = &o->pend[x->cf];
+    struct ov_node *last = p->v[--p->n];
+    p->v[x->pidx] = last;
     last->pidx = x->pidx;
+    o->grp[grp_index(x->cf, x->key, x->klen)]--;
 }
 
 /* The waiting nodes' sort. A comparison sort of the node pointers (glibc's
@@ -396,30 +422,29 @@ static void pend_sort(struct pend_item *a, struct pend_item *b, size_t n, int w,
     }
 }
 
-/* Links every waiting node into the skiplist: sorted first, so each search
- * starts on every level from the previous node's position there, whenever
- * that is further on than where the level above left off. */
-static void ov_order(struct ov *o)
+/* Links every waiting node of cf into the skiplist: sorted first, so each
+ * search starts on every level from the previous node's position there,
+ * whenever that is further on than where the level above left off. */
+static void order_cf(struct ov *o, int cf)
 {
-    if (!o->npend)
-        return;
-    size_t n = o->npend;
+    struct ov_pend *pd = &o->pend[cf];
+    size_t n = pd->n;
     struct pend_item *it = stor_xmalloc(2 * n * sizeof *it);
     for (size_t i = 0; i < n; i++)
-        it[i].n = o->pend[i];
+        it[i].n = pd->v[i];
     pend_fill(it, n, 0);
     pend_sort(it, it + n, n, 0, 0);
     for (size_t i = 0; i < n; i++)
-        o->pend[i] = it[i].n;
+        pd->v[i] = it[i].n;
     free(it);
     struct ov_node *preds[OV_MAXLEVEL];
     for (int l = 0; l < OV_MAXLEVEL; l++)
         preds[l] = o->head;
-    for (size_t i = 0; i < o->npend; i++) {
-        struct ov_node *x = o->pend[i];
-        if (i + 8 < o->npend) { /* in key order the nodes lie all over the heap */
-            __builtin_prefetch(o->pend[i + 8], 1);
-            __builtin_prefetch((char *)o->pend[i + 8] + 64, 1); /* next[] */
+    for (size_t i = 0; i < n; i++) {
+        struct ov_node *x = pd->v[i];
+        if (i + 8 < n) { /* in key order the nodes lie all over the heap */
+            __builtin_prefetch(pd->v[i + 8], 1);
+            __builtin_prefetch((char *)pd->v[i + 8] + 64, 1); /* next[] */
         }
         if (x->level > o->level)
             o->level = x->level;
@@ -443,8 +468,21 @@ static void ov_order(struct ov *o)
             preds[l] = x;
         }
         x->linked = true;
+        o->grp[grp_index(x->cf, x->key, x->klen)]--;
     }
-    o->npend = 0;
+    pd->n = 0;
+}
+
+void ov_order(struct ov *o, int cf, const char *lo, size_t lon, const char *hi, size_t hin)
+{
+    if (!o->pend[cf].n)
+        return;
+    /* Every key in [lo, hi) has the group lo and hi share: a key shorter
+     * than the group's bytes, or one whose differ, falls outside. */
+    if (lo && hi && lon >= OV_GROUP_BYTES && hin >= OV_GROUP_BYTES &&
+        memcmp(lo, hi, OV_GROUP_BYTES) == 0 && !o->grp[grp_index(cf, lo, lon)])
+        return;
+    order_cf(o, cf);
 }
 
 void ov_set(struct ov *o, uint64_t h, int cf, const char *k, size_t kn, const char *v, size_t vn,
@@ -454,6 +492,7 @@ void ov_set(struct ov *o, uint64_t h, int cf, const char *k, size_t kn, const ch
     struct ov_node *x = o->tab[slot].n;
     if (!x) {
         size_t vroom = v && vn <= OV_VROOM_MAX ? (vn + 7) & ~(size_t)7 : 0;
+        assert(cf >= 0 && cf < OV_CFS);
         x = node_new(random_level(o), cf, k, kn, vroom);
         x->hash = h;
         pend_add(o, x);
@@ -505,7 +544,7 @@ void ov_set_range(struct ov *o, int cf, const char *lo, size_t lon, const char *
 {
     /* Nodes inside the range are superseded by it: one seek, then a walk
      * (a node leaves through its own back links). */
-    ov_order(o);
+    ov_order(o, cf, lo, lon, hi, hin);
     struct ov_node *x = find_preds(o, cf, lo, lon, NULL)->next[0];
     while (x && node_cmp(x, cf, hi, hin) < 0) {
         struct ov_node *next = x->next[0];
@@ -578,20 +617,17 @@ struct ov_node *ov_find_h(const struct ov *o, uint64_t h, int cf, const char *k,
 
 struct ov_node *ov_seek(struct ov *o, int cf, const char *k, size_t kn)
 {
-    ov_order(o);
     return find_preds(o, cf, k, kn, NULL)->next[0];
 }
 
 struct ov_node *ov_seek_before(struct ov *o, int cf, const char *k, size_t kn)
 {
-    ov_order(o);
     struct ov_node *x = find_preds(o, cf, k, kn, NULL);
     return x == o->head ? NULL : x;
 }
 
 struct ov_node *ov_seek_prev(struct ov *o, int cf, const char *k, size_t kn)
 {
-    ov_order(o);
     struct ov_node *x = find_preds(o, cf, k, kn, NULL);
     struct ov_node *n = x->next[0];
     if (n && node_cmp(n, cf, k, kn) == 0)
@@ -631,14 +667,27 @@ int ov_check(const struct ov *o)
     for (int l = o->level; l < OV_MAXLEVEL; l++)
         if (o->head->next[l])
             return 5; /* a level above o->level */
-    for (size_t i = 0; i < o->npend; i++) {
-        const struct ov_node *x = o->pend[i];
-        if (x->linked || x->pidx != i || x->hash != ov_key_hash(x->cf, x->key, x->klen) ||
-            o->tab[tab_slot(o, x->hash, x->cf, x->key, x->klen)].n != x)
-            return 8; /* a waiting node */
-        n++;
-        bytes += node_bytes(x);
+    uint32_t *grp = calloc(OV_GROUPS, sizeof *grp);
+    if (!grp)
+        stor_oom(OV_GROUPS * sizeof *grp);
+    for (int cf = 0; cf < OV_CFS; cf++) {
+        for (size_t i = 0; i < o->pend[cf].n; i++) {
+            const struct ov_node *x = o->pend[cf].v[i];
+            if (x->linked || x->cf != cf || x->pidx != i ||
+                x->hash != ov_key_hash(x->cf, x->key, x->klen) ||
+                o->tab[tab_slot(o, x->hash, x->cf, x->key, x->klen)].n != x) {
+                free(grp);
+                return 8; /* a waiting node */
+            }
+            grp[grp_index(x->cf, x->key, x->klen)]++;
+            n++;
+            bytes += node_bytes(x);
+        }
     }
+    int same = memcmp(grp, o->grp, OV_GROUPS * sizeof *grp) == 0;
+    free(grp);
+    if (!same)
+        return 9; /* a group's count of waiting nodes */
     size_t used = 0;
     for (size_t i = 0; i <= o->tabmask; i++)
         used += o->tab[i].n != NULL && o->tab[i].hash == o->tab[i].n->hash;

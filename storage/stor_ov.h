@@ -4,10 +4,12 @@
  * pending range deletes. Reads consult it before RocksDB; iterators merge it.
  *
  * Every node is in a hash index. A new node joins the ordered skiplist only
- * when something needs the order (a seek, a range delete): most records
- * reach RocksDB and are forgotten before any iterator asks, and then they
- * never cost a skiplist search. Ordering links the waiting nodes in one
- * sorted pass, each search resuming from the one before.
+ * when something needs the order (ov_order before a walk, a range delete):
+ * most records reach RocksDB and are forgotten before any iterator asks,
+ * and then they never cost a skiplist search. Ordering links the waiting
+ * nodes of one column family in one sorted pass, each search resuming from
+ * the one before; a walk inside one key group (below) with nothing of that
+ * group waiting links nothing at all.
  *
  * Layer: inside stor_. Single-threaded: only the thread that commits (the
  * daemon's executor) touches it. Node pointers stay valid until the node is
@@ -22,6 +24,13 @@
 #include <stdint.h>
 
 #define OV_MAXLEVEL 24
+#define OV_CFS 8 /* column families 0 .. OV_CFS - 1 */
+/* A key's group is its first OV_GROUP_BYTES bytes (zero-padded): the
+ * database and slot of shmkv's keys (docs/encoding.md), so one user key's
+ * records and each sorted set's scores share one. The overlay counts the
+ * waiting nodes per (cf, group), hashed into OV_GROUPS counters. */
+#define OV_GROUP_BYTES 3
+#define OV_GROUPS 16384
 
 struct ov_node {
     uint64_t seq;    /* the record set that last wrote it */
@@ -30,9 +39,9 @@ struct ov_node {
     size_t vlen, klen;
     uint8_t cf;
     uint8_t level;
-    bool linked;          /* in the skiplist; else waiting in ov.pend */
+    bool linked;          /* in the skiplist; else waiting in ov.pend[cf] */
     uint8_t vroom;        /* bytes for a value after the key, in the node */
-    uint32_t pidx;        /* its index in ov.pend while waiting */
+    uint32_t pidx;        /* its index in ov.pend[cf] while waiting */
     struct ov_node *prev; /* level 0, backwards */
     char *key;            /* points into the node allocation */
     /* next[0 .. level-1], then the backward links of levels 1 .. level-1:
@@ -71,8 +80,13 @@ struct ov {
      * fuller, and the most nodes it held since. */
     uint64_t tide_ms;
     size_t low_peak;
-    struct ov_node **pend; /* nodes not yet in the skiplist, in no order */
-    size_t npend, cappend;
+    /* Nodes not yet in the skiplist, per column family, in no order, and
+     * how many of them each group (hashed, grp_index) holds. */
+    struct ov_pend {
+        struct ov_node **v;
+        size_t n, cap;
+    } pend[OV_CFS];
+    uint32_t *grp;
     int level;
     size_t count;
     size_t bytes; /* keys, values and nodes: what the overlay limit counts */
@@ -126,9 +140,14 @@ struct ov_node *ov_find(const struct ov *o, int cf, const char *k, size_t kn);
 struct ov_node *ov_find_h(const struct ov *o, uint64_t h, int cf, const char *k, size_t kn);
 /* Whether a pending range delete covers (cf, k). */
 int ov_range_covers(const struct ov *o, int cf, const char *k, size_t kn);
+/* Links the waiting nodes of cf that the range [lo, hi) of cf may hold
+ * (lo NULL: from cf's start; hi NULL: to its end): if lo and hi share
+ * their group, and none of that group waits, none; else all of cf's.
+ * Seeks and walks see linked nodes only: a walk of a range starts with
+ * ov_order of it, and sees everything written in it before that. */
+void ov_order(struct ov *o, int cf, const char *lo, size_t lon, const char *hi, size_t hin);
 /* First node >= (cf, k); last node <= (cf, k); NULL past the ends. A NULL k
- * with kn 0 means the start of cf. A seek first links the waiting nodes, so
- * ov_next and ov_prev from its result walk everything written before it. */
+ * with kn 0 means the start of cf. Linked nodes only (ov_order). */
 struct ov_node *ov_seek(struct ov *o, int cf, const char *k, size_t kn);
 struct ov_node *ov_seek_prev(struct ov *o, int cf, const char *k, size_t kn);
 /* Last node < (cf, k). */
@@ -141,8 +160,8 @@ static inline struct ov_node *ov_next(const struct ov_node *n)
 struct ov_node *ov_prev(const struct ov *o, const struct ov_node *n);
 
 /* Checks every invariant (order, links both ways on every level, the hash
- * index, the waiting nodes, count and bytes): 0, or the number of the first that failed. For
- * tests; O(n). */
+ * index, the waiting nodes and their group counts, count and bytes): 0,
+ * or the number of the first that failed. For tests; O(n). */
 int ov_check(const struct ov *o);
 
 #endif

@@ -66,6 +66,13 @@ static void make_universe(void)
     qsort(keys, NKEYS, sizeof keys[0], mkey_cmp);
 }
 
+/* Links every waiting node, of every column family. */
+static void order_all(struct ov *o)
+{
+    for (int cf = 0; cf < OV_CFS; cf++)
+        ov_order(o, cf, NULL, 0, NULL, 0);
+}
+
 static void check_all(struct ov *o)
 {
     assert_int_equal(ov_check(o), 0);
@@ -93,6 +100,7 @@ static void check_all(struct ov *o)
     }
     assert_int_equal(o->count, live);
     /* The walk forward and back visits the model's keys in order. */
+    order_all(o);
     struct ov_node *n = ov_seek(o, 0, "", 0), *last = NULL;
     for (size_t i = 0; i < NKEYS; i++) {
         if (!keys[i].present)
@@ -112,13 +120,6 @@ static void check_all(struct ov *o)
     assert_null(last);
 }
 
-static size_t first_present_from(size_t i)
-{
-    while (i < NKEYS && !keys[i].present)
-        i++;
-    return i;
-}
-
 static void test_ov_matches_model(void **state)
 {
     (void)state;
@@ -130,6 +131,7 @@ static void test_ov_matches_model(void **state)
     size_t maxcount = 0;
     bool shrank = false;
     uint64_t last_high = 0; /* when the tide last saw the index an eighth full */
+    size_t skipped = 0, ordered = 0;
     for (int step = 0; step < 60000; step++) {
         /* Phases: grow towards the whole universe, then drain it, twice, so
          * the index grows and shrinks. */
@@ -194,21 +196,35 @@ static void test_ov_matches_model(void **state)
             check_all(&o);
         else if (step % 50 == 0)
             assert_int_equal(ov_check(&o), 0); /* with nodes waiting */
-        /* A seek lands on the first present key at or after the target.
-         * Not every step: new nodes wait for a seek to be ordered, and
-         * should often be many. */
+        /* A walk of a range [t, u) of one column family, after ov_order
+         * of that range, sees the model's present keys there and nothing
+         * else; the seek lands on the first. Not every step: new nodes
+         * wait for an order, and should often be many. */
         if (rnd() % 64)
             continue;
-        size_t t = rnd() % NKEYS, f = first_present_from(t);
-        struct ov_node *sk = ov_seek(&o, keys[t].cf, keys[t].k, keys[t].kn);
-        if (f == NKEYS) {
-            assert_null(sk);
-        } else {
-            assert_non_null(sk);
-            assert_int_equal(ov_cmp(sk->cf, sk->key, sk->klen, keys[f].cf, keys[f].k, keys[f].kn),
-                             0);
+        size_t t = rnd() % NKEYS, u = t + rnd() % 40;
+        int cf = keys[t].cf;
+        bool bounded = u < NKEYS && keys[u].cf == cf && rnd() % 8;
+        const char *hi = bounded ? keys[u].k : NULL;
+        size_t hin = bounded ? keys[u].kn : 0;
+        size_t waited = o.pend[cf].n;
+        ov_order(&o, cf, keys[t].k, keys[t].kn, hi, hin);
+        if (waited)
+            o.pend[cf].n == waited ? skipped++ : ordered++;
+        struct ov_node *x = ov_seek(&o, cf, keys[t].k, keys[t].kn);
+        for (size_t w = t; w < NKEYS && keys[w].cf == cf && (!bounded || w < u); w++) {
+            if (!keys[w].present)
+                continue;
+            assert_non_null(x);
+            if (ov_cmp(x->cf, x->key, x->klen, cf, keys[w].k, keys[w].kn) != 0)
+                fail_msg("range walk from key %zu to %zu: key %zu missing", t, u, w);
+            x = ov_next(x);
         }
+        assert_true(!x || x->cf != cf || (bounded && ov_cmp(x->cf, x->key, x->klen, cf, hi, hin) >= 0));
     }
+    /* Both ways were taken, many times: ranges in one key group with none
+     * of it waiting (nothing ordered) and the others. */
+    assert_true(skipped > 50 && ordered > 50);
     assert_true(maxcount > 1500); /* the index grew past its first size */
     assert_true(shrank);          /* and came back down */
     ov_destroy(&o);
@@ -386,7 +402,7 @@ static void test_ov_order_keys(void **state)
         size_t from = round ? MAXK / 3 : 0, to = round ? MAXK : MAXK / 3;
         for (size_t i = from; i < to; i++)
             ov_set(&o, ov_key_hash(kcf[i], ks[i], kn[i]), kcf[i], ks[i], kn[i], "v", 1, i + 1);
-        assert_non_null(ov_seek(&o, 0, "", 0)); /* orders them */
+        order_all(&o);
         assert_int_equal(ov_check(&o), 0);
         size_t seen = 0;
         const struct ov_node *p = NULL;
