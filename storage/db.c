@@ -1798,7 +1798,8 @@ int db_reap(struct db *d, uint64_t budget, uint64_t *reaped, bool *more)
         size_t vn;
         uint8_t t;
         uint64_t mexp;
-        rc = db_rget(d, STOR_CF_META, mk.p, mk.n, &v, &vn);
+        /* Most keys read here are deleted next: a miss fills no cache. */
+        rc = db_rtake(d, STOR_CF_META, mk.p, mk.n, &v, &vn);
         if (rc == 0) {
             if (enc_meta_peek(v, vn, &t, &mexp) == 0 && mexp == exp) {
                 stor_batch_del(&d->b, STOR_CF_META, mk.p, mk.n);

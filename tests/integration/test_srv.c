@@ -1449,15 +1449,24 @@ static void test_srv_auth_and_limits(void **state)
     h_destroy(&a);
 }
 
-static unsigned long long info_stat(redisContext *c, const char *field)
+/* The number after field (its name and ':') in INFO section, or -1. */
+static long long info_field(redisContext *c, const char *section, const char *field)
 {
-    redisReply *r = H_CMD(c, "INFO stats");
+    redisReply *r = H_CMD(c, "INFO %s", section);
     assert_non_null(r);
     const char *p = strstr(r->str, field);
-    assert_non_null(p);
-    unsigned long long v = strtoull(p + strlen(field) + 1, NULL, 10);
+    long long v = p ? strtoll(p + strlen(field), NULL, 10) : -1;
     freeReplyObject(r);
     return v;
+}
+
+static unsigned long long info_stat(redisContext *c, const char *field)
+{
+    char f[64];
+    snprintf(f, sizeof f, "%s:", field);
+    long long v = info_field(c, "stats", f);
+    assert_true(v >= 0);
+    return (unsigned long long)v;
 }
 
 /* Keys with a TTL go away in the background, unread: also once the walk
@@ -1874,6 +1883,32 @@ static void test_srv_object_idletime(void **state)
     h_expect_int(c, 3, "DEL ra rb rc");
 }
 
+/* Active expiry reads each due key's record before it deletes the key: a
+ * key the shm cache does not hold (here: all, after a restart) is read
+ * past the cache, not into it, where 300,000 keys due at once had filled
+ * it with doomed records and evicted the readers' hot ones. */
+static void test_srv_active_expiry_fills_no_cache(void **state)
+{
+    redisContext *c = *state;
+    for (int i = 0; i < 50; i++)
+        h_expect_status(c, "OK", "SET doomed:%d v PX 1500", i);
+    h_expect_status(c, "OK", "SET kept v");
+    shutdown_and_wait(c, &S);
+    redisFree(c);
+    const char *hz[] = {"--hz", "100", NULL};
+    h_start_shmkvd_opts(&S, hz);
+    c = h_connect_port(S.port);
+    *state = c; /* the teardown's */
+    long long fills = info_field(c, "cache", "cache_fills:");
+    assert_true(fills >= 0);
+    struct timespec ts = {0, 50 * 1000 * 1000};
+    for (int i = 0; i < 200 && info_stat(c, "expired_keys") < 50; i++)
+        nanosleep(&ts, NULL);
+    assert_int_equal(info_stat(c, "expired_keys"), 50);
+    assert_int_equal(info_field(c, "cache", "cache_fills:"), fills);
+    h_expect_int(c, 1, "DBSIZE");
+}
+
 static void test_srv_persistence_across_shutdown(void **state)
 {
     redisContext *c = *state;
@@ -1962,15 +1997,6 @@ static void test_srv_thread_names(void **state)
  * flusher wrote it) learns whether the key existed only from RocksDB: the
  * write-back resolves that off the event loop (storage.md, "Writes of cold
  * keys"), and DBSIZE, INFO keyspace and SCAN still agree. */
-static long long info_field(redisContext *c, const char *section, const char *field)
-{
-    redisReply *r = H_CMD(c, "INFO %s", section);
-    const char *p = strstr(r->str, field);
-    long long v = p ? strtoll(p + strlen(field), NULL, 10) : -1;
-    freeReplyObject(r);
-    return v;
-}
-
 static void test_srv_key_counts_cold(void **state)
 {
     (void)state;
@@ -2181,7 +2207,7 @@ int main(void)
         cmocka_unit_test(test_srv_key_counts_cold),
         T(test_srv_random_picks),       T(test_srv_tidy),
         T(test_srv_auth_and_limits),    T(test_srv_object_idletime), T(test_srv_memory), T(test_srv_lcs_limit), T(test_srv_migrate_many_keys),
-        T(test_srv_persistence_across_shutdown),
+        T(test_srv_persistence_across_shutdown), T(test_srv_active_expiry_fills_no_cache),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
