@@ -231,6 +231,41 @@ static const char *find_crlf(const char *data, size_t from, size_t n)
 
 #define HEADER_MAX (64 * 1024) /* the longest '*N' or '$N' line we wait for */
 
+/* header_num's way for any line but the common one. */
+static __attribute__((noinline)) int header_num_slow(const char *data, size_t pos, size_t n,
+                                                     int64_t *v, size_t *next)
+{
+    const char *e = find_crlf(data, pos, n);
+    if (!e)
+        return 0;
+    if (enc_str2ll(data + pos + 1, (size_t)(e - data) - pos - 1, v))
+        return -1;
+    *next = (size_t)(e - data) + 2;
+    return 1;
+}
+
+/* Reads the number of the '*' or '$' line at data[pos]: 1 with *v and
+ * *next (past its CRLF), 0 if the line is not all there yet, -1 if it is
+ * no number. The common line, 1 to 9 digits with no leading zero, is read
+ * in place; any other goes through find_crlf and enc_str2ll, a call each,
+ * which for every header of every command cost about a tenth of a SET's
+ * parse. */
+static inline int header_num(const char *data, size_t pos, size_t n, int64_t *v, size_t *next)
+{
+    size_t i = pos + 1, end = n - pos > 11 ? pos + 11 : n;
+    int64_t x = 0;
+    for (; i < end && (unsigned char)(data[i] - '0') <= 9; i++)
+        x = x * 10 + (data[i] - '0');
+    size_t digits = i - pos - 1;
+    if (digits - 1 < 9 && (digits == 1 || data[pos + 1] != '0') && i + 1 < n &&
+        data[i] == '\r' && data[i + 1] == '\n') {
+        *v = x;
+        *next = i + 2;
+        return 1;
+    }
+    return header_num_slow(data, pos, n, v, next);
+}
+
 /* Reads "<c>digits\r\n" at p[*i]: the number, or -1. */
 static int64_t peek_len(const char *p, size_t n, size_t *i, char c)
 {
@@ -297,21 +332,21 @@ int resp_req_parse(struct resp_req *r, const char *data, size_t n, const struct 
             return RESP_AGAIN;
         if (data[r->pos] != '*')
             return parse_inline(r, data, n, lim, err);
-        const char *e = find_crlf(data, r->pos, n);
-        if (!e) {
+        int64_t cnt;
+        size_t next;
+        int h = header_num(data, r->pos, n, &cnt, &next);
+        if (h == 0) {
             if (n - r->pos > HEADER_MAX) {
                 *err = "ERR Protocol error: too big mbulk count string";
                 return RESP_PROTO;
             }
             return RESP_AGAIN;
         }
-        int64_t cnt;
-        if (enc_str2ll(data + r->pos + 1, (size_t)(e - data) - r->pos - 1, &cnt) ||
-            cnt > lim->max_args) {
+        if (h < 0 || cnt > lim->max_args) {
             *err = "ERR Protocol error: invalid multibulk length";
             return RESP_PROTO;
         }
-        r->pos = (size_t)(e - data) + 2;
+        r->pos = next;
         if (cnt <= 0)
             return RESP_EMPTY;
         r->want = cnt;
@@ -328,21 +363,21 @@ int resp_req_parse(struct resp_req *r, const char *data, size_t n, const struct 
                 *err = msg;
                 return RESP_PROTO;
             }
-            const char *e = find_crlf(data, r->pos, n);
-            if (!e) {
+            int64_t len;
+            size_t next;
+            int h = header_num(data, r->pos, n, &len, &next);
+            if (h == 0) {
                 if (n - r->pos > HEADER_MAX) {
                     *err = "ERR Protocol error: too big bulk count string";
                     return RESP_PROTO;
                 }
                 return RESP_AGAIN;
             }
-            int64_t len;
-            if (enc_str2ll(data + r->pos + 1, (size_t)(e - data) - r->pos - 1, &len) || len < 0 ||
-                len > lim->max_bulk) {
+            if (h < 0 || len < 0 || len > lim->max_bulk) {
                 *err = "ERR Protocol error: invalid bulk length";
                 return RESP_PROTO;
             }
-            r->pos = (size_t)(e - data) + 2;
+            r->pos = next;
             r->bulk = len;
         }
         /* The bulk and its CRLF must be all there. */

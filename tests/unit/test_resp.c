@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -62,6 +63,22 @@ static void test_resp_byte_by_byte(void **state)
         assert_int_equal(resp_req_parse(&r, m, i, &lim, &err), RESP_AGAIN);
     assert_int_equal(resp_req_parse(&r, m, n, &lim, &err), RESP_DONE);
     ARG(&r, m, 1, "hello");
+    /* Lengths of two and three digits, and 0, cut at every byte. */
+    resp_req_reset(&r);
+    char big[1024]; /* 700 bytes of frame */
+    int bn = snprintf(big, sizeof big, "*12\r\n$0\r\n\r\n");
+    for (int i = 1; i < 12; i++)
+        bn += snprintf(big + bn, sizeof big - (size_t)bn, "$%d\r\n%0*d\r\n", i * 9, i * 9, 7);
+    for (size_t i = 1; i < (size_t)bn; i++)
+        assert_int_equal(resp_req_parse(&r, big, i, &lim, &err), RESP_AGAIN);
+    assert_int_equal(resp_req_parse(&r, big, (size_t)bn, &lim, &err), RESP_DONE);
+    assert_int_equal(r.argc, 12);
+    assert_int_equal(r.pos, (size_t)bn);
+    ARG(&r, big, 0, "");
+    size_t an;
+    const char *a = resp_req_arg(&r, big, 11, &an);
+    assert_int_equal(an, 99);
+    assert_true(a[0] == '0' && a[98] == '7');
     resp_req_free(&r);
 }
 
@@ -144,6 +161,11 @@ static void test_resp_protocol_errors(void **state)
         {"*+1\r\n", "ERR Protocol error: invalid multibulk length"},
         {"*1\r\n$02\r\n", "ERR Protocol error: invalid bulk length"},
         {"*1\r\n$-0\r\n", "ERR Protocol error: invalid bulk length"},
+        /* Past the in-place reading of 1-9 digits (header_num): ten, and
+         * a CR that no LF follows. */
+        {"*1\r\n$1000000000\r\n", "ERR Protocol error: invalid bulk length"},
+        {"*1\r\r\n", "ERR Protocol error: invalid multibulk length"},
+        {"*1\r\n$3\r\r\nabc\r\n", "ERR Protocol error: invalid bulk length"},
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         assert_int_equal(parse_all(&r, c[i].in, strlen(c[i].in), &err), RESP_PROTO);
