@@ -86,7 +86,7 @@ int main(int argc, char **argv)
             }
             double t0 = now_ms();
             ov_order(&o, 1, NULL, 0, NULL, 0);
-            if (o.pend[1].n || !ov_seek(&o, 1, "", 0))
+            if (ov_waiting(&o, 1) || !ov_seek(&o, 1, "", 0))
                 return 1;
             ms[r] = now_ms() - t0;
             ov_destroy(&o);

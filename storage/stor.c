@@ -1002,6 +1002,11 @@ uint64_t stor_moves(void)
     return it_moves;
 }
 
+size_t stor_waiting(const struct stor *s, int cf)
+{
+    return ov_waiting(&s->ov, cf);
+}
+
 uint64_t stor_skips(void)
 {
     if (!skips_on)

@@ -352,6 +352,11 @@ struct stor_it *stor_it_create_snap(struct stor_snap *sn);
  * operations a little; stor_thread_quiet() leaves it off). */
 void stor_skips_watch(bool on);
 uint64_t stor_skips(void);
+/* How many of cf's records wait in the write-back overlay for the order
+ * that a walk needs (0 without write-back). A walk orders those of the
+ * bands its range spans (stor_ov.h): a walk over a few slots, a few
+ * sixty-fourths of them, one over all slots, all. */
+size_t stor_waiting(const struct stor *s, int cf);
 /* Seeks and steps of storage iterators (not snapshot ones) on the calling
  * thread: a running total, so a walk's count is the difference of two
  * reads (db_scache.c weighs a copy against it). */

@@ -235,11 +235,12 @@ void ov_destroy(struct ov *o)
         node_free(n);
         n = next;
     }
-    for (int cf = 0; cf < OV_CFS; cf++) {
-        for (size_t i = 0; i < o->pend[cf].n; i++)
-            node_free(o->pend[cf].v[i]);
-        free(o->pend[cf].v);
-    }
+    for (int cf = 0; cf < OV_CFS; cf++)
+        for (int b = 0; b < OV_BANDS; b++) {
+            for (size_t i = 0; i < o->pend[cf][b].n; i++)
+                node_free(o->pend[cf][b].v[i]);
+            free(o->pend[cf][b].v);
+        }
     free(o->grp);
     for (size_t i = 0; i < o->nranges; i++) {
         free(o->ranges[i].lo);
@@ -294,24 +295,36 @@ static size_t grp_index(int cf, const char *k, size_t kn)
     return (v * 0x9e3779b1u) >> (32 - 14);
 }
 
+static unsigned band_of(const char *k, size_t kn)
+{
+    return kn >= 2 ? (unsigned char)k[1] % OV_BANDS : 0;
+}
+
+static struct ov_pend *pend_of(struct ov *o, const struct ov_node *x)
+{
+    return &o->pend[x->cf][band_of(x->key, x->klen)];
+}
+
 static void pend_add(struct ov *o, struct ov_node *x)
 {
-    struct ov_pend *p = &o->pend[x->cf];
+    struct ov_pend *p = pend_of(o, x);
     if (p->n == p->cap) {
         p->cap = p->cap ? p->cap * 2 : 256;
         p->v = stor_xrealloc(p->v, p->cap * sizeof *p->v);
     }
     x->pidx = (uint32_t)p->n;
     p->v[p->n++] = x;
+    o->npend[x->cf]++;
     o->grp[grp_index(x->cf, x->key, x->klen)]++;
 }
 
 static void pend_remove(struct ov *o, struct ov_node *x)
 {
-    struct ov_pend *p = &o->pend[x->cf];
+    struct ov_pend *p = pend_of(o, x);
     struct ov_node *last = p->v[--p->n];
     p->v[x->pidx] = last;
     last->pidx = x->pidx;
+    o->npend[x->cf]--;
     o->grp[grp_index(x->cf, x->key, x->klen)]--;
 }
 
@@ -422,29 +435,36 @@ static void pend_sort(struct pend_item *a, struct pend_item *b, size_t n, int w,
     }
 }
 
-/* Links every waiting node of cf into the skiplist: sorted first, so each
- * search starts on every level from the previous node's position there,
- * whenever that is further on than where the level above left off. */
-static void order_cf(struct ov *o, int cf)
+/* Links the waiting nodes of cf in the bands from band b0 on, nb of them
+ * (wrapping), into the skiplist: sorted first, so each search starts on
+ * every level from the previous node's position there, whenever that is
+ * further on than where the level above left off. */
+static void order_bands(struct ov *o, int cf, unsigned b0, unsigned nb)
 {
-    struct ov_pend *pd = &o->pend[cf];
-    size_t n = pd->n;
+    size_t n = 0;
+    for (unsigned j = 0; j < nb; j++)
+        n += o->pend[cf][(b0 + j) % OV_BANDS].n;
+    if (!n)
+        return;
     struct pend_item *it = stor_xmalloc(2 * n * sizeof *it);
-    for (size_t i = 0; i < n; i++)
-        it[i].n = pd->v[i];
+    size_t w = 0;
+    for (unsigned j = 0; j < nb; j++) {
+        struct ov_pend *pd = &o->pend[cf][(b0 + j) % OV_BANDS];
+        for (size_t i = 0; i < pd->n; i++)
+            it[w++].n = pd->v[i];
+        pd->n = 0;
+    }
+    o->npend[cf] -= n;
     pend_fill(it, n, 0);
     pend_sort(it, it + n, n, 0, 0);
-    for (size_t i = 0; i < n; i++)
-        pd->v[i] = it[i].n;
-    free(it);
     struct ov_node *preds[OV_MAXLEVEL];
     for (int l = 0; l < OV_MAXLEVEL; l++)
         preds[l] = o->head;
     for (size_t i = 0; i < n; i++) {
-        struct ov_node *x = pd->v[i];
+        struct ov_node *x = it[i].n;
         if (i + 8 < n) { /* in key order the nodes lie all over the heap */
-            __builtin_prefetch(pd->v[i + 8], 1);
-            __builtin_prefetch((char *)pd->v[i + 8] + 64, 1); /* next[] */
+            __builtin_prefetch(it[i + 8].n, 1);
+            __builtin_prefetch((char *)it[i + 8].n + 64, 1); /* next[] */
         }
         if (x->level > o->level)
             o->level = x->level;
@@ -470,19 +490,29 @@ static void order_cf(struct ov *o, int cf)
         x->linked = true;
         o->grp[grp_index(x->cf, x->key, x->klen)]--;
     }
-    pd->n = 0;
+    free(it);
 }
 
 void ov_order(struct ov *o, int cf, const char *lo, size_t lon, const char *hi, size_t hin)
 {
-    if (!o->pend[cf].n)
+    if (!o->npend[cf])
         return;
     /* Every key in [lo, hi) has the group lo and hi share: a key shorter
      * than the group's bytes, or one whose differ, falls outside. */
     if (lo && hi && lon >= OV_GROUP_BYTES && hin >= OV_GROUP_BYTES &&
         memcmp(lo, hi, OV_GROUP_BYTES) == 0 && !o->grp[grp_index(cf, lo, lon)])
         return;
-    order_cf(o, cf);
+    /* Where lo and hi share their first byte, every key in [lo, hi) has
+     * that byte and a second in [lo[1], hi[1]] (a shorter key sorts below
+     * lo): the bands of those values. */
+    if (lo && hi && lon >= 2 && hin >= 2 && lo[0] == hi[0]) {
+        unsigned a = (unsigned char)lo[1], z = (unsigned char)hi[1];
+        if (z >= a && z - a < OV_BANDS) {
+            order_bands(o, cf, a % OV_BANDS, z - a + 1);
+            return;
+        }
+    }
+    order_bands(o, cf, 0, OV_BANDS);
 }
 
 void ov_set(struct ov *o, uint64_t h, int cf, const char *k, size_t kn, const char *v, size_t vn,
@@ -671,17 +701,25 @@ int ov_check(const struct ov *o)
     if (!grp)
         stor_oom(OV_GROUPS * sizeof *grp);
     for (int cf = 0; cf < OV_CFS; cf++) {
-        for (size_t i = 0; i < o->pend[cf].n; i++) {
-            const struct ov_node *x = o->pend[cf].v[i];
-            if (x->linked || x->cf != cf || x->pidx != i ||
-                x->hash != ov_key_hash(x->cf, x->key, x->klen) ||
-                o->tab[tab_slot(o, x->hash, x->cf, x->key, x->klen)].n != x) {
-                free(grp);
-                return 8; /* a waiting node */
+        size_t waiting = 0;
+        for (unsigned b = 0; b < OV_BANDS; b++) {
+            for (size_t i = 0; i < o->pend[cf][b].n; i++) {
+                const struct ov_node *x = o->pend[cf][b].v[i];
+                if (x->linked || x->cf != cf || band_of(x->key, x->klen) != b || x->pidx != i ||
+                    x->hash != ov_key_hash(x->cf, x->key, x->klen) ||
+                    o->tab[tab_slot(o, x->hash, x->cf, x->key, x->klen)].n != x) {
+                    free(grp);
+                    return 8; /* a waiting node */
+                }
+                grp[grp_index(x->cf, x->key, x->klen)]++;
+                n++;
+                waiting++;
+                bytes += node_bytes(x);
             }
-            grp[grp_index(x->cf, x->key, x->klen)]++;
-            n++;
-            bytes += node_bytes(x);
+        }
+        if (waiting != o->npend[cf]) {
+            free(grp);
+            return 10; /* a column family's count of waiting nodes */
         }
     }
     int same = memcmp(grp, o->grp, OV_GROUPS * sizeof *grp) == 0;

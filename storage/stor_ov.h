@@ -31,6 +31,10 @@
  * waiting nodes per (cf, group), hashed into OV_GROUPS counters. */
 #define OV_GROUP_BYTES 3
 #define OV_GROUPS 16384
+/* And it keeps them in bands by the low six bits of the key's second byte
+ * (0 for a shorter key): the high byte of the slot, so a walk over a few
+ * slots, SCAN's, orders one or two sixty-fourths of them. */
+#define OV_BANDS 64
 
 struct ov_node {
     uint64_t seq;    /* the record set that last wrote it */
@@ -39,9 +43,9 @@ struct ov_node {
     size_t vlen, klen;
     uint8_t cf;
     uint8_t level;
-    bool linked;          /* in the skiplist; else waiting in ov.pend[cf] */
+    bool linked;          /* in the skiplist; else waiting in ov.pend[cf][band] */
     uint8_t vroom;        /* bytes for a value after the key, in the node */
-    uint32_t pidx;        /* its index in ov.pend[cf] while waiting */
+    uint32_t pidx;        /* its index there while waiting */
     struct ov_node *prev; /* level 0, backwards */
     char *key;            /* points into the node allocation */
     /* next[0 .. level-1], then the backward links of levels 1 .. level-1:
@@ -80,12 +84,14 @@ struct ov {
      * fuller, and the most nodes it held since. */
     uint64_t tide_ms;
     size_t low_peak;
-    /* Nodes not yet in the skiplist, per column family, in no order, and
-     * how many of them each group (hashed, grp_index) holds. */
+    /* Nodes not yet in the skiplist, per column family and band, in no
+     * order; how many each column family has, and how many each group
+     * (hashed, grp_index) has. */
     struct ov_pend {
         struct ov_node **v;
         size_t n, cap;
-    } pend[OV_CFS];
+    } pend[OV_CFS][OV_BANDS];
+    size_t npend[OV_CFS];
     uint32_t *grp;
     int level;
     size_t count;
@@ -142,10 +148,17 @@ struct ov_node *ov_find_h(const struct ov *o, uint64_t h, int cf, const char *k,
 int ov_range_covers(const struct ov *o, int cf, const char *k, size_t kn);
 /* Links the waiting nodes of cf that the range [lo, hi) of cf may hold
  * (lo NULL: from cf's start; hi NULL: to its end): if lo and hi share
- * their group, and none of that group waits, none; else all of cf's.
- * Seeks and walks see linked nodes only: a walk of a range starts with
- * ov_order of it, and sees everything written in it before that. */
+ * their group, and none of that group waits, none; else those of the bands
+ * the range spans, where its keys share their first byte and their second
+ * spans under 64 values; else all of cf's. Seeks and walks see linked
+ * nodes only: a walk of a range starts with ov_order of it, and sees
+ * everything written in it before that. */
 void ov_order(struct ov *o, int cf, const char *lo, size_t lon, const char *hi, size_t hin);
+/* How many nodes of cf wait for the order. */
+static inline size_t ov_waiting(const struct ov *o, int cf)
+{
+    return o->npend[cf];
+}
 /* First node >= (cf, k); last node <= (cf, k); NULL past the ends. A NULL k
  * with kn 0 means the start of cf. Linked nodes only (ov_order). */
 struct ov_node *ov_seek(struct ov *o, int cf, const char *k, size_t kn);
