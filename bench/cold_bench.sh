@@ -41,16 +41,7 @@ for spec in "${servers[@]}"; do
     port=$(free_port)
     dir="$work/$port"
     mkdir -p "$dir"
-    if [ "$spec" = redis ]; then
-        redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir" >"$dir/log" 2>&1 &
-    else
-        bin=$shmkvd
-        [[ $spec == shmkvd@* ]] && bin=${spec#shmkvd@}
-        "$bin" --port "$port" --bind 127.0.0.1 --dir "$dir/data" >"$dir/log" 2>&1 &
-    fi
-    pid=$!
-    pids+=("$pid")
-    wait_ready "$port"
+    start_server "$spec" "$port" "$dir"
     echo "cold_bench: $spec: filling $keys keys" >&2
     redis-benchmark -p "$port" -t set -n $((2 * keys)) -r "$keys" -c 50 -P 64 -q >/dev/null 2>&1
     catch_up_us "$port" >/dev/null

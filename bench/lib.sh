@@ -40,6 +40,20 @@ wait_ready() { # PORT: until the server there answers PING (20 s at most)
     exit 1
 }
 
+start_server() { # SPEC PORT DIR: redis (without persistence), shmkvd (this
+    # tree's build) or shmkvd@BIN (another build's binary), on 127.0.0.1:PORT
+    # with its files and log in DIR; its PID goes to $pid and to $pids
+    case $1 in
+    redis) redis-server --port "$2" --bind 127.0.0.1 --save '' --appendonly no --dir "$3" >"$3/log" 2>&1 & ;;
+    shmkvd) build/daemon/shmkvd --port "$2" --bind 127.0.0.1 --dir "$3/data" >"$3/log" 2>&1 & ;;
+    shmkvd@?*) "${1#shmkvd@}" --port "$2" --bind 127.0.0.1 --dir "$3/data" >"$3/log" 2>&1 & ;;
+    *) echo "$(basename "$0"): no server $1" >&2; exit 2 ;;
+    esac
+    pid=$!
+    pids+=("$pid")
+    wait_ready "$2"
+}
+
 catch_up_us() { # PORT: microseconds until shmkvd's write-back has nothing
     # pending (30 s at most); 0 if nothing was (redis-server has no such field)
     local t0 t1

@@ -65,14 +65,7 @@ for r in $(seq 1 "$runs"); do
         port=$(free_port)
         dir="$work/$r-$port"
         mkdir -p "$dir"
-        case $spec in
-        redis) redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir" >"$dir/log" 2>&1 & ;;
-        shmkvd) build/daemon/shmkvd --port "$port" --bind 127.0.0.1 --dir "$dir/data" >"$dir/log" 2>&1 & ;;
-        *) "${spec#shmkvd@}" --port "$port" --bind 127.0.0.1 --dir "$dir/data" >"$dir/log" 2>&1 & ;;
-        esac
-        pid=$!
-        pids+=("$pid")
-        wait_ready "$port"
+        start_server "$spec" "$port" "$dir"
         redis-cli -p "$port" --pipe <"$work/fill.resp" >/dev/null
         catch_up_us "$port" >/dev/null
         t0=$(date +%s%N)

@@ -47,14 +47,7 @@ for r in $(seq 1 "$runs"); do
         port=$(free_port)
         dir="$work/$r-$port"
         mkdir -p "$dir"
-        case $spec in
-        redis) redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir" >"$dir/log" 2>&1 & ;;
-        shmkvd) build/daemon/shmkvd --port "$port" --bind 127.0.0.1 --dir "$dir/data" >"$dir/log" 2>&1 & ;;
-        *) "${spec#shmkvd@}" --port "$port" --bind 127.0.0.1 --dir "$dir/data" >"$dir/log" 2>&1 & ;;
-        esac
-        pid=$!
-        pids+=("$pid")
-        wait_ready "$port"
+        start_server "$spec" "$port" "$dir"
         # shellcheck disable=SC2046 # the members are the arguments
         redis-cli -p "$port" ZADD z $(seq 0 299 | awk '{ print $1, "member:" $1 }') >/dev/null
         # shellcheck disable=SC2046

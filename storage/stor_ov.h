@@ -7,9 +7,10 @@
  * when something needs the order (ov_order before a walk, a range delete):
  * most records reach RocksDB and are forgotten before any iterator asks,
  * and then they never cost a skiplist search. Ordering links the waiting
- * nodes of one column family in one sorted pass, each search resuming from
- * the one before; a walk inside one key group (below) with nothing of that
- * group waiting links nothing at all.
+ * nodes that a walk's range may hold, of its column family and the bands
+ * (below) it spans, in one sorted pass, each search resuming from the one
+ * before; a walk inside one key group with nothing of that group waiting
+ * links nothing at all.
  *
  * Layer: inside stor_. Single-threaded: only the thread that commits (the
  * daemon's executor) touches it. Node pointers stay valid until the node is
