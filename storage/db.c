@@ -912,10 +912,11 @@ void kc_blank(struct db_kc *kc, unsigned dbi, const char *key, size_t klen)
     kc->mk.n = enc_meta_key(kc->mk.p, dbi, kc->slot, key, klen);
 }
 
-int kc_load(struct db *d, struct db_kc *kc, unsigned dbi, const char *key, size_t klen)
+static int kc_read(struct db *d, struct db_kc *kc, unsigned dbi, const char *key, size_t klen,
+                   bool fill)
 {
     kc_blank(kc, dbi, key, klen);
-    int rc = db_rget(d, STOR_CF_META, kc->mk.p, kc->mk.n, &kc->raw, &kc->rawn);
+    int rc = rget(d, STOR_CF_META, kc->mk.p, kc->mk.n, &kc->raw, &kc->rawn, fill);
     if (rc == ENC_ENOTFOUND)
         return 0;
     if (rc)
@@ -936,6 +937,16 @@ int kc_load(struct db *d, struct db_kc *kc, unsigned dbi, const char *key, size_
         d->last_coll.set = true;
     }
     return 0;
+}
+
+int kc_load(struct db *d, struct db_kc *kc, unsigned dbi, const char *key, size_t klen)
+{
+    return kc_read(d, kc, dbi, key, klen, true);
+}
+
+int kc_take(struct db *d, struct db_kc *kc, unsigned dbi, const char *key, size_t klen)
+{
+    return kc_read(d, kc, dbi, key, klen, false);
 }
 
 void kc_free(struct db_kc *kc)
@@ -1213,7 +1224,7 @@ int db_del(struct db *d, unsigned dbi, const char *key, size_t klen)
 {
     struct db_kc kc;
     db_begin(d);
-    int rc = kc_load(d, &kc, dbi, key, klen);
+    int rc = kc_take(d, &kc, dbi, key, klen);
     if (rc == 0 && kc.m.type != ENC_TYPE_NONE) {
         kc_del_meta(d, &kc);
         rc = db_commit(d);
@@ -1290,7 +1301,7 @@ static int move_key(struct db *d, unsigned sdb, const char *src, size_t srcn, un
 {
     struct db_kc s, t;
     db_begin(d);
-    int rc = kc_load(d, &s, sdb, src, srcn);
+    int rc = delete_src ? kc_take(d, &s, sdb, src, srcn) : kc_load(d, &s, sdb, src, srcn);
     int rc2 = kc_load(d, &t, ddb, dst, dstn);
     if (rc || (rc = rc2))
         goto out;

@@ -96,6 +96,10 @@ int db_rhas(struct db *d, int cf, const char *k, size_t kn);
 void kc_blank(struct db_kc *kc, unsigned dbi, const char *key, size_t klen);
 /* Loads a key's meta record. 0 (m.type tells presence) or an error. */
 int kc_load(struct db *d, struct db_kc *kc, unsigned dbi, const char *key, size_t klen);
+/* As kc_load, for a key the caller is about to delete (DEL, GETDEL, a
+ * RENAME's source): a cache miss fills nothing, since the delete would
+ * only turn the filled entry into a negative one, evicting others for it. */
+int kc_take(struct db *d, struct db_kc *kc, unsigned dbi, const char *key, size_t klen);
 void kc_free(struct db_kc *kc);
 /* 0 if the key holds type, ENC_ENOTFOUND if absent, ENC_EWRONGTYPE. */
 int kc_want(const struct db_kc *kc, int type);

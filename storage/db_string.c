@@ -96,7 +96,9 @@ int db_getdel(struct db *d, unsigned dbi, const char *key, size_t klen, char **v
 {
     struct db_kc kc;
     db_begin(d);
-    int rc = kc_open(d, &kc, dbi, key, klen, ENC_TYPE_STRING);
+    int rc = kc_take(d, &kc, dbi, key, klen);
+    if (rc == 0)
+        rc = kc_want(&kc, ENC_TYPE_STRING);
     if (rc == 0) {
         kc_del_meta(d, &kc);
         rc = db_commit(d);

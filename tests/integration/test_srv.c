@@ -1909,6 +1909,37 @@ static void test_srv_active_expiry_fills_no_cache(void **state)
     h_expect_int(c, 1, "DBSIZE");
 }
 
+/* A key about to be deleted is read past the shm cache: filling it would
+ * only have the delete turn the entry negative, evicting others for it. */
+static void test_srv_delete_fills_no_cache(void **state)
+{
+    redisContext *c = *state;
+    for (int i = 0; i < 50; i++)
+        h_expect_status(c, "OK", "SET gone:%d v", i);
+    h_expect_status(c, "OK", "SET gd v");
+    h_expect_status(c, "OK", "SET rn v");
+    h_expect_int(c, 2, "HSET wrong a 1 b 2");
+    shutdown_and_wait(c, &S);
+    redisFree(c);
+    h_start_shmkvd_opts(&S, NULL);
+    c = h_connect_port(S.port);
+    *state = c; /* the teardown's */
+    long long fills = info_field(c, "cache", "cache_fills:");
+    assert_true(fills >= 0);
+    for (int i = 0; i < 50; i++)
+        h_expect_int(c, 1, "DEL gone:%d", i);
+    h_expect_int(c, 0, "DEL never-was");
+    h_expect_bulk(c, "v", "GETDEL gd");
+    h_expect_err(c, "WRONGTYPE", "GETDEL wrong");
+    h_expect_status(c, "OK", "RENAME rn rn2");
+    assert_int_equal(info_field(c, "cache", "cache_fills:"), fills);
+    h_expect_nil(c, "GET gone:7");
+    h_expect_nil(c, "GET gd");
+    h_expect_nil(c, "GET rn");
+    h_expect_bulk(c, "v", "GET rn2");
+    h_expect_int(c, 2, "DBSIZE");
+}
+
 static void test_srv_persistence_across_shutdown(void **state)
 {
     redisContext *c = *state;
@@ -2208,6 +2239,7 @@ int main(void)
         T(test_srv_random_picks),       T(test_srv_tidy),
         T(test_srv_auth_and_limits),    T(test_srv_object_idletime), T(test_srv_memory), T(test_srv_lcs_limit), T(test_srv_migrate_many_keys),
         T(test_srv_persistence_across_shutdown), T(test_srv_active_expiry_fills_no_cache),
+        T(test_srv_delete_fills_no_cache),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
