@@ -5,13 +5,14 @@
 # "Writes of cold keys"). redis-server without persistence and shmkvd on
 # its defaults, in one run, as a Markdown table of medians.
 #
-#   bench/cold_bench.sh [--keys N] [--requests N] [--runs R] [--tests set,get] [SERVER ...]
+#   bench/cold_bench.sh [--keys N] [--requests N] [--runs R] [--tests set,get,mget] [SERVER ...]
 #
 # SERVER: redis, shmkvd, or shmkvd@BIN to run another build's binary
 # (default: redis shmkvd). Each server is started in turn, filled with
 # 2 x keys random SETs (redis-benchmark -r, pipeline 64), then each test
 # runs R times: redis-benchmark -t TEST -r keys -c 50 -P 16, counting
 # shmkvd's write-back catch-up after a write test as resp_bench.sh does.
+# The test mget is MGET of 10 random keys (requests: MGETs).
 # Loopback only; each server is stopped by its PID and its folder removed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,7 +25,7 @@ while [ $# -gt 0 ]; do
     --runs) runs=$2; shift ;;
     --tests) tests=$2; shift ;;
     redis | shmkvd | shmkvd@?*) servers+=("$1") ;;
-    *) echo "usage: $0 [--keys N] [--requests N] [--runs R] [--tests set,get] [redis | shmkvd[@BIN] ...]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--keys N] [--requests N] [--runs R] [--tests set,get,mget] [redis | shmkvd[@BIN] ...]" >&2; exit 2 ;;
     esac
     shift
 done
@@ -48,7 +49,9 @@ for spec in "${servers[@]}"; do
     for t in ${tests//,/ }; do
         vals=()
         for ((r = 1; r <= runs; r++)); do
-            rps=$(redis-benchmark -p "$port" -t "$t" -n "$requests" -r "$keys" -c 50 -P 16 --csv 2>/dev/null |
+            # (a command to run comes after redis-benchmark's options)
+            if [ "$t" = mget ]; then what=(MGET $(printf 'key:__rand_int__ %.0s' $(seq 10))); else what=(-t "$t"); fi
+            rps=$(redis-benchmark -p "$port" -n "$requests" -r "$keys" -c 50 -P 16 --csv "${what[@]}" 2>/dev/null |
                 awk -F, 'NR == 2 { gsub(/"/, "", $2); print $2 }')
             cu=$(catch_up_us "$port")
             v=$(awk -v n="$requests" -v r="$rps" -v cu="$cu" 'BEGIN { printf "%.0f", n / (n / r + cu / 1e6) }')

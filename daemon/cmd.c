@@ -620,11 +620,10 @@ static void each_key(const struct conn *c, const struct cmd *cmd,
  * runs, and marked used after: the table's cache misses overlap the
  * command's own work. Up to TOUCH_AHEAD keys are carried across. */
 #define TOUCH_AHEAD 8
-#define KEYS_AHEAD 16
 struct touch_set {
     uint64_t k[TOUCH_AHEAD];
     size_t n, seen;
-    size_t arg[KEYS_AHEAD], nargs;
+    size_t arg[CMD_KEYS_AHEAD], nargs;
 };
 
 static void touch_prepare(const struct conn *c, size_t i, void *arg)
@@ -632,7 +631,7 @@ static void touch_prepare(const struct conn *c, size_t i, void *arg)
     struct touch_set *t = arg;
     if (t->n < TOUCH_AHEAD)
         t->k[t->n++] = srv_idle_key(&srv.idle, c->db, c->argv[i].p, c->argv[i].n);
-    if (t->nargs < KEYS_AHEAD)
+    if (t->nargs < CMD_KEYS_AHEAD)
         t->arg[t->nargs++] = i;
 }
 
@@ -647,7 +646,7 @@ static void keys_prefetch(const struct conn *c, const struct touch_set *t)
 {
     if (t->nargs < 2)
         return; /* a lone key was prefetched with its command, if at all */
-    struct db_pf pf[KEYS_AHEAD];
+    struct db_pf pf[CMD_KEYS_AHEAD];
     for (size_t j = 0; j < t->nargs; j++)
         db_prefetch1(&srv.db, (unsigned)c->db, c->argv[t->arg[j]].p, c->argv[t->arg[j]].n, &pf[j]);
     for (size_t j = 0; j < t->nargs; j++)

@@ -324,8 +324,10 @@ const struct cmd_sub *cmd_sub_lookup(const char *name, size_t n);
 
 /* Runs c->argv: AUTH gate, lookup, arity, MULTI queueing, execution, stats. */
 void cmd_dispatch(struct conn *c);
-/* Executes a resolved command now (EXEC, blocked clients). */
+/* Executes a resolved command now (EXEC, blocked clients). Before it runs,
+ * a command's first CMD_KEYS_AHEAD keys are prefetched (db_prefetch1/2). */
 void cmd_call(struct conn *c, const struct cmd *cmd);
+#define CMD_KEYS_AHEAD 16
 
 /* ---- helpers for handlers ---- */
 

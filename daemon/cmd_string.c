@@ -151,20 +151,21 @@ void cmd_psetex(struct conn *c)
     setex_generic(c, 1, "psetex");
 }
 
+static void mget_one(void *arg, const char *v, size_t vn)
+{
+    struct conn *c = arg;
+    if (v)
+        resp_bulk(OUT(c), v, vn);
+    else
+        resp_null(OUT(c), c->proto); /* absent, another type, or an error */
+}
+
 /* MGET key [key ...] */
 void cmd_mget(struct conn *c)
 {
     resp_array(OUT(c), c->argc - 1);
-    for (size_t i = 1; i < c->argc; i++) {
-        char *v;
-        size_t vn;
-        if (db_get(&srv.db, c->db, KEY(i), &v, &vn) == 0) {
-            resp_bulk(OUT(c), v, vn);
-            free(v);
-        } else {
-            resp_null(OUT(c), c->proto); /* absent, another type, or an error */
-        }
-    }
+    db_mget(&srv.db, c->db, c->argv + 1, c->argc - 1, CMD_KEYS_AHEAD,
+            mget_one, c);
 }
 
 static void mset_generic(struct conn *c, int nx)

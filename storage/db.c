@@ -507,9 +507,6 @@ void db_begin(struct db *d)
     stor_batch_clear(&d->b);
 }
 
-static int committed_get(struct db *d, int cf, const char *k, size_t kn, char **v, size_t *vn,
-                         bool fill);
-
 /* The slot of op i's key in seen, an open addressing table of op indexes
  * + 1 (mask + 1 slots, at least twice the ops) hashed by key bytes: the
  * slot holding the first op on that key, or the empty one to put it in. */
@@ -782,21 +779,53 @@ int db_record_key(const struct stor_batch *b, const struct stor_op *op, unsigned
     return rc;
 }
 
-static int rget(struct db *d, int cf, const char *k, size_t kn, char **v, size_t *vn, bool fill)
+/* The answers no engine read is needed for: the pending record set's, then
+ * the cache's. True with *rc set (and *v, *vn on 0) when one answered. */
+static inline bool near_get(struct db *d, int cf, const char *k, size_t kn, char **v, size_t *vn,
+                            int *rc)
 {
     const char *bv;
     size_t bn;
-    switch (stor_batch_lookup(&d->b, cf, k, kn, &bv, &bn)) {
-    case STOR_PUT:
+    int c = stor_batch_lookup(&d->b, cf, k, kn, &bv, &bn);
+    if (c == STOR_ABSENT && d->cache_get && cf != STOR_CF_SCORE) {
+        c = d->cache_get(d->cache_arg, cf, k, kn, &bv, &bn);
+        c = c == DB_CACHE_HIT ? STOR_PUT : c == DB_CACHE_ABSENT ? STOR_DELETED : STOR_ABSENT;
+    }
+    if (c == STOR_PUT) {
         *v = stor_xmemdup(bv, bn);
         *vn = bn;
-        return 0;
-    case STOR_DELETED:
-        return ENC_ENOTFOUND;
-    default:
-        break;
+        *rc = 0;
+        return true;
     }
-    return committed_get(d, cf, k, kn, v, vn, fill);
+    if (c == STOR_DELETED) {
+        *rc = ENC_ENOTFOUND;
+        return true;
+    }
+    return false;
+}
+
+/* Puts the engine's answer to a read of (cf, k) in the cache: rc, and on 0
+ * *v, *vn. */
+static void fill_cache(struct db *d, int cf, const char *k, size_t kn, int rc,
+                       char *const *v, const size_t *vn)
+{
+    if (!d->cache_get || cf == STOR_CF_SCORE)
+        return;
+    if (rc == 0)
+        d->cache_fill(d->cache_arg, cf, k, kn, *v, *vn);
+    else if (rc == ENC_ENOTFOUND)
+        d->cache_fill(d->cache_arg, cf, k, kn, NULL, 0);
+}
+
+static int rget(struct db *d, int cf, const char *k, size_t kn, char **v, size_t *vn, bool fill)
+{
+    int rc;
+    if (near_get(d, cf, k, kn, v, vn, &rc))
+        return rc;
+    rc = stor_get(d->s, cf, k, kn, v, vn);
+    if (fill)
+        fill_cache(d, cf, k, kn, rc, v, vn);
+    return rc;
 }
 
 int db_rget(struct db *d, int cf, const char *k, size_t kn, char **v, size_t *vn)
@@ -809,29 +838,56 @@ int db_rtake(struct db *d, int cf, const char *k, size_t kn, char **v, size_t *v
     return rget(d, cf, k, kn, v, vn, false);
 }
 
-/* A point read of committed records: the cache, then the engine, whose
- * answer fills the cache if fill. */
-static int committed_get(struct db *d, int cf, const char *k, size_t kn, char **v, size_t *vn,
-                         bool fill)
+#define RGET_AHEAD 8 /* keys whose first lines load while one is looked up */
+
+/* The first lines of the look-ups of (cf, k): the overlay's index, the shm
+ * cache's bucket. */
+static void rget_prefetch(const struct db *d, int cf, const char *k, size_t kn)
 {
-    const char *bv;
-    size_t bn;
-    if (!d->cache_get || cf == STOR_CF_SCORE)
-        return stor_get(d->s, cf, k, kn, v, vn);
-    switch (d->cache_get(d->cache_arg, cf, k, kn, &bv, &bn)) {
-    case DB_CACHE_HIT:
-        *v = stor_xmemdup(bv, bn);
-        *vn = bn;
-        return 0;
-    case DB_CACHE_ABSENT:
-        return ENC_ENOTFOUND;
-    default:
-        break;
+    size_t ckn;
+    stor_prefetch_slot(d->s, cf, k, kn);
+    if (d->cache_prefetch1 && cf != STOR_CF_SCORE)
+        d->cache_prefetch1(d->cache_arg, cf, k, kn, &ckn);
+}
+
+void db_rget_many(struct db *d, int cf, size_t n, const char *const *k, const size_t *kn,
+                  char **v, size_t *vn, int *rc, bool fill, size_t ahead)
+{
+    /* Those neither pending nor cached go to the engine together, packed
+     * at the front of scratch arrays (the caller's index kept in at[]). */
+    size_t m = 0, *at = stor_xmalloc(n * (2 * sizeof(size_t) + sizeof(char *)));
+    size_t *mkn = at + n;
+    const char **mk = (const char **)(mkn + n);
+    for (size_t j = ahead; j < n && j < RGET_AHEAD; j++)
+        rget_prefetch(d, cf, k[j], kn[j]);
+    for (size_t i = 0; i < n; i++) {
+        size_t j = i + RGET_AHEAD;
+        if (j >= ahead && j < n)
+            rget_prefetch(d, cf, k[j], kn[j]);
+        if (near_get(d, cf, k[i], kn[i], &v[i], &vn[i], &rc[i]))
+            continue;
+        mk[m] = k[i];
+        mkn[m] = kn[i];
+        at[m++] = i;
     }
-    int rc = stor_get(d->s, cf, k, kn, v, vn);
-    if (fill && (rc == 0 || rc == ENC_ENOTFOUND))
-        d->cache_fill(d->cache_arg, cf, k, kn, rc ? NULL : *v, rc ? 0 : *vn);
-    return rc;
+    if (m) {
+        char **mv = stor_xmalloc(m * (sizeof(char *) + sizeof(size_t) + sizeof(int)));
+        size_t *mvn = (size_t *)(mv + m);
+        int *mrc = (int *)(mvn + m);
+        stor_get_many(d->s, cf, m, mk, mkn, mv, mvn, mrc);
+        for (size_t j = 0; j < m; j++) {
+            size_t i = at[j];
+            rc[i] = mrc[j];
+            if (mrc[j] == 0) {
+                v[i] = mv[j];
+                vn[i] = mvn[j];
+            }
+            if (fill)
+                fill_cache(d, cf, mk[j], mkn[j], mrc[j], &mv[j], &mvn[j]);
+        }
+        free(mv);
+    }
+    free(at);
 }
 
 int db_rhas(struct db *d, int cf, const char *k, size_t kn)
@@ -1765,6 +1821,59 @@ int db_keycount_scan(struct db *d, unsigned dbi, uint64_t *keys, uint64_t *expir
     return rc;
 }
 
+/* Due expiry entries gathered for one batched read of their keys' meta
+ * records: each entry's index key and meta key lie in buf at offsets. */
+#define REAP_CHUNK 64
+struct reap_set {
+    struct db_buf buf;
+    size_t n;
+    struct reap_item {
+        size_t ko, kn, mko, mkn;
+        unsigned dbi;
+        uint64_t exp;
+    } e[REAP_CHUNK];
+};
+
+/* Deletes the gathered entries, and each key whose meta record still
+ * carries its entry's time (a blind SET may have replaced the record since,
+ * or an earlier entry of this pass deleted it); raises their dbs' floors.
+ * 0, or a read's error (nothing then is deleted, and the caller drops the
+ * record set). Most keys read here are deleted next: a miss fills no cache. */
+static int reap_set_apply(struct db *d, struct reap_set *r, uint64_t *reaped, uint64_t touched[4])
+{
+    const char *mk[REAP_CHUNK];
+    size_t mkn[REAP_CHUNK], vn[REAP_CHUNK];
+    char *v[REAP_CHUNK];
+    int rc[REAP_CHUNK], err = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        mk[i] = r->buf.p + r->e[i].mko;
+        mkn[i] = r->e[i].mkn;
+    }
+    db_rget_many(d, STOR_CF_META, r->n, mk, mkn, v, vn, rc, false, 0);
+    for (size_t i = 0; i < r->n; i++) {
+        if (rc[i] == 0) {
+            uint8_t t;
+            uint64_t mexp;
+            if (enc_meta_peek(v[i], vn[i], &t, &mexp) == 0 && mexp == r->e[i].exp) {
+                stor_batch_del(&d->b, STOR_CF_META, mk[i], mkn[i]);
+                (*reaped)++;
+            }
+            free(v[i]);
+        } else if (rc[i] != ENC_ENOTFOUND && !err) {
+            err = rc[i];
+        }
+    }
+    for (size_t i = 0; !err && i < r->n; i++) {
+        const struct reap_item *e = &r->e[i];
+        stor_batch_del(&d->b, STOR_CF_EXPIRY, r->buf.p + e->ko, e->kn);
+        efloor_raise(d, e->dbi, r->buf.p + e->ko, e->kn);
+        touched[e->dbi / 64] |= 1ull << (e->dbi % 64);
+    }
+    r->n = 0;
+    r->buf.n = 0;
+    return err;
+}
+
 int db_reap(struct db *d, uint64_t budget, uint64_t *reaped, bool *more)
 {
     uint64_t now = stor_now_ms(), seen = 0, next = UINT64_MAX;
@@ -1773,23 +1882,26 @@ int db_reap(struct db *d, uint64_t budget, uint64_t *reaped, bool *more)
     if (now < d->expiry_next)
         return 0;
     /* From db 0 on; past the marker "" (expiry_index_check). In each db the
-     * entries are in time order: from the db's floor, read the due ones,
-     * then seek to the next db's floor. Each entry deleted becomes its
-     * db's floor; should the commit fail, those floors start again at 0. */
+     * entries are in time order: from the db's floor, gather the due ones,
+     * then seek to the next db's floor. The gathered ones are deleted (and
+     * become their db's floor) before any seek, which starts from a floor;
+     * should the commit fail, those floors start again at 0. */
     struct stor_it *it = stor_it_create(d->s, STOR_CF_EXPIRY, "\0", 1, NULL, 0);
-    struct db_buf mk;
+    struct reap_set *r = stor_xmalloc(sizeof *r);
     uint64_t touched[4] = {0, 0, 0, 0}; /* dbs whose floor this pass raised */
-    dbb_init(&mk);
+    dbb_init(&r->buf);
+    r->n = 0;
     db_begin(d);
     int rc = 0;
     efloor_seek(d, it, 0);
-    while (stor_it_valid(it)) {
+    while (rc == 0 && stor_it_valid(it)) {
         size_t kn;
         const char *k = stor_it_key(it, &kn);
         unsigned dbi;
         uint64_t exp;
-        dbb_reserve(&mk, kn);
-        if (enc_expiry_key_decode(k, kn, &dbi, &exp, mk.p, &mk.n) != 0) {
+        size_t ko = r->buf.n, mko = ko + kn, mkn;
+        dbb_reserve(&r->buf, mko + kn);
+        if (enc_expiry_key_decode(k, kn, &dbi, &exp, r->buf.p + mko, &mkn) != 0) {
             /* Not an index entry, so not ours to delete: the storage
              * layer keeps a record of its own in every family (stor_int.h,
              * STOR_APPLIED_KEY), and deleting it here lost the family's
@@ -1799,11 +1911,16 @@ int db_reap(struct db *d, uint64_t budget, uint64_t *reaped, bool *more)
         }
         const struct db_efloor *f = &d->efloor[dbi];
         if (exp < f->exp || (exp == f->exp && f->kn && db_bytes_cmp(k, kn, f->key, f->kn) < 0)) {
-            efloor_seek(d, it, dbi); /* stepped into a db below its floor */
+            /* Stepped into a db below its floor. */
+            if (r->n && (rc = reap_set_apply(d, r, reaped, touched)))
+                break;
+            efloor_seek(d, it, dbi);
             continue;
         }
         if (exp > now) {
             next = exp < next ? exp : next;
+            if (r->n && (rc = reap_set_apply(d, r, reaped, touched)))
+                break;
             if (dbi == ENC_DB_MAX)
                 break;
             efloor_seek(d, it, dbi + 1);
@@ -1813,31 +1930,20 @@ int db_reap(struct db *d, uint64_t budget, uint64_t *reaped, bool *more)
             *more = true;
             break;
         }
-        char *v;
-        size_t vn;
-        uint8_t t;
-        uint64_t mexp;
-        /* Most keys read here are deleted next: a miss fills no cache. */
-        rc = db_rtake(d, STOR_CF_META, mk.p, mk.n, &v, &vn);
-        if (rc == 0) {
-            if (enc_meta_peek(v, vn, &t, &mexp) == 0 && mexp == exp) {
-                stor_batch_del(&d->b, STOR_CF_META, mk.p, mk.n);
-                (*reaped)++;
-            }
-            free(v);
-        } else if (rc != ENC_ENOTFOUND) {
-            break;
-        }
-        rc = 0;
-        stor_batch_del(&d->b, STOR_CF_EXPIRY, k, kn);
-        efloor_raise(d, dbi, k, kn);
-        touched[dbi / 64] |= 1ull << (dbi % 64);
+        memcpy(r->buf.p + ko, k, kn);
+        r->buf.n = mko + mkn;
+        r->e[r->n++] = (struct reap_item){ko, kn, mko, mkn, dbi, exp};
+        if (r->n == REAP_CHUNK)
+            rc = reap_set_apply(d, r, reaped, touched);
         stor_it_next(it);
     }
+    if (rc == 0 && r->n)
+        rc = reap_set_apply(d, r, reaped, touched);
     if (rc == 0)
         rc = stor_it_status(it);
     stor_it_free(it);
-    dbb_free(&mk);
+    dbb_free(&r->buf);
+    free(r);
     if (rc == 0)
         rc = db_commit(d);
     if (rc) {

@@ -89,6 +89,14 @@ int db_rget(struct db *d, int cf, const char *k, size_t kn, char **v, size_t *vn
 /* As db_rget, for a record the caller is about to delete (a popped list
  * element): a cache miss fills nothing. */
 int db_rtake(struct db *d, int cf, const char *k, size_t kn, char **v, size_t *vn);
+/* n point reads of one family: db_rget each (db_rtake each unless fill),
+ * with what neither the pending set nor the cache holds read from the
+ * engine in batches (stor_get_many). Keys from index ahead on were not
+ * prefetched (db_prefetch1): their look-ups' first lines are asked for a
+ * few keys ahead. rc[i]: 0 (v[i] malloc'd, vn[i]), ENC_ENOTFOUND or an
+ * error. Keys may repeat. */
+void db_rget_many(struct db *d, int cf, size_t n, const char *const *k, const size_t *kn,
+                  char **v, size_t *vn, int *rc, bool fill, size_t ahead);
 /* 1 if present, 0 if absent, <0 error; no copy kept. */
 int db_rhas(struct db *d, int cf, const char *k, size_t kn);
 

@@ -843,6 +843,57 @@ int stor_get(struct stor *s, int cf, const char *k, size_t kn, char **v, size_t 
     return 0;
 }
 
+#define GET_MANY_CHUNK 64 /* keys per MultiGet: its arrays on the stack */
+
+void stor_get_many(struct stor *s, int cf, size_t n, const char *const *k, const size_t *kn,
+                   char **v, size_t *vn, int *rc)
+{
+    const char *keys[GET_MANY_CHUNK];
+    size_t kns[GET_MANY_CHUNK], at[GET_MANY_CHUNK];
+    rocksdb_pinnableslice_t *vals[GET_MANY_CHUNK];
+    char *errs[GET_MANY_CHUNK];
+    size_t i = 0;
+    while (i < n) {
+        size_t m = 0;
+        for (; i < n && m < GET_MANY_CHUNK; i++) {
+            const struct ov_node *on = ov_find(&s->ov, cf, k[i], kn[i]);
+            if (on) { /* the overlay holds every write RocksDB does not have yet */
+                rc[i] = on->val ? 0 : ENC_ENOTFOUND;
+                if (on->val) {
+                    v[i] = stor_xmemdup(on->val, on->vlen);
+                    vn[i] = on->vlen;
+                }
+                continue;
+            }
+            if (s->ov.nranges && ov_range_covers(&s->ov, cf, k[i], kn[i])) {
+                rc[i] = ENC_ENOTFOUND;
+                continue;
+            }
+            keys[m] = k[i];
+            kns[m] = kn[i];
+            at[m++] = i;
+        }
+        if (!m)
+            continue;
+        rocksdb_batched_multi_get_cf(s->db, s->ropts, s->cf[cf], m, keys, kns, vals, errs, false);
+        for (size_t j = 0; j < m; j++) {
+            size_t x = at[j];
+            if (errs[j]) {
+                rc[x] = stor_take_err(errs[j]);
+            } else if (!vals[j]) {
+                rc[x] = ENC_ENOTFOUND;
+            } else {
+                size_t vlen = 0;
+                const char *r = rocksdb_pinnableslice_value(vals[j], &vlen);
+                v[x] = stor_xmemdup(r, vlen);
+                vn[x] = vlen;
+                rc[x] = 0;
+            }
+            rocksdb_pinnableslice_destroy(vals[j]);
+        }
+    }
+}
+
 /* An iterator merging RocksDB (r) with the overlay (o) over [lo, hi) of one
  * column family. The overlay wins on equal keys and its tombstones hide;
  * pending range deletes hide RocksDB records. `cur` says which side holds

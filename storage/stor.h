@@ -261,6 +261,13 @@ int stor_commit(struct stor *s, const struct stor_batch *b);
 /* Point read. On 0, *v is a malloc'd copy the caller frees with free() (never
  * NULL, even for an empty value). ENC_ENOTFOUND when absent. */
 int stor_get(struct stor *s, int cf, const char *k, size_t kn, char **v, size_t *vn);
+/* n point reads of one family, as stor_get each: rc[i] is 0 (v[i], vn[i]
+ * as stor_get gives them), ENC_ENOTFOUND or an error. What the overlay
+ * lacks is read from RocksDB in batches (one MultiGet each), which shares
+ * the look-ups' work where n point reads each did all of it. Keys may
+ * repeat. */
+void stor_get_many(struct stor *s, int cf, size_t n, const char *const *k, const size_t *kn,
+                   char **v, size_t *vn, int *rc);
 /* The hash a record set's op keeps for (cf, k) (stor_op.hash). */
 uint64_t stor_key_hash(int cf, const char *k, size_t kn);
 /* What the write-back overlay alone knows of committed (cf, k), whose hash

@@ -182,6 +182,89 @@ static void test_db_string_mset(void **state)
     assert_get(d, 0, K("d"), "2");
 }
 
+/* MGET reads as db_get does, key by key: absent keys, other types, expired
+ * keys, keys of another db and repeated keys, over more keys than one batch
+ * takes; from the overlay or memtable, then from SST files after a reopen. */
+struct mget_got {
+    int n;
+    char *v[160];
+    size_t vn[160];
+};
+
+static void mget_each(void *arg, const char *v, size_t vn)
+{
+    struct mget_got *g = arg;
+    g->v[g->n] = v ? strndup(v, vn) : NULL;
+    g->vn[g->n++] = vn;
+}
+
+static void mget_check(struct db *d)
+{
+    char names[150][16];
+    struct db_str keys[150];
+    for (int j = 0; j < 150; j++) {
+        snprintf(names[j], sizeof names[j], "mg%d", j * 7 % 100);
+        keys[j] = (struct db_str){names[j], strlen(names[j])};
+    }
+    struct mget_got g = {0};
+    for (size_t pre = 0; pre <= 16; pre += 16) {
+        g.n = 0;
+        db_mget(d, 0, keys, 150, pre, mget_each, &g);
+        assert_int_equal(g.n, 150);
+        for (int j = 0; j < 150; j++) {
+            char *v;
+            size_t vn;
+            int i = j * 7 % 100;
+            if (i % 5 == 1 || i % 5 == 4) {
+                assert_int_equal(db_get(d, 0, keys[j].p, keys[j].n, &v, &vn), 0);
+                assert_non_null(g.v[j]);
+                assert_int_equal(g.vn[j], vn);
+                assert_memory_equal(g.v[j], v, vn);
+                free(v);
+            } else {
+                assert_int_not_equal(db_get(d, 0, keys[j].p, keys[j].n, &v, &vn), 0);
+                assert_null(g.v[j]);
+            }
+            free(g.v[j]);
+        }
+    }
+}
+
+static void test_db_string_mget(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    stor_clock_override = 1000;
+    for (int i = 0; i < 100; i++) {
+        char k[16], v[24];
+        size_t kn = (size_t)snprintf(k, sizeof k, "mg%d", i);
+        size_t vn = (size_t)snprintf(v, sizeof v, "value-%d", i * 31);
+        struct db_str fv[] = {S("f"), S("1")};
+        uint64_t added;
+        switch (i % 5) {
+        case 0: /* absent in db 0 */
+            assert_int_equal(db_set(d, 1, k, kn, v, vn, 0, 0, NULL, NULL), 1);
+            break;
+        case 1:
+            assert_int_equal(db_set(d, 0, k, kn, v, vn, 0, 0, NULL, NULL), 1);
+            break;
+        case 2:
+            assert_int_equal(db_hset(d, 0, k, kn, fv, 1, 0, &added), 0);
+            break;
+        case 3:
+            assert_int_equal(db_set(d, 0, k, kn, v, vn, 1500, 0, NULL, NULL), 1);
+            break;
+        case 4:
+            assert_int_equal(db_set(d, 0, k, kn, v, vn, 9000, 0, NULL, NULL), 1);
+            break;
+        }
+    }
+    stor_clock_override = 1500; /* the i % 5 == 3 keys expire */
+    mget_check(d);
+    fx_reopen(f);
+    mget_check(d);
+}
+
 static void test_db_string_incr(void **state)
 {
     struct fx *f = *state;
@@ -1244,6 +1327,8 @@ int main(void)
         T(test_db_string_set_get),         T(test_db_string_set_replaces_other_types),
         T(test_db_string_expiry),          T(test_db_string_getdel_getex),
         T(test_db_string_mset),            T(test_db_string_incr),
+        T(test_db_string_mget),
+        cmocka_unit_test_setup_teardown(test_db_string_mget, fx_setup_wb, fx_teardown),
         T(test_db_string_incrbyfloat),     T(test_db_string_append_ranges),
         T(test_db_string_setbit_bitop),    T(test_db_string_bitfield),
         T(test_db_keys_del_type_exists),   T(test_db_keys_expire_flags),

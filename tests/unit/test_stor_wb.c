@@ -118,6 +118,31 @@ static void check_against_model(struct stor *s)
                 assert_int_equal(rc, ENC_ENOTFOUND);
             }
         }
+        /* The same in one stor_get_many: every key twice, out of order,
+         * and more keys than one of its batches takes. */
+        enum { MANY = 2 * NKEYS + 9 };
+        char names[MANY][8];
+        const char *mk[MANY];
+        size_t mkn[MANY], mvn[MANY];
+        char *mv[MANY];
+        int mrc[MANY];
+        for (int j = 0; j < MANY; j++) {
+            keyname(j * 37 % NKEYS, names[j]);
+            mk[j] = names[j];
+            mkn[j] = 4;
+        }
+        stor_get_many(s, cf, MANY, mk, mkn, mv, mvn, mrc);
+        for (int j = 0; j < MANY; j++) {
+            int i = j * 37 % NKEYS;
+            if (present[cf][i]) {
+                assert_int_equal(mrc[j], 0);
+                assert_int_equal(mvn[j], strlen(model[cf][i]));
+                assert_memory_equal(mv[j], model[cf][i], mvn[j]);
+                free(mv[j]);
+            } else {
+                assert_int_equal(mrc[j], ENC_ENOTFOUND);
+            }
+        }
         /* Forward over [k010, k050). */
         struct stor_it *it = stor_it_create(s, cf, "010k", 4, "050k", 4);
         int want = 10;
