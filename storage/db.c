@@ -1123,6 +1123,25 @@ const char *kc_sub(struct db_kc *kc, const char *f, size_t fn, size_t *kn)
     return kc->sk.p;
 }
 
+void kc_subs(struct db_kc *kc, const struct db_str *f, size_t n, struct db_buf *buf,
+             const char **k, size_t *kn)
+{
+    size_t pl = kc_prefix_len(kc), total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += pl + f[i].n;
+    buf->n = 0;
+    dbb_reserve(buf, total);
+    for (size_t i = 0; i < n; i++) {
+        char *p = buf->p + buf->n;
+        memcpy(p, kc->sk.p, pl);
+        if (f[i].n)
+            memcpy(p + pl, f[i].p, f[i].n);
+        k[i] = p;
+        kn[i] = pl + f[i].n;
+        buf->n += kn[i];
+    }
+}
+
 const char *kc_score(struct db_kc *kc, double score, const char *m, size_t mn, size_t *kn)
 {
     char s8[8];

@@ -63,31 +63,44 @@ int db_hget(struct db *d, unsigned dbi, const char *key, size_t klen, const char
     return rc;
 }
 
+#define HMGET_CHUNK 64 /* fields read in one batch: the arrays on the stack */
+
 int db_hmget(struct db *d, unsigned dbi, const char *key, size_t klen, const struct db_str *f,
              size_t n, struct db_vec *out)
 {
     struct db_kc kc;
     int rc = kc_open(d, &kc, dbi, key, klen, ENC_TYPE_HASH);
-    for (size_t i = 0; i < n && (rc == 0 || rc == ENC_ENOTFOUND); i++) {
-        if (rc == ENC_ENOTFOUND) {
+    if (rc == ENC_ENOTFOUND) {
+        for (size_t i = 0; i < n; i++)
             db_vec_push_nil(out);
-            continue;
-        }
-        size_t kn, vn;
-        char *v;
-        const char *k = kc_sub(&kc, f[i].p, f[i].n, &kn);
-        int r = db_rget(d, STOR_CF_SUB, k, kn, &v, &vn);
-        if (r == ENC_ENOTFOUND) {
-            db_vec_push_nil(out);
-        } else if (r) {
-            rc = r;
-        } else {
-            db_vec_push(out, v, vn, 0);
-            free(v);
+        kc_free(&kc);
+        return 0;
+    }
+    const char *k[HMGET_CHUNK];
+    size_t kn[HMGET_CHUNK], vn[HMGET_CHUNK];
+    char *v[HMGET_CHUNK];
+    int r[HMGET_CHUNK];
+    struct db_buf buf;
+    dbb_init(&buf);
+    for (size_t at = 0; rc == 0 && at < n; at += HMGET_CHUNK) {
+        size_t m = n - at < HMGET_CHUNK ? n - at : HMGET_CHUNK;
+        kc_subs(&kc, f + at, m, &buf, k, kn);
+        /* The event loop prefetches the first field at most (db_prefetch1f). */
+        db_rget_many(d, STOR_CF_SUB, m, k, kn, v, vn, r, true, at == 0);
+        for (size_t i = 0; i < m; i++) {
+            if (r[i] == 0) {
+                db_vec_push(out, v[i], vn[i], 0);
+                free(v[i]);
+            } else if (r[i] == ENC_ENOTFOUND) {
+                db_vec_push_nil(out);
+            } else if (rc == 0) {
+                rc = r[i];
+            }
         }
     }
+    dbb_free(&buf);
     kc_free(&kc);
-    return rc == ENC_ENOTFOUND ? 0 : rc;
+    return rc;
 }
 
 int db_remove_members(struct db *d, unsigned dbi, const char *key, size_t klen, int type,

@@ -126,6 +126,10 @@ void kc_del_meta(struct db *d, struct db_kc *kc);
 
 /* Sub key (prefix | field) of the current version, in kc->sk. */
 const char *kc_sub(struct db_kc *kc, const char *f, size_t fn, size_t *kn);
+/* The sub keys of fields f[0..n), laid one after another in buf (which it
+ * empties first); k[i], kn[i] name them until buf next changes. */
+void kc_subs(struct db_kc *kc, const struct db_str *f, size_t n, struct db_buf *buf,
+             const char **k, size_t *kn);
 /* Score key (prefix | score | member). */
 const char *kc_score(struct db_kc *kc, double score, const char *m, size_t mn, size_t *kn);
 /* Turns the collection prefix p (n bytes) into the smallest key above

@@ -852,6 +852,53 @@ static void test_db_scache_large(void **state)
     }
 }
 
+/* HMGET of more fields than one batch reads, some absent, some repeated,
+ * some empty, each as HGET answers it; from the overlay or memtable, then
+ * from SST files after a reopen. */
+static void hmget_check(struct db *d)
+{
+    char names[150][16];
+    struct db_str q[150];
+    for (int j = 0; j < 150; j++) {
+        snprintf(names[j], sizeof names[j], "f%d", j * 7 % 100);
+        q[j] = (struct db_str){names[j], strlen(names[j])};
+    }
+    struct db_vec all;
+    db_vec_init(&all);
+    assert_int_equal(db_hmget(d, 0, K("big"), q, 150, &all), 0);
+    assert_int_equal(all.n, 150);
+    for (int j = 0; j < 150; j++) {
+        char *v;
+        size_t vn;
+        int rc = db_hget(d, 0, K("big"), q[j].p, q[j].n, &v, &vn);
+        if (rc == ENC_ENOTFOUND) {
+            assert_true(db_vec_len(&all, (size_t)j) == DB_NIL);
+            continue;
+        }
+        assert_int_equal(rc, 0);
+        assert_int_equal(db_vec_len(&all, (size_t)j), vn);
+        assert_memory_equal(db_vec_ptr(&all, (size_t)j), v, vn);
+        free(v);
+    }
+    db_vec_destroy(&all);
+}
+
+static void test_db_hash_hmget_many(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    uint64_t n;
+    for (int i = 0; i < 100; i += 3) { /* two fields in three absent */
+        char fld[16], val[24];
+        size_t vn = i % 9 ? (size_t)snprintf(val, sizeof val, "v%d", i * 13) : 0;
+        struct db_str fv[] = {{fld, (size_t)snprintf(fld, sizeof fld, "f%d", i)}, {val, vn}};
+        assert_int_equal(db_hset(d, 0, K("big"), fv, 1, 0, &n), 0);
+    }
+    hmget_check(d);
+    fx_reopen(f);
+    hmget_check(d);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
@@ -860,6 +907,8 @@ int main(void)
         T(test_db_hash_basic),  T(test_db_hash_incr), T(test_db_hash_randfield_scan),
         TB(test_db_hash_blind), T(test_db_set_basic), T(test_db_set_smove),
         T(test_db_set_algebra), TB(test_db_set_blind), T(test_db_prefetch_field),
+        T(test_db_hash_hmget_many), TB(test_db_hash_hmget_many),
+        cmocka_unit_test_setup_teardown(test_db_hash_hmget_many, fx_setup_wb, fx_teardown),
         T(test_db_pick_set),    T(test_db_pick_hash), TB(test_db_pick_hash),
         T(test_db_pick_limits),     T(test_db_scache_writes_seen),
         cmocka_unit_test_setup_teardown(test_db_scache_writes_seen, fx_setup_wb_overlay, fx_teardown),
