@@ -850,44 +850,37 @@ static void rget_prefetch(const struct db *d, int cf, const char *k, size_t kn)
         d->cache_prefetch1(d->cache_arg, cf, k, kn, &ckn);
 }
 
-void db_rget_many(struct db *d, int cf, size_t n, const char *const *k, const size_t *kn,
-                  char **v, size_t *vn, int *rc, bool fill, size_t ahead)
+void db_rget_many(struct db *d, int cf, struct db_many *r, size_t n, bool fill, size_t ahead)
 {
     /* Those neither pending nor cached go to the engine together, packed
-     * at the front of scratch arrays (the caller's index kept in at[]). */
-    size_t m = 0, *at = stor_xmalloc(n * (2 * sizeof(size_t) + sizeof(char *)));
-    size_t *mkn = at + n;
-    const char **mk = (const char **)(mkn + n);
+     * at the front of e (their index in r kept in at[]). */
+    struct db_many e;
+    size_t m = 0, at[DB_MANY];
     for (size_t j = ahead; j < n && j < RGET_AHEAD; j++)
-        rget_prefetch(d, cf, k[j], kn[j]);
+        rget_prefetch(d, cf, r->k[j], r->kn[j]);
     for (size_t i = 0; i < n; i++) {
         size_t j = i + RGET_AHEAD;
         if (j >= ahead && j < n)
-            rget_prefetch(d, cf, k[j], kn[j]);
-        if (near_get(d, cf, k[i], kn[i], &v[i], &vn[i], &rc[i]))
+            rget_prefetch(d, cf, r->k[j], r->kn[j]);
+        if (near_get(d, cf, r->k[i], r->kn[i], &r->v[i], &r->vn[i], &r->rc[i]))
             continue;
-        mk[m] = k[i];
-        mkn[m] = kn[i];
+        e.k[m] = r->k[i];
+        e.kn[m] = r->kn[i];
         at[m++] = i;
     }
-    if (m) {
-        char **mv = stor_xmalloc(m * (sizeof(char *) + sizeof(size_t) + sizeof(int)));
-        size_t *mvn = (size_t *)(mv + m);
-        int *mrc = (int *)(mvn + m);
-        stor_get_many(d->s, cf, m, mk, mkn, mv, mvn, mrc);
-        for (size_t j = 0; j < m; j++) {
-            size_t i = at[j];
-            rc[i] = mrc[j];
-            if (mrc[j] == 0) {
-                v[i] = mv[j];
-                vn[i] = mvn[j];
-            }
-            if (fill)
-                fill_cache(d, cf, mk[j], mkn[j], mrc[j], &mv[j], &mvn[j]);
+    if (!m)
+        return;
+    stor_get_many(d->s, cf, m, e.k, e.kn, e.v, e.vn, e.rc);
+    for (size_t j = 0; j < m; j++) {
+        size_t i = at[j];
+        r->rc[i] = e.rc[j];
+        if (e.rc[j] == 0) {
+            r->v[i] = e.v[j];
+            r->vn[i] = e.vn[j];
         }
-        free(mv);
+        if (fill)
+            fill_cache(d, cf, e.k[j], e.kn[j], e.rc[j], &e.v[j], &e.vn[j]);
     }
-    free(at);
 }
 
 int db_rhas(struct db *d, int cf, const char *k, size_t kn)
@@ -1124,7 +1117,7 @@ const char *kc_sub(struct db_kc *kc, const char *f, size_t fn, size_t *kn)
 }
 
 void kc_subs(struct db_kc *kc, const struct db_str *f, size_t n, struct db_buf *buf,
-             const char **k, size_t *kn)
+             struct db_many *r)
 {
     size_t pl = kc_prefix_len(kc), total = 0;
     for (size_t i = 0; i < n; i++)
@@ -1136,9 +1129,9 @@ void kc_subs(struct db_kc *kc, const struct db_str *f, size_t n, struct db_buf *
         memcpy(p, kc->sk.p, pl);
         if (f[i].n)
             memcpy(p + pl, f[i].p, f[i].n);
-        k[i] = p;
-        kn[i] = pl + f[i].n;
-        buf->n += kn[i];
+        r->k[i] = p;
+        r->kn[i] = pl + f[i].n;
+        buf->n += r->kn[i];
     }
 }
 
@@ -1842,7 +1835,6 @@ int db_keycount_scan(struct db *d, unsigned dbi, uint64_t *keys, uint64_t *expir
 
 /* Due expiry entries gathered for one batched read of their keys' meta
  * records: each entry's index key and meta key lie in buf at offsets. */
-#define REAP_CHUNK 64
 struct reap_set {
     struct db_buf buf;
     size_t n;
@@ -1850,7 +1842,7 @@ struct reap_set {
         size_t ko, kn, mko, mkn;
         unsigned dbi;
         uint64_t exp;
-    } e[REAP_CHUNK];
+    } e[DB_MANY];
 };
 
 /* Deletes the gathered entries, and each key whose meta record still
@@ -1860,26 +1852,24 @@ struct reap_set {
  * record set). Most keys read here are deleted next: a miss fills no cache. */
 static int reap_set_apply(struct db *d, struct reap_set *r, uint64_t *reaped, uint64_t touched[4])
 {
-    const char *mk[REAP_CHUNK];
-    size_t mkn[REAP_CHUNK], vn[REAP_CHUNK];
-    char *v[REAP_CHUNK];
-    int rc[REAP_CHUNK], err = 0;
+    struct db_many g;
+    int err = 0;
     for (size_t i = 0; i < r->n; i++) {
-        mk[i] = r->buf.p + r->e[i].mko;
-        mkn[i] = r->e[i].mkn;
+        g.k[i] = r->buf.p + r->e[i].mko;
+        g.kn[i] = r->e[i].mkn;
     }
-    db_rget_many(d, STOR_CF_META, r->n, mk, mkn, v, vn, rc, false, 0);
+    db_rget_many(d, STOR_CF_META, &g, r->n, false, 0);
     for (size_t i = 0; i < r->n; i++) {
-        if (rc[i] == 0) {
+        if (g.rc[i] == 0) {
             uint8_t t;
             uint64_t mexp;
-            if (enc_meta_peek(v[i], vn[i], &t, &mexp) == 0 && mexp == r->e[i].exp) {
-                stor_batch_del(&d->b, STOR_CF_META, mk[i], mkn[i]);
+            if (enc_meta_peek(g.v[i], g.vn[i], &t, &mexp) == 0 && mexp == r->e[i].exp) {
+                stor_batch_del(&d->b, STOR_CF_META, g.k[i], g.kn[i]);
                 (*reaped)++;
             }
-            free(v[i]);
-        } else if (rc[i] != ENC_ENOTFOUND && !err) {
-            err = rc[i];
+            free(g.v[i]);
+        } else if (g.rc[i] != ENC_ENOTFOUND && !err) {
+            err = g.rc[i];
         }
     }
     for (size_t i = 0; !err && i < r->n; i++) {
@@ -1952,7 +1942,7 @@ int db_reap(struct db *d, uint64_t budget, uint64_t *reaped, bool *more)
         memcpy(r->buf.p + ko, k, kn);
         r->buf.n = mko + mkn;
         r->e[r->n++] = (struct reap_item){ko, kn, mko, mkn, dbi, exp};
-        if (r->n == REAP_CHUNK)
+        if (r->n == DB_MANY)
             rc = reap_set_apply(d, r, reaped, touched);
         stor_it_next(it);
     }

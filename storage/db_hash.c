@@ -63,8 +63,6 @@ int db_hget(struct db *d, unsigned dbi, const char *key, size_t klen, const char
     return rc;
 }
 
-#define HMGET_CHUNK 64 /* fields read in one batch: the arrays on the stack */
-
 int db_hmget(struct db *d, unsigned dbi, const char *key, size_t klen, const struct db_str *f,
              size_t n, struct db_vec *out)
 {
@@ -76,25 +74,22 @@ int db_hmget(struct db *d, unsigned dbi, const char *key, size_t klen, const str
         kc_free(&kc);
         return 0;
     }
-    const char *k[HMGET_CHUNK];
-    size_t kn[HMGET_CHUNK], vn[HMGET_CHUNK];
-    char *v[HMGET_CHUNK];
-    int r[HMGET_CHUNK];
+    struct db_many r;
     struct db_buf buf;
     dbb_init(&buf);
-    for (size_t at = 0; rc == 0 && at < n; at += HMGET_CHUNK) {
-        size_t m = n - at < HMGET_CHUNK ? n - at : HMGET_CHUNK;
-        kc_subs(&kc, f + at, m, &buf, k, kn);
+    for (size_t at = 0; rc == 0 && at < n; at += DB_MANY) {
+        size_t m = n - at < DB_MANY ? n - at : DB_MANY;
+        kc_subs(&kc, f + at, m, &buf, &r);
         /* The event loop prefetches the first field at most (db_prefetch1f). */
-        db_rget_many(d, STOR_CF_SUB, m, k, kn, v, vn, r, true, at == 0);
+        db_rget_many(d, STOR_CF_SUB, &r, m, true, at == 0);
         for (size_t i = 0; i < m; i++) {
-            if (r[i] == 0) {
-                db_vec_push(out, v[i], vn[i], 0);
-                free(v[i]);
-            } else if (r[i] == ENC_ENOTFOUND) {
+            if (r.rc[i] == 0) {
+                db_vec_push(out, r.v[i], r.vn[i], 0);
+                free(r.v[i]);
+            } else if (r.rc[i] == ENC_ENOTFOUND) {
                 db_vec_push_nil(out);
             } else if (rc == 0) {
-                rc = r[i];
+                rc = r.rc[i];
             }
         }
     }

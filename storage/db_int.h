@@ -89,14 +89,22 @@ int db_rget(struct db *d, int cf, const char *k, size_t kn, char **v, size_t *vn
 /* As db_rget, for a record the caller is about to delete (a popped list
  * element): a cache miss fills nothing. */
 int db_rtake(struct db *d, int cf, const char *k, size_t kn, char **v, size_t *vn);
-/* n point reads of one family: db_rget each (db_rtake each unless fill),
- * with what neither the pending set nor the cache holds read from the
- * engine in batches (stor_get_many). Keys from index ahead on were not
- * prefetched (db_prefetch1): their look-ups' first lines are asked for a
- * few keys ahead. rc[i]: 0 (v[i] malloc'd, vn[i]), ENC_ENOTFOUND or an
- * error. Keys may repeat. */
-void db_rget_many(struct db *d, int cf, size_t n, const char *const *k, const size_t *kn,
-                  char **v, size_t *vn, int *rc, bool fill, size_t ahead);
+/* Up to DB_MANY point reads of one family at once (db_rget_many): the
+ * caller sets k[], kn[]; the answers come in rc[] (0, ENC_ENOTFOUND or an
+ * error) and, on 0, v[] (malloc'd) and vn[]. */
+#define DB_MANY 64
+struct db_many {
+    const char *k[DB_MANY];
+    size_t kn[DB_MANY], vn[DB_MANY];
+    char *v[DB_MANY];
+    int rc[DB_MANY];
+};
+/* The n (at most DB_MANY) reads of r: db_rget each (db_rtake each unless
+ * fill), with what neither the pending set nor the cache holds read from
+ * the engine in one batch (stor_get_many). Keys from index ahead on were
+ * not prefetched (db_prefetch1): their look-ups' first lines are asked for
+ * a few keys ahead. Keys may repeat. */
+void db_rget_many(struct db *d, int cf, struct db_many *r, size_t n, bool fill, size_t ahead);
 /* 1 if present, 0 if absent, <0 error; no copy kept. */
 int db_rhas(struct db *d, int cf, const char *k, size_t kn);
 
@@ -126,10 +134,11 @@ void kc_del_meta(struct db *d, struct db_kc *kc);
 
 /* Sub key (prefix | field) of the current version, in kc->sk. */
 const char *kc_sub(struct db_kc *kc, const char *f, size_t fn, size_t *kn);
-/* The sub keys of fields f[0..n), laid one after another in buf (which it
- * empties first); k[i], kn[i] name them until buf next changes. */
+/* The sub keys of fields f[0..n) (n at most DB_MANY), laid one after
+ * another in buf (which it empties first); r->k[i], r->kn[i] name them
+ * until buf next changes. */
 void kc_subs(struct db_kc *kc, const struct db_str *f, size_t n, struct db_buf *buf,
-             const char **k, size_t *kn);
+             struct db_many *r);
 /* Score key (prefix | score | member). */
 const char *kc_score(struct db_kc *kc, double score, const char *m, size_t mn, size_t *kn);
 /* Turns the collection prefix p (n bytes) into the smallest key above

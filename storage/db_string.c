@@ -42,42 +42,35 @@ int db_get(struct db *d, unsigned dbi, const char *key, size_t klen, char **v, s
     return rc;
 }
 
-#define MGET_CHUNK 64 /* keys read in one batch: the arrays on the stack */
-
 void db_mget(struct db *d, unsigned dbi, const struct db_str *keys, size_t n, size_t prefetched,
              void (*each)(void *arg, const char *v, size_t vn), void *arg)
 {
-    const char *mk[MGET_CHUNK];
-    size_t mkn[MGET_CHUNK], vn[MGET_CHUNK];
-    char *v[MGET_CHUNK];
-    int rc[MGET_CHUNK];
+    struct db_many r;
     struct db_buf buf;
     dbb_init(&buf);
     uint64_t now = stor_now_ms();
-    for (size_t at = 0; at < n; at += MGET_CHUNK) {
-        size_t m = n - at < MGET_CHUNK ? n - at : MGET_CHUNK;
-        size_t off[MGET_CHUNK];
+    for (size_t at = 0; at < n; at += DB_MANY) {
+        size_t m = n - at < DB_MANY ? n - at : DB_MANY, off[DB_MANY];
         buf.n = 0;
         for (size_t i = 0; i < m; i++) {
             const struct db_str *k = &keys[at + i];
             dbb_reserve(&buf, buf.n + enc_meta_key_len(k->n));
             off[i] = buf.n;
-            mkn[i] = enc_meta_key(buf.p + buf.n, dbi, enc_slot(k->p, k->n), k->p, k->n);
-            buf.n += mkn[i];
+            r.kn[i] = enc_meta_key(buf.p + buf.n, dbi, enc_slot(k->p, k->n), k->p, k->n);
+            buf.n += r.kn[i];
         }
         for (size_t i = 0; i < m; i++)
-            mk[i] = buf.p + off[i];
-        size_t ahead = prefetched > at ? prefetched - at : 0;
-        db_rget_many(d, STOR_CF_META, m, mk, mkn, v, vn, rc, true, ahead);
+            r.k[i] = buf.p + off[i];
+        db_rget_many(d, STOR_CF_META, &r, m, true, prefetched > at ? prefetched - at : 0);
         for (size_t i = 0; i < m; i++) {
             struct enc_meta meta;
-            if (rc[i] == 0 && enc_meta_value_decode(v[i], vn[i], &meta) == 0 &&
+            if (r.rc[i] == 0 && enc_meta_value_decode(r.v[i], r.vn[i], &meta) == 0 &&
                 meta.type == ENC_TYPE_STRING && !(meta.expire_ms && meta.expire_ms <= now))
                 each(arg, meta.value, meta.vlen);
             else
                 each(arg, NULL, 0);
-            if (rc[i] == 0)
-                free(v[i]);
+            if (r.rc[i] == 0)
+                free(r.v[i]);
         }
     }
     dbb_free(&buf);

@@ -186,6 +186,16 @@ static inline int fx_teardown(void **state)
 #define S(s) ((struct db_str){(s), sizeof(s) - 1})
 
 /* Asserts that item i of v equals the literal s. */
+/* n names prefix + (j * 7 % 100), 0 <= j < n, into names and s: keys or
+ * fields out of order, past 100 repeated. */
+static inline void fx_names(char (*names)[16], struct db_str *s, int n, const char *prefix)
+{
+    for (int j = 0; j < n; j++) {
+        snprintf(names[j], sizeof names[j], "%s%d", prefix, j * 7 % 100);
+        s[j] = (struct db_str){names[j], strlen(names[j])};
+    }
+}
+
 #define assert_item(v, i, s)                                                                   \
     do {                                                                                       \
         assert_int_equal(db_vec_len((v), (i)), sizeof(s) - 1);                                 \

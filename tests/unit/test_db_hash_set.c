@@ -859,10 +859,7 @@ static void hmget_check(struct db *d)
 {
     char names[150][16];
     struct db_str q[150];
-    for (int j = 0; j < 150; j++) {
-        snprintf(names[j], sizeof names[j], "f%d", j * 7 % 100);
-        q[j] = (struct db_str){names[j], strlen(names[j])};
-    }
+    fx_names(names, q, 150, "f");
     struct db_vec all;
     db_vec_init(&all);
     assert_int_equal(db_hmget(d, 0, K("big"), q, 150, &all), 0);

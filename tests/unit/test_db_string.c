@@ -202,10 +202,7 @@ static void mget_check(struct db *d)
 {
     char names[150][16];
     struct db_str keys[150];
-    for (int j = 0; j < 150; j++) {
-        snprintf(names[j], sizeof names[j], "mg%d", j * 7 % 100);
-        keys[j] = (struct db_str){names[j], strlen(names[j])};
-    }
+    fx_names(names, keys, 150, "mg");
     struct mget_got g = {0};
     for (size_t pre = 0; pre <= 16; pre += 16) {
         g.n = 0;
