@@ -1883,6 +1883,20 @@ static void test_srv_object_idletime(void **state)
     h_expect_int(c, 3, "DEL ra rb rc");
 }
 
+/* Restarts the daemon on its data with opts (h_start_shmkvd_opts), so that
+ * its shm cache holds nothing; the new client goes to *state, for the
+ * teardown, and is returned. */
+static redisContext *restart_uncached(void **state, const char *const *opts)
+{
+    redisContext *c = *state;
+    shutdown_and_wait(c, &S);
+    redisFree(c);
+    h_start_shmkvd_opts(&S, opts);
+    c = h_connect_port(S.port);
+    *state = c;
+    return c;
+}
+
 /* Active expiry reads each due key's record before it deletes the key: a
  * key the shm cache does not hold (here: all, after a restart) is read
  * past the cache, not into it, where 300,000 keys due at once had filled
@@ -1893,12 +1907,8 @@ static void test_srv_active_expiry_fills_no_cache(void **state)
     for (int i = 0; i < 50; i++)
         h_expect_status(c, "OK", "SET doomed:%d v PX 1500", i);
     h_expect_status(c, "OK", "SET kept v");
-    shutdown_and_wait(c, &S);
-    redisFree(c);
     const char *hz[] = {"--hz", "100", NULL};
-    h_start_shmkvd_opts(&S, hz);
-    c = h_connect_port(S.port);
-    *state = c; /* the teardown's */
+    c = restart_uncached(state, hz);
     long long fills = info_field(c, "cache", "cache_fills:");
     assert_true(fills >= 0);
     struct timespec ts = {0, 50 * 1000 * 1000};
@@ -1919,11 +1929,7 @@ static void test_srv_delete_fills_no_cache(void **state)
     h_expect_status(c, "OK", "SET gd v");
     h_expect_status(c, "OK", "SET rn v");
     h_expect_int(c, 2, "HSET wrong a 1 b 2");
-    shutdown_and_wait(c, &S);
-    redisFree(c);
-    h_start_shmkvd_opts(&S, NULL);
-    c = h_connect_port(S.port);
-    *state = c; /* the teardown's */
+    c = restart_uncached(state, NULL);
     long long fills = info_field(c, "cache", "cache_fills:");
     assert_true(fills >= 0);
     for (int i = 0; i < 50; i++)
