@@ -814,19 +814,33 @@ int stor_peek(const struct stor *s, uint64_t h, int cf, const char *k, size_t kn
     return STOR_ABSENT;
 }
 
-int stor_get(struct stor *s, int cf, const char *k, size_t kn, char **v, size_t *vn)
+/* The overlay's answer to a point read, where RocksDB's would be stale: it
+ * holds every write RocksDB does not have yet, and the range deletes still
+ * pending. True with *rc (and *v, *vn on 0) when it answers. */
+static inline bool ov_get(struct stor *s, int cf, const char *k, size_t kn, char **v,
+                          size_t *vn, int *rc)
 {
-    /* The overlay holds every write RocksDB does not have yet. */
     const struct ov_node *on = ov_find(&s->ov, cf, k, kn);
     if (on) {
-        if (!on->val)
-            return ENC_ENOTFOUND;
-        *v = stor_xmemdup(on->val, on->vlen);
-        *vn = on->vlen;
-        return 0;
+        *rc = on->val ? 0 : ENC_ENOTFOUND;
+        if (on->val) {
+            *v = stor_xmemdup(on->val, on->vlen);
+            *vn = on->vlen;
+        }
+        return true;
     }
-    if (s->ov.nranges && ov_range_covers(&s->ov, cf, k, kn))
-        return ENC_ENOTFOUND;
+    if (s->ov.nranges && ov_range_covers(&s->ov, cf, k, kn)) {
+        *rc = ENC_ENOTFOUND;
+        return true;
+    }
+    return false;
+}
+
+int stor_get(struct stor *s, int cf, const char *k, size_t kn, char **v, size_t *vn)
+{
+    int rc;
+    if (ov_get(s, cf, k, kn, v, vn, &rc))
+        return rc;
     char *err = NULL;
     size_t n = 0;
     /* A pinned slice points into the block cache or memtable: one copy into
@@ -856,19 +870,8 @@ void stor_get_many(struct stor *s, int cf, size_t n, const char *const *k, const
     while (i < n) {
         size_t m = 0;
         for (; i < n && m < GET_MANY_CHUNK; i++) {
-            const struct ov_node *on = ov_find(&s->ov, cf, k[i], kn[i]);
-            if (on) { /* the overlay holds every write RocksDB does not have yet */
-                rc[i] = on->val ? 0 : ENC_ENOTFOUND;
-                if (on->val) {
-                    v[i] = stor_xmemdup(on->val, on->vlen);
-                    vn[i] = on->vlen;
-                }
+            if (ov_get(s, cf, k[i], kn[i], &v[i], &vn[i], &rc[i]))
                 continue;
-            }
-            if (s->ov.nranges && ov_range_covers(&s->ov, cf, k[i], kn[i])) {
-                rc[i] = ENC_ENOTFOUND;
-                continue;
-            }
             keys[m] = k[i];
             kns[m] = kn[i];
             at[m++] = i;
