@@ -164,8 +164,7 @@ static void mget_one(void *arg, const char *v, size_t vn)
 void cmd_mget(struct conn *c)
 {
     resp_array(OUT(c), c->argc - 1);
-    db_mget(&srv.db, c->db, c->argv + 1, c->argc - 1, CMD_KEYS_AHEAD,
-            mget_one, c);
+    db_mget(&srv.db, c->db, c->argv + 1, c->argc - 1, CMD_KEYS_AHEAD, mget_one, c);
 }
 
 static void mset_generic(struct conn *c, int nx)

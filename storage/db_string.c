@@ -50,17 +50,17 @@ void db_mget(struct db *d, unsigned dbi, const struct db_str *keys, size_t n, si
     dbb_init(&buf);
     uint64_t now = stor_now_ms();
     for (size_t at = 0; at < n; at += DB_MANY) {
-        size_t m = n - at < DB_MANY ? n - at : DB_MANY, off[DB_MANY];
+        size_t m = n - at < DB_MANY ? n - at : DB_MANY, total = 0;
+        for (size_t i = 0; i < m; i++)
+            total += enc_meta_key_len(keys[at + i].n);
+        dbb_reserve(&buf, total); /* once, so that the keys laid in it stay put */
         buf.n = 0;
         for (size_t i = 0; i < m; i++) {
             const struct db_str *k = &keys[at + i];
-            dbb_reserve(&buf, buf.n + enc_meta_key_len(k->n));
-            off[i] = buf.n;
+            r.k[i] = buf.p + buf.n;
             r.kn[i] = enc_meta_key(buf.p + buf.n, dbi, enc_slot(k->p, k->n), k->p, k->n);
             buf.n += r.kn[i];
         }
-        for (size_t i = 0; i < m; i++)
-            r.k[i] = buf.p + off[i];
         db_rget_many(d, STOR_CF_META, &r, m, true, prefetched > at ? prefetched - at : 0);
         for (size_t i = 0; i < m; i++) {
             struct enc_meta meta;
