@@ -9,6 +9,7 @@
 #include "geo.h"
 #include "stor_mem.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -139,43 +140,59 @@ void cmd_geoadd(struct conn *c)
     free(m);
 }
 
+/* The scores of members argv[2..], NaN where absent (db_zmscore): a
+ * malloc'd array, or NULL once an error was replied. */
+static double *member_scores(struct conn *c)
+{
+    size_t n = c->argc - 2;
+    double *s = stor_xmalloc(n * sizeof *s);
+    int rc = db_zmscore(&srv.db, c->db, KEY(1), c->argv + 2, n, s);
+    if (rc) {
+        cmd_reply_err(c, rc);
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
 /* GEOPOS key [member ...] */
 void cmd_geopos(struct conn *c)
 {
-    bool exists;
-    if (!zset_or_none(c, 1, &exists))
+    double *s = member_scores(c);
+    if (!s)
         return;
     resp_array(OUT(c), c->argc - 2);
-    for (size_t i = 2; i < c->argc; i++) {
-        double s, lon, lat;
-        if (!exists || db_zscore(&srv.db, c->db, KEY(1), KEY(i), &s) != 0) {
+    for (size_t i = 0; i < c->argc - 2; i++) {
+        double lon, lat;
+        if (isnan(s[i])) {
             resp_null_array(OUT(c), c->proto);
             continue;
         }
-        geo_decode_score(s, &lon, &lat);
+        geo_decode_score(s[i], &lon, &lat);
         resp_array(OUT(c), 2);
         reply_coord(c, lon);
         reply_coord(c, lat);
     }
+    free(s);
 }
 
 /* GEOHASH key [member ...] */
 void cmd_geohash(struct conn *c)
 {
-    bool exists;
-    if (!zset_or_none(c, 1, &exists))
+    double *s = member_scores(c);
+    if (!s)
         return;
     resp_array(OUT(c), c->argc - 2);
-    for (size_t i = 2; i < c->argc; i++) {
-        double s;
+    for (size_t i = 0; i < c->argc - 2; i++) {
         char h[11];
-        if (!exists || db_zscore(&srv.db, c->db, KEY(1), KEY(i), &s) != 0) {
+        if (isnan(s[i])) {
             resp_null(OUT(c), c->proto);
             continue;
         }
-        geo_hash_string(s, h);
+        geo_hash_string(s[i], h);
         resp_bulk(OUT(c), h, sizeof h);
     }
+    free(s);
 }
 
 /* GEODIST key member1 member2 [M|KM|FT|MI] */

@@ -34,16 +34,12 @@ void cmd_del(struct conn *c)
 /* EXISTS key [key ...] */
 void cmd_exists(struct conn *c)
 {
-    int64_t n = 0;
-    for (size_t i = 1; i < c->argc; i++) {
-        int rc = db_exists(&srv.db, c->db, KEY(i));
-        if (rc < 0) {
-            cmd_reply_err(c, rc);
-            return;
-        }
-        n += rc;
-    }
-    resp_int(OUT(c), n);
+    uint64_t n;
+    int rc = db_exists_many(&srv.db, c->db, c->argv + 1, c->argc - 1, CMD_KEYS_AHEAD, &n);
+    if (rc < 0)
+        cmd_reply_err(c, rc);
+    else
+        resp_int(OUT(c), (int64_t)n);
 }
 
 /* TOUCH counts as EXISTS does; the difference is dispatch's: EXISTS is

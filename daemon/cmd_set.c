@@ -2,6 +2,7 @@
  * cmd_set — set commands.
  */
 #include "cmd.h"
+#include "stor_mem.h"
 
 #include <stdlib.h>
 
@@ -59,17 +60,17 @@ void cmd_sismember(struct conn *c)
 /* SMISMEMBER key member [member ...] */
 void cmd_smismember(struct conn *c)
 {
-    /* Check the type once, so a wrong type is an error, not a row of zeros. */
-    int rc = cmd_key_type(c, 1, ENC_TYPE_SET, NULL);
+    size_t n = c->argc - 2;
+    unsigned char *is = stor_xmalloc(n);
+    int rc = db_smismember(&srv.db, c->db, KEY(1), c->argv + 2, n, is);
     if (rc) {
         cmd_reply_err(c, rc);
-        return;
+    } else {
+        resp_array(OUT(c), n);
+        for (size_t i = 0; i < n; i++)
+            resp_int(OUT(c), is[i]);
     }
-    resp_array(OUT(c), c->argc - 2);
-    for (size_t i = 2; i < c->argc; i++) {
-        int r = db_sismember(&srv.db, c->db, KEY(1), KEY(i));
-        resp_int(OUT(c), r > 0 ? 1 : 0);
-    }
+    free(is);
 }
 
 /* SCARD key */

@@ -3,6 +3,7 @@
  * fills a struct db_zspec, as ZRANGE's own options unify the old commands.
  */
 #include "cmd.h"
+#include "stor_mem.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -140,19 +141,21 @@ void cmd_zscore(struct conn *c)
 /* ZMSCORE key member [member ...] */
 void cmd_zmscore(struct conn *c)
 {
-    int rc = cmd_key_type(c, 1, ENC_TYPE_ZSET, NULL);
+    size_t n = c->argc - 2;
+    double *s = stor_xmalloc(n * sizeof *s);
+    int rc = db_zmscore(&srv.db, c->db, KEY(1), c->argv + 2, n, s);
     if (rc) {
         cmd_reply_err(c, rc);
-        return;
+    } else {
+        resp_array(OUT(c), n);
+        for (size_t i = 0; i < n; i++) {
+            if (isnan(s[i]))
+                resp_null(OUT(c), c->proto);
+            else
+                resp_double(OUT(c), s[i], c->proto);
+        }
     }
-    resp_array(OUT(c), c->argc - 2);
-    for (size_t i = 2; i < c->argc; i++) {
-        double s;
-        if (db_zscore(&srv.db, c->db, KEY(1), KEY(i), &s) == 0)
-            resp_double(OUT(c), s, c->proto);
-        else
-            resp_null(OUT(c), c->proto);
-    }
+    free(s);
 }
 
 /* ZCARD key */

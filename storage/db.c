@@ -1135,6 +1135,29 @@ void kc_subs(struct db_kc *kc, const struct db_str *f, size_t n, struct db_buf *
     }
 }
 
+int kc_read_subs(struct db *d, struct db_kc *kc, const struct db_str *f, size_t n,
+                 void (*each)(void *arg, size_t i, const char *v, size_t vn), void *arg)
+{
+    struct db_many r;
+    struct db_buf buf;
+    int rc = 0;
+    dbb_init(&buf);
+    for (size_t at = 0; at < n; at += DB_MANY) {
+        size_t m = n - at < DB_MANY ? n - at : DB_MANY;
+        kc_subs(kc, f + at, m, &buf, &r);
+        db_rget_many(d, STOR_CF_SUB, &r, m, true, at == 0);
+        for (size_t i = 0; i < m; i++) {
+            each(arg, at + i, r.rc[i] == 0 ? r.v[i] : NULL, r.rc[i] == 0 ? r.vn[i] : 0);
+            if (r.rc[i] == 0)
+                free(r.v[i]);
+            else if (r.rc[i] != ENC_ENOTFOUND && rc == 0)
+                rc = r.rc[i];
+        }
+    }
+    dbb_free(&buf);
+    return rc;
+}
+
 const char *kc_score(struct db_kc *kc, double score, const char *m, size_t mn, size_t *kn)
 {
     char s8[8];
@@ -1286,6 +1309,60 @@ int db_exists(struct db *d, unsigned dbi, const char *key, size_t klen)
     int type = 0;
     int rc = db_type(d, dbi, key, klen, &type);
     return rc ? rc : type != ENC_TYPE_NONE;
+}
+
+int db_metas(struct db *d, unsigned dbi, const struct db_str *keys, size_t n,
+             size_t prefetched, void (*each)(void *arg, size_t i, const struct enc_meta *m),
+             void *arg)
+{
+    struct db_many r;
+    struct db_buf buf;
+    int rc = 0;
+    dbb_init(&buf);
+    uint64_t now = stor_now_ms();
+    for (size_t at = 0; at < n; at += DB_MANY) {
+        size_t m = n - at < DB_MANY ? n - at : DB_MANY, total = 0;
+        for (size_t i = 0; i < m; i++)
+            total += enc_meta_key_len(keys[at + i].n);
+        dbb_reserve(&buf, total); /* once, so that the keys laid in it stay put */
+        buf.n = 0;
+        for (size_t i = 0; i < m; i++) {
+            const struct db_str *k = &keys[at + i];
+            r.k[i] = buf.p + buf.n;
+            r.kn[i] = enc_meta_key(buf.p + buf.n, dbi, enc_slot(k->p, k->n), k->p, k->n);
+            buf.n += r.kn[i];
+        }
+        db_rget_many(d, STOR_CF_META, &r, m, true, prefetched > at ? prefetched - at : 0);
+        for (size_t i = 0; i < m; i++) {
+            struct enc_meta meta;
+            int e = r.rc[i];
+            if (e == 0) {
+                e = enc_meta_value_decode(r.v[i], r.vn[i], &meta);
+                each(arg, at + i,
+                     e == 0 && !(meta.expire_ms && meta.expire_ms <= now) ? &meta : NULL);
+                free(r.v[i]);
+            } else {
+                each(arg, at + i, NULL);
+            }
+            if (e && e != ENC_ENOTFOUND && rc == 0)
+                rc = e;
+        }
+    }
+    dbb_free(&buf);
+    return rc;
+}
+
+static void exists_one(void *arg, size_t i, const struct enc_meta *m)
+{
+    (void)i;
+    *(uint64_t *)arg += m != NULL;
+}
+
+int db_exists_many(struct db *d, unsigned dbi, const struct db_str *keys, size_t n,
+                   size_t prefetched, uint64_t *count)
+{
+    *count = 0;
+    return db_metas(d, dbi, keys, n, prefetched, exists_one, count);
 }
 
 int db_del(struct db *d, unsigned dbi, const char *key, size_t klen)

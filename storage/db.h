@@ -388,6 +388,12 @@ void db_prefetch2(const struct db *d, const struct db_pf *pf);
 int db_type(struct db *d, unsigned dbi, const char *key, size_t klen, int *type);
 /* 1 present, 0 absent. */
 int db_exists(struct db *d, unsigned dbi, const char *key, size_t klen);
+/* EXISTS: how many of keys[0..n) are present, a key named twice counting
+ * twice. Records neither cached nor pending are read from the engine a
+ * batch at a time; the first `prefetched` keys were prefetched
+ * (db_prefetch1). 0 or the first read error. */
+int db_exists_many(struct db *d, unsigned dbi, const struct db_str *keys, size_t n,
+                   size_t prefetched, uint64_t *count);
 /* Deletes any type in O(1). 1 deleted, 0 absent. */
 int db_del(struct db *d, unsigned dbi, const char *key, size_t klen);
 
@@ -628,6 +634,11 @@ int db_srem(struct db *d, unsigned dbi, const char *key, size_t klen, const stru
 int db_smembers(struct db *d, unsigned dbi, const char *key, size_t klen, struct db_vec *out);
 int db_sismember(struct db *d, unsigned dbi, const char *key, size_t klen, const char *m,
                  size_t mn);
+/* SMISMEMBER: is[i] = 1 where m[i] is a member, else 0 (all 0 for an
+ * absent key). Records neither cached nor pending are read from the engine
+ * a batch at a time. 0, ENC_EWRONGTYPE or the first read error. */
+int db_smismember(struct db *d, unsigned dbi, const char *key, size_t klen,
+                  const struct db_str *m, size_t n, unsigned char *is);
 int db_scard(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t *n);
 /* Removes and returns up to count random members. */
 int db_spop(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t count,
@@ -667,6 +678,11 @@ int db_zrem(struct db *d, unsigned dbi, const char *key, size_t klen, const stru
 /* ENC_ENOTFOUND when key or member is absent. */
 int db_zscore(struct db *d, unsigned dbi, const char *key, size_t klen, const char *m,
               size_t mn, double *score);
+/* ZMSCORE: score[i] = m[i]'s score, or NaN where it is not a member (a
+ * stored score is never NaN; all NaN for an absent key). Batched as
+ * db_smismember. 0, ENC_EWRONGTYPE or the first read error. */
+int db_zmscore(struct db *d, unsigned dbi, const char *key, size_t klen,
+               const struct db_str *m, size_t n, double *score);
 int db_zcard(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t *n);
 
 enum { DB_ZBY_RANK = 0, DB_ZBY_SCORE = 1, DB_ZBY_LEX = 2 };

@@ -63,6 +63,15 @@ int db_hget(struct db *d, unsigned dbi, const char *key, size_t klen, const char
     return rc;
 }
 
+static void hmget_one(void *arg, size_t i, const char *v, size_t vn)
+{
+    (void)i;
+    if (v)
+        db_vec_push(arg, v, vn, 0);
+    else
+        db_vec_push_nil(arg);
+}
+
 int db_hmget(struct db *d, unsigned dbi, const char *key, size_t klen, const struct db_str *f,
              size_t n, struct db_vec *out)
 {
@@ -71,29 +80,10 @@ int db_hmget(struct db *d, unsigned dbi, const char *key, size_t klen, const str
     if (rc == ENC_ENOTFOUND) {
         for (size_t i = 0; i < n; i++)
             db_vec_push_nil(out);
-        kc_free(&kc);
-        return 0;
+        rc = 0;
+    } else if (rc == 0) {
+        rc = kc_read_subs(d, &kc, f, n, hmget_one, out);
     }
-    struct db_many r;
-    struct db_buf buf;
-    dbb_init(&buf);
-    for (size_t at = 0; rc == 0 && at < n; at += DB_MANY) {
-        size_t m = n - at < DB_MANY ? n - at : DB_MANY;
-        kc_subs(&kc, f + at, m, &buf, &r);
-        /* The event loop prefetches the first field at most (db_prefetch1f). */
-        db_rget_many(d, STOR_CF_SUB, &r, m, true, at == 0);
-        for (size_t i = 0; i < m; i++) {
-            if (r.rc[i] == 0) {
-                db_vec_push(out, r.v[i], r.vn[i], 0);
-                free(r.v[i]);
-            } else if (r.rc[i] == ENC_ENOTFOUND) {
-                db_vec_push_nil(out);
-            } else if (rc == 0) {
-                rc = r.rc[i];
-            }
-        }
-    }
-    dbb_free(&buf);
     kc_free(&kc);
     return rc;
 }

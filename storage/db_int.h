@@ -105,6 +105,14 @@ struct db_many {
  * not prefetched (db_prefetch1): their look-ups' first lines are asked for
  * a few keys ahead. Keys may repeat. */
 void db_rget_many(struct db *d, int cf, struct db_many *r, size_t n, bool fill, size_t ahead);
+/* Reads the meta records of keys[0..n) of db dbi, DB_MANY at a time
+ * through db_rget_many (filling the cache), and calls each(arg, i, m) for
+ * every key in order: m is its record, valid during the call, or NULL where
+ * the key is absent, expired or its read failed. The first `prefetched`
+ * keys were prefetched (db_prefetch1). Returns 0 or the first error. */
+int db_metas(struct db *d, unsigned dbi, const struct db_str *keys, size_t n,
+             size_t prefetched, void (*each)(void *arg, size_t i, const struct enc_meta *m),
+             void *arg);
 /* 1 if present, 0 if absent, <0 error; no copy kept. */
 int db_rhas(struct db *d, int cf, const char *k, size_t kn);
 
@@ -139,6 +147,14 @@ const char *kc_sub(struct db_kc *kc, const char *f, size_t fn, size_t *kn);
  * until buf next changes. */
 void kc_subs(struct db_kc *kc, const struct db_str *f, size_t n, struct db_buf *buf,
              struct db_many *r);
+/* Reads the sub records of fields f[0..n) of the open collection kc,
+ * DB_MANY at a time through db_rget_many (filling the cache), and calls
+ * each(arg, i, v, vn) for every field in order: v is the record's value,
+ * valid during the call, or NULL where the field is absent or its read
+ * failed. The event loop prefetched the first field (db_prefetch1f).
+ * Returns 0 or the first read error. */
+int kc_read_subs(struct db *d, struct db_kc *kc, const struct db_str *f, size_t n,
+                 void (*each)(void *arg, size_t i, const char *v, size_t vn), void *arg);
 /* Score key (prefix | score | member). */
 const char *kc_score(struct db_kc *kc, double score, const char *m, size_t mn, size_t *kn);
 /* Turns the collection prefix p (n bytes) into the smallest key above

@@ -6,6 +6,7 @@
 #include "db_int.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 int db_sadd(struct db *d, unsigned dbi, const char *key, size_t klen, const struct db_str *m,
             size_t n, uint64_t *added)
@@ -79,6 +80,24 @@ int db_sismember(struct db *d, unsigned dbi, const char *key, size_t klen, const
                  size_t mn)
 {
     return db_has_member(d, dbi, key, klen, ENC_TYPE_SET, m, mn);
+}
+
+static void ismember_one(void *arg, size_t i, const char *v, size_t vn)
+{
+    (void)vn;
+    ((unsigned char *)arg)[i] = v != NULL;
+}
+
+int db_smismember(struct db *d, unsigned dbi, const char *key, size_t klen,
+                  const struct db_str *m, size_t n, unsigned char *is)
+{
+    struct db_kc kc;
+    memset(is, 0, n);
+    int rc = kc_open(d, &kc, dbi, key, klen, ENC_TYPE_SET);
+    if (rc == 0)
+        rc = kc_read_subs(d, &kc, m, n, ismember_one, is);
+    kc_free(&kc);
+    return rc == ENC_ENOTFOUND ? 0 : rc;
 }
 
 int db_scard(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t *n)

@@ -42,38 +42,26 @@ int db_get(struct db *d, unsigned dbi, const char *key, size_t klen, char **v, s
     return rc;
 }
 
+struct mget_arg {
+    void (*each)(void *arg, const char *v, size_t vn);
+    void *arg;
+};
+
+static void mget_one(void *arg, size_t i, const struct enc_meta *m)
+{
+    struct mget_arg *a = arg;
+    (void)i;
+    if (m && m->type == ENC_TYPE_STRING)
+        a->each(a->arg, m->value, m->vlen);
+    else
+        a->each(a->arg, NULL, 0);
+}
+
 void db_mget(struct db *d, unsigned dbi, const struct db_str *keys, size_t n, size_t prefetched,
              void (*each)(void *arg, const char *v, size_t vn), void *arg)
 {
-    struct db_many r;
-    struct db_buf buf;
-    dbb_init(&buf);
-    uint64_t now = stor_now_ms();
-    for (size_t at = 0; at < n; at += DB_MANY) {
-        size_t m = n - at < DB_MANY ? n - at : DB_MANY, total = 0;
-        for (size_t i = 0; i < m; i++)
-            total += enc_meta_key_len(keys[at + i].n);
-        dbb_reserve(&buf, total); /* once, so that the keys laid in it stay put */
-        buf.n = 0;
-        for (size_t i = 0; i < m; i++) {
-            const struct db_str *k = &keys[at + i];
-            r.k[i] = buf.p + buf.n;
-            r.kn[i] = enc_meta_key(buf.p + buf.n, dbi, enc_slot(k->p, k->n), k->p, k->n);
-            buf.n += r.kn[i];
-        }
-        db_rget_many(d, STOR_CF_META, &r, m, true, prefetched > at ? prefetched - at : 0);
-        for (size_t i = 0; i < m; i++) {
-            struct enc_meta meta;
-            if (r.rc[i] == 0 && enc_meta_value_decode(r.v[i], r.vn[i], &meta) == 0 &&
-                meta.type == ENC_TYPE_STRING && !(meta.expire_ms && meta.expire_ms <= now))
-                each(arg, meta.value, meta.vlen);
-            else
-                each(arg, NULL, 0);
-            if (r.rc[i] == 0)
-                free(r.v[i]);
-        }
-    }
-    dbb_free(&buf);
+    struct mget_arg a = {each, arg};
+    (void)db_metas(d, dbi, keys, n, prefetched, mget_one, &a); /* an error reads as nil */
 }
 
 int db_set(struct db *d, unsigned dbi, const char *key, size_t klen, const char *v, size_t vn,

@@ -152,6 +152,37 @@ int db_zscore(struct db *d, unsigned dbi, const char *key, size_t klen, const ch
     return rc;
 }
 
+struct zmscore_out {
+    double *score;
+    int rc;
+};
+
+static void zmscore_one(void *arg, size_t i, const char *v, size_t vn)
+{
+    struct zmscore_out *o = arg;
+    o->score[i] = NAN;
+    if (v && vn == 8)
+        o->score[i] = enc_score_get(v);
+    else if (v && o->rc == 0)
+        o->rc = ENC_ECORRUPT;
+}
+
+int db_zmscore(struct db *d, unsigned dbi, const char *key, size_t klen,
+               const struct db_str *m, size_t n, double *score)
+{
+    struct db_kc kc;
+    struct zmscore_out o = {score, 0};
+    for (size_t i = 0; i < n; i++)
+        score[i] = NAN;
+    int rc = kc_open(d, &kc, dbi, key, klen, ENC_TYPE_ZSET);
+    if (rc == 0)
+        rc = kc_read_subs(d, &kc, m, n, zmscore_one, &o);
+    kc_free(&kc);
+    if (rc == 0)
+        rc = o.rc;
+    return rc == ENC_ENOTFOUND ? 0 : rc;
+}
+
 int db_zcard(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t *n)
 {
     return db_coll_size(d, dbi, key, klen, ENC_TYPE_ZSET, n);

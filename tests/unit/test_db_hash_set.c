@@ -896,6 +896,46 @@ static void test_db_hash_hmget_many(void **state)
     hmget_check(d);
 }
 
+/* SMISMEMBER of more members than one batch reads, some absent, some
+ * repeated, against SISMEMBER one by one; then of a missing key and of a
+ * key of another type. */
+static void smismember_check(struct db *d)
+{
+    char names[150][16];
+    struct db_str q[150];
+    unsigned char is[150];
+    fx_names(names, q, 150, "m");
+    assert_int_equal(db_smismember(d, 0, K("bigs"), q, 150, is), 0);
+    int members = 0;
+    for (int j = 0; j < 150; j++) {
+        assert_int_equal(is[j], db_sismember(d, 0, K("bigs"), q[j].p, q[j].n));
+        assert_int_equal(is[j], (j * 7 % 100) % 3 == 0);
+        members += is[j];
+    }
+    assert_true(members > 0 && members < 150);
+    memset(is, 7, sizeof is);
+    assert_int_equal(db_smismember(d, 0, K("nothing"), q, 150, is), 0);
+    for (int j = 0; j < 150; j++)
+        assert_int_equal(is[j], 0);
+    assert_int_equal(db_smismember(d, 0, K("str"), q, 150, is), ENC_EWRONGTYPE);
+}
+
+static void test_db_set_smismember_many(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    uint64_t n;
+    for (int i = 0; i < 100; i += 3) {
+        char m[16];
+        struct db_str mv = {m, (size_t)snprintf(m, sizeof m, "m%d", i)};
+        assert_int_equal(db_sadd(d, 0, K("bigs"), &mv, 1, &n), 0);
+    }
+    assert_int_equal(db_set(d, 0, K("str"), K("v"), 0, 0, NULL, NULL), 1);
+    smismember_check(d);
+    fx_reopen(f);
+    smismember_check(d);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
@@ -906,6 +946,8 @@ int main(void)
         T(test_db_set_algebra), TB(test_db_set_blind), T(test_db_prefetch_field),
         T(test_db_hash_hmget_many), TB(test_db_hash_hmget_many),
         cmocka_unit_test_setup_teardown(test_db_hash_hmget_many, fx_setup_wb, fx_teardown),
+        T(test_db_set_smismember_many), TB(test_db_set_smismember_many),
+        cmocka_unit_test_setup_teardown(test_db_set_smismember_many, fx_setup_wb, fx_teardown),
         T(test_db_pick_set),    T(test_db_pick_hash), TB(test_db_pick_hash),
         T(test_db_pick_limits),     T(test_db_scache_writes_seen),
         cmocka_unit_test_setup_teardown(test_db_scache_writes_seen, fx_setup_wb_overlay, fx_teardown),

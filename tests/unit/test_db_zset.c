@@ -583,6 +583,53 @@ static void test_db_zset_race_ends(void **state)
     }
 }
 
+/* ZMSCORE of more members than one batch reads, some absent, some
+ * repeated, against ZSCORE one by one; then of a missing key and of a key
+ * of another type. */
+static void zmscore_check(struct db *d)
+{
+    char names[150][16];
+    struct db_str q[150];
+    double sc[150];
+    fx_names(names, q, 150, "m");
+    assert_int_equal(db_zmscore(d, 0, K("bigz"), q, 150, sc), 0);
+    int members = 0;
+    for (int j = 0; j < 150; j++) {
+        double one;
+        int rc = db_zscore(d, 0, K("bigz"), q[j].p, q[j].n, &one);
+        if ((j * 7 % 100) % 3) {
+            assert_int_equal(rc, ENC_ENOTFOUND);
+            assert_true(isnan(sc[j]));
+            continue;
+        }
+        assert_int_equal(rc, 0);
+        assert_true(sc[j] == one && one == (j * 7 % 100) * -1.5);
+        members++;
+    }
+    assert_true(members > 0 && members < 150);
+    assert_int_equal(db_zmscore(d, 0, K("nothing"), q, 150, sc), 0);
+    for (int j = 0; j < 150; j++)
+        assert_true(isnan(sc[j]));
+    assert_int_equal(db_zmscore(d, 0, K("str"), q, 150, sc), ENC_EWRONGTYPE);
+}
+
+static void test_db_zset_zmscore_many(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    uint64_t n;
+    for (int i = 0; i < 100; i += 3) {
+        char m[16];
+        double score = i * -1.5;
+        struct db_str mv = {m, (size_t)snprintf(m, sizeof m, "m%d", i)};
+        assert_int_equal(db_zadd(d, 0, K("bigz"), &score, &mv, 1, 0, &n, NULL), 0);
+    }
+    assert_int_equal(db_set(d, 0, K("str"), K("v"), 0, 0, NULL, NULL), 1);
+    zmscore_check(d);
+    fx_reopen(f);
+    zmscore_check(d);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
@@ -591,7 +638,8 @@ int main(void)
         T(test_db_zset_range_lex),    T(test_db_zset_rank_rem_pop), T(test_db_zset_store_ops),
         T(test_db_zset_scan),         T(test_db_zset_pick),       T(test_db_zset_edges_model),
         cmocka_unit_test_setup_teardown(test_db_zset_edges_model, fx_setup_wb, fx_teardown),
-        T(test_db_zset_race_ends),
+        T(test_db_zset_race_ends),    T(test_db_zset_zmscore_many),
+        cmocka_unit_test_setup_teardown(test_db_zset_zmscore_many, fx_setup_wb, fx_teardown),
         cmocka_unit_test_setup_teardown(test_db_zset_race_ends, fx_setup_wb_overlay, fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
