@@ -4,6 +4,7 @@
  * SELECT, FLUSHDB, FLUSHALL, OBJECT.
  */
 #include "cmd.h"
+#include "stor_mem.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -17,18 +18,21 @@
 /* DEL key [key ...] (also UNLINK: a delete is O(1) either way) */
 void cmd_del(struct conn *c)
 {
-    int64_t n = 0;
-    for (size_t i = 1; i < c->argc; i++) {
-        int rc = db_del(&srv.db, c->db, KEY(i));
-        if (rc < 0) {
-            cmd_reply_err(c, rc);
-            return;
+    size_t n = c->argc - 1;
+    unsigned char *deleted = stor_xmalloc(n);
+    int rc = db_del_many(&srv.db, c->db, c->argv + 1, n, CMD_KEYS_AHEAD, deleted);
+    if (rc < 0) {
+        cmd_reply_err(c, rc);
+    } else {
+        int64_t count = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (deleted[i])
+                cmd_notify_arg(c, SRV_NOTIFY_GENERIC, "del", i + 1);
+            count += deleted[i];
         }
-        if (rc)
-            cmd_notify_arg(c, SRV_NOTIFY_GENERIC, "del", i);
-        n += rc;
+        resp_int(OUT(c), count);
     }
-    resp_int(OUT(c), n);
+    free(deleted);
 }
 
 /* EXISTS key [key ...] */

@@ -477,6 +477,9 @@ void db_destroy(struct db *d)
     keyf_rebuild_stop(d);
     db_keyf_destroy(&d->keyf);
     stor_batch_destroy(&d->b);
+    free(d->priors);
+    d->priors = NULL;
+    d->npriors = d->cappriors = 0;
     db_vec_destroy(&d->created);
     db_vec_destroy(&d->expired);
 }
@@ -505,6 +508,7 @@ uint64_t db_rand(struct db *d)
 void db_begin(struct db *d)
 {
     stor_batch_clear(&d->b);
+    d->npriors = 0;
 }
 
 /* The slot of op i's key in seen, an open addressing table of op indexes
@@ -691,6 +695,7 @@ static int count_keys(struct db *d, struct stor_batch *b, struct key_counts *kc)
         stor_resolve_fold_try(d->s, counts_fold, d);
     bool may_defer = !d->track_new && !d->track_expired &&
                      d->defer_total < DB_DEFER_MAX && stor_can_defer(d->s);
+    size_t pc = 0; /* the next prior, by op */
     for (size_t i = 0; i < b->nops; i++) {
         const struct stor_op *op = &b->ops[i];
         if (!meta_write(op) || !stor_op_newest(b, i))
@@ -698,10 +703,17 @@ static int count_keys(struct db *d, struct stor_batch *b, struct key_counts *kc)
         const char *mk = stor_op_key(b, op);
         bool was, is = op->kind == STOR_OP_PUT, deferred = false;
         uint64_t wexp;
-        int rc = committed_meta(d, mk, op->klen, op->hash, false, &was, &wexp,
-                                may_defer ? &deferred : NULL);
-        if (rc)
-            return rc;
+        while (pc < d->npriors && d->priors[pc].op < i)
+            pc++;
+        if (pc < d->npriors && d->priors[pc].op == i) {
+            was = true;
+            wexp = d->priors[pc].exp;
+        } else {
+            int rc = committed_meta(d, mk, op->klen, op->hash, false, &was, &wexp,
+                                    may_defer ? &deferred : NULL);
+            if (rc)
+                return rc;
+        }
         if (deferred) {
             /* A new key among them goes into the rebuilt filter now; the
              * current one may hold it already (that is why it is here). */
@@ -734,6 +746,7 @@ int db_commit(struct db *d)
     d->last_commit_ops = d->b.nops;
     struct key_counts kc;
     int rc = count_keys(d, &d->b, &kc);
+    d->npriors = 0;
     if (rc) {
         stor_batch_clear(&d->b);
         return rc;
@@ -1311,6 +1324,24 @@ int db_exists(struct db *d, unsigned dbi, const char *key, size_t klen)
     return rc ? rc : type != ENC_TYPE_NONE;
 }
 
+/* The meta keys of keys[0..m) (m at most DB_MANY) of db dbi, laid one
+ * after another in buf (which it empties first), named by r->k[], r->kn[]. */
+static void meta_keys(struct db_buf *buf, unsigned dbi, const struct db_str *keys, size_t m,
+                      struct db_many *r)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < m; i++)
+        total += enc_meta_key_len(keys[i].n);
+    buf->n = 0;
+    dbb_reserve(buf, total); /* once, so that the keys laid in it stay put */
+    for (size_t i = 0; i < m; i++) {
+        r->k[i] = buf->p + buf->n;
+        r->kn[i] = enc_meta_key(buf->p + buf->n, dbi, enc_slot(keys[i].p, keys[i].n),
+                                keys[i].p, keys[i].n);
+        buf->n += r->kn[i];
+    }
+}
+
 int db_metas(struct db *d, unsigned dbi, const struct db_str *keys, size_t n,
              size_t prefetched, void (*each)(void *arg, size_t i, const struct enc_meta *m),
              void *arg)
@@ -1321,17 +1352,8 @@ int db_metas(struct db *d, unsigned dbi, const struct db_str *keys, size_t n,
     dbb_init(&buf);
     uint64_t now = stor_now_ms();
     for (size_t at = 0; at < n; at += DB_MANY) {
-        size_t m = n - at < DB_MANY ? n - at : DB_MANY, total = 0;
-        for (size_t i = 0; i < m; i++)
-            total += enc_meta_key_len(keys[at + i].n);
-        dbb_reserve(&buf, total); /* once, so that the keys laid in it stay put */
-        buf.n = 0;
-        for (size_t i = 0; i < m; i++) {
-            const struct db_str *k = &keys[at + i];
-            r.k[i] = buf.p + buf.n;
-            r.kn[i] = enc_meta_key(buf.p + buf.n, dbi, enc_slot(k->p, k->n), k->p, k->n);
-            buf.n += r.kn[i];
-        }
+        size_t m = n - at < DB_MANY ? n - at : DB_MANY;
+        meta_keys(&buf, dbi, keys + at, m, &r);
         db_rget_many(d, STOR_CF_META, &r, m, true, prefetched > at ? prefetched - at : 0);
         for (size_t i = 0; i < m; i++) {
             struct enc_meta meta;
@@ -1365,19 +1387,79 @@ int db_exists_many(struct db *d, unsigned dbi, const struct db_str *keys, size_t
     return db_metas(d, dbi, keys, n, prefetched, exists_one, count);
 }
 
+static void note_prior(struct db *d, size_t op, uint64_t exp)
+{
+    if (d->npriors == d->cappriors) {
+        d->cappriors = d->cappriors ? 2 * d->cappriors : 64;
+        d->priors = stor_xrealloc(d->priors, d->cappriors * sizeof *d->priors);
+    }
+    d->priors[d->npriors++] = (struct db_prior){op, exp};
+}
+
+int db_del_many(struct db *d, unsigned dbi, const struct db_str *keys, size_t n,
+                size_t prefetched, unsigned char *deleted)
+{
+    struct db_many r;
+    struct db_buf buf;
+    int rc = 0;
+    bool any = false;
+    uint64_t now = stor_now_ms();
+    db_begin(d);
+    memset(deleted, 0, n);
+    dbb_init(&buf);
+    for (size_t at = 0; at < n && rc == 0; at += DB_MANY) {
+        size_t m = n - at < DB_MANY ? n - at : DB_MANY;
+        meta_keys(&buf, dbi, keys + at, m, &r);
+        /* No fill: the delete would only turn a filled entry into a
+         * negative one (kc_take). A key an earlier chunk deleted reads as
+         * absent from the record set. */
+        db_rget_many(d, STOR_CF_META, &r, m, false, prefetched > at ? prefetched - at : 0);
+        for (size_t i = 0; i < m; i++) {
+            struct enc_meta meta;
+            const char *pv;
+            size_t pn;
+            int e = r.rc[i];
+            if (e == 0) {
+                e = enc_meta_value_decode(r.v[i], r.vn[i], &meta);
+                /* Live, and not deleted already by this command (a key named
+                 * twice in one chunk): what was read is the committed record,
+                 * which the key counts take from the note. */
+                if (e == 0 && !(meta.expire_ms && meta.expire_ms <= now) &&
+                    stor_batch_lookup(&d->b, STOR_CF_META, r.k[i], r.kn[i], &pv, &pn) ==
+                        STOR_ABSENT) {
+                    struct db_kc kc;
+                    kc_blank(&kc, dbi, keys[at + i].p, keys[at + i].n);
+                    kc.raw = r.v[i]; /* lent: reindex_expiry reads the old expiry */
+                    kc.rawn = r.vn[i];
+                    note_prior(d, d->b.nops, meta.expire_ms); /* kc_del_meta's first op */
+                    kc_del_meta(d, &kc);
+                    kc.raw = NULL;
+                    kc_free(&kc);
+                    deleted[at + i] = 1;
+                    any = true;
+                }
+                free(r.v[i]);
+            }
+            if (e && e != ENC_ENOTFOUND && rc == 0)
+                rc = e;
+        }
+    }
+    dbb_free(&buf);
+    if (rc == 0 && any)
+        rc = db_commit(d);
+    if (rc) {
+        db_begin(d); /* nothing deleted */
+        memset(deleted, 0, n);
+    }
+    return rc;
+}
+
 int db_del(struct db *d, unsigned dbi, const char *key, size_t klen)
 {
-    struct db_kc kc;
-    db_begin(d);
-    int rc = kc_take(d, &kc, dbi, key, klen);
-    if (rc == 0 && kc.m.type != ENC_TYPE_NONE) {
-        kc_del_meta(d, &kc);
-        rc = db_commit(d);
-        if (rc == 0)
-            rc = 1;
-    }
-    kc_free(&kc);
-    return rc;
+    struct db_str k = {key, klen};
+    unsigned char deleted;
+    int rc = db_del_many(d, dbi, &k, 1, 0, &deleted);
+    return rc ? rc : deleted;
 }
 
 int db_expire(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t when_ms,

@@ -267,6 +267,15 @@ struct db {
      * res_*: what resolution found, under stor's resolver lock;
      * db_counts_settle folds them in. */
     uint64_t defer_out[ENC_DB_MAX + 1], defer_total;
+    /* What the key counts would read again: the committed records a delete
+     * of many keys read itself (db_del_many), each a live record that op
+     * `op` of the record set deletes, in op order. Emptied by db_begin and
+     * by every commit. */
+    struct db_prior {
+        size_t op;
+        uint64_t exp;
+    } *priors;
+    size_t npriors, cappriors;
     uint64_t defer_done; /* writes deferred since db_init (INFO storage) */
     int64_t res_keys[ENC_DB_MAX + 1], res_exp[ENC_DB_MAX + 1];
     uint64_t res_done[ENC_DB_MAX + 1];
@@ -394,6 +403,13 @@ int db_exists(struct db *d, unsigned dbi, const char *key, size_t klen);
  * (db_prefetch1). 0 or the first read error. */
 int db_exists_many(struct db *d, unsigned dbi, const struct db_str *keys, size_t n,
                    size_t prefetched, uint64_t *count);
+/* DEL: deletes those of keys[0..n) that are present, any type, each in
+ * O(1), in one record set; deleted[i] = 1 where keys[i] was (a key named
+ * twice is deleted once). Their records are read a batch at a time and fill
+ * no cache; the first `prefetched` keys were prefetched (db_prefetch1).
+ * 0, or an error and nothing deleted. */
+int db_del_many(struct db *d, unsigned dbi, const struct db_str *keys, size_t n,
+                size_t prefetched, unsigned char *deleted);
 /* Deletes any type in O(1). 1 deleted, 0 absent. */
 int db_del(struct db *d, unsigned dbi, const char *key, size_t klen);
 

@@ -963,7 +963,7 @@ static void test_db_keycount_kept(void **state)
         struct db_str kv[] = {{k1, n1}, S("x"), {k2, n2}, S("y"), {k1, n1}, S("z")};
         double sc[] = {1, 2};
         int rc;
-        switch (RND(22)) {
+        switch (RND(23)) {
         case 0: rc = db_set(d, db1, k1, n1, K("v"), exp, 0, NULL, NULL); break;
         case 1: rc = db_set(d, db1, k1, n1, K("v"), exp, RND(2) ? DB_SET_NX : DB_SET_XX, NULL, NULL); break;
         case 2: rc = db_set(d, db1, k1, n1, K("v"), 0, DB_SET_KEEPTTL, NULL, NULL); break;
@@ -984,6 +984,13 @@ static void test_db_keycount_kept(void **state)
         case 17: rc = db_mset(d, db1, kv, 3, (int)RND(2)); break;
         case 18: rc = db_getdel(d, db1, k1, n1, &v, &vn); break;
         case 19: rc = db_smove(d, db1, k1, n1, k2, n2, K("a")); break;
+        case 21: {
+            unsigned char del[3];
+            struct db_str ks[] = {{k1, n1}, {k2, n2}, {k1, n1}};
+            rc = db_del_many(d, db1, ks, 3, 0, del);
+            assert_true(rc != 0 || !del[2]);
+            break;
+        }
         case 20:
             stor_clock_override += 1 + RND(20); /* some keys expire */
             rc = db_reap(d, RND(2) ? 1000 : 2, &n, &(bool){false});
@@ -1033,6 +1040,81 @@ static void test_db_keycount_kept(void **state)
         assert_true(deferred > 100);
     else
         assert_int_equal(deferred, 0);
+}
+
+/* DEL of more keys than one batch reads: strings, hashes, keys with an
+ * expiry (some due), absent keys, keys of another db, each named up to
+ * twice. Each live key is deleted once, the counts agree with a scan, and
+ * with write-back, where the flusher has taken every record from the
+ * overlay, the counts take what the delete read: nothing is left to
+ * resolve later. */
+static void test_db_del_many(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    char names[150][16];
+    struct db_str keys[150];
+    unsigned char del[150];
+    uint64_t added, k, e, sk, se;
+    stor_clock_override = 1000;
+    fx_names(names, keys, 150, "dl");
+    for (int i = 0; i < 100; i++) {
+        char key[16];
+        size_t kn = (size_t)snprintf(key, sizeof key, "dl%d", i);
+        struct db_str fv[] = {S("f"), S("1")};
+        switch (i % 5) {
+        case 0: /* absent in db 0 */
+            assert_int_equal(db_set(d, 1, key, kn, K("v"), 0, 0, NULL, NULL), 1);
+            break;
+        case 1:
+            assert_int_equal(db_set(d, 0, key, kn, K("v"), 0, 0, NULL, NULL), 1);
+            break;
+        case 2:
+            assert_int_equal(db_hset(d, 0, key, kn, fv, 1, 0, &added), 0);
+            break;
+        case 3:
+            assert_int_equal(db_set(d, 0, key, kn, K("v"), 1500, 0, NULL, NULL), 1);
+            break;
+        case 4:
+            assert_int_equal(db_set(d, 0, key, kn, K("v"), 9000, 0, NULL, NULL), 1);
+            break;
+        }
+    }
+    if (stor_can_defer(f->s))
+        assert_int_equal(stor_drain(f->s), 0);
+    stor_clock_override = 1500; /* the i % 5 == 3 keys expire */
+    struct db_str twice[] = {S("dl1"), S("dl1")}; /* in one batch */
+    assert_int_equal(db_del_many(d, 0, twice, 2, 0, del), 0);
+    assert_int_equal(del[0], 1);
+    assert_int_equal(del[1], 0);
+    assert_int_equal(db_del_many(d, 0, keys, 150, 16, del), 0);
+    bool seen[100] = {[1] = true};
+    for (int j = 0; j < 150; j++) {
+        int i = j * 7 % 100;
+        bool live = i % 5 == 1 || i % 5 == 2 || i % 5 == 4;
+        assert_int_equal(del[j], live && !seen[i]);
+        seen[i] = true;
+        assert_int_equal(db_exists(d, 0, keys[j].p, keys[j].n), 0);
+        assert_int_equal(db_exists(d, 1, keys[j].p, keys[j].n), i % 5 == 0);
+    }
+    assert_int_equal(d->defer_out[0], 0);
+    for (unsigned dbi = 0; dbi < 2; dbi++) {
+        assert_int_equal(db_keycount(d, dbi, &k, &e), 0);
+        assert_int_equal(db_keycount_scan(d, dbi, &sk, &se), 0);
+        assert_int_equal(k, sk);
+        assert_int_equal(e, se);
+    }
+    assert_int_equal(k, 20);      /* db 1's */
+    assert_int_equal(e, 0);
+    assert_int_equal(db_keycount(d, 0, &k, &e), 0);
+    assert_int_equal(k, 20);      /* the expired ones, until reaped */
+    assert_int_equal(e, 20);
+    assert_int_equal(db_del_many(d, 0, keys, 150, 0, del), 0);
+    for (int j = 0; j < 150; j++)
+        assert_int_equal(del[j], 0);
+    fx_reopen(f);
+    for (int j = 0; j < 150; j++)
+        assert_int_equal(db_exists(d, 0, keys[j].p, keys[j].n), 0);
 }
 
 /* Writes whose keys the overlay no longer holds leave their prior state to
@@ -1347,6 +1429,8 @@ int main(void)
          * (stor_batch_defer). */
         cmocka_unit_test_setup_teardown(test_db_keycount_kept, fx_setup_wb, fx_teardown),
         cmocka_unit_test_setup_teardown(test_db_counts_deferred, fx_setup_wb, fx_teardown),
+        T(test_db_del_many),
+        cmocka_unit_test_setup_teardown(test_db_del_many, fx_setup_wb, fx_teardown),
         cmocka_unit_test_setup_teardown(test_db_scan_over_tombstones, fx_setup_wb, fx_teardown),
         cmocka_unit_test_setup_teardown(test_db_scan_waiting, fx_setup_wb_overlay, fx_teardown),
     };
