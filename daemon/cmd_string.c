@@ -157,14 +157,21 @@ static void mget_one(void *arg, const char *v, size_t vn)
     if (v)
         resp_bulk(OUT(c), v, vn);
     else
-        resp_null(OUT(c), c->proto); /* absent, another type, or an error */
+        resp_null(OUT(c), c->proto); /* absent or another type */
 }
 
 /* MGET key [key ...] */
 void cmd_mget(struct conn *c)
 {
+    /* The reply goes out as the keys are read; a read that fails takes
+     * it back (nothing leaves before the command ends) for GET's error. */
+    size_t mark = resp_buf_used(OUT(c));
     resp_array(OUT(c), c->argc - 1);
-    db_mget(&srv.db, c->db, c->argv + 1, c->argc - 1, CMD_KEYS_AHEAD, mget_one, c);
+    int rc = db_mget(&srv.db, c->db, c->argv + 1, c->argc - 1, CMD_KEYS_AHEAD, mget_one, c);
+    if (rc) {
+        OUT(c)->len = OUT(c)->off + mark;
+        cmd_reply_err(c, rc);
+    }
 }
 
 static void mset_generic(struct conn *c, int nx)

@@ -519,9 +519,10 @@ int db_get(struct db *d, unsigned dbi, const char *key, size_t klen, char **v, s
  * whose read failed; v is ours, valid during the call). Records neither
  * cached nor pending are read from the engine a batch at a time. The first
  * `prefetched` keys were prefetched (db_prefetch1/2); the others are a few
- * keys ahead of their look-ups. */
-void db_mget(struct db *d, unsigned dbi, const struct db_str *keys, size_t n, size_t prefetched,
-             void (*each)(void *arg, const char *v, size_t vn), void *arg);
+ * keys ahead of their look-ups. 0, or the first read error (each is still
+ * called for every key). */
+int db_mget(struct db *d, unsigned dbi, const struct db_str *keys, size_t n, size_t prefetched,
+            void (*each)(void *arg, const char *v, size_t vn), void *arg);
 /* SETBIT: sets (on = 1) or clears bit `bit` (0 is the first byte's most
  * significant) of a string, growing it with zero bytes; the expiry stays.
  * *old: the bit before. 1 written; 0 when the bit already had that value

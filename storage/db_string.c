@@ -57,11 +57,11 @@ static void mget_one(void *arg, size_t i, const struct enc_meta *m)
         a->each(a->arg, NULL, 0);
 }
 
-void db_mget(struct db *d, unsigned dbi, const struct db_str *keys, size_t n, size_t prefetched,
-             void (*each)(void *arg, const char *v, size_t vn), void *arg)
+int db_mget(struct db *d, unsigned dbi, const struct db_str *keys, size_t n, size_t prefetched,
+            void (*each)(void *arg, const char *v, size_t vn), void *arg)
 {
     struct mget_arg a = {each, arg};
-    (void)db_metas(d, dbi, keys, n, prefetched, mget_one, &a); /* an error reads as nil */
+    return db_metas(d, dbi, keys, n, prefetched, mget_one, &a);
 }
 
 int db_set(struct db *d, unsigned dbi, const char *key, size_t klen, const char *v, size_t vn,

@@ -927,6 +927,25 @@ static void test_db_keys_corrupt_records_are_errors(void **state)
         struct db_str m = S("m");
         assert_int_equal(db_sadd(d, 0, keys[i], kl, &m, 1, &n), ENC_ECORRUPT);
     }
+    /* Reads of many keys report the damage too, and a DEL of many deletes
+     * none of them. */
+    assert_int_equal(db_set(d, 0, K("good"), K("v"), 0, 0, NULL, NULL), 1);
+    struct db_str many[] = {S("good"), S("short"), S("badtype"), S("badhash")};
+    struct mget_got g = {0};
+    unsigned char del[4];
+    assert_int_equal(db_mget(d, 0, many, 4, 0, mget_each, &g), ENC_ECORRUPT);
+    assert_int_equal(g.n, 4);
+    for (int i = 0; i < 4; i++)
+        free(g.v[i]);
+    assert_int_equal(db_exists_many(d, 0, many, 4, 0, &n), ENC_ECORRUPT);
+    assert_int_equal(db_del_many(d, 0, many, 4, 0, del), ENC_ECORRUPT);
+    assert_int_equal(del[0], 0);
+    assert_get(d, 0, K("good"), "v");
+    unsigned char is[1];
+    double sc[1];
+    assert_int_equal(db_smismember(d, 0, K("badhash"), many, 1, is), ENC_ECORRUPT);
+    assert_int_equal(db_zmscore(d, 0, K("short"), many, 1, sc), ENC_ECORRUPT);
+    assert_int_equal(db_del(d, 0, K("good")), 1);
     /* SET replaces a corrupt record without reading it. Scans skip records
      * whose header is unreadable, but list one with a damaged tail: the key
      * exists, and every access to it reports the damage. */
