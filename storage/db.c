@@ -1148,7 +1148,14 @@ void kc_subs(struct db_kc *kc, const struct db_str *f, size_t n, struct db_buf *
     }
 }
 
-int kc_read_subs(struct db *d, struct db_kc *kc, const struct db_str *f, size_t n,
+bool kc_sub_written(struct db *d, struct db_kc *kc, const char *f, size_t fn)
+{
+    size_t kn, pn;
+    const char *pv, *k = kc_sub(kc, f, fn, &kn);
+    return stor_batch_lookup(&d->b, STOR_CF_SUB, k, kn, &pv, &pn) != STOR_ABSENT;
+}
+
+int kc_read_subs(struct db *d, struct db_kc *kc, const struct db_str *f, size_t n, bool fill,
                  void (*each)(void *arg, size_t i, const char *v, size_t vn), void *arg)
 {
     struct db_many r;
@@ -1158,7 +1165,7 @@ int kc_read_subs(struct db *d, struct db_kc *kc, const struct db_str *f, size_t 
     for (size_t at = 0; at < n; at += DB_MANY) {
         size_t m = n - at < DB_MANY ? n - at : DB_MANY;
         kc_subs(kc, f + at, m, &buf, &r);
-        db_rget_many(d, STOR_CF_SUB, &r, m, true, at == 0);
+        db_rget_many(d, STOR_CF_SUB, &r, m, fill, at == 0);
         for (size_t i = 0; i < m; i++) {
             each(arg, at + i, r.rc[i] == 0 ? r.v[i] : NULL, r.rc[i] == 0 ? r.vn[i] : 0);
             if (r.rc[i] == 0)

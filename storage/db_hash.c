@@ -82,10 +82,30 @@ int db_hmget(struct db *d, unsigned dbi, const char *key, size_t klen, const str
             db_vec_push_nil(out);
         rc = 0;
     } else if (rc == 0) {
-        rc = kc_read_subs(d, &kc, f, n, hmget_one, out);
+        rc = kc_read_subs(d, &kc, f, n, true, hmget_one, out);
     }
     kc_free(&kc);
     return rc;
+}
+
+struct remove_arg {
+    struct db *d;
+    struct db_kc *kc;
+    const struct db_str *f;
+    uint64_t *removed;
+};
+
+static void remove_one(void *arg, size_t i, const char *v, size_t vn)
+{
+    struct remove_arg *a = arg;
+    (void)vn;
+    if (!v || kc_sub_written(a->d, a->kc, a->f[i].p, a->f[i].n)) /* absent, or named twice */
+        return;
+    size_t kn;
+    const char *k = kc_sub(a->kc, a->f[i].p, a->f[i].n, &kn);
+    stor_batch_del(&a->d->b, STOR_CF_SUB, k, kn);
+    (*a->removed)++;
+    a->kc->m.size--;
 }
 
 int db_remove_members(struct db *d, unsigned dbi, const char *key, size_t klen, int type,
@@ -99,17 +119,9 @@ int db_remove_members(struct db *d, unsigned dbi, const char *key, size_t klen, 
         rc = 0;
         goto out;
     }
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        size_t kn;
-        const char *k = kc_sub(&kc, f[i].p, f[i].n, &kn);
-        int had = db_rhas(d, STOR_CF_SUB, k, kn);
-        if (had < 0) {
-            rc = had;
-        } else if (had) {
-            stor_batch_del(&d->b, STOR_CF_SUB, k, kn);
-            (*removed)++;
-            kc.m.size--;
-        }
+    if (rc == 0) {
+        struct remove_arg a = {d, &kc, f, removed};
+        rc = kc_read_subs(d, &kc, f, n, false, remove_one, &a);
     }
     if (rc == 0 && *removed) {
         rc = kc_settle(d, &kc);

@@ -148,13 +148,18 @@ const char *kc_sub(struct db_kc *kc, const char *f, size_t fn, size_t *kn);
 void kc_subs(struct db_kc *kc, const struct db_str *f, size_t n, struct db_buf *buf,
              struct db_many *r);
 /* Reads the sub records of fields f[0..n) of the open collection kc,
- * DB_MANY at a time through db_rget_many (filling the cache), and calls
+ * DB_MANY at a time through db_rget_many (filling the cache on a miss if
+ * fill; a caller about to delete them passes false, as kc_take), and calls
  * each(arg, i, v, vn) for every field in order: v is the record's value,
  * valid during the call, or NULL where the field is absent or its read
  * failed. The event loop prefetched the first field (db_prefetch1f).
- * Returns 0 or the first read error. */
-int kc_read_subs(struct db *d, struct db_kc *kc, const struct db_str *f, size_t n,
+ * Returns 0 or the first read error. each may write the record set: a
+ * field of a later batch reads what it wrote, one of the same batch does
+ * not (kc_sub_written tells). */
+int kc_read_subs(struct db *d, struct db_kc *kc, const struct db_str *f, size_t n, bool fill,
                  void (*each)(void *arg, size_t i, const char *v, size_t vn), void *arg);
+/* Whether the record set in progress writes or deletes field f's sub record. */
+bool kc_sub_written(struct db *d, struct db_kc *kc, const char *f, size_t fn);
 /* Score key (prefix | score | member). */
 const char *kc_score(struct db_kc *kc, double score, const char *m, size_t mn, size_t *kn);
 /* Turns the collection prefix p (n bytes) into the smallest key above

@@ -95,7 +95,7 @@ int db_smismember(struct db *d, unsigned dbi, const char *key, size_t klen,
     memset(is, 0, n);
     int rc = kc_open(d, &kc, dbi, key, klen, ENC_TYPE_SET);
     if (rc == 0)
-        rc = kc_read_subs(d, &kc, m, n, ismember_one, is);
+        rc = kc_read_subs(d, &kc, m, n, true, ismember_one, is);
     kc_free(&kc);
     return rc == ENC_ENOTFOUND ? 0 : rc;
 }

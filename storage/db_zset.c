@@ -112,6 +112,29 @@ out:
     return rc;
 }
 
+struct zrem_arg {
+    struct db *d;
+    struct db_kc *kc;
+    const struct db_str *m;
+    uint64_t *removed;
+    int rc;
+};
+
+static void zrem_one(void *arg, size_t i, const char *v, size_t vn)
+{
+    struct zrem_arg *a = arg;
+    if (!v || kc_sub_written(a->d, a->kc, a->m[i].p, a->m[i].n)) /* absent, or named twice */
+        return;
+    if (vn != 8) {
+        if (a->rc == 0)
+            a->rc = ENC_ECORRUPT;
+        return;
+    }
+    zdel(a->d, a->kc, a->m[i].p, a->m[i].n, enc_score_get(v));
+    a->kc->m.size--;
+    (*a->removed)++;
+}
+
 int db_zrem(struct db *d, unsigned dbi, const char *key, size_t klen, const struct db_str *m,
             size_t n, uint64_t *removed)
 {
@@ -123,16 +146,11 @@ int db_zrem(struct db *d, unsigned dbi, const char *key, size_t klen, const stru
         rc = 0;
         goto out;
     }
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        double cur;
-        int r = zget(d, &kc, m[i].p, m[i].n, &cur);
-        if (r == 0) {
-            zdel(d, &kc, m[i].p, m[i].n, cur);
-            kc.m.size--;
-            (*removed)++;
-        } else if (r != ENC_ENOTFOUND) {
-            rc = r;
-        }
+    if (rc == 0) {
+        struct zrem_arg a = {d, &kc, m, removed, 0};
+        rc = kc_read_subs(d, &kc, m, n, false, zrem_one, &a);
+        if (rc == 0)
+            rc = a.rc;
     }
     if (rc == 0 && *removed && (rc = kc_settle(d, &kc)) == 0)
         rc = db_commit(d);
@@ -176,7 +194,7 @@ int db_zmscore(struct db *d, unsigned dbi, const char *key, size_t klen,
         score[i] = NAN;
     int rc = kc_open(d, &kc, dbi, key, klen, ENC_TYPE_ZSET);
     if (rc == 0)
-        rc = kc_read_subs(d, &kc, m, n, zmscore_one, &o);
+        rc = kc_read_subs(d, &kc, m, n, true, zmscore_one, &o);
     kc_free(&kc);
     if (rc == 0)
         rc = o.rc;

@@ -936,6 +936,59 @@ static void test_db_set_smismember_many(void **state)
     smismember_check(d);
 }
 
+/* HDEL and SREM of more fields than one batch reads, one named twice in
+ * one batch and others in two, some absent, on records the flusher has
+ * taken from the overlay (with write-back): each present field removed once,
+ * the rest kept, after a reopen too. */
+static void remove_many_check(struct fx *f, int type, const char *key)
+{
+    struct db *d = &f->d;
+    size_t kl = strlen(key);
+    uint64_t n, removed;
+    for (int i = 0; i < 200; i += 3) {
+        char fld[16];
+        struct db_str fv[] = {{fld, (size_t)snprintf(fld, sizeof fld, "f%d", i)}, S("v")};
+        if (type == ENC_TYPE_HASH)
+            assert_int_equal(db_hset(d, 0, key, kl, fv, 1, 0, &n), 0);
+        else
+            assert_int_equal(db_sadd(d, 0, key, kl, fv, 1, &n), 0);
+    }
+    if (stor_can_defer(f->s))
+        assert_int_equal(stor_drain(f->s), 0);
+    char names[150][16];
+    struct db_str q[150];
+    fx_names(names, q, 150, "f");
+    q[1] = q[0]; /* f0 twice in the first batch; f7 not at all */
+    for (int round = 0; round < 2; round++) {
+        if (type == ENC_TYPE_HASH)
+            assert_int_equal(db_hdel(d, 0, key, kl, q, 150, &removed), 0);
+        else
+            assert_int_equal(db_srem(d, 0, key, kl, q, 150, &removed), 0);
+        assert_int_equal(removed, round ? 0 : 34); /* f0, f3 .. f99 */
+    }
+    for (int reopen = 0; reopen < 2; reopen++) {
+        if (reopen)
+            fx_reopen(f);
+        if (type == ENC_TYPE_HASH)
+            assert_int_equal(db_hlen(d, 0, key, kl, &n), 0);
+        else
+            assert_int_equal(db_scard(d, 0, key, kl, &n), 0);
+        assert_int_equal(n, 33);
+        for (int i = 0; i < 200; i++) {
+            char fld[16];
+            int fn = snprintf(fld, sizeof fld, "f%d", i);
+            assert_int_equal(db_has_member(d, 0, key, kl, type, fld, (size_t)fn),
+                             i % 3 == 0 && i >= 100);
+        }
+    }
+}
+
+static void test_db_remove_many(void **state)
+{
+    remove_many_check(*state, ENC_TYPE_HASH, "rh");
+    remove_many_check(*state, ENC_TYPE_SET, "rs");
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
@@ -947,6 +1000,8 @@ int main(void)
         T(test_db_hash_hmget_many), TB(test_db_hash_hmget_many),
         cmocka_unit_test_setup_teardown(test_db_hash_hmget_many, fx_setup_wb, fx_teardown),
         T(test_db_set_smismember_many), TB(test_db_set_smismember_many),
+        T(test_db_remove_many), TB(test_db_remove_many),
+        cmocka_unit_test_setup_teardown(test_db_remove_many, fx_setup_wb, fx_teardown),
         cmocka_unit_test_setup_teardown(test_db_set_smismember_many, fx_setup_wb, fx_teardown),
         T(test_db_pick_set),    T(test_db_pick_hash), TB(test_db_pick_hash),
         T(test_db_pick_limits),     T(test_db_scache_writes_seen),

@@ -630,6 +630,47 @@ static void test_db_zset_zmscore_many(void **state)
     zmscore_check(d);
 }
 
+/* ZREM of more members than one batch reads, one named twice in one
+ * batch and others in two, some absent, on records the flusher has taken
+ * from the overlay (with write-back): each present member removed once,
+ * with its score record, the rest kept, after a reopen too. */
+static void test_db_zset_zrem_many(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    uint64_t n, removed;
+    for (int i = 0; i < 200; i += 3) {
+        char m[16];
+        double sc = i;
+        struct db_str mv = {m, (size_t)snprintf(m, sizeof m, "m%d", i)};
+        assert_int_equal(db_zadd(d, 0, K("rz"), &sc, &mv, 1, 0, &n, NULL), 0);
+    }
+    if (stor_can_defer(f->s))
+        assert_int_equal(stor_drain(f->s), 0);
+    char names[150][16];
+    struct db_str q[150];
+    fx_names(names, q, 150, "m");
+    q[1] = q[0]; /* m0 twice in the first batch; m7 not at all */
+    assert_int_equal(db_zrem(d, 0, K("rz"), q, 150, &removed), 0);
+    assert_int_equal(removed, 34); /* m0, m3 .. m99 */
+    assert_int_equal(db_zrem(d, 0, K("rz"), q, 150, &removed), 0);
+    assert_int_equal(removed, 0);
+    for (int reopen = 0; reopen < 2; reopen++) {
+        if (reopen)
+            fx_reopen(f);
+        assert_int_equal(db_zcard(d, 0, K("rz"), &n), 0);
+        assert_int_equal(n, 33);
+        struct db_zspec all = score(-INFINITY, 0, INFINITY, 0, 0);
+        struct db_vec v;
+        db_vec_init(&v);
+        assert_int_equal(db_zrange(d, 0, K("rz"), &all, &v), 0);
+        assert_int_equal(v.n, 33); /* no score record left behind */
+        for (size_t j = 0; j < v.n; j++)
+            assert_true(v.items[j].score >= 100);
+        db_vec_destroy(&v);
+    }
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
@@ -638,7 +679,8 @@ int main(void)
         T(test_db_zset_range_lex),    T(test_db_zset_rank_rem_pop), T(test_db_zset_store_ops),
         T(test_db_zset_scan),         T(test_db_zset_pick),       T(test_db_zset_edges_model),
         cmocka_unit_test_setup_teardown(test_db_zset_edges_model, fx_setup_wb, fx_teardown),
-        T(test_db_zset_race_ends),    T(test_db_zset_zmscore_many),
+        T(test_db_zset_race_ends),    T(test_db_zset_zmscore_many), T(test_db_zset_zrem_many),
+        cmocka_unit_test_setup_teardown(test_db_zset_zrem_many, fx_setup_wb, fx_teardown),
         cmocka_unit_test_setup_teardown(test_db_zset_zmscore_many, fx_setup_wb, fx_teardown),
         cmocka_unit_test_setup_teardown(test_db_zset_race_ends, fx_setup_wb_overlay, fx_teardown),
     };
