@@ -169,15 +169,14 @@ int db_mset(struct db *d, unsigned dbi, const struct db_str *kv, size_t npairs, 
     db_begin(d);
     int rc = 0;
     if (nx) {
-        for (size_t i = 0; i < npairs && rc == 0; i++) {
-            struct db_kc kc;
-            rc = kc_load(d, &kc, dbi, kv[2 * i].p, kv[2 * i].n);
-            if (rc == 0 && kc.m.type != ENC_TYPE_NONE)
-                rc = 1; /* some key exists: MSETNX sets nothing */
-            kc_free(&kc);
-        }
-        if (rc)
-            return rc == 1 ? 0 : rc;
+        struct db_str *keys = stor_xmalloc(npairs * sizeof *keys);
+        uint64_t present;
+        for (size_t i = 0; i < npairs; i++)
+            keys[i] = kv[2 * i];
+        rc = db_exists_many(d, dbi, keys, npairs, 0, &present);
+        free(keys);
+        if (rc || present)
+            return rc; /* some key exists: MSETNX sets nothing */
     }
     for (size_t i = 0; i < npairs; i++) {
         struct db_kc kc;

@@ -180,6 +180,20 @@ static void test_db_string_mset(void **state)
     struct db_str nx2[] = {S("c"), S("1"), S("d"), S("2")};
     assert_int_equal(db_mset(d, 0, nx2, 2, 1), 1);
     assert_get(d, 0, K("d"), "2");
+    /* Past one batch of reads: the one key that exists is in the second. */
+    char names[100][16];
+    struct db_str keys[100], many[200];
+    fx_names(names, keys, 100, "nx");
+    for (int i = 0; i < 100; i++) {
+        many[2 * i] = keys[i];
+        many[2 * i + 1] = S("v");
+    }
+    assert_int_equal(db_set(d, 0, keys[90].p, keys[90].n, K("x"), 0, 0, NULL, NULL), 1);
+    assert_int_equal(db_mset(d, 0, many, 100, 1), 0);
+    assert_int_equal(db_exists(d, 0, keys[0].p, keys[0].n), 0);
+    assert_int_equal(db_del(d, 0, keys[90].p, keys[90].n), 1);
+    assert_int_equal(db_mset(d, 0, many, 100, 1), 1);
+    assert_get(d, 0, keys[90].p, keys[90].n, "v");
 }
 
 /* MGET reads as db_get does, key by key: absent keys, other types, expired
