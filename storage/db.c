@@ -1111,6 +1111,17 @@ void kc_del_meta(struct db *d, struct db_kc *kc)
     reindex_expiry(d, kc, 0);
 }
 
+void kc_del_read(struct db *d, struct db_kc *kc)
+{
+    if (d->npriors == d->cappriors) {
+        d->cappriors = d->cappriors ? 2 * d->cappriors : 64;
+        d->priors = stor_xrealloc(d->priors, d->cappriors * sizeof *d->priors);
+    }
+    /* kc_del_meta's first op is the meta record's delete */
+    d->priors[d->npriors++] = (struct db_prior){d->b.nops, kc->m.expire_ms};
+    kc_del_meta(d, kc);
+}
+
 size_t kc_prefix_len(struct db_kc *kc)
 {
     if (!kc->plen) {
@@ -1394,15 +1405,6 @@ int db_exists_many(struct db *d, unsigned dbi, const struct db_str *keys, size_t
     return db_metas(d, dbi, keys, n, prefetched, exists_one, count);
 }
 
-static void note_prior(struct db *d, size_t op, uint64_t exp)
-{
-    if (d->npriors == d->cappriors) {
-        d->cappriors = d->cappriors ? 2 * d->cappriors : 64;
-        d->priors = stor_xrealloc(d->priors, d->cappriors * sizeof *d->priors);
-    }
-    d->priors[d->npriors++] = (struct db_prior){op, exp};
-}
-
 int db_del_many(struct db *d, unsigned dbi, const struct db_str *keys, size_t n,
                 size_t prefetched, unsigned char *deleted)
 {
@@ -1436,10 +1438,10 @@ int db_del_many(struct db *d, unsigned dbi, const struct db_str *keys, size_t n,
                         STOR_ABSENT) {
                     struct db_kc kc;
                     kc_blank(&kc, dbi, keys[at + i].p, keys[at + i].n);
+                    kc.m = meta;
                     kc.raw = r.v[i]; /* lent: reindex_expiry reads the old expiry */
                     kc.rawn = r.vn[i];
-                    note_prior(d, d->b.nops, meta.expire_ms); /* kc_del_meta's first op */
-                    kc_del_meta(d, &kc);
+                    kc_del_read(d, &kc);
                     kc.raw = NULL;
                     kc_free(&kc);
                     deleted[at + i] = 1;
@@ -1555,7 +1557,7 @@ static int move_key(struct db *d, unsigned sdb, const char *src, size_t srcn, un
     if (rc)
         goto out;
     if (delete_src)
-        kc_del_meta(d, &s);
+        kc_del_read(d, &s); /* read first, with nothing in the record set */
     rc = db_commit(d);
     if (rc == 0)
         rc = 1;

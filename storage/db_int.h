@@ -139,6 +139,12 @@ void kc_fresh(struct db *d, struct db_kc *kc, int type);
 /* Stages the meta record as it is in kc->m (string value from m.value). */
 void kc_put_meta(struct db *d, struct db_kc *kc);
 void kc_del_meta(struct db *d, struct db_kc *kc);
+/* As kc_del_meta, for a live key whose record kc read (kc_take, kc_load)
+ * while the record set in progress held nothing for it: the key counts
+ * take its prior state from that read (db.priors) instead of looking it up
+ * again, which for a key neither the overlay nor the cache holds is a
+ * RocksDB read, or one deferred to the write-back's resolver. */
+void kc_del_read(struct db *d, struct db_kc *kc);
 
 /* Sub key (prefix | field) of the current version, in kc->sk. */
 const char *kc_sub(struct db_kc *kc, const char *f, size_t fn, size_t *kn);

@@ -122,7 +122,7 @@ int db_getdel(struct db *d, unsigned dbi, const char *key, size_t klen, char **v
     if (rc == 0)
         rc = kc_want(&kc, ENC_TYPE_STRING);
     if (rc == 0) {
-        kc_del_meta(d, &kc);
+        kc_del_read(d, &kc);
         rc = db_commit(d);
         if (rc == 0) {
             *v = stor_xmemdup(kc.m.value, kc.m.vlen);

@@ -1150,6 +1150,39 @@ static void test_db_del_many(void **state)
         assert_int_equal(db_exists(d, 0, keys[j].p, keys[j].n), 0);
 }
 
+/* GETDEL, RENAME's source and MOVE's read the key they delete: with
+ * write-back, on keys the flusher has taken from the overlay, the counts
+ * take that read, leaving nothing to resolve later. */
+static void test_db_read_priors(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    char *v;
+    size_t vn;
+    uint64_t k, e, sk, se;
+    uint64_t later = stor_now_ms() + 600000;
+    assert_int_equal(db_set(d, 0, K("gd"), K("v"), later, 0, NULL, NULL), 1);
+    assert_int_equal(db_set(d, 0, K("rn"), K("v"), later, 0, NULL, NULL), 1);
+    assert_int_equal(db_set(d, 0, K("mv"), K("v"), 0, 0, NULL, NULL), 1);
+    assert_int_equal(db_set(d, 0, K("kept"), K("v"), 0, 0, NULL, NULL), 1);
+    if (stor_can_defer(f->s))
+        assert_int_equal(stor_drain(f->s), 0);
+    assert_int_equal(db_getdel(d, 0, K("gd"), &v, &vn), 0);
+    free(v);
+    assert_int_equal(db_rename(d, 0, K("rn"), K("rn2"), 0), 1);
+    assert_int_equal(db_move(d, 0, 1, K("mv")), 1);
+    assert_int_equal(d->defer_out[0], 0);
+    assert_int_equal(d->defer_out[1], 0);
+    for (unsigned dbi = 0; dbi < 2; dbi++) {
+        assert_int_equal(db_keycount(d, dbi, &k, &e), 0);
+        assert_int_equal(db_keycount_scan(d, dbi, &sk, &se), 0);
+        assert_int_equal(k, sk);
+        assert_int_equal(e, se);
+        assert_int_equal(k, dbi ? 1 : 2);
+        assert_int_equal(e, dbi ? 0 : 1);
+    }
+}
+
 /* Writes whose keys the overlay no longer holds leave their prior state to
  * the write-back: counted once resolved, by the flusher or by a settle, and
  * a FLUSHDB in between leaves nothing to land on its zeroed counts. */
@@ -1462,7 +1495,8 @@ int main(void)
          * (stor_batch_defer). */
         cmocka_unit_test_setup_teardown(test_db_keycount_kept, fx_setup_wb, fx_teardown),
         cmocka_unit_test_setup_teardown(test_db_counts_deferred, fx_setup_wb, fx_teardown),
-        T(test_db_del_many),
+        T(test_db_del_many), T(test_db_read_priors),
+        cmocka_unit_test_setup_teardown(test_db_read_priors, fx_setup_wb, fx_teardown),
         cmocka_unit_test_setup_teardown(test_db_del_many, fx_setup_wb, fx_teardown),
         cmocka_unit_test_setup_teardown(test_db_scan_over_tombstones, fx_setup_wb, fx_teardown),
         cmocka_unit_test_setup_teardown(test_db_scan_waiting, fx_setup_wb_overlay, fx_teardown),
