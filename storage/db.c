@@ -1111,14 +1111,21 @@ void kc_del_meta(struct db *d, struct db_kc *kc)
     reindex_expiry(d, kc, 0);
 }
 
-void kc_del_read(struct db *d, struct db_kc *kc)
+/* Notes that the record set's next op deletes the meta record of a key
+ * that had one carrying expiry exp, as a read found it with nothing for
+ * the key in the record set yet: the key counts take it (db.priors). */
+static void note_prior(struct db *d, uint64_t exp)
 {
     if (d->npriors == d->cappriors) {
         d->cappriors = d->cappriors ? 2 * d->cappriors : 64;
         d->priors = stor_xrealloc(d->priors, d->cappriors * sizeof *d->priors);
     }
-    /* kc_del_meta's first op is the meta record's delete */
-    d->priors[d->npriors++] = (struct db_prior){d->b.nops, kc->m.expire_ms};
+    d->priors[d->npriors++] = (struct db_prior){d->b.nops, exp};
+}
+
+void kc_del_read(struct db *d, struct db_kc *kc)
+{
+    note_prior(d, kc->m.expire_ms); /* kc_del_meta's first op deletes the meta record */
     kc_del_meta(d, kc);
 }
 
@@ -2032,6 +2039,9 @@ static int reap_set_apply(struct db *d, struct reap_set *r, uint64_t *reaped, ui
             uint8_t t;
             uint64_t mexp;
             if (enc_meta_peek(g.v[i], g.vn[i], &t, &mexp) == 0 && mexp == r->e[i].exp) {
+                /* The pass only deletes, and a key it deleted reads absent:
+                 * what was read is the committed record. */
+                note_prior(d, mexp);
                 stor_batch_del(&d->b, STOR_CF_META, g.k[i], g.kn[i]);
                 (*reaped)++;
             }
@@ -2131,7 +2141,7 @@ int db_reap(struct db *d, uint64_t budget, uint64_t *reaped, bool *more)
 
         *reaped = 0;
         *more = false;
-        stor_batch_clear(&d->b);
+        db_begin(d); /* the record set and its notes */
         return rc;
     }
     if (!*more)

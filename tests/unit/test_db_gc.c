@@ -219,6 +219,40 @@ static void test_db_gc_expiry_index_budget_and_flush(void **state)
     assert_int_equal(count_cf(f, STOR_CF_EXPIRY), 1); /* the marker survives */
 }
 
+/* Active expiry reads each due key's record before deleting it: with
+ * write-back, on keys the flusher has taken from the overlay, the key
+ * counts take that read (db.priors), leaving nothing to resolve later, and
+ * agree with a scan. */
+static void test_db_gc_reap_counts(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    stor_clock_override = 1000;
+    for (int i = 0; i < 250; i++) {
+        char k[16];
+        int kn = snprintf(k, sizeof k, "k%d", i);
+        assert_int_equal(db_set(d, 0, k, (size_t)kn, K("v"), i % 5 ? 2000 : 9000, 0, NULL, NULL),
+                         1);
+    }
+    if (stor_can_defer(f->s))
+        assert_int_equal(stor_drain(f->s), 0);
+    stor_clock_override = 3000;
+    uint64_t reaped, total = 0, k, e, sk, se;
+    bool more;
+    do {
+        assert_int_equal(db_reap(d, 64, &reaped, &more), 0);
+        total += reaped;
+    } while (more);
+    assert_int_equal(total, 200);
+    assert_int_equal(d->defer_out[0], 0);
+    assert_int_equal(db_keycount(d, 0, &k, &e), 0);
+    assert_int_equal(db_keycount_scan(d, 0, &sk, &se), 0);
+    assert_int_equal(k, sk);
+    assert_int_equal(e, se);
+    assert_int_equal(k, 50);
+    assert_int_equal(e, 50);
+}
+
 /* A data folder from before the index (no marker) gets it built at open. */
 /* Active expiry starts each db at its floor, the last index entry it
  * deleted, instead of stepping again over the tombstones of every entry
@@ -656,6 +690,8 @@ int main(void)
         T(test_db_gc_reads_never_see_expired),
         T(test_db_gc_expiry_index_stale_entries),
         T(test_db_gc_expiry_index_budget_and_flush),
+        T(test_db_gc_reap_counts),
+        cmocka_unit_test_setup_teardown(test_db_gc_reap_counts, fx_setup_wb, fx_teardown),
         T(test_db_gc_expiry_index_built_at_open),
         T(test_db_gc_expiry_floor),
         cmocka_unit_test_setup_teardown(test_db_gc_expiry_floor, fx_setup_wb_overlay, fx_teardown),
