@@ -237,7 +237,7 @@ static void test_db_gc_reap_counts(void **state)
     if (stor_can_defer(f->s))
         assert_int_equal(stor_drain(f->s), 0);
     stor_clock_override = 3000;
-    uint64_t reaped, total = 0, k, e, sk, se;
+    uint64_t reaped, total = 0;
     bool more;
     do {
         assert_int_equal(db_reap(d, 64, &reaped, &more), 0);
@@ -245,12 +245,7 @@ static void test_db_gc_reap_counts(void **state)
     } while (more);
     assert_int_equal(total, 200);
     assert_int_equal(d->defer_out[0], 0);
-    assert_int_equal(db_keycount(d, 0, &k, &e), 0);
-    assert_int_equal(db_keycount_scan(d, 0, &sk, &se), 0);
-    assert_int_equal(k, sk);
-    assert_int_equal(e, se);
-    assert_int_equal(k, 50);
-    assert_int_equal(e, 50);
+    fx_assert_keys(d, 0, 50, 50);
 }
 
 /* A data folder from before the index (no marker) gets it built at open. */

@@ -1088,7 +1088,7 @@ static void test_db_del_many(void **state)
     char names[150][16];
     struct db_str keys[150];
     unsigned char del[150];
-    uint64_t added, k, e, sk, se;
+    uint64_t added;
     stor_clock_override = 1000;
     fx_names(names, keys, 150, "dl");
     for (int i = 0; i < 100; i++) {
@@ -1131,17 +1131,8 @@ static void test_db_del_many(void **state)
         assert_int_equal(db_exists(d, 1, keys[j].p, keys[j].n), i % 5 == 0);
     }
     assert_int_equal(d->defer_out[0], 0);
-    for (unsigned dbi = 0; dbi < 2; dbi++) {
-        assert_int_equal(db_keycount(d, dbi, &k, &e), 0);
-        assert_int_equal(db_keycount_scan(d, dbi, &sk, &se), 0);
-        assert_int_equal(k, sk);
-        assert_int_equal(e, se);
-    }
-    assert_int_equal(k, 20);      /* db 1's */
-    assert_int_equal(e, 0);
-    assert_int_equal(db_keycount(d, 0, &k, &e), 0);
-    assert_int_equal(k, 20);      /* the expired ones, until reaped */
-    assert_int_equal(e, 20);
+    fx_assert_keys(d, 0, 20, 20); /* the expired ones, until reaped */
+    fx_assert_keys(d, 1, 20, 0);
     assert_int_equal(db_del_many(d, 0, keys, 150, 0, del), 0);
     for (int j = 0; j < 150; j++)
         assert_int_equal(del[j], 0);
@@ -1159,7 +1150,6 @@ static void test_db_read_priors(void **state)
     struct db *d = &f->d;
     char *v;
     size_t vn;
-    uint64_t k, e, sk, se;
     uint64_t later = stor_now_ms() + 600000;
     assert_int_equal(db_set(d, 0, K("gd"), K("v"), later, 0, NULL, NULL), 1);
     assert_int_equal(db_set(d, 0, K("rn"), K("v"), later, 0, NULL, NULL), 1);
@@ -1173,14 +1163,8 @@ static void test_db_read_priors(void **state)
     assert_int_equal(db_move(d, 0, 1, K("mv")), 1);
     assert_int_equal(d->defer_out[0], 0);
     assert_int_equal(d->defer_out[1], 0);
-    for (unsigned dbi = 0; dbi < 2; dbi++) {
-        assert_int_equal(db_keycount(d, dbi, &k, &e), 0);
-        assert_int_equal(db_keycount_scan(d, dbi, &sk, &se), 0);
-        assert_int_equal(k, sk);
-        assert_int_equal(e, se);
-        assert_int_equal(k, dbi ? 1 : 2);
-        assert_int_equal(e, dbi ? 0 : 1);
-    }
+    fx_assert_keys(d, 0, 2, 1);
+    fx_assert_keys(d, 1, 1, 0);
 }
 
 /* Writes whose keys the overlay no longer holds leave their prior state to
