@@ -93,16 +93,30 @@ struct remove_arg {
     struct db_kc *kc;
     const struct db_str *f;
     uint64_t *removed;
+    int rc;
 };
 
+/* Deletes field i's sub record if it was read (v) and this command has
+ * not deleted it already; a sorted set's member takes its score record
+ * with it, the score read from v. */
 static void remove_one(void *arg, size_t i, const char *v, size_t vn)
 {
     struct remove_arg *a = arg;
-    (void)vn;
-    if (!v || kc_sub_written(a->d, a->kc, a->f[i].p, a->f[i].n)) /* absent, or named twice */
+    const struct db_str *f = &a->f[i];
+    if (!v || kc_sub_written(a->d, a->kc, f->p, f->n)) /* absent, or named twice */
         return;
     size_t kn;
-    const char *k = kc_sub(a->kc, a->f[i].p, a->f[i].n, &kn);
+    const char *k;
+    if (a->kc->m.type == ENC_TYPE_ZSET) {
+        if (vn != 8) {
+            if (a->rc == 0)
+                a->rc = ENC_ECORRUPT;
+            return;
+        }
+        k = kc_score(a->kc, enc_score_get(v), f->p, f->n, &kn);
+        stor_batch_del(&a->d->b, STOR_CF_SCORE, k, kn);
+    }
+    k = kc_sub(a->kc, f->p, f->n, &kn);
     stor_batch_del(&a->d->b, STOR_CF_SUB, k, kn);
     (*a->removed)++;
     a->kc->m.size--;
@@ -120,8 +134,10 @@ int db_remove_members(struct db *d, unsigned dbi, const char *key, size_t klen, 
         goto out;
     }
     if (rc == 0) {
-        struct remove_arg a = {d, &kc, f, removed};
+        struct remove_arg a = {d, &kc, f, removed, 0};
         rc = kc_read_subs(d, &kc, f, n, false, remove_one, &a);
+        if (rc == 0)
+            rc = a.rc;
     }
     if (rc == 0 && *removed) {
         rc = kc_settle(d, &kc);

@@ -281,7 +281,9 @@ void db_copy_records(struct db *d, struct db_kc *src, struct db_kc *dst, int *rc
 void db_sample(struct db *d, const struct db_vec *all, size_t stride, int64_t count,
                struct db_vec *out);
 
-/* Shared by hashes and sets (HDEL/SREM, HLEN/SCARD, HEXISTS/SISMEMBER). */
+/* Shared by hashes and sets (HDEL/SREM, HLEN/SCARD, HEXISTS/SISMEMBER);
+ * db_remove_members by sorted sets too (ZREM: a member's score record goes
+ * with it). */
 int db_remove_members(struct db *d, unsigned dbi, const char *key, size_t klen, int type,
                       const struct db_str *f, size_t n, uint64_t *removed);
 /* Size of a collection of type, 0 when absent. */

@@ -112,51 +112,10 @@ out:
     return rc;
 }
 
-struct zrem_arg {
-    struct db *d;
-    struct db_kc *kc;
-    const struct db_str *m;
-    uint64_t *removed;
-    int rc;
-};
-
-static void zrem_one(void *arg, size_t i, const char *v, size_t vn)
-{
-    struct zrem_arg *a = arg;
-    if (!v || kc_sub_written(a->d, a->kc, a->m[i].p, a->m[i].n)) /* absent, or named twice */
-        return;
-    if (vn != 8) {
-        if (a->rc == 0)
-            a->rc = ENC_ECORRUPT;
-        return;
-    }
-    zdel(a->d, a->kc, a->m[i].p, a->m[i].n, enc_score_get(v));
-    a->kc->m.size--;
-    (*a->removed)++;
-}
-
 int db_zrem(struct db *d, unsigned dbi, const char *key, size_t klen, const struct db_str *m,
             size_t n, uint64_t *removed)
 {
-    struct db_kc kc;
-    db_begin(d);
-    *removed = 0;
-    int rc = kc_open(d, &kc, dbi, key, klen, ENC_TYPE_ZSET);
-    if (rc == ENC_ENOTFOUND) {
-        rc = 0;
-        goto out;
-    }
-    if (rc == 0) {
-        struct zrem_arg a = {d, &kc, m, removed, 0};
-        rc = kc_read_subs(d, &kc, m, n, false, zrem_one, &a);
-        if (rc == 0)
-            rc = a.rc;
-    }
-    if (rc == 0 && *removed && (rc = kc_settle(d, &kc)) == 0)
-        rc = db_commit(d);
-out:
-    kc_free(&kc);
-    return rc;
+    return db_remove_members(d, dbi, key, klen, ENC_TYPE_ZSET, m, n, removed);
 }
 
 int db_zscore(struct db *d, unsigned dbi, const char *key, size_t klen, const char *m,
