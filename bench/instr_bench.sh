@@ -5,7 +5,7 @@
 # comparing builds on a shared VM where CPU time per SET varies by ±10%
 # from round to round (docs/daemon.md, "Counting instructions").
 #
-#   bench/instr_bench.sh [--requests N] [--test set|get] [--keep DIR] [--out FILE] [SERVER ...]
+#   bench/instr_bench.sh [--requests N] [--test TEST] [--keep DIR] [--out FILE] [SERVER ...]
 #
 # SERVER: redis, shmkvd, or shmkvd@BIN (the shmkvd binary BIN, e.g. an
 # older build's), with arguments after a colon as in thread_cpu.sh
@@ -35,11 +35,13 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift ;;
     --keep) keep=$2; shift ;;
     redis | redis:* | shmkvd | shmkvd:* | shmkvd@?*) servers+=("$1") ;;
-    *) echo "usage: $0 [--requests N] [--test set|get] [--keep DIR] [--out FILE] [redis[:ARGS] | shmkvd[@BIN][:ARGS] ...]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--requests N] [--test TEST] [--keep DIR] [--out FILE] [redis[:ARGS] | shmkvd[@BIN][:ARGS] ...]" >&2; exit 2 ;;
     esac
     shift
 done
-case "$test" in set | get) ;; *) echo "instr_bench: --test set or get" >&2; exit 2 ;; esac
+# redis-benchmark's tests of one command each (its collection writes go to one key: myhash, mylist, ...)
+case "$test" in set | get | incr | lpush | rpush | lpop | rpop | sadd | hset | spop | zadd) ;;
+*) echo "instr_bench: --test set, get, incr, lpush, rpush, lpop, rpop, sadd, hset, spop or zadd" >&2; exit 2 ;; esac
 [ ${#servers[@]} -gt 0 ] || servers=(redis shmkvd)
 shmkvd=build/daemon/shmkvd
 if ! command -v valgrind >/dev/null || ! command -v callgrind_control >/dev/null; then

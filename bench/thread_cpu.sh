@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# thread_cpu.sh — SET at pipeline 16 against fresh servers in alternated
-# rounds, with each server thread's CPU per SET: which thread sets the
-# rate (docs/daemon.md, "Performance").
+# thread_cpu.sh — SET (or another write) at pipeline 16 against fresh
+# servers in alternated rounds, with each server thread's CPU per request:
+# which thread sets the rate (docs/daemon.md, "Performance").
 #
-#   bench/thread_cpu.sh [--requests N] [--rounds R] [--data-size B] [--out FILE] [SERVER ...]
+#   bench/thread_cpu.sh [--requests N] [--rounds R] [--data-size B] [--test T] [--out FILE] [SERVER ...]
 #
 # SERVER: redis or shmkvd, optionally with arguments after a colon, e.g.
 #   bench/thread_cpu.sh --rounds 4 redis "redis:--io-threads 4" shmkvd "shmkvd:--io-threads 4"
@@ -14,7 +14,9 @@
 # persistence, shmkvd on its defaults. Each measurement starts the server,
 # writes 200,000 SETs to warm it, then runs redis-benchmark -t set
 # -r 100000 -c 50 -P 16 and waits for shmkvd's write-back to have nothing
-# pending. CPU is user+system time from
+# pending. --test runs another of redis-benchmark's tests instead of the
+# measured SETs (lpush, hset, sadd, zadd, incr, ...: its collection writes
+# all go to one key; the warm-up stays SET). CPU is user+system time from
 # /proc/<pid>/task/*/stat over the test and that catch-up, summed by thread
 # name (shmkvd names its threads; redis-server's I/O threads are io_thd_N),
 # divided by the requests. Odd rounds run the servers in the order given,
@@ -27,15 +29,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-requests=1000000 rounds=3 dsize=3 out="" servers=()
+requests=1000000 rounds=3 dsize=3 test=set out="" servers=()
 while [ $# -gt 0 ]; do
     case "$1" in
     --requests) requests=$2; shift ;;
     --data-size) dsize=$2; shift ;; # value bytes (redis-benchmark -d; its default 3)
     --rounds) rounds=$2; shift ;;
+    --test) test=$2; shift ;;
     --out) out=$2; shift ;;
     redis | redis:* | shmkvd | shmkvd:* | shmkvd@?*) servers+=("$1") ;;
-    *) echo "usage: $0 [--requests N] [--rounds R] [--data-size B] [--out FILE] [redis[:ARGS] | shmkvd[@BIN][:ARGS] ...]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--requests N] [--rounds R] [--data-size B] [--test T] [--out FILE] [redis[:ARGS] | shmkvd[@BIN][:ARGS] ...]" >&2; exit 2 ;;
     esac
     shift
 done
@@ -62,6 +65,7 @@ us() {
     echo "$ticks" | awk -v t="$1" -v n="$requests" -v tk="$tck" '$1 == t { printf "%.3f", ($3 - $2) / tk * 1e6 / n }'
 }
 
+T=${test^^} # the request's name in the tables
 rows=""
 for r in $(seq 1 "$rounds"); do
     # Even rounds run the servers in the reverse order: whichever runs
@@ -92,7 +96,7 @@ for r in $(seq 1 "$rounds"); do
         redis-benchmark -p "$port" -t set -n 200000 -r 100000 -d "$dsize" -c 50 -P 16 -q >/dev/null 2>&1
         catch_up_us "$port" >/dev/null
         cpu "$pid" >"$dir/cpu0"
-        rps=$(redis-benchmark -p "$port" -t set -n "$requests" -r 100000 -d "$dsize" -c 50 -P 16 --csv 2>/dev/null |
+        rps=$(redis-benchmark -p "$port" -t "$test" -n "$requests" -r 100000 -d "$dsize" -c 50 -P 16 --csv 2>/dev/null |
             awk -F, 'NR == 2 { gsub(/"/, "", $2); print $2 }')
         cu=$(catch_up_us "$port")
         cpu "$pid" >"$dir/cpu1"
@@ -110,16 +114,16 @@ for r in $(seq 1 "$rounds"); do
         # Fields: spec, SET/s counting catch-up, main thread's and flusher
         # threads' CPU per SET (µs; the flusher's empty for redis), round.
         echo "$spec"$'\t'"$total"$'\t'"$(us "$main")"$'\t'"$(us shmkv-flusher)"$'\t'"$r" >>"$work/by_spec"
-        echo "thread_cpu: round $r, $name${args:+ $args}: $rps SET/s, catch-up $((cu / 1000)) ms" >&2
+        echo "thread_cpu: round $r, $name${args:+ $args}: $rps ${T}/s, catch-up $((cu / 1000)) ms" >&2
     done
 done
 
 {
-    echo "## thread_cpu — $(date -u +%Y-%m-%d), $(nproc) CPUs, $rounds rounds, $requests SETs of $dsize-byte values at pipeline 16, 50 clients"
+    echo "## thread_cpu — $(date -u +%Y-%m-%d), $(nproc) CPUs, $rounds rounds, $requests ${T}s of $dsize-byte values at pipeline 16, 50 clients"
     echo
-    echo "SET/s during the test (redis-benchmark's figure) and counting shmkvd's write-back catch-up after it (requests ÷ (the test's time + the catch-up), as resp_bench.sh counts it); CPU per SET in µs by thread name, user+system, over the test and the catch-up."
+    echo "${T}/s during the test (redis-benchmark's figure) and counting shmkvd's write-back catch-up after it (requests ÷ (the test's time + the catch-up), as resp_bench.sh counts it); CPU per ${T} in µs by thread name, user+system, over the test and the catch-up."
     echo
-    echo "| round | server | SET/s during the test | SET/s counting catch-up | CPU per SET by thread, µs |"
+    echo "| round | server | ${T}/s during the test | ${T}/s counting catch-up | CPU per ${T} by thread, µs |"
     echo "|---:|---|---:|---:|---|"
     printf '%s' "$rows"
     echo
@@ -130,7 +134,7 @@ done
         for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
         return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
     }'
-    echo "| server | SET/s counting catch-up | main thread's CPU per SET, µs |"
+    echo "| server | ${T}/s counting catch-up | main thread's CPU per ${T}, µs |"
     echo "|---|---:|---:|"
     for spec in "${servers[@]}"; do
         awk -F'\t' -v s="$spec" "$med_awk"'
@@ -141,9 +145,9 @@ done
     # the VM's drift between rounds cancels out of the comparison.
     if [ ${#servers[@]} -gt 1 ]; then
         echo
-        echo "Over ${servers[0]}'s figure in the same round, median of the rounds (range): the main thread's CPU per SET, the flusher's (shmkvd against shmkvd), and SET/s counting catch-up:"
+        echo "Over ${servers[0]}'s figure in the same round, median of the rounds (range): the main thread's CPU per ${T}, the flusher's (shmkvd against shmkvd), and ${T}/s counting catch-up:"
         echo
-        echo "| server | main thread | range | flusher | range | SET/s | range |"
+        echo "| server | main thread | range | flusher | range | ${T}/s | range |"
         echo "|---|---:|---|---:|---|---:|---|"
         for spec in "${servers[@]:1}"; do
             awk -F'\t' -v b="${servers[0]}" -v s="$spec" "$med_awk"'
