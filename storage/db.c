@@ -853,9 +853,7 @@ int db_rtake(struct db *d, int cf, const char *k, size_t kn, char **v, size_t *v
 
 #define RGET_AHEAD 8 /* keys whose first lines load while one is looked up */
 
-/* The first lines of the look-ups of (cf, k): the overlay's index, the shm
- * cache's bucket. */
-static void rget_prefetch(const struct db *d, int cf, const char *k, size_t kn)
+void db_prefetch_key(const struct db *d, int cf, const char *k, size_t kn)
 {
     size_t ckn;
     stor_prefetch_slot(d->s, cf, k, kn);
@@ -870,11 +868,11 @@ void db_rget_many(struct db *d, int cf, struct db_many *r, size_t n, bool fill, 
     struct db_many e;
     size_t m = 0, at[DB_MANY];
     for (size_t j = ahead; j < n && j < RGET_AHEAD; j++)
-        rget_prefetch(d, cf, r->k[j], r->kn[j]);
+        db_prefetch_key(d, cf, r->k[j], r->kn[j]);
     for (size_t i = 0; i < n; i++) {
         size_t j = i + RGET_AHEAD;
         if (j >= ahead && j < n)
-            rget_prefetch(d, cf, r->k[j], r->kn[j]);
+            db_prefetch_key(d, cf, r->k[j], r->kn[j]);
         if (near_get(d, cf, r->k[i], r->kn[i], &r->v[i], &r->vn[i], &r->rc[i]))
             continue;
         e.k[m] = r->k[i];

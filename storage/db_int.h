@@ -105,6 +105,9 @@ struct db_many {
  * not prefetched (db_prefetch1): their look-ups' first lines are asked for
  * a few keys ahead. Keys may repeat. */
 void db_rget_many(struct db *d, int cf, struct db_many *r, size_t n, bool fill, size_t ahead);
+/* Starts loading the first lines of a look-up or write of (cf, k): the
+ * overlay's hash slot, the shm cache's bucket. Changes nothing. */
+void db_prefetch_key(const struct db *d, int cf, const char *k, size_t kn);
 /* Reads the meta records of keys[0..n) of db dbi, DB_MANY at a time
  * through db_rget_many (filling the cache), and calls each(arg, i, m) for
  * every key in order: m is its record, valid during the call, or NULL where

@@ -21,6 +21,10 @@ static void put_at(struct db *d, struct db_kc *kc, uint64_t pos, const char *v, 
     size_t kn;
     const char *k = pos_key(kc, pos, &kn);
     stor_batch_put_cold(&d->b, STOR_CF_SUB, k, kn, v, vn);
+    /* A pushed element's key is known only once the meta record is read,
+     * too late for the pipeline's prefetch: its overlay slot and shm
+     * bucket (new, so both misses) load while the command commits. */
+    db_prefetch_key(d, STOR_CF_SUB, k, kn);
 }
 
 static void del_at(struct db *d, struct db_kc *kc, uint64_t pos)
