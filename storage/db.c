@@ -793,9 +793,10 @@ int db_record_key(const struct stor_batch *b, const struct stor_op *op, unsigned
 }
 
 /* The answers no engine read is needed for: the pending record set's, then
- * the cache's. True with *rc set (and *v, *vn on 0) when one answered. */
+ * the cache's. True with *rc set (and *v, *vn on 0) when one answered; at
+ * most cap bytes of the value are copied. */
 static inline bool near_get(struct db *d, int cf, const char *k, size_t kn, char **v, size_t *vn,
-                            int *rc)
+                            int *rc, size_t cap)
 {
     const char *bv;
     size_t bn;
@@ -805,6 +806,8 @@ static inline bool near_get(struct db *d, int cf, const char *k, size_t kn, char
         c = c == DB_CACHE_HIT ? STOR_PUT : c == DB_CACHE_ABSENT ? STOR_DELETED : STOR_ABSENT;
     }
     if (c == STOR_PUT) {
+        if (bn > cap)
+            bn = cap;
         *v = stor_xmemdup(bv, bn);
         *vn = bn;
         *rc = 0;
@@ -833,7 +836,7 @@ static void fill_cache(struct db *d, int cf, const char *k, size_t kn, int rc,
 static int rget(struct db *d, int cf, const char *k, size_t kn, char **v, size_t *vn, bool fill)
 {
     int rc;
-    if (near_get(d, cf, k, kn, v, vn, &rc))
+    if (near_get(d, cf, k, kn, v, vn, &rc, SIZE_MAX))
         return rc;
     rc = stor_get(d->s, cf, k, kn, v, vn);
     if (fill)
@@ -861,7 +864,8 @@ void db_prefetch_key(const struct db *d, int cf, const char *k, size_t kn)
         d->cache_prefetch1(d->cache_arg, cf, k, kn, &ckn);
 }
 
-void db_rget_many(struct db *d, int cf, struct db_many *r, size_t n, bool fill, size_t ahead)
+void db_rget_many(struct db *d, int cf, struct db_many *r, size_t n, bool fill, size_t ahead,
+                  size_t cap)
 {
     /* Those neither pending nor cached go to the engine together, packed
      * at the front of e (their index in r kept in at[]). */
@@ -873,7 +877,7 @@ void db_rget_many(struct db *d, int cf, struct db_many *r, size_t n, bool fill, 
         size_t j = i + RGET_AHEAD;
         if (j >= ahead && j < n)
             db_prefetch_key(d, cf, r->k[j], r->kn[j]);
-        if (near_get(d, cf, r->k[i], r->kn[i], &r->v[i], &r->vn[i], &r->rc[i]))
+        if (near_get(d, cf, r->k[i], r->kn[i], &r->v[i], &r->vn[i], &r->rc[i], cap))
             continue;
         e.k[m] = r->k[i];
         e.kn[m] = r->kn[i];
@@ -1181,7 +1185,7 @@ int kc_read_subs(struct db *d, struct db_kc *kc, const struct db_str *f, size_t 
     for (size_t at = 0; at < n; at += DB_MANY) {
         size_t m = n - at < DB_MANY ? n - at : DB_MANY;
         kc_subs(kc, f + at, m, &buf, &r);
-        db_rget_many(d, STOR_CF_SUB, &r, m, fill, at == 0);
+        db_rget_many(d, STOR_CF_SUB, &r, m, fill, at == 0, SIZE_MAX);
         for (size_t i = 0; i < m; i++) {
             each(arg, at + i, r.rc[i] == 0 ? r.v[i] : NULL, r.rc[i] == 0 ? r.vn[i] : 0);
             if (r.rc[i] == 0)
@@ -1366,8 +1370,8 @@ static void meta_keys(struct db_buf *buf, unsigned dbi, const struct db_str *key
 }
 
 int db_metas(struct db *d, unsigned dbi, const struct db_str *keys, size_t n,
-             size_t prefetched, void (*each)(void *arg, size_t i, const struct enc_meta *m),
-             void *arg)
+             size_t prefetched, bool peek,
+             void (*each)(void *arg, size_t i, const struct enc_meta *m), void *arg)
 {
     struct db_many r;
     struct db_buf buf;
@@ -1377,12 +1381,18 @@ int db_metas(struct db *d, unsigned dbi, const struct db_str *keys, size_t n,
     for (size_t at = 0; at < n; at += DB_MANY) {
         size_t m = n - at < DB_MANY ? n - at : DB_MANY;
         meta_keys(&buf, dbi, keys + at, m, &r);
-        db_rget_many(d, STOR_CF_META, &r, m, true, prefetched > at ? prefetched - at : 0);
+        db_rget_many(d, STOR_CF_META, &r, m, true, prefetched > at ? prefetched - at : 0,
+                     peek ? ENC_META_HDR : SIZE_MAX);
         for (size_t i = 0; i < m; i++) {
             struct enc_meta meta;
             int e = r.rc[i];
             if (e == 0) {
-                e = enc_meta_value_decode(r.v[i], r.vn[i], &meta);
+                if (peek) {
+                    memset(&meta, 0, sizeof meta);
+                    e = enc_meta_peek(r.v[i], r.vn[i], &meta.type, &meta.expire_ms);
+                } else {
+                    e = enc_meta_value_decode(r.v[i], r.vn[i], &meta);
+                }
                 each(arg, at + i,
                      e == 0 && !(meta.expire_ms && meta.expire_ms <= now) ? &meta : NULL);
                 free(r.v[i]);
@@ -1407,7 +1417,7 @@ int db_exists_many(struct db *d, unsigned dbi, const struct db_str *keys, size_t
                    size_t prefetched, uint64_t *count)
 {
     *count = 0;
-    return db_metas(d, dbi, keys, n, prefetched, exists_one, count);
+    return db_metas(d, dbi, keys, n, prefetched, true, exists_one, count);
 }
 
 int db_del_many(struct db *d, unsigned dbi, const struct db_str *keys, size_t n,
@@ -1427,7 +1437,8 @@ int db_del_many(struct db *d, unsigned dbi, const struct db_str *keys, size_t n,
         /* No fill: the delete would only turn a filled entry into a
          * negative one (kc_take). A key an earlier chunk deleted reads as
          * absent from the record set. */
-        db_rget_many(d, STOR_CF_META, &r, m, false, prefetched > at ? prefetched - at : 0);
+        db_rget_many(d, STOR_CF_META, &r, m, false, prefetched > at ? prefetched - at : 0,
+                     SIZE_MAX);
         for (size_t i = 0; i < m; i++) {
             struct enc_meta meta;
             const char *pv;
@@ -2031,7 +2042,7 @@ static int reap_set_apply(struct db *d, struct reap_set *r, uint64_t *reaped, ui
         g.k[i] = r->buf.p + r->e[i].mko;
         g.kn[i] = r->e[i].mkn;
     }
-    db_rget_many(d, STOR_CF_META, &g, r->n, false, 0);
+    db_rget_many(d, STOR_CF_META, &g, r->n, false, 0, ENC_META_HDR);
     for (size_t i = 0; i < r->n; i++) {
         if (g.rc[i] == 0) {
             uint8_t t;

@@ -103,8 +103,11 @@ struct db_many {
  * fill), with what neither the pending set nor the cache holds read from
  * the engine in one batch (stor_get_many). Keys from index ahead on were
  * not prefetched (db_prefetch1): their look-ups' first lines are asked for
- * a few keys ahead. Keys may repeat. */
-void db_rget_many(struct db *d, int cf, struct db_many *r, size_t n, bool fill, size_t ahead);
+ * a few keys ahead. Keys may repeat. At most cap bytes of a pending or
+ * cached value are copied (r->vn says how many), for a caller that reads
+ * only a meta record's header (ENC_META_HDR); the engine's come whole. */
+void db_rget_many(struct db *d, int cf, struct db_many *r, size_t n, bool fill, size_t ahead,
+                  size_t cap);
 /* Starts loading the first lines of a look-up or write of (cf, k): the
  * overlay's hash slot, the shm cache's bucket. Changes nothing. */
 void db_prefetch_key(const struct db *d, int cf, const char *k, size_t kn);
@@ -112,10 +115,13 @@ void db_prefetch_key(const struct db *d, int cf, const char *k, size_t kn);
  * through db_rget_many (filling the cache), and calls each(arg, i, m) for
  * every key in order: m is its record, valid during the call, or NULL where
  * the key is absent, expired or its read failed. The first `prefetched`
- * keys were prefetched (db_prefetch1). Returns 0 or the first error. */
+ * keys were prefetched (db_prefetch1). peek: m holds only the header's
+ * type and expiry (enc_meta_peek), for a caller that asks only which keys
+ * are live; a cached value is then not copied past its header. Returns 0
+ * or the first error. */
 int db_metas(struct db *d, unsigned dbi, const struct db_str *keys, size_t n,
-             size_t prefetched, void (*each)(void *arg, size_t i, const struct enc_meta *m),
-             void *arg);
+             size_t prefetched, bool peek,
+             void (*each)(void *arg, size_t i, const struct enc_meta *m), void *arg);
 /* 1 if present, 0 if absent, <0 error; no copy kept. */
 int db_rhas(struct db *d, int cf, const char *k, size_t kn);
 

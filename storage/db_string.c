@@ -61,7 +61,7 @@ int db_mget(struct db *d, unsigned dbi, const struct db_str *keys, size_t n, siz
             void (*each)(void *arg, const char *v, size_t vn), void *arg)
 {
     struct mget_arg a = {each, arg};
-    return db_metas(d, dbi, keys, n, prefetched, mget_one, &a);
+    return db_metas(d, dbi, keys, n, prefetched, false, mget_one, &a);
 }
 
 int db_set(struct db *d, unsigned dbi, const char *key, size_t klen, const char *v, size_t vn,
