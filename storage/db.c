@@ -898,11 +898,16 @@ void db_rget_many(struct db *d, int cf, struct db_many *r, size_t n, bool fill, 
     }
 }
 
-int db_rhas(struct db *d, int cf, const char *k, size_t kn)
+int db_rhas(struct db *d, int cf, const char *k, size_t kn, bool fill_absent)
 {
     char *v;
     size_t vn;
-    int rc = db_rget(d, cf, k, kn, &v, &vn);
+    int rc;
+    if (!near_get(d, cf, k, kn, &v, &vn, &rc, 0)) {
+        rc = stor_get(d->s, cf, k, kn, &v, &vn);
+        if (rc != ENC_ENOTFOUND || fill_absent)
+            fill_cache(d, cf, k, kn, rc, &v, &vn);
+    }
     if (rc == ENC_ENOTFOUND)
         return 0;
     if (rc)

@@ -27,7 +27,7 @@ int db_hset(struct db *d, unsigned dbi, const char *key, size_t klen, const stru
             const char *bv;
             size_t bn;
             had = stor_batch_lookup(&d->b, STOR_CF_SUB, k, kn, &bv, &bn) == STOR_PUT;
-        } else if ((had = db_rhas(d, STOR_CF_SUB, k, kn)) < 0) {
+        } else if ((had = db_rhas(d, STOR_CF_SUB, k, kn, false)) < 0) {
             rc = had;
             goto out;
         }
@@ -180,7 +180,7 @@ int db_has_member(struct db *d, unsigned dbi, const char *key, size_t klen, int 
     if (rc == 0) {
         size_t kn;
         const char *k = kc_sub(&kc, f, fn, &kn);
-        rc = db_rhas(d, STOR_CF_SUB, k, kn);
+        rc = db_rhas(d, STOR_CF_SUB, k, kn, true);
     }
     kc_free(&kc);
     return rc == ENC_ENOTFOUND ? 0 : rc;

@@ -122,8 +122,12 @@ void db_prefetch_key(const struct db *d, int cf, const char *k, size_t kn);
 int db_metas(struct db *d, unsigned dbi, const struct db_str *keys, size_t n,
              size_t prefetched, bool peek,
              void (*each)(void *arg, size_t i, const struct enc_meta *m), void *arg);
-/* 1 if present, 0 if absent, <0 error; no copy kept. */
-int db_rhas(struct db *d, int cf, const char *k, size_t kn);
+/* 1 if present, 0 if absent, <0 error; no copy kept. What the engine
+ * answers fills the cache, an absence only if fill_absent: a write path
+ * that puts the key when it is absent passes false, since its put fills
+ * the cache at the commit and a negative entry before it would be
+ * written only to be replaced. */
+int db_rhas(struct db *d, int cf, const char *k, size_t kn, bool fill_absent);
 
 /* Sets kc up for key without reading anything (m.type = NONE). */
 void kc_blank(struct db_kc *kc, unsigned dbi, const char *key, size_t klen);

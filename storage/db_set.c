@@ -26,7 +26,7 @@ int db_sadd(struct db *d, unsigned dbi, const char *key, size_t klen, const stru
             const char *bv;
             size_t bn;
             had = stor_batch_lookup(&d->b, STOR_CF_SUB, k, kn, &bv, &bn) == STOR_PUT;
-        } else if ((had = db_rhas(d, STOR_CF_SUB, k, kn)) < 0) {
+        } else if ((had = db_rhas(d, STOR_CF_SUB, k, kn, false)) < 0) {
             rc = had;
             goto out;
         }
@@ -177,7 +177,7 @@ int db_smove(struct db *d, unsigned dbi, const char *src, size_t srcn, const cha
         goto out;
     size_t kn;
     const char *k = kc_sub(&s, m, mn, &kn);
-    if ((rc = db_rhas(d, STOR_CF_SUB, k, kn)) <= 0)
+    if ((rc = db_rhas(d, STOR_CF_SUB, k, kn, true)) <= 0)
         goto out;
     if (srcn == dstn && memcmp(src, dst, srcn) == 0) {
         rc = 1; /* a member moved onto its own set stays */
@@ -189,7 +189,7 @@ int db_smove(struct db *d, unsigned dbi, const char *src, size_t srcn, const cha
     if ((rc = kc_settle(d, &s)))
         goto out;
     k = kc_sub(&t, m, mn, &kn);
-    int had = db_rhas(d, STOR_CF_SUB, k, kn);
+    int had = db_rhas(d, STOR_CF_SUB, k, kn, false);
     if (had < 0) {
         rc = had;
         goto out;
@@ -234,7 +234,7 @@ static int member_in(struct db *d, struct db_kc *kc, const char *m, size_t mn)
         return 0;
     size_t kn;
     const char *k = kc_sub(kc, m, mn, &kn);
-    return db_rhas(d, STOR_CF_SUB, k, kn);
+    return db_rhas(d, STOR_CF_SUB, k, kn, true);
 }
 
 static int cmp_items(const void *a, const void *b, void *arg)

@@ -1985,6 +1985,36 @@ static void test_srv_delete_fills_no_cache(void **state)
     h_expect_int(c, 2, "DBSIZE");
 }
 
+/* A field or member a write adds is read first, to count it: the absence
+ * found then is not cached, since the write's own put fills the entry at
+ * its commit (a negative entry first would only be replaced). A read still
+ * caches an absence. */
+static void test_srv_added_fields_fill_no_negative(void **state)
+{
+    redisContext *c = *state;
+    h_expect_int(c, 1, "HSET nf:h seed 1");
+    h_expect_int(c, 1, "SADD nf:s seed");
+    h_expect_int(c, 1, "SADD nf:t seed");
+    long long neg = info_field(c, "cache", "cache_negative_fills:");
+    assert_true(neg >= 0);
+    for (int i = 0; i < 20; i++) {
+        h_expect_int(c, 1, "HSET nf:h f%d v%d", i, i);
+        h_expect_int(c, 1, "SADD nf:s m%d", i);
+    }
+    h_expect_int(c, 0, "HSETNX nf:h f3 other");
+    h_expect_int(c, 1, "SMOVE nf:s nf:t m0");
+    assert_int_equal(info_field(c, "cache", "cache_negative_fills:"), neg);
+    h_expect_bulk(c, "v7", "HGET nf:h f7");
+    h_expect_bulk(c, "v3", "HGET nf:h f3");
+    h_expect_int(c, 1, "SISMEMBER nf:s m7");
+    h_expect_int(c, 0, "SISMEMBER nf:s m0");
+    h_expect_int(c, 1, "SISMEMBER nf:t m0");
+    h_expect_int(c, 21, "HLEN nf:h");
+    h_expect_int(c, 20, "SCARD nf:s");
+    h_expect_int(c, 0, "HEXISTS nf:h nosuch");
+    assert_int_equal(info_field(c, "cache", "cache_negative_fills:"), neg + 1);
+}
+
 static void test_srv_persistence_across_shutdown(void **state)
 {
     redisContext *c = *state;
@@ -2284,7 +2314,8 @@ int main(void)
         T(test_srv_random_picks),       T(test_srv_tidy),
         T(test_srv_auth_and_limits),    T(test_srv_object_idletime), T(test_srv_memory), T(test_srv_lcs_limit), T(test_srv_migrate_many_keys),
         T(test_srv_persistence_across_shutdown), T(test_srv_active_expiry_fills_no_cache),
-        T(test_srv_delete_fills_no_cache), T(test_srv_corrupt_record_errors),
+        T(test_srv_delete_fills_no_cache), T(test_srv_added_fields_fill_no_negative),
+        T(test_srv_corrupt_record_errors),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
