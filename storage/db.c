@@ -833,25 +833,34 @@ static void fill_cache(struct db *d, int cf, const char *k, size_t kn, int rc,
         d->cache_fill(d->cache_arg, cf, k, kn, NULL, 0);
 }
 
-static int rget(struct db *d, int cf, const char *k, size_t kn, char **v, size_t *vn, bool fill)
+/* A point read: near_get's answer (copying at most cap bytes), else the
+ * engine's, which fills the cache if fill, an absence only if fill_absent
+ * too. */
+static int rget(struct db *d, int cf, const char *k, size_t kn, char **v, size_t *vn, size_t cap,
+                bool fill, bool fill_absent)
 {
     int rc;
-    if (near_get(d, cf, k, kn, v, vn, &rc, SIZE_MAX))
+    if (near_get(d, cf, k, kn, v, vn, &rc, cap))
         return rc;
     rc = stor_get(d->s, cf, k, kn, v, vn);
-    if (fill)
+    if (fill && (rc != ENC_ENOTFOUND || fill_absent))
         fill_cache(d, cf, k, kn, rc, v, vn);
     return rc;
 }
 
 int db_rget(struct db *d, int cf, const char *k, size_t kn, char **v, size_t *vn)
 {
-    return rget(d, cf, k, kn, v, vn, true);
+    return rget(d, cf, k, kn, v, vn, SIZE_MAX, true, true);
 }
 
 int db_rtake(struct db *d, int cf, const char *k, size_t kn, char **v, size_t *vn)
 {
-    return rget(d, cf, k, kn, v, vn, false);
+    return rget(d, cf, k, kn, v, vn, SIZE_MAX, false, false);
+}
+
+int db_rget_adding(struct db *d, int cf, const char *k, size_t kn, char **v, size_t *vn)
+{
+    return rget(d, cf, k, kn, v, vn, SIZE_MAX, true, false);
 }
 
 #define RGET_AHEAD 8 /* keys whose first lines load while one is looked up */
@@ -902,12 +911,7 @@ int db_rhas(struct db *d, int cf, const char *k, size_t kn, bool fill_absent)
 {
     char *v;
     size_t vn;
-    int rc;
-    if (!near_get(d, cf, k, kn, &v, &vn, &rc, 0)) {
-        rc = stor_get(d->s, cf, k, kn, &v, &vn);
-        if (rc != ENC_ENOTFOUND || fill_absent)
-            fill_cache(d, cf, k, kn, rc, &v, &vn);
-    }
+    int rc = rget(d, cf, k, kn, &v, &vn, 0, true, fill_absent);
     if (rc == ENC_ENOTFOUND)
         return 0;
     if (rc)
@@ -982,10 +986,11 @@ void kc_blank(struct db_kc *kc, unsigned dbi, const char *key, size_t klen)
 }
 
 static int kc_read(struct db *d, struct db_kc *kc, unsigned dbi, const char *key, size_t klen,
-                   bool fill)
+                   bool fill, bool fill_absent)
 {
     kc_blank(kc, dbi, key, klen);
-    int rc = rget(d, STOR_CF_META, kc->mk.p, kc->mk.n, &kc->raw, &kc->rawn, fill);
+    int rc = rget(d, STOR_CF_META, kc->mk.p, kc->mk.n, &kc->raw, &kc->rawn, SIZE_MAX, fill,
+                  fill_absent);
     if (rc == ENC_ENOTFOUND)
         return 0;
     if (rc)
@@ -1010,12 +1015,12 @@ static int kc_read(struct db *d, struct db_kc *kc, unsigned dbi, const char *key
 
 int kc_load(struct db *d, struct db_kc *kc, unsigned dbi, const char *key, size_t klen)
 {
-    return kc_read(d, kc, dbi, key, klen, true);
+    return kc_read(d, kc, dbi, key, klen, true, true);
 }
 
 int kc_take(struct db *d, struct db_kc *kc, unsigned dbi, const char *key, size_t klen)
 {
-    return kc_read(d, kc, dbi, key, klen, false);
+    return kc_read(d, kc, dbi, key, klen, false, false);
 }
 
 void kc_free(struct db_kc *kc)
@@ -1063,7 +1068,9 @@ void kc_fresh(struct db *d, struct db_kc *kc, int type)
 int kc_open_write(struct db *d, struct db_kc *kc, unsigned dbi, const char *key, size_t klen,
                   int type)
 {
-    int rc = kc_load(d, kc, dbi, key, klen);
+    /* An absent key is created, its meta record put at the commit: no
+     * negative entry for it first (db_rget_adding). */
+    int rc = kc_read(d, kc, dbi, key, klen, true, false);
     if (rc)
         return rc;
     if (kc->m.type == ENC_TYPE_NONE) {

@@ -89,6 +89,10 @@ int db_rget(struct db *d, int cf, const char *k, size_t kn, char **v, size_t *vn
 /* As db_rget, for a record the caller is about to delete (a popped list
  * element): a cache miss fills nothing. */
 int db_rtake(struct db *d, int cf, const char *k, size_t kn, char **v, size_t *vn);
+/* As db_rget, for a record the caller puts if it is absent (a member ZADD
+ * adds): an absence is not cached, since the put fills the cache at the
+ * commit. */
+int db_rget_adding(struct db *d, int cf, const char *k, size_t kn, char **v, size_t *vn);
 /* Up to DB_MANY point reads of one family at once (db_rget_many): the
  * caller sets k[], kn[]; the answers come in rc[] (0, ENC_ENOTFOUND or an
  * error) and, on 0, v[] (malloc'd) and vn[]. */
@@ -124,9 +128,7 @@ int db_metas(struct db *d, unsigned dbi, const struct db_str *keys, size_t n,
              void (*each)(void *arg, size_t i, const struct enc_meta *m), void *arg);
 /* 1 if present, 0 if absent, <0 error; no copy kept. What the engine
  * answers fills the cache, an absence only if fill_absent: a write path
- * that puts the key when it is absent passes false, since its put fills
- * the cache at the commit and a negative entry before it would be
- * written only to be replaced. */
+ * that puts the key when it is absent passes false (as db_rget_adding). */
 int db_rhas(struct db *d, int cf, const char *k, size_t kn, bool fill_absent);
 
 /* Sets kc up for key without reading anything (m.type = NONE). */
@@ -144,7 +146,8 @@ int kc_want(const struct db_kc *kc, int type);
 int kc_open(struct db *d, struct db_kc *kc, unsigned dbi, const char *key, size_t klen,
             int type);
 /* Loads for a write: 0 if the key holds type or is absent (then m is set up
- * as a fresh empty collection with a new version), ENC_EWRONGTYPE otherwise. */
+ * as a fresh empty collection with a new version), ENC_EWRONGTYPE otherwise.
+ * An absence is not cached: the write puts the meta record. */
 int kc_open_write(struct db *d, struct db_kc *kc, unsigned dbi, const char *key, size_t klen,
                   int type);
 /* Turns kc into a fresh, empty key of type with a new version. */

@@ -16,13 +16,16 @@ static double norm0(double s)
     return s == 0 ? 0.0 : s;
 }
 
-/* Reads a member's score: 0, ENC_ENOTFOUND or an error. */
-static int zget(struct db *d, struct db_kc *kc, const char *m, size_t mn, double *score)
+/* Reads a member's score: 0, ENC_ENOTFOUND or an error. adding: the
+ * caller puts the member if it is absent (db_rget_adding). */
+static int zget(struct db *d, struct db_kc *kc, const char *m, size_t mn, double *score,
+                bool adding)
 {
     size_t kn, vn;
     char *v;
     const char *k = kc_sub(kc, m, mn, &kn);
-    int rc = db_rget(d, STOR_CF_SUB, k, kn, &v, &vn);
+    int rc = adding ? db_rget_adding(d, STOR_CF_SUB, k, kn, &v, &vn)
+                    : db_rget(d, STOR_CF_SUB, k, kn, &v, &vn);
     if (rc)
         return rc;
     if (vn == 8)
@@ -66,7 +69,7 @@ int db_zadd(struct db *d, unsigned dbi, const char *key, size_t klen, const doub
         goto out;
     for (size_t i = 0; i < n; i++) {
         double cur = 0, ns = scores[i];
-        int r = zget(d, &kc, m[i].p, m[i].n, &cur);
+        int r = zget(d, &kc, m[i].p, m[i].n, &cur, !(flags & DB_ZADD_XX));
         if (r && r != ENC_ENOTFOUND) {
             rc = r;
             goto out;
@@ -124,7 +127,7 @@ int db_zscore(struct db *d, unsigned dbi, const char *key, size_t klen, const ch
     struct db_kc kc;
     int rc = kc_open(d, &kc, dbi, key, klen, ENC_TYPE_ZSET);
     if (rc == 0)
-        rc = zget(d, &kc, m, mn, score);
+        rc = zget(d, &kc, m, mn, score, false);
     kc_free(&kc);
     return rc;
 }
@@ -464,7 +467,7 @@ int db_zrank(struct db *d, unsigned dbi, const char *key, size_t klen, const cha
     double score;
     int rc = kc_open(d, &kc, dbi, key, klen, ENC_TYPE_ZSET);
     if (rc == 0)
-        rc = zget(d, &kc, m, mn, &score);
+        rc = zget(d, &kc, m, mn, &score, false);
     if (rc == 0) {
         /* Two forward walks take turns, by the time each has taken, until
          * one ends: from the low end to the member's record, counting the

@@ -1985,34 +1985,44 @@ static void test_srv_delete_fills_no_cache(void **state)
     h_expect_int(c, 2, "DBSIZE");
 }
 
-/* A field or member a write adds is read first, to count it: the absence
- * found then is not cached, since the write's own put fills the entry at
- * its commit (a negative entry first would only be replaced). A read still
- * caches an absence. */
+/* A key, field or member a write adds is read first, to know it is new
+ * and to count it: the absence found then is not cached, since the
+ * write's own put fills the entry at its commit (a negative entry first
+ * would only be replaced). A read still caches an absence. */
 static void test_srv_added_fields_fill_no_negative(void **state)
 {
     redisContext *c = *state;
+    long long neg = info_field(c, "cache", "cache_negative_fills:");
+    assert_true(neg >= 0);
     h_expect_int(c, 1, "HSET nf:h seed 1");
     h_expect_int(c, 1, "SADD nf:s seed");
     h_expect_int(c, 1, "SADD nf:t seed");
-    long long neg = info_field(c, "cache", "cache_negative_fills:");
-    assert_true(neg >= 0);
+    h_expect_int(c, 1, "ZADD nf:z 1 seed");
+    h_expect_int(c, 1, "LPUSH nf:l seed");
     for (int i = 0; i < 20; i++) {
         h_expect_int(c, 1, "HSET nf:h f%d v%d", i, i);
         h_expect_int(c, 1, "SADD nf:s m%d", i);
+        h_expect_int(c, 1, "ZADD nf:z %d m%d", i, i);
+        h_expect_int(c, i + 2, "RPUSH nf:l e%d", i);
     }
     h_expect_int(c, 0, "HSETNX nf:h f3 other");
     h_expect_int(c, 1, "SMOVE nf:s nf:t m0");
+    h_expect_bulk(c, "1", "ZINCRBY nf:z 1 new");
     assert_int_equal(info_field(c, "cache", "cache_negative_fills:"), neg);
     h_expect_bulk(c, "v7", "HGET nf:h f7");
     h_expect_bulk(c, "v3", "HGET nf:h f3");
     h_expect_int(c, 1, "SISMEMBER nf:s m7");
     h_expect_int(c, 0, "SISMEMBER nf:s m0");
     h_expect_int(c, 1, "SISMEMBER nf:t m0");
+    h_expect_bulk(c, "7", "ZSCORE nf:z m7");
+    h_expect_bulk(c, "e19", "LINDEX nf:l -1");
     h_expect_int(c, 21, "HLEN nf:h");
     h_expect_int(c, 20, "SCARD nf:s");
+    h_expect_int(c, 22, "ZCARD nf:z");
     h_expect_int(c, 0, "HEXISTS nf:h nosuch");
-    assert_int_equal(info_field(c, "cache", "cache_negative_fills:"), neg + 1);
+    h_expect_nil(c, "ZSCORE nf:z nosuch");
+    h_expect_nil(c, "GET nf:nosuch");
+    assert_int_equal(info_field(c, "cache", "cache_negative_fills:"), neg + 3);
 }
 
 static void test_srv_persistence_across_shutdown(void **state)
