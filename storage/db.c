@@ -833,9 +833,18 @@ static void fill_cache(struct db *d, int cf, const char *k, size_t kn, int rc,
         d->cache_fill(d->cache_arg, cf, k, kn, NULL, 0);
 }
 
+/* Whether the key count at the commit of a write of this absent meta
+ * record would read RocksDB for it (committed_meta): the key filter says
+ * the key may have been written. Its absence is cached then even for a
+ * write that puts the key, for the count to find it there. */
+static bool absence_counted(const struct db *d, int cf, const char *k, size_t kn)
+{
+    return cf == STOR_CF_META && db_keyf_may(&d->keyf, stor_key_hash(cf, k, kn));
+}
+
 /* A point read: near_get's answer (copying at most cap bytes), else the
  * engine's, which fills the cache if fill, an absence only if fill_absent
- * too. */
+ * too (or absence_counted). */
 static int rget(struct db *d, int cf, const char *k, size_t kn, char **v, size_t *vn, size_t cap,
                 bool fill, bool fill_absent)
 {
@@ -843,7 +852,7 @@ static int rget(struct db *d, int cf, const char *k, size_t kn, char **v, size_t
     if (near_get(d, cf, k, kn, v, vn, &rc, cap))
         return rc;
     rc = stor_get(d->s, cf, k, kn, v, vn);
-    if (fill && (rc != ENC_ENOTFOUND || fill_absent))
+    if (fill && (rc != ENC_ENOTFOUND || fill_absent || absence_counted(d, cf, k, kn)))
         fill_cache(d, cf, k, kn, rc, v, vn);
     return rc;
 }
