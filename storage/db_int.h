@@ -147,7 +147,9 @@ int kc_open(struct db *d, struct db_kc *kc, unsigned dbi, const char *key, size_
             int type);
 /* Loads for a write: 0 if the key holds type or is absent (then m is set up
  * as a fresh empty collection with a new version), ENC_EWRONGTYPE otherwise.
- * An absence is not cached: the write puts the meta record. */
+ * An absence is not cached, the write putting the meta record, unless the
+ * key filter says the key may have been written (the commit's key count
+ * then finds the absence in the cache). */
 int kc_open_write(struct db *d, struct db_kc *kc, unsigned dbi, const char *key, size_t klen,
                   int type);
 /* Turns kc into a fresh, empty key of type with a new version. */
