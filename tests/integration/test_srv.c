@@ -1462,6 +1462,17 @@ static long long info_field(redisContext *c, const char *section, const char *fi
     return v;
 }
 
+/* Until the flusher has written every write so far and the overlay has
+ * forgotten them (5 s at most): reads then come from RocksDB. */
+static void wait_overlay_forgot(redisContext *c)
+{
+    for (int i = 0; i < 500 && (info_field(c, "persistence", "writeback_pending_sets:") ||
+                                info_field(c, "persistence", "writeback_overlay_entries:"));
+         i++)
+        usleep(10000);
+    assert_int_equal(info_field(c, "persistence", "writeback_overlay_entries:"), 0);
+}
+
 static unsigned long long info_stat(redisContext *c, const char *field)
 {
     char f[64];
@@ -2037,12 +2048,7 @@ static void test_srv_recreated_key_counted_from_cache(void **state)
     c = restart_uncached(state, NULL);
     for (int i = 0; i < 20; i++)
         h_expect_int(c, 1, "DEL rc:%d", i);
-    /* Until the flusher has written the deletes and the overlay forgot them. */
-    for (int i = 0; i < 500 && (info_field(c, "persistence", "writeback_pending_sets:") ||
-                                info_field(c, "persistence", "writeback_overlay_entries:"));
-         i++)
-        usleep(10000);
-    assert_int_equal(info_field(c, "persistence", "writeback_overlay_entries:"), 0);
+    wait_overlay_forgot(c); /* the deletes too */
     long long neg = info_field(c, "cache", "cache_negative_fills:");
     long long deferred = info_field(c, "storage", "key_counts_deferred:outstanding=0,total=");
     long long keys = info_field(c, "keyspace", "db0:keys=");
@@ -2170,12 +2176,7 @@ static void test_srv_key_counts_cold(void **state)
             assert_int_not_equal(r->type, REDIS_REPLY_ERROR);
             freeReplyObject(r);
         }
-        /* Until the flusher has written them and the overlay forgot them. */
-        for (int i = 0; i < 500 && (info_field(c, "persistence", "writeback_pending_sets:") ||
-                                    info_field(c, "persistence", "writeback_overlay_entries:"));
-             i++)
-            usleep(10000);
-        assert_int_equal(info_field(c, "persistence", "writeback_overlay_entries:"), 0);
+        wait_overlay_forgot(c);
     }
     expect_keys(c, 1800, 0); /* the second round dropped the expiries */
     /* DBSIZE settled them all; both later rounds were deferred. */
