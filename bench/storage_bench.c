@@ -57,7 +57,7 @@ static char datadir[512]; /* the data folder, removed on every exit path */
 
 static void die(const char *what, int rc)
 {
-    fprintf(stderr, "storage_bench: %s failed: %d %s %s\n", what, rc, enc_strerror(rc),
+    fprintf(stderr, "storage_bench: %s failed: %d %s %s\n", what, rc, kv_strerror(rc),
             stor_errmsg());
     if (datadir[0])
         nftw(datadir, rm_one, 16, FTW_DEPTH | FTW_PHYS);

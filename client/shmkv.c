@@ -23,6 +23,7 @@
 #include <hiredis/hiredis.h>
 
 #include "enc.h"
+#include "kv_num.h"
 #include "shmc_r.h"
 
 #define RETRIES 8 /* cache reads tried before the daemon answers instead */
@@ -557,8 +558,8 @@ static shmkv_reply *field_reply(struct rd *rd, int op, const char *f, size_t fn,
             *retry = true;
             return NULL;
         }
-        char s[32];
-        size_t n = enc_double_str(s, enc_score_get(rd->val));
+        char s[KV_DSTR_MAX];
+        size_t n = kv_d2str(s, sizeof s, enc_score_get(rd->val));
         return r_str(SHMKV_REPLY_STRING, s, n);
     }
     default: /* HEXISTS, SISMEMBER, SMISMEMBER */
@@ -647,7 +648,7 @@ static int cached_once(struct rd *rd, int op, int want, int argc, const char **a
             break;
         case OP_LINDEX: {
             int64_t idx;
-            if (enc_str2ll(argv[2], lens[2], &idx) != 0) {
+            if (kv_str2ll(argv[2], lens[2], &idx) != 0) {
                 miss = true; /* not an integer: the daemon's error */
                 break;
             }
@@ -761,7 +762,7 @@ static void track(shmkv *h, int argc, const char **argv, const size_t *lens, con
             h->queued_select = true;
         } else if (ok) {
             int64_t v;
-            if (enc_str2ll(argv[1], lens[1], &v) == 0 && v >= 0) {
+            if (kv_str2ll(argv[1], lens[1], &v) == 0 && v >= 0) {
                 h->db = (unsigned)v;
                 h->db_unknown = false;
             }

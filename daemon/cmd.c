@@ -16,7 +16,7 @@
 #include <time.h>
 
 #include "srv_cache.h"
-#include "stor_mem.h"
+#include "kv_mem.h"
 
 static const struct cmd table[] = {
 #define CMD_ENTRY(name, fn, arity, flags, first, last, step, group)                            \
@@ -390,25 +390,25 @@ const struct cmd *cmd_lookup(const char *name, size_t n)
 void cmd_reply_err(struct conn *c, int rc)
 {
     switch (rc) {
-    case ENC_EWRONGTYPE:
-        resp_error(OUT(c), enc_strerror(rc));
+    case KV_EWRONGTYPE:
+        resp_error(OUT(c), kv_strerror(rc));
         return;
-    case ENC_ENOTHLL:
-    case ENC_EHLLCORRUPT:
-        resp_error(OUT(c), enc_strerror(rc)); /* their own prefixes */
+    case KV_ENOTHLL:
+    case KV_EHLLCORRUPT:
+        resp_error(OUT(c), kv_strerror(rc)); /* their own prefixes */
         return;
-    case ENC_ENOSPC:
+    case KV_ENOSPC:
         /* As Redis answers when its disk is full. */
-        srv_log(LOG_WARNING, "storage error: %s: %s", enc_strerror(rc), stor_errmsg());
+        srv_log(LOG_WARNING, "storage error: %s: %s", kv_strerror(rc), stor_errmsg());
         resp_error(OUT(c), "MISCONF Errors writing to RocksDB: No space left on device");
         return;
-    case ENC_ESTORAGE:
-    case ENC_ECORRUPT:
-        srv_log(LOG_WARNING, "storage error: %s: %s", enc_strerror(rc), stor_errmsg());
-        resp_errorf(OUT(c), "ERR %s: %s", enc_strerror(rc), stor_errmsg());
+    case KV_ESTORAGE:
+    case KV_ECORRUPT:
+        srv_log(LOG_WARNING, "storage error: %s: %s", kv_strerror(rc), stor_errmsg());
+        resp_errorf(OUT(c), "ERR %s: %s", kv_strerror(rc), stor_errmsg());
         return;
     default:
-        resp_errorf(OUT(c), "ERR %s", enc_strerror(rc));
+        resp_errorf(OUT(c), "ERR %s", kv_strerror(rc));
     }
 }
 
@@ -432,7 +432,7 @@ bool cmd_arg_is(const struct conn *c, size_t i, const char *lit)
 
 bool cmd_arg_ll(struct conn *c, size_t i, int64_t *v)
 {
-    if (enc_str2ll(c->argv[i].p, c->argv[i].n, v) == 0)
+    if (kv_str2ll(c->argv[i].p, c->argv[i].n, v) == 0)
         return true;
     resp_error(OUT(c), "ERR value is not an integer or out of range");
     return false;
@@ -440,7 +440,7 @@ bool cmd_arg_ll(struct conn *c, size_t i, int64_t *v)
 
 bool cmd_arg_count(struct conn *c, size_t i, int64_t *v)
 {
-    if (enc_str2ll(c->argv[i].p, c->argv[i].n, v) == 0 && *v >= 0)
+    if (kv_str2ll(c->argv[i].p, c->argv[i].n, v) == 0 && *v >= 0)
         return true;
     resp_error(OUT(c), "ERR value is out of range, must be positive");
     return false;
@@ -448,23 +448,8 @@ bool cmd_arg_count(struct conn *c, size_t i, int64_t *v)
 
 bool cmd_arg_double_or(struct conn *c, size_t i, double *v, const char *err)
 {
-    /* Redis's strtod rules: no spaces, the whole argument, no NaN, and no
-     * value that overflows to infinity or underflows to zero ("1e999",
-     * "1e-999"; "inf" itself is fine). */
-    char buf[128];
-    size_t n = c->argv[i].n;
-    if (n > 0 && n < sizeof buf && !isspace((unsigned char)c->argv[i].p[0])) {
-        memcpy(buf, c->argv[i].p, n);
-        buf[n] = '\0';
-        char *end;
-        errno = 0;
-        double d = strtod(buf, &end);
-        bool range = errno == ERANGE && (isinf(d) || d == 0);
-        if (end == buf + n && !isnan(d) && !range) {
-            *v = d;
-            return true;
-        }
-    }
+    if (kv_str2d(c->argv[i].p, c->argv[i].n, v) == 0)
+        return true;
     resp_error(OUT(c), err);
     return false;
 }
@@ -474,7 +459,7 @@ int cmd_key_type(struct conn *c, size_t i, int want, bool *exists)
     int t = ENC_TYPE_NONE;
     int rc = db_type(&srv.db, c->db, c->argv[i].p, c->argv[i].n, &t);
     if (rc == 0 && t != ENC_TYPE_NONE && t != want)
-        rc = ENC_EWRONGTYPE;
+        rc = KV_EWRONGTYPE;
     if (exists)
         *exists = rc == 0 && t == want;
     return rc;
@@ -487,7 +472,7 @@ bool cmd_arg_double(struct conn *c, size_t i, double *v)
 
 bool cmd_arg_ld(struct conn *c, size_t i, long double *v)
 {
-    if (db_str2ld(c->argv[i].p, c->argv[i].n, v) == 0)
+    if (kv_str2ld(c->argv[i].p, c->argv[i].n, v) == 0)
         return true;
     resp_error(OUT(c), "ERR value is not a valid float");
     return false;
@@ -522,7 +507,7 @@ void cmd_reply_ok(struct conn *c, int rc)
 
 void cmd_reply_bulk(struct conn *c, int rc, char *v, size_t vn)
 {
-    if (rc == ENC_ENOTFOUND) {
+    if (rc == KV_ENOTFOUND) {
         resp_null(OUT(c), c->proto);
     } else if (rc < 0) {
         cmd_reply_err(c, rc);
@@ -559,9 +544,9 @@ static void reply_unknown(struct conn *c)
 /* Copies c's current arguments into owned storage (MULTI queue, blocking). */
 static struct db_str *copy_argv(const struct conn *c)
 {
-    struct db_str *v = stor_xmalloc(c->argc * sizeof *v);
+    struct db_str *v = kv_xmalloc(c->argc * sizeof *v);
     for (size_t i = 0; i < c->argc; i++) {
-        v[i].p = stor_xmemdup(c->argv[i].p, c->argv[i].n);
+        v[i].p = kv_xmemdup(c->argv[i].p, c->argv[i].n);
         v[i].n = c->argv[i].n;
     }
     return v;
@@ -610,7 +595,7 @@ static void each_key(const struct conn *c, const struct cmd *cmd,
         return;
     int64_t nk;
     if ((cmd->flags & CMD_MOVABLE) && at < argc &&
-        enc_str2ll(c->argv[at].p, c->argv[at].n, &nk) == 0 && nk > 0 &&
+        kv_str2ll(c->argv[at].p, c->argv[at].n, &nk) == 0 && nk > 0 &&
         (uint64_t)nk < argc - at)
         for (size_t i = at + 1; i <= at + (size_t)nk; i++)
             fn(c, i, arg);
@@ -865,7 +850,7 @@ void cmd_dispatch(struct conn *c)
     if ((c->flags & CONN_MULTI) && !(cmd->flags & CMD_NOQUEUE)) {
         if (c->mqn == c->mqcap) {
             c->mqcap = c->mqcap ? c->mqcap * 2 : 8;
-            c->mq = stor_xrealloc(c->mq, c->mqcap * sizeof *c->mq);
+            c->mq = kv_xrealloc(c->mq, c->mqcap * sizeof *c->mq);
         }
         c->mq[c->mqn].argc = c->argc;
         c->mq[c->mqn].argv = copy_argv(c);
@@ -975,10 +960,10 @@ void cmd_watch(struct conn *c)
     for (size_t i = 1; i < c->argc; i++) {
         if (c->nwatched == c->watchcap) {
             c->watchcap = c->watchcap ? c->watchcap * 2 : 4;
-            c->watched = stor_xrealloc(c->watched, c->watchcap * sizeof *c->watched);
-            c->watched_db = stor_xrealloc(c->watched_db, c->watchcap * sizeof *c->watched_db);
+            c->watched = kv_xrealloc(c->watched, c->watchcap * sizeof *c->watched);
+            c->watched_db = kv_xrealloc(c->watched_db, c->watchcap * sizeof *c->watched_db);
         }
-        c->watched[c->nwatched].p = stor_xmemdup(c->argv[i].p, c->argv[i].n);
+        c->watched[c->nwatched].p = kv_xmemdup(c->argv[i].p, c->argv[i].n);
         c->watched[c->nwatched].n = c->argv[i].n;
         c->watched_db[c->nwatched] = c->db;
         c->nwatched++;
@@ -1003,7 +988,7 @@ static bool key_eq(const struct db_str *a, const char *k, size_t kn)
 bool cmd_timeout_arg(struct conn *c, size_t i, uint64_t *deadline)
 {
     long double t;
-    if (db_str2ld(c->argv[i].p, c->argv[i].n, &t) || isinf(t) || t > 1e15L) {
+    if (kv_str2ld(c->argv[i].p, c->argv[i].n, &t) || isinf(t) || t > 1e15L) {
         resp_error(OUT(c), "ERR timeout is not a float or out of range");
         return false;
     }
@@ -1049,7 +1034,7 @@ static bool mpop_args(struct conn *c, bool blocking, const char *end1, const cha
                       int64_t *nk, int *end, int64_t *count, uint64_t *deadline)
 {
     size_t at = blocking ? 2 : 1;
-    if (enc_str2ll(c->argv[at].p, c->argv[at].n, nk) || *nk <= 0) {
+    if (kv_str2ll(c->argv[at].p, c->argv[at].n, nk) || *nk <= 0) {
         resp_error(OUT(c), "ERR numkeys should be greater than 0");
         return false;
     }
@@ -1065,7 +1050,7 @@ static bool mpop_args(struct conn *c, bool blocking, const char *end1, const cha
             cmd_reply_syntax(c);
             return false;
         }
-        if (enc_str2ll(c->argv[i + 1].p, c->argv[i + 1].n, count) || *count <= 0) {
+        if (kv_str2ll(c->argv[i + 1].p, c->argv[i + 1].n, count) || *count <= 0) {
             resp_error(OUT(c), "ERR count should be greater than 0");
             return false;
         }
@@ -1100,7 +1085,7 @@ static void blocking_keys(const struct conn *c, size_t *first, size_t *last)
         *last = 0;
     } else if (c->bcmd->flags & CMD_MOVABLE) {
         int64_t nk = 0;
-        enc_str2ll(c->bargv[2].p, c->bargv[2].n, &nk); /* checked before it parked */
+        kv_str2ll(c->bargv[2].p, c->bargv[2].n, &nk); /* checked before it parked */
         *first = 3;
         *last = 2 + (size_t)nk;
     } else if (c->bcmd->last > 0) {
@@ -1129,7 +1114,7 @@ void cmd_block(struct conn *c, uint64_t deadline_ms)
     c->bcmd = cmd_lookup(c->argv[0].p, c->argv[0].n);
     if (nblocked == blockedcap) {
         blockedcap = blockedcap ? blockedcap * 2 : 16;
-        blocked = stor_xrealloc(blocked, blockedcap * sizeof *blocked);
+        blocked = kv_xrealloc(blocked, blockedcap * sizeof *blocked);
     }
     blocked[nblocked++] = c;
 }

@@ -343,7 +343,7 @@ bool cmd_arg_is(const struct conn *c, size_t i, const char *lit);
 bool cmd_arg_ll(struct conn *c, size_t i, int64_t *v);
 bool cmd_arg_double(struct conn *c, size_t i, double *v);
 /* 0 when key argument i is absent or of type want (enum enc_type), else
- * ENC_EWRONGTYPE or a storage error: the type check a command makes
+ * KV_EWRONGTYPE or a storage error: the type check a command makes
  * before it reads a key member by member. *exists (if not NULL) says
  * whether the key is there. */
 int cmd_key_type(struct conn *c, size_t i, int want, bool *exists);
@@ -379,7 +379,7 @@ void cmd_reply_vec(struct conn *c, const struct db_vec *v);     /* array of bulk
 /* The common reply tails: rc < 0 is an error reply, else the value. */
 void cmd_reply_int(struct conn *c, int rc, int64_t v);
 void cmd_reply_ok(struct conn *c, int rc);
-/* ENC_ENOTFOUND → nil; other rc < 0 → error; else the bulk v, then free(v). */
+/* KV_ENOTFOUND → nil; other rc < 0 → error; else the bulk v, then free(v). */
 void cmd_reply_bulk(struct conn *c, int rc, char *v, size_t vn);
 void cmd_reply_syntax(struct conn *c);                          /* ERR syntax error */
 /* A HELP reply: the lines as an array of simple strings. */

@@ -7,7 +7,7 @@
 
 #include <stdlib.h>
 
-#include "stor_mem.h"
+#include "kv_mem.h"
 
 #define KEY(i) c->argv[i].p, c->argv[i].n
 
@@ -15,7 +15,7 @@
 static bool offset_arg(struct conn *c, size_t i, uint64_t *off)
 {
     int64_t v;
-    if (enc_str2ll(c->argv[i].p, c->argv[i].n, &v) || v < 0 ||
+    if (kv_str2ll(c->argv[i].p, c->argv[i].n, &v) || v < 0 ||
         ((uint64_t)v >> 3) >= (uint64_t)srv.conf.proto_max_bulk_len) {
         resp_error(OUT(c), "ERR bit offset is not an integer or out of range");
         return false;
@@ -31,7 +31,7 @@ void cmd_setbit(struct conn *c)
     int64_t on;
     if (!offset_arg(c, 2, &off))
         return;
-    if (enc_str2ll(c->argv[3].p, c->argv[3].n, &on) || (on != 0 && on != 1)) {
+    if (kv_str2ll(c->argv[3].p, c->argv[3].n, &on) || (on != 0 && on != 1)) {
         resp_error(OUT(c), "ERR bit is not an integer or out of range");
         return;
     }
@@ -47,7 +47,7 @@ void cmd_setbit(struct conn *c)
 static bool read_string(struct conn *c, char **v, size_t *vn)
 {
     int rc = db_get(&srv.db, c->db, KEY(1), v, vn);
-    if (rc == ENC_ENOTFOUND) {
+    if (rc == KV_ENOTFOUND) {
         *v = NULL;
         *vn = 0;
         return true;
@@ -255,7 +255,7 @@ static bool bf_type_arg(struct conn *c, size_t i, struct db_bfop *o)
     int64_t bits;
     bool ok = n >= 2 && strchr("iIuU", p[0]) != NULL;
     o->sign = ok && (p[0] == 'i' || p[0] == 'I');
-    if (!ok || enc_str2ll(p + 1, n - 1, &bits) || bits < 1 || bits > (o->sign ? 64 : 63)) {
+    if (!ok || kv_str2ll(p + 1, n - 1, &bits) || bits < 1 || bits > (o->sign ? 64 : 63)) {
         resp_error(OUT(c), "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 "
                            "is not supported but i64 is.");
         return false;
@@ -271,7 +271,7 @@ static bool bf_offset_arg(struct conn *c, size_t i, struct db_bfop *o)
     size_t n = c->argv[i].n;
     bool fields = n > 1 && p[0] == '#';
     int64_t v;
-    if (enc_str2ll(p + fields, n - fields, &v) || v < 0 ||
+    if (kv_str2ll(p + fields, n - fields, &v) || v < 0 ||
         (fields && v > INT64_MAX / o->bits) ||
         (((uint64_t)v * (fields ? o->bits : 1)) >> 3) >= (uint64_t)srv.conf.proto_max_bulk_len) {
         resp_error(OUT(c), "ERR bit offset is not an integer or out of range");
@@ -286,7 +286,7 @@ static bool bf_offset_arg(struct conn *c, size_t i, struct db_bfop *o)
  * takes GETs only. Every operation is checked before any runs. */
 static void bitfield_generic(struct conn *c, bool readonly)
 {
-    struct db_bfop *ops = stor_xmalloc(c->argc * sizeof *ops);
+    struct db_bfop *ops = kv_xmalloc(c->argc * sizeof *ops);
     size_t n = 0;
     uint8_t overflow = DB_BF_WRAP;
     for (size_t j = 2; j < c->argc; j++) {
@@ -329,8 +329,8 @@ static void bitfield_generic(struct conn *c, bool readonly)
         j += o->op == DB_BF_GET ? 2 : 3;
         n++;
     }
-    int64_t *res = stor_xmalloc((n ? n : 1) * sizeof *res);
-    bool *nil = stor_xmalloc((n ? n : 1) * sizeof *nil);
+    int64_t *res = kv_xmalloc((n ? n : 1) * sizeof *res);
+    bool *nil = kv_xmalloc((n ? n : 1) * sizeof *nil);
     int rc = db_bitfield(&srv.db, c->db, KEY(1), ops, n, res, nil);
     if (rc == 1)
         cmd_notify_arg(c, SRV_NOTIFY_STRING, "setbit", 1);

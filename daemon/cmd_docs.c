@@ -28,7 +28,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "stor_mem.h"
+#include "kv_mem.h"
 
 struct doc {
     const char *name, *since, *complexity, *summary, *args;
@@ -860,7 +860,7 @@ static const struct cmd *doc_cmd(const struct doc *d)
 /* COMMAND DOCS [name ...]: unknown names are left out, as Redis does. */
 void cmd_command_docs(struct conn *c)
 {
-    const struct doc **found = stor_xmalloc((cmd_count() + c->argc) * sizeof *found);
+    const struct doc **found = kv_xmalloc((cmd_count() + c->argc) * sizeof *found);
     size_t n = 0;
     if (c->argc == 2) {
         for (size_t i = 0; i < cmd_count(); i++) {

@@ -7,7 +7,7 @@
  */
 #include "cmd.h"
 #include "geo.h"
-#include "stor_mem.h"
+#include "kv_mem.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -71,8 +71,8 @@ static bool box_arg(struct conn *c, size_t i, struct geo_shape *s)
 /* A coordinate as Redis replies it: a human long double, a RESP3 double. */
 static void reply_coord(struct conn *c, double v)
 {
-    char buf[DB_LDSTR_MAX];
-    size_t n = db_ld2str(buf, sizeof buf, v);
+    char buf[KV_LDSTR_MAX];
+    size_t n = kv_ld2str(buf, sizeof buf, v);
     if (c->proto < 3) {
         resp_bulk(OUT(c), buf, n);
         return;
@@ -119,8 +119,8 @@ void cmd_geoadd(struct conn *c)
         cmd_reply_syntax(c);
         return;
     }
-    double *scores = stor_xmalloc(n * sizeof *scores);
-    struct db_str *m = stor_xmalloc(n * sizeof *m);
+    double *scores = kv_xmalloc(n * sizeof *scores);
+    struct db_str *m = kv_xmalloc(n * sizeof *m);
     size_t i = 0;
     for (; i < n; i++) {
         double lon, lat;
@@ -145,7 +145,7 @@ void cmd_geoadd(struct conn *c)
 static double *member_scores(struct conn *c)
 {
     size_t n = c->argc - 2;
-    double *s = stor_xmalloc(n * sizeof *s);
+    double *s = kv_xmalloc(n * sizeof *s);
     int rc = db_zmscore(&srv.db, c->db, KEY(1), c->argv + 2, n, s);
     if (rc) {
         cmd_reply_err(c, rc);
@@ -248,7 +248,7 @@ static int collect(const char *m, size_t mn, double score, void *arg)
     if (geo_within(se->shape, h.lon, h.lat, &h.dist)) {
         if (se->n == se->cap) {
             se->cap = se->cap ? 2 * se->cap : 64;
-            se->hits = stor_xrealloc(se->hits, se->cap * sizeof *se->hits);
+            se->hits = kv_xrealloc(se->hits, se->cap * sizeof *se->hits);
         }
         se->hits[se->n++] = h;
         db_vec_push(&se->names, m, mn, score);
@@ -482,7 +482,7 @@ static void search_generic(struct conn *c, int kind)
     struct search se = {.shape = &s, .limit = o.any ? (size_t)o.count : 0};
     db_vec_init(&se.names);
     int rc = search_cells(c, src, &se);
-    size_t *order = stor_xmalloc((se.n ? se.n : 1) * sizeof *order);
+    size_t *order = kv_xmalloc((se.n ? se.n : 1) * sizeof *order);
     for (size_t i = 0; i < se.n; i++)
         order[i] = i;
     if (o.sort)

@@ -163,7 +163,7 @@ void cmd_hincrbyfloat(struct conn *c)
         resp_error(OUT(c), "ERR value is NaN or Infinity");
         return;
     }
-    char out[DB_LDSTR_MAX];
+    char out[KV_LDSTR_MAX];
     size_t n;
     int rc = db_hincrbyfloat(&srv.db, c->db, KEY(1), KEY(2), d, out, &n);
     if (rc) {

@@ -4,7 +4,7 @@
  * SELECT, FLUSHDB, FLUSHALL, OBJECT.
  */
 #include "cmd.h"
-#include "stor_mem.h"
+#include "kv_mem.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -19,7 +19,7 @@
 void cmd_del(struct conn *c)
 {
     size_t n = c->argc - 1;
-    unsigned char *deleted = stor_xmalloc(n);
+    unsigned char *deleted = kv_xmalloc(n);
     int rc = db_del_many(&srv.db, c->db, c->argv + 1, n, CMD_KEYS_AHEAD, deleted);
     if (rc < 0) {
         cmd_reply_err(c, rc);
@@ -146,7 +146,7 @@ static void ttl_generic(struct conn *c, bool ms, bool absolute)
 {
     uint64_t e;
     int rc = db_expiretime(&srv.db, c->db, KEY(1), &e);
-    if (rc == ENC_ENOTFOUND) {
+    if (rc == KV_ENOTFOUND) {
         resp_int(OUT(c), -2);
     } else if (rc) {
         cmd_reply_err(c, rc);
@@ -201,7 +201,7 @@ static void rename_generic(struct conn *c, int nx)
         cmd_notify_arg(c, SRV_NOTIFY_GENERIC, "rename_from", 1);
         cmd_notify_arg(c, SRV_NOTIFY_GENERIC, "rename_to", 2);
     }
-    if (rc == ENC_ENOTFOUND)
+    if (rc == KV_ENOTFOUND)
         resp_error(OUT(c), "ERR no such key");
     else if (rc < 0)
         cmd_reply_err(c, rc);
@@ -259,7 +259,7 @@ void cmd_copy(struct conn *c)
         return;
     }
     int rc = db_copy(&srv.db, c->db, KEY(1), ddb, KEY(2), replace);
-    if (rc == ENC_ENOTFOUND) /* no source: 0, as a destination that exists */
+    if (rc == KV_ENOTFOUND) /* no source: 0, as a destination that exists */
         rc = 0;
     if (rc == 1) {
         cmd_notify_new(ddb, KEY(2), true);
@@ -279,7 +279,7 @@ void cmd_move(struct conn *c)
         return;
     }
     int rc = db_move(&srv.db, c->db, ddb, KEY(1));
-    if (rc == ENC_ENOTFOUND) /* no source: 0, as a destination that exists */
+    if (rc == KV_ENOTFOUND) /* no source: 0, as a destination that exists */
         rc = 0;
     if (rc == 1) {
         cmd_notify_new(ddb, KEY(1), true);
@@ -295,7 +295,7 @@ void cmd_dump(struct conn *c)
     struct db_value v = {0};
     db_vec_init(&v.items);
     int rc = db_dump(&srv.db, c->db, KEY(1), &v);
-    if (rc == ENC_ENOTFOUND) {
+    if (rc == KV_ENOTFOUND) {
         resp_null(OUT(c), c->proto);
     } else if (rc < 0) {
         cmd_reply_err(c, rc);
@@ -607,7 +607,7 @@ static const char *encoding_name(const struct db_keyinfo *ki, unsigned dbi, cons
         int64_t ll;
         const char *name = "raw";
         if (db_get(&srv.db, dbi, k->p, k->n, &v, &vn) == 0) {
-            if (vn <= 20 && enc_str2ll(v, vn, &ll) == 0)
+            if (vn <= 20 && kv_str2ll(v, vn, &ll) == 0)
                 name = "int";
             else if (vn <= 44)
                 name = "embstr";
@@ -628,7 +628,7 @@ static const char *encoding_name(const struct db_keyinfo *ki, unsigned dbi, cons
             int64_t ll;
             name = "intset";
             for (size_t i = 0; i < v.n; i++)
-                if (enc_str2ll(db_vec_ptr(&v, i), db_vec_len(&v, i), &ll))
+                if (kv_str2ll(db_vec_ptr(&v, i), db_vec_len(&v, i), &ll))
                     name = "hashtable";
         }
         db_vec_destroy(&v);
@@ -674,7 +674,7 @@ void cmd_object(struct conn *c)
     }
     struct db_keyinfo ki;
     int rc = db_keyinfo(&srv.db, c->db, KEY(2), &ki);
-    if (rc == ENC_ENOTFOUND) {
+    if (rc == KV_ENOTFOUND) {
         resp_null(OUT(c), c->proto);
         return;
     }

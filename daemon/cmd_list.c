@@ -65,7 +65,7 @@ static void pop_generic(struct conn *c, int left)
     int rc = db_pop(&srv.db, c->db, KEY(1), left, (uint64_t)count, &v);
     if (rc == 0 && v.n) /* a count of 0 pops nothing */
         notify_pop(c, left, 1);
-    if (rc == ENC_ENOTFOUND) {
+    if (rc == KV_ENOTFOUND) {
         if (hascount)
             resp_null_array(OUT(c), c->proto);
         else
@@ -255,7 +255,7 @@ static bool move_generic(struct conn *c, int from_left, int to_left, bool reply_
     char *v;
     size_t vn;
     int rc = db_lmove(&srv.db, c->db, KEY(1), KEY(2), from_left, to_left, &v, &vn);
-    if (rc == ENC_ENOTFOUND) {
+    if (rc == KV_ENOTFOUND) {
         if (reply_nil)
             resp_null(OUT(c), c->proto);
         return false;
@@ -319,11 +319,11 @@ static bool pop_first(struct conn *c, size_t first, size_t last, int left, uint6
                 cmd_reply_vec(c, &v);
             else
                 resp_bulk(OUT(c), db_vec_ptr(&v, 0), db_vec_len(&v, 0));
-        } else if (rc != ENC_ENOTFOUND) {
+        } else if (rc != KV_ENOTFOUND) {
             cmd_reply_err(c, rc);
         }
         db_vec_destroy(&v);
-        if (rc != ENC_ENOTFOUND)
+        if (rc != KV_ENOTFOUND)
             return true;
     }
     return false;

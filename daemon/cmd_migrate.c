@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "rdb.h"
-#include "stor_mem.h"
+#include "kv_mem.h"
 
 #define KEY(i) c->argv[i].p, c->argv[i].n
 
@@ -184,13 +184,13 @@ void cmd_migrate(struct conn *c)
     /* The keys that are here, each serialized with its time to live. */
     struct resp_buf out;
     resp_buf_init(&out);
-    size_t *which = stor_xmalloc((nkeys ? nkeys : 1) * sizeof *which), found = 0;
+    size_t *which = kv_xmalloc((nkeys ? nkeys : 1) * sizeof *which), found = 0;
     struct db_value v;
     db_vec_init(&v.items);
     for (size_t i = first; i < first + nkeys; i++) {
         db_vec_clear(&v.items);
         int rc = db_dump(&srv.db, c->db, KEY(i), &v);
-        if (rc == ENC_ENOTFOUND)
+        if (rc == KV_ENOTFOUND)
             continue;
         if (rc < 0) {
             cmd_reply_err(c, rc);

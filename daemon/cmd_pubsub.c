@@ -13,7 +13,7 @@
 
 #include <stdlib.h>
 
-#include "stor_mem.h"
+#include "kv_mem.h"
 
 struct ps_chan {
     struct ps_chan *next; /* hash chain */
@@ -57,7 +57,7 @@ static void grow(struct ps_table *t)
     size_t cap = t->b ? (t->mask + 1) * 2 : 16;
     struct ps_chan **b = calloc(cap, sizeof *b);
     if (!b)
-        stor_oom(cap * sizeof *b);
+        kv_oom(cap * sizeof *b);
     for (size_t i = 0; t->b && i <= t->mask; i++) {
         for (struct ps_chan *e = t->b[i], *next; e; e = next) {
             next = e->next;
@@ -79,7 +79,7 @@ static struct ps_chan *find_or_add(int kind, const char *p, size_t n)
         return e;
     if (!t->b || t->count > t->mask)
         grow(t);
-    e = stor_xmalloc(sizeof *e + n);
+    e = kv_xmalloc(sizeof *e + n);
     memset(e, 0, sizeof *e);
     memcpy(e->name, p, n);
     e->n = n;
@@ -149,12 +149,12 @@ static void subscribe(struct conn *c, int kind, const char *p, size_t n)
     if (!have) {
         if (e->nsubs == e->cap) {
             e->cap = e->cap ? e->cap * 2 : 4;
-            e->subs = stor_xrealloc(e->subs, e->cap * sizeof *e->subs);
+            e->subs = kv_xrealloc(e->subs, e->cap * sizeof *e->subs);
         }
         e->subs[e->nsubs++] = c;
         if (c->nsubs[kind] == c->subscap[kind]) {
             c->subscap[kind] = c->subscap[kind] ? c->subscap[kind] * 2 : 4;
-            c->subs[kind] = stor_xrealloc(c->subs[kind], c->subscap[kind] * sizeof **c->subs);
+            c->subs[kind] = kv_xrealloc(c->subs[kind], c->subscap[kind] * sizeof **c->subs);
         }
         c->subs[kind][c->nsubs[kind]++] = e;
     }
@@ -206,7 +206,7 @@ static void unsubscribe_all(struct conn *c, int kind)
     while (c->nsubs[kind]) {
         struct ps_chan *e = c->subs[kind][0];
         /* The name outlives leave() only in a copy: leave may free e. */
-        char *name = stor_xmemdup(e->name, e->n);
+        char *name = kv_xmemdup(e->name, e->n);
         size_t n = e->n;
         leave(c, kind, e);
         notice(c, UNSUB_WORD[kind], name, n, kind);
@@ -321,7 +321,7 @@ void cmd_notify_publish(int cls, const char *event, unsigned dbi, const char *ke
     int f = srv.conf.notify_keyspace_events;
     size_t en = strlen(event), cap = klen + en + 32;
     char small[256];
-    char *buf = cap <= sizeof small ? small : stor_xmalloc(cap);
+    char *buf = cap <= sizeof small ? small : kv_xmalloc(cap);
     struct db_str ev = {event, en}, k = {key, klen};
     if (f & SRV_NOTIFY_KEYSPACE) {
         int n = snprintf(buf, cap, "__keyspace@%u__:", dbi);

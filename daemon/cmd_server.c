@@ -21,7 +21,7 @@
 #include "shmc_w.h"
 #include "srv_cache.h"
 #include "srv_conf.h"
-#include "stor_mem.h"
+#include "kv_mem.h"
 
 #define KEY(i) c->argv[i].p, c->argv[i].n
 
@@ -97,7 +97,7 @@ void cmd_hello(struct conn *c)
     int64_t ver = 0;
     size_t i = 1;
     if (c->argc >= 2) {
-        if (enc_str2ll(c->argv[1].p, c->argv[1].n, &ver)) {
+        if (kv_str2ll(c->argv[1].p, c->argv[1].n, &ver)) {
             resp_error(OUT(c), "ERR Protocol version is not an integer or out of range");
             return;
         }
@@ -259,9 +259,9 @@ static void client_list(struct conn *c)
             return;
     } else if (c->argc >= 4 && cmd_arg_is(c, 2, "id")) {
         nids = c->argc - 3;
-        ids = stor_xmalloc(nids * sizeof *ids);
+        ids = kv_xmalloc(nids * sizeof *ids);
         for (size_t i = 0; i < nids; i++) {
-            if (enc_str2ll(c->argv[i + 3].p, c->argv[i + 3].n, &ids[i]) != 0) {
+            if (kv_str2ll(c->argv[i + 3].p, c->argv[i + 3].n, &ids[i]) != 0) {
                 free(ids);
                 resp_error(OUT(c), "ERR Invalid client ID");
                 return;
@@ -301,7 +301,7 @@ static void client_list(struct conn *c)
 static bool timeout_ms_arg(struct conn *c, size_t i, uint64_t *end_ms)
 {
     int64_t ms;
-    if (enc_str2ll(c->argv[i].p, c->argv[i].n, &ms)) {
+    if (kv_str2ll(c->argv[i].p, c->argv[i].n, &ms)) {
         resp_error(OUT(c), "ERR timeout is not an integer or out of range");
         return false;
     }
@@ -366,7 +366,7 @@ static void client_kill(struct conn *c)
     }
     for (size_t i = 2; i + 1 < c->argc; i += 2) {
         if (cmd_arg_is(c, i, "id")) {
-            if (enc_str2ll(c->argv[i + 1].p, c->argv[i + 1].n, &id) || id <= 0) {
+            if (kv_str2ll(c->argv[i + 1].p, c->argv[i + 1].n, &id) || id <= 0) {
                 resp_error(OUT(c), "ERR client-id should be greater than 0");
                 return;
             }
@@ -1139,7 +1139,7 @@ int cmd_getkeys(const struct cmd *k, const struct db_str *argv, size_t argc, siz
         return n;
     }
     int64_t nk;
-    if (at >= argc || enc_str2ll(argv[at].p, argv[at].n, &nk) || nk < 1 ||
+    if (at >= argc || kv_str2ll(argv[at].p, argv[at].n, &nk) || nk < 1 ||
         (uint64_t)nk > argc - at - 1)
         return -1;
     for (size_t i = at + 1; i <= at + (size_t)nk; i++)
@@ -1166,7 +1166,7 @@ static void command_getkeys(struct conn *c)
         resp_error(OUT(c), "ERR The command has no key arguments");
         return;
     }
-    size_t *pos = stor_xmalloc(argc * sizeof *pos);
+    size_t *pos = kv_xmalloc(argc * sizeof *pos);
     int n = cmd_getkeys(k, argv, argc, pos);
     if (n < 0) {
         resp_error(OUT(c), "ERR Invalid arguments specified for command");
@@ -1256,7 +1256,7 @@ void cmd_slowlog(struct conn *c)
     } else if (cmd_arg_is(c, 1, "get") && c->argc <= 3) {
         int64_t want = 10;
         if (c->argc == 3) {
-            if (enc_str2ll(c->argv[2].p, c->argv[2].n, &want) || want < -1) {
+            if (kv_str2ll(c->argv[2].p, c->argv[2].n, &want) || want < -1) {
                 resp_error(OUT(c), "ERR count should be greater than or equal to -1");
                 return;
             }
@@ -1381,7 +1381,7 @@ void cmd_wait(struct conn *c)
         return; /* parked: only its timeout answers it */
     int64_t n;
     uint64_t end;
-    if (enc_str2ll(c->argv[1].p, c->argv[1].n, &n)) {
+    if (kv_str2ll(c->argv[1].p, c->argv[1].n, &n)) {
         resp_error(OUT(c), "ERR value is not an integer or out of range");
         return;
     }
@@ -1450,7 +1450,7 @@ void cmd_memory(struct conn *c)
                 cmd_reply_syntax(c);
                 return;
             }
-            if (enc_str2ll(c->argv[j + 1].p, c->argv[j + 1].n, &samples)) {
+            if (kv_str2ll(c->argv[j + 1].p, c->argv[j + 1].n, &samples)) {
                 resp_error(OUT(c), "ERR value is not an integer or out of range");
                 return;
             }
@@ -1461,7 +1461,7 @@ void cmd_memory(struct conn *c)
         }
         uint64_t bytes;
         int rc = db_usage(&srv.db, c->db, c->argv[2].p, c->argv[2].n, (uint64_t)samples, &bytes);
-        if (rc == ENC_ENOTFOUND)
+        if (rc == KV_ENOTFOUND)
             resp_null(OUT(c), c->proto);
         else if (rc)
             cmd_reply_err(c, rc);
@@ -1519,7 +1519,7 @@ void cmd_monitor(struct conn *c)
         return; /* Redis ignores a second MONITOR, without a reply */
     if (cmd_nmonitors == monitorcap) {
         monitorcap = monitorcap ? monitorcap * 2 : 4;
-        monitors = stor_xrealloc(monitors, monitorcap * sizeof *monitors);
+        monitors = kv_xrealloc(monitors, monitorcap * sizeof *monitors);
     }
     monitors[cmd_nmonitors++] = c;
     c->flags |= CONN_MONITOR;

@@ -2,7 +2,7 @@
  * cmd_set — set commands.
  */
 #include "cmd.h"
-#include "stor_mem.h"
+#include "kv_mem.h"
 
 #include <stdlib.h>
 
@@ -61,7 +61,7 @@ void cmd_sismember(struct conn *c)
 void cmd_smismember(struct conn *c)
 {
     size_t n = c->argc - 2;
-    unsigned char *is = stor_xmalloc(n);
+    unsigned char *is = kv_xmalloc(n);
     int rc = db_smismember(&srv.db, c->db, KEY(1), c->argv + 2, n, is);
     if (rc) {
         cmd_reply_err(c, rc);
@@ -101,7 +101,7 @@ void cmd_spop(struct conn *c)
         cmd_notify_arg(c, SRV_NOTIFY_SET, "spop", 1);
         cmd_notify_emptied(c, 1);
     }
-    if (rc == ENC_ENOTFOUND) {
+    if (rc == KV_ENOTFOUND) {
         if (c->argc == 2)
             resp_null(OUT(c), c->proto);
         else
@@ -218,7 +218,7 @@ void cmd_sdiffstore(struct conn *c)
 /* Parses "numkeys key [key ...]" at argument 1; replies on error. */
 bool cmd_numkeys(struct conn *c, size_t at, int64_t *numkeys)
 {
-    if (enc_str2ll(c->argv[at].p, c->argv[at].n, numkeys) || *numkeys <= 0) {
+    if (kv_str2ll(c->argv[at].p, c->argv[at].n, numkeys) || *numkeys <= 0) {
         resp_error(OUT(c), "ERR numkeys should be greater than 0");
         return false;
     }
@@ -237,7 +237,7 @@ void cmd_sintercard(struct conn *c)
         return;
     for (size_t i = 2 + (size_t)nk; i < c->argc; i += 2) {
         if (cmd_arg_is(c, i, "limit") && i + 1 < c->argc) {
-            if (enc_str2ll(c->argv[i + 1].p, c->argv[i + 1].n, &limit) || limit < 0) {
+            if (kv_str2ll(c->argv[i + 1].p, c->argv[i + 1].n, &limit) || limit < 0) {
                 resp_error(OUT(c), "ERR LIMIT can't be negative");
                 return;
             }

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <strings.h>
 
-#include "stor_mem.h"
+#include "kv_mem.h"
 
 #define KEY(i) c->argv[i].p, c->argv[i].n
 
@@ -63,7 +63,7 @@ static bool lookup(struct conn *c, const struct db_str *pat, const char *e, size
                    size_t *vn)
 {
     if (pat->n == 1 && pat->p[0] == '#') {
-        *v = stor_xmemdup(e, en);
+        *v = kv_xmemdup(e, en);
         *vn = en;
         return true;
     }
@@ -77,7 +77,7 @@ static bool lookup(struct conn *c, const struct db_str *pat, const char *e, size
         arrow = NULL; /* "->" with no field name is part of the key */
     const char *post_end = arrow ? arrow : end;
     size_t pre = (size_t)(star - pat->p), post = (size_t)(post_end - star - 1);
-    char *key = stor_xmalloc(pre + en + post + 1);
+    char *key = kv_xmalloc(pre + en + post + 1);
     memcpy(key, pat->p, pre);
     memcpy(key + pre, e, en);
     memcpy(key + pre + en, star + 1, post);
@@ -92,7 +92,7 @@ static bool lookup(struct conn *c, const struct db_str *pat, const char *e, size
  * "" is 0. False if it is not a number. */
 static bool weight(const char *p, size_t n, double *out)
 {
-    char *s = stor_xmalloc(n + 1), *endp;
+    char *s = kv_xmalloc(n + 1), *endp;
     memcpy(s, p, n);
     s[n] = 0;
     errno = 0;
@@ -125,7 +125,7 @@ static void sort_generic(struct conn *c, bool readonly)
     bool desc = false, alpha = false, dontsort = false;
     int64_t lstart = 0, lcount = -1;
     const struct db_str *by = NULL, *store = NULL;
-    const struct db_str **gets = stor_xmalloc(c->argc * sizeof *gets);
+    const struct db_str **gets = kv_xmalloc(c->argc * sizeof *gets);
     size_t ngets = 0;
     for (size_t j = 2; j < c->argc; j++) {
         size_t left = c->argc - j - 1;
@@ -155,7 +155,7 @@ static void sort_generic(struct conn *c, bool readonly)
     int rc = db_type(&srv.db, c->db, KEY(1), &type);
     if (rc == 0 && type != ENC_TYPE_NONE && type != ENC_TYPE_LIST && type != ENC_TYPE_SET &&
         type != ENC_TYPE_ZSET)
-        rc = ENC_EWRONGTYPE;
+        rc = KV_EWRONGTYPE;
     if (rc) {
         cmd_reply_err(c, rc);
         goto out;
@@ -189,7 +189,7 @@ static void sort_generic(struct conn *c, bool readonly)
     size_t n = v.n;
     struct sort_item *it = calloc(n ? n : 1, sizeof *it);
     if (!it)
-        stor_oom(n * sizeof *it);
+        kv_oom(n * sizeof *it);
     bool bad = false;
     for (size_t i = 0; i < n; i++) {
         it[i].p = db_vec_ptr(&v, i);

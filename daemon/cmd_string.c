@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stor_mem.h"
+#include "kv_mem.h"
 
 #define KEY(i) c->argv[i].p, c->argv[i].n
 
@@ -60,7 +60,7 @@ void cmd_get(struct conn *c)
     char *v;
     size_t vn;
     int rc = db_get(&srv.db, c->db, KEY(1), &v, &vn);
-    if (rc == ENC_ENOTFOUND) {
+    if (rc == KV_ENOTFOUND) {
         srv.stats.keyspace_misses++;
         resp_null(OUT(c), c->proto);
     } else if (rc) {
@@ -328,13 +328,13 @@ void cmd_decrby(struct conn *c)
 void cmd_incrbyfloat(struct conn *c)
 {
     long double d;
-    if (db_str2ld(c->argv[2].p, c->argv[2].n, &d)) {
+    if (kv_str2ld(c->argv[2].p, c->argv[2].n, &d)) {
         /* Redis checks the key's type before the increment. */
         int rc = cmd_key_type(c, 1, ENC_TYPE_STRING, NULL);
-        cmd_reply_err(c, rc ? rc : ENC_ENOTFLOAT);
+        cmd_reply_err(c, rc ? rc : KV_ENOTFLOAT);
         return;
     }
-    char out[DB_LDSTR_MAX];
+    char out[KV_LDSTR_MAX];
     size_t n;
     int rc = db_incrbyfloat(&srv.db, c->db, KEY(1), d, out, &n);
     if (rc) {
@@ -385,12 +385,12 @@ void cmd_setrange(struct conn *c)
 static int lcs_value(struct conn *c, size_t i, char **v, size_t *vn)
 {
     int rc = db_get(&srv.db, c->db, KEY(i), v, vn);
-    if (rc == ENC_ENOTFOUND) {
+    if (rc == KV_ENOTFOUND) {
         *v = NULL;
         *vn = 0;
         return 0;
     }
-    if (rc == ENC_EWRONGTYPE)
+    if (rc == KV_EWRONGTYPE)
         resp_error(OUT(c), "ERR The specified keys must contain string values");
     else if (rc)
         cmd_reply_err(c, rc);
@@ -407,7 +407,7 @@ static void lcs_reply(struct conn *c, const char *a, size_t an, const char *b, s
 {
     size_t cols = bn + 1;
     uint32_t total = t[an * cols + bn];
-    char *seq = stor_xmalloc((size_t)total + 1);
+    char *seq = kv_xmalloc((size_t)total + 1);
     size_t nruns = 0;
     for (int pass = 0; pass < (idx ? 2 : 1); pass++) {
         if (pass == 1) {

@@ -17,7 +17,7 @@
  * change wait until that command's reply is written, as in Redis 7.
  */
 #include "cmd.h"
-#include "stor_mem.h"
+#include "kv_mem.h"
 
 #include <stdlib.h>
 
@@ -56,7 +56,7 @@ static void remember(const char *k, size_t kn, uint64_t id)
 {
     if (nkeys >= tabcap / 2 * 3 || !tabcap) {
         size_t cap = tabcap ? tabcap * 2 : 1024;
-        struct tkey **t = stor_xmalloc(cap * sizeof *t);
+        struct tkey **t = kv_xmalloc(cap * sizeof *t);
         memset(t, 0, cap * sizeof *t);
         for (size_t i = 0; i < tabcap; i++)
             for (struct tkey *e = tab[i], *next; e; e = next) {
@@ -71,7 +71,7 @@ static void remember(const char *k, size_t kn, uint64_t id)
     uint64_t h = key_hash(k, kn);
     struct tkey **p = slot(k, kn, h), *e = *p;
     if (!e) {
-        e = stor_xmalloc(sizeof *e + kn);
+        e = kv_xmalloc(sizeof *e + kn);
         memset(e, 0, sizeof *e);
         e->hash = h;
         e->kn = kn;
@@ -84,7 +84,7 @@ static void remember(const char *k, size_t kn, uint64_t id)
             return;
     if (e->nids == e->capids) {
         e->capids = e->capids ? 2 * e->capids : 2;
-        e->ids = stor_xrealloc(e->ids, e->capids * sizeof *e->ids);
+        e->ids = kv_xrealloc(e->ids, e->capids * sizeof *e->ids);
     }
     e->ids[e->nids++] = id;
     nitems++;
@@ -169,9 +169,9 @@ static void pend_add(const char *k, size_t kn)
 {
     if (npend == cappend) {
         cappend = cappend ? 2 * cappend : 8;
-        pend = stor_xrealloc(pend, cappend * sizeof *pend);
+        pend = kv_xrealloc(pend, cappend * sizeof *pend);
     }
-    pend[npend].p = k ? stor_xmemdup(k, kn) : NULL;
+    pend[npend].p = k ? kv_xmemdup(k, kn) : NULL;
     pend[npend++].n = kn;
 }
 
@@ -222,13 +222,13 @@ static void bcast_join(struct conn *c, const struct db_str *p)
 {
     struct bprefix *b = bprefix_find(p->p, p->n);
     if (!b) {
-        bps = stor_xrealloc(bps, (nbps + 1) * sizeof *bps);
+        bps = kv_xrealloc(bps, (nbps + 1) * sizeof *bps);
         b = &bps[nbps++];
         memset(b, 0, sizeof *b);
-        b->p.p = stor_xmemdup(p->p, p->n ? p->n : 1);
+        b->p.p = kv_xmemdup(p->p, p->n ? p->n : 1);
         b->p.n = p->n;
     }
-    b->clients = stor_xrealloc(b->clients, (b->nclients + 1) * sizeof *b->clients);
+    b->clients = kv_xrealloc(b->clients, (b->nclients + 1) * sizeof *b->clients);
     b->clients[b->nclients++] = c->id;
 }
 
@@ -285,7 +285,7 @@ void cmd_tracking_broadcast(void)
             continue;
         /* Each client gets the keys sorted and once each; with NOLOOP,
          * not those it modified itself. */
-        struct db_str *ks = stor_xmalloc(b->nkeys * sizeof *ks);
+        struct db_str *ks = kv_xmalloc(b->nkeys * sizeof *ks);
         for (size_t j = 0; j < b->nclients; j++) {
             struct conn *c = client_by_id(b->clients[j]);
             if (!c)
@@ -317,10 +317,10 @@ void cmd_tracking_key_modified(const char *k, size_t kn)
             continue;
         if (b->nkeys == b->capkeys) {
             b->capkeys = b->capkeys ? 2 * b->capkeys : 16;
-            b->keys = stor_xrealloc(b->keys, b->capkeys * sizeof *b->keys);
-            b->by = stor_xrealloc(b->by, b->capkeys * sizeof *b->by);
+            b->keys = kv_xrealloc(b->keys, b->capkeys * sizeof *b->keys);
+            b->by = kv_xrealloc(b->by, b->capkeys * sizeof *b->by);
         }
-        b->keys[b->nkeys].p = stor_xmemdup(k, kn ? kn : 1);
+        b->keys[b->nkeys].p = kv_xmemdup(k, kn ? kn : 1);
         b->keys[b->nkeys].n = kn;
         b->by[b->nkeys++] = running ? running->id : 0;
     }
@@ -393,7 +393,7 @@ void cmd_tracking_read(struct conn *c, const struct cmd *cmd)
     if (!(f & CONN_TRK_ON) || (f & CONN_TRK_BCAST) || !(cmd->flags & CMD_READONLY) ||
         ((f & CONN_TRK_OPTIN) && !caching) || ((f & CONN_TRK_OPTOUT) && caching))
         return;
-    size_t *pos = stor_xmalloc((c->argc + 1) * sizeof *pos);
+    size_t *pos = kv_xmalloc((c->argc + 1) * sizeof *pos);
     int n = cmd_getkeys(cmd, c->argv, c->argc, pos);
     for (int i = 0; i < n; i++)
         remember(c->argv[pos[i]].p, c->argv[pos[i]].n, c->id);
@@ -447,7 +447,7 @@ void cmd_client_tracking(struct conn *c)
     int64_t redir = 0;
     uint32_t opt = 0;
     size_t np = 0;
-    struct db_str *pfx = stor_xmalloc(c->argc * sizeof *pfx);
+    struct db_str *pfx = kv_xmalloc(c->argc * sizeof *pfx);
     for (size_t j = 3; j < c->argc; j++) {
         bool more = j + 1 < c->argc;
         if (cmd_arg_is(c, j, "redirect") && more) {
@@ -537,8 +537,8 @@ void cmd_client_tracking(struct conn *c)
                 pfx[np++].n = 0;
             }
             for (size_t i = 0; i < np; i++) {
-                c->tprefix = stor_xrealloc(c->tprefix, (c->ntprefix + 1) * sizeof *c->tprefix);
-                c->tprefix[c->ntprefix].p = stor_xmemdup(pfx[i].p, pfx[i].n ? pfx[i].n : 1);
+                c->tprefix = kv_xrealloc(c->tprefix, (c->ntprefix + 1) * sizeof *c->tprefix);
+                c->tprefix[c->ntprefix].p = kv_xmemdup(pfx[i].p, pfx[i].n ? pfx[i].n : 1);
                 c->tprefix[c->ntprefix++].n = pfx[i].n;
                 bcast_join(c, &pfx[i]);
             }

@@ -3,7 +3,7 @@
  * fills a struct db_zspec, as ZRANGE's own options unify the old commands.
  */
 #include "cmd.h"
-#include "stor_mem.h"
+#include "kv_mem.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -130,7 +130,7 @@ void cmd_zscore(struct conn *c)
 {
     double s;
     int rc = db_zscore(&srv.db, c->db, KEY(1), KEY(2), &s);
-    if (rc == ENC_ENOTFOUND)
+    if (rc == KV_ENOTFOUND)
         resp_null(OUT(c), c->proto);
     else if (rc)
         cmd_reply_err(c, rc);
@@ -142,7 +142,7 @@ void cmd_zscore(struct conn *c)
 void cmd_zmscore(struct conn *c)
 {
     size_t n = c->argc - 2;
-    double *s = stor_xmalloc(n * sizeof *s);
+    double *s = kv_xmalloc(n * sizeof *s);
     int rc = db_zmscore(&srv.db, c->db, KEY(1), c->argv + 2, n, s);
     if (rc) {
         cmd_reply_err(c, rc);
@@ -390,7 +390,7 @@ static void rank_generic(struct conn *c, int rev)
 {
     uint64_t r;
     int rc = db_zrank(&srv.db, c->db, KEY(1), KEY(2), rev, &r);
-    if (rc == ENC_ENOTFOUND)
+    if (rc == KV_ENOTFOUND)
         resp_null(OUT(c), c->proto);
     else if (rc)
         cmd_reply_err(c, rc);
@@ -712,7 +712,7 @@ void cmd_zintercard(struct conn *c)
             cmd_reply_syntax(c);
             return;
         }
-        if (enc_str2ll(c->argv[i + 1].p, c->argv[i + 1].n, &limit) || limit < 0) {
+        if (kv_str2ll(c->argv[i + 1].p, c->argv[i + 1].n, &limit) || limit < 0) {
             resp_error(OUT(c), "ERR LIMIT can't be negative");
             return;
         }

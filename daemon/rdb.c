@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "shmc_layout.h" /* shmc_hash */
-#include "stor_mem.h"
+#include "kv_mem.h"
 
 /* Object types, as the RDB format numbers them. */
 enum {
@@ -551,7 +551,7 @@ static bool distinct(const struct db_vec *v, size_t stride)
         return true;
     while (cap < 2 * m)
         cap *= 2;
-    size_t *slot = stor_xcalloc(cap, sizeof *slot); /* index + 1; 0: empty */
+    size_t *slot = kv_xcalloc(cap, sizeof *slot); /* index + 1; 0: empty */
     bool ok = true;
     for (size_t i = 0; i < v->n && ok; i += stride) {
         size_t h = (size_t)shmc_hash(db_vec_ptr(v, i), db_vec_len(v, i)) & (cap - 1);
@@ -596,7 +596,7 @@ static void wr_bytes(struct wr *w, const void *s, size_t n)
         size_t cap = w->cap ? w->cap : 64;
         while (cap - w->n < n)
             cap *= 2;
-        w->p = stor_xrealloc(w->p, cap);
+        w->p = kv_xrealloc(w->p, cap);
         w->cap = cap;
     }
     memcpy(w->p + w->n, s, n);
@@ -654,7 +654,7 @@ char *rdb_dump(const struct db_value *v, size_t *n)
     for (size_t i = 0; i < it->n; i++)
         size += len_size(db_vec_len(it, i)) + db_vec_len(it, i) +
                 (v->type == ENC_TYPE_ZSET ? 8 : 0);
-    struct wr w = {stor_xmalloc(size), 0, size};
+    struct wr w = {kv_xmalloc(size), 0, size};
     static const unsigned char kind[] = {
         [ENC_TYPE_STRING] = T_STRING, [ENC_TYPE_HASH] = T_HASH, [ENC_TYPE_SET] = T_SET,
         [ENC_TYPE_ZSET] = T_ZSET2,    [ENC_TYPE_LIST] = T_LIST,

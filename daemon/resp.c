@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "enc.h"
-#include "stor_mem.h"
+#include "kv_num.h"
+#include "kv_mem.h"
 
 /* ---- buffers ---- */
 
@@ -36,7 +36,7 @@ char *resp_buf_reserve(struct resp_buf *b, size_t n)
             size_t cap = b->cap ? b->cap : 256;
             while (cap < b->len + n)
                 cap *= 2;
-            b->p = stor_xrealloc(b->p, cap);
+            b->p = kv_xrealloc(b->p, cap);
             b->cap = cap;
         }
     }
@@ -97,8 +97,8 @@ static void push_arg(struct resp_req *r, size_t off, size_t len)
 {
     if (r->argc == r->cap) {
         size_t cap = r->cap ? r->cap * 2 : 8;
-        r->off = stor_xrealloc(r->off, cap * sizeof *r->off);
-        r->len = stor_xrealloc(r->len, cap * sizeof *r->len);
+        r->off = kv_xrealloc(r->off, cap * sizeof *r->off);
+        r->len = kv_xrealloc(r->len, cap * sizeof *r->len);
         r->cap = cap;
     }
     r->off[r->argc] = off;
@@ -127,7 +127,7 @@ static int split_inline(struct resp_req *r, const char *line, size_t n)
 {
     /* Unquoting only ever shrinks the text: n bytes of scratch suffice. */
     if (r->scratchcap < n) {
-        r->scratch = stor_xrealloc(r->scratch, n);
+        r->scratch = kv_xrealloc(r->scratch, n);
         r->scratchcap = n;
     }
     char *out = r->scratch;
@@ -238,7 +238,7 @@ static __attribute__((noinline)) int header_num_slow(const char *data, size_t po
     const char *e = find_crlf(data, pos, n);
     if (!e)
         return 0;
-    if (enc_str2ll(data + pos + 1, (size_t)(e - data) - pos - 1, v))
+    if (kv_str2ll(data + pos + 1, (size_t)(e - data) - pos - 1, v))
         return -1;
     *next = (size_t)(e - data) + 2;
     return 1;
@@ -247,7 +247,7 @@ static __attribute__((noinline)) int header_num_slow(const char *data, size_t po
 /* Reads the number of the '*' or '$' line at data[pos]: 1 with *v and
  * *next (past its CRLF), 0 if the line is not all there yet, -1 if it is
  * no number. The common line, 1 to 9 digits with no leading zero, is read
- * in place; any other goes through find_crlf and enc_str2ll, a call each,
+ * in place; any other goes through find_crlf and kv_str2ll, a call each,
  * which for the four headers of a SET cost about as many instructions as
  * the rest of its parse. */
 static inline int header_num(const char *data, size_t pos, size_t n, int64_t *v, size_t *next)
@@ -513,8 +513,8 @@ void resp_set(struct resp_buf *b, size_t n, int proto)
 
 void resp_double(struct resp_buf *b, double d, int proto)
 {
-    char tmp[32];
-    size_t n = enc_double_str(tmp, d);
+    char tmp[KV_DSTR_MAX];
+    size_t n = kv_d2str(tmp, sizeof tmp, d);
     if (proto >= 3)
         put_line(b, ',', tmp, n);
     else

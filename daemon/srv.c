@@ -31,7 +31,7 @@
 #include "srv_cache.h"
 #include "srv_io.h"
 #include "srv_conf.h"
-#include "stor_mem.h"
+#include "kv_mem.h"
 
 struct srv srv;
 
@@ -90,7 +90,7 @@ void srv_slowlog_push(const struct conn *c, uint64_t time_s, uint64_t us, uint64
     if (max == 0)
         return;
     if (!srv.slowlog) {
-        srv.slowlog = stor_xmalloc(max * sizeof *srv.slowlog);
+        srv.slowlog = kv_xmalloc(max * sizeof *srv.slowlog);
         memset(srv.slowlog, 0, max * sizeof *srv.slowlog);
     }
     /* The ring holds max entries, newest at slowlog_head - 1. */
@@ -102,7 +102,7 @@ void srv_slowlog_push(const struct conn *c, uint64_t time_s, uint64_t us, uint64
     e->time_s = time_s;
     e->micros = us;
     e->argc = c->argc > SLOWLOG_ARGS ? SLOWLOG_ARGS : c->argc;
-    e->argv = stor_xmalloc(e->argc * sizeof *e->argv);
+    e->argv = kv_xmalloc(e->argc * sizeof *e->argv);
     for (size_t i = 0; i < e->argc; i++) {
         char buf[SLOWLOG_ARGLEN + 64];
         size_t n;
@@ -119,7 +119,7 @@ void srv_slowlog_push(const struct conn *c, uint64_t time_s, uint64_t us, uint64
             n = c->argv[i].n;
             memcpy(buf, c->argv[i].p, n);
         }
-        e->argv[i].p = stor_xmemdup(buf, n);
+        e->argv[i].p = kv_xmemdup(buf, n);
         e->argv[i].n = n;
     }
     snprintf(e->addr, sizeof e->addr, "%s", c->addr);
@@ -152,14 +152,14 @@ void srv_slowlog_reset(void)
 uint64_t srv_cursor_save(const char *key, size_t klen)
 {
     if (!srv.cursors) {
-        srv.cursors = stor_xmalloc(CURSOR_SLOTS * sizeof *srv.cursors);
+        srv.cursors = kv_xmalloc(CURSOR_SLOTS * sizeof *srv.cursors);
         memset(srv.cursors, 0, CURSOR_SLOTS * sizeof *srv.cursors);
     }
     uint64_t id = ++srv.cursor_next;
     struct srv_cursor *e = &srv.cursors[id % CURSOR_SLOTS];
     free(e->key);
     e->id = id;
-    e->key = stor_xmemdup(key, klen);
+    e->key = kv_xmemdup(key, klen);
     e->klen = klen;
     return id;
 }
@@ -234,7 +234,7 @@ static void conn_accept(int lfd, bool unix_sock)
             int one = 1;
             setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         }
-        struct conn *c = stor_xmalloc(sizeof *c);
+        struct conn *c = kv_xmalloc(sizeof *c);
         memset(c, 0, sizeof *c);
         c->fd = fd;
         c->id = ++srv.next_id;
@@ -274,7 +274,7 @@ void conn_want_write(struct conn *c)
     c->flags |= CONN_PENDING_WRITE;
     if (npending == pendingcap) {
         pendingcap = pendingcap ? pendingcap * 2 : 64;
-        pending = stor_xrealloc(pending, pendingcap * sizeof *pending);
+        pending = kv_xrealloc(pending, pendingcap * sizeof *pending);
     }
     pending[npending++] = c;
 }
@@ -289,7 +289,7 @@ void srv_postpone(struct conn *c)
     c->flags |= CONN_PAUSED;
     if (npaused == pausedcap) {
         pausedcap = pausedcap ? pausedcap * 2 : 16;
-        paused = stor_xrealloc(paused, pausedcap * sizeof *paused);
+        paused = kv_xrealloc(paused, pausedcap * sizeof *paused);
     }
     paused[npaused++] = c;
 }
@@ -313,7 +313,7 @@ void srv_resume_later(struct conn *c)
 {
     if (nresumed == resumedcap) {
         resumedcap = resumedcap ? resumedcap * 2 : 16;
-        resumed = stor_xrealloc(resumed, resumedcap * sizeof *resumed);
+        resumed = kv_xrealloc(resumed, resumedcap * sizeof *resumed);
     }
     resumed[nresumed++] = c;
 }
@@ -423,7 +423,7 @@ static void sync_before_reply(void)
     int rc = stor_sync(srv.stor);
     if (rc) {
         srv_log(LOG_WARNING, "cannot write the journal: %s. Exiting without acknowledging.",
-                enc_strerror(rc));
+                kv_strerror(rc));
         exit(1);
     }
     lat_stage("journal-write", t0); /* Redis's aof-write; with always, the fsync too */
@@ -529,8 +529,8 @@ static void flush_pending(void)
         }
         if (npending > jobscap) {
             jobscap = npending;
-            jobs = stor_xrealloc(jobs, jobscap * sizeof *jobs);
-            at = stor_xrealloc(at, jobscap * sizeof *at);
+            jobs = kv_xrealloc(jobs, jobscap * sizeof *jobs);
+            at = kv_xrealloc(at, jobscap * sizeof *at);
         }
         for (size_t i = 0; i < npending; i++) {
             struct conn *c = pending[i];
@@ -641,7 +641,7 @@ static void conn_process(struct conn *c)
         if (st == RESP_DONE) {
             if (c->req.argc > c->argvcap) {
                 c->argvcap = c->req.argc;
-                c->argv = stor_xrealloc(c->argv, c->argvcap * sizeof *c->argv);
+                c->argv = kv_xrealloc(c->argv, c->argvcap * sizeof *c->argv);
             }
             for (size_t i = 0; i < c->req.argc; i++)
                 c->argv[i].p = resp_req_arg(&c->req, data, i, &c->argv[i].n);
@@ -793,7 +793,7 @@ static void active_expire(void)
         srv.db.track_expired = false;
         db_vec_clear(&srv.db.expired);
         if (rc) {
-            srv_log(LOG_WARNING, "active expiry: %s %s", enc_strerror(rc), stor_errmsg());
+            srv_log(LOG_WARNING, "active expiry: %s %s", kv_strerror(rc), stor_errmsg());
             return;
         }
         srv.stats.expired_keys += reaped;
@@ -812,7 +812,7 @@ static void keyf_rebuild(void)
     while (more && mono_us() - t0 < limit) {
         int rc = db_keyf_rebuild_step(&srv.db, 1024, &more);
         if (rc) {
-            srv_log(LOG_WARNING, "key filter rebuild: %s %s", enc_strerror(rc), stor_errmsg());
+            srv_log(LOG_WARNING, "key filter rebuild: %s %s", kv_strerror(rc), stor_errmsg());
             return;
         }
     }
@@ -975,14 +975,14 @@ int srv_main(void)
         char p[sizeof ((struct sockaddr_un *)0)->sun_path];
         int n = snprintf(p, sizeof p, "%s/shmkv.sock", srv.conf.dir);
         if (n > 0 && (size_t)n < sizeof p)
-            srv.conf.unixsocket = stor_xmemdup(p, (size_t)n + 1);
+            srv.conf.unixsocket = kv_xmemdup(p, (size_t)n + 1);
         else
             srv_log(LOG_NOTICE, "no Unix socket: %s/shmkv.sock is too long a path", srv.conf.dir);
     }
     uint64_t t_count = srv_mstime();
     int dbrc = db_init(&srv.db, srv.stor, NULL);
     if (dbrc) {
-        srv_log(LOG_WARNING, "Cannot open the key space: %s %s", enc_strerror(dbrc), stor_errmsg());
+        srv_log(LOG_WARNING, "Cannot open the key space: %s %s", kv_strerror(dbrc), stor_errmsg());
         goto fail;
     }
     srv_log(LOG_NOTICE, "Key space open: %llu keys, counted %s in %llu ms",
@@ -1086,7 +1086,7 @@ int srv_main(void)
         int src = db_save_counts(&srv.db);
         if (src < 0)
             srv_log(LOG_WARNING, "Key counts not saved (the next start counts): %s %s",
-                    enc_strerror(src), stor_errmsg());
+                    kv_strerror(src), stor_errmsg());
         else if (src > 0)
             srv_log(LOG_NOTICE, "Key counts not saved: the key filter is mostly deleted keys, "
                                 "and the next start rebuilds it");

@@ -17,7 +17,7 @@
 
 #include "shmc_w.h"
 #include "srv.h"
-#include "stor_mem.h"
+#include "kv_mem.h"
 
 static struct {
     pthread_t beat;
@@ -54,7 +54,7 @@ static const char *cache_key(int cf, const char *k, size_t kn, size_t *n)
 {
     if (kn + 1 > cs.keycap) {
         cs.keycap = kn + 64;
-        cs.key = stor_xrealloc(cs.key, cs.keycap);
+        cs.key = kv_xrealloc(cs.key, cs.keycap);
     }
     cs.key[0] = (char)(cf == STOR_CF_META ? ENC_CACHE_META : ENC_CACHE_SUB);
     memcpy(cs.key + 1, k, kn);

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "stor_mem.h"
+#include "kv_mem.h"
 
 const char *srv_conf_file;
 
@@ -91,7 +91,7 @@ static const struct param params[] = {
 
 static char *xstrdup(const char *s)
 {
-    return stor_xmemdup(s, strlen(s) + 1);
+    return kv_xmemdup(s, strlen(s) + 1);
 }
 
 static void set_str(char **slot, const char *v)
@@ -371,7 +371,7 @@ int srv_conf_load(struct srv_conf *c, const char *path, char *errbuf, size_t err
             for (size_t i = 0; i < r.argc && i < SRV_MAX_BIND + 2; i++) {
                 size_t an;
                 const char *a = resp_req_arg(&r, NULL, i, &an);
-                owned[i] = stor_xmalloc(an + 1);
+                owned[i] = kv_xmalloc(an + 1);
                 memcpy(owned[i], a, an);
                 owned[i][an] = '\0';
                 argc++;
@@ -483,7 +483,7 @@ size_t srv_conf_get(const struct srv_conf *c, const struct db_str *pats, size_t 
 static int apply_bytes(struct srv_conf *c, const struct param *p, const char *v, size_t n,
                        const char **why)
 {
-    char *z = stor_xmalloc(n + 1);
+    char *z = kv_xmalloc(n + 1);
     memcpy(z, v, n);
     z[n] = '\0';
     const char *argv[1] = {z};
@@ -497,8 +497,8 @@ int srv_conf_runtime_set(struct srv_conf *c, const struct db_str *args, size_t n
 {
     /* All or nothing, as Redis 7: every name is checked before any value
      * is applied, and a value that fails puts the earlier ones back. */
-    const struct param **ps = stor_xmalloc((n / 2 + 1) * sizeof *ps);
-    char(*old)[1024] = stor_xmalloc((n / 2 + 1) * sizeof *old);
+    const struct param **ps = kv_xmalloc((n / 2 + 1) * sizeof *ps);
+    char(*old)[1024] = kv_xmalloc((n / 2 + 1) * sizeof *old);
     int rc = 0;
     size_t k = 0;
     for (size_t i = 0; i + 1 < n && rc == 0; i += 2, k++) {

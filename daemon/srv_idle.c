@@ -16,7 +16,7 @@
 #include <stdlib.h>
 
 #include "shmc_layout.h" /* shmc_hash, shmc_mix: the project's key hash */
-#include "stor_mem.h"
+#include "kv_mem.h"
 
 #define FIRST_CAP 1024u /* slots of the first generation's first table */
 #define REL_BITS 24
@@ -33,7 +33,7 @@ static void gen_alloc(struct srv_idle_gen *g, size_t cap, uint64_t since_s)
     /* calloc of a large table maps zero pages: untouched parts cost nothing. */
     g->slot = calloc(cap, sizeof *g->slot);
     if (!g->slot)
-        stor_oom(cap * sizeof *g->slot);
+        kv_oom(cap * sizeof *g->slot);
     g->cap = cap;
     g->n = 0;
     g->since_s = since_s;

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stor_mem.h"
+#include "kv_mem.h"
 
 /* ---- the command clock ---- */
 
@@ -122,7 +122,7 @@ static uint64_t bucket_top(size_t b)
 void srv_lat_hist_record(struct srv_lat_hist **h, uint64_t ns)
 {
     if (!*h) {
-        *h = stor_xmalloc(sizeof **h);
+        *h = kv_xmalloc(sizeof **h);
         memset(*h, 0, sizeof **h);
     }
     (*h)->count[bucket_of(ns)]++;

@@ -179,17 +179,4 @@ static inline uint16_t shmc_tag_of(uint64_t h)
     return t ? t : 1;
 }
 
-/* CRC32C (Castagnoli), bitwise: run once per attach, so speed is moot. */
-static inline uint32_t shmc_crc32c(const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    uint32_t c = 0xffffffffu;
-    while (n--) {
-        c ^= *b++;
-        for (int k = 0; k < 8; k++)
-            c = (c >> 1) ^ (0x82f63b78u & (0u - (c & 1u)));
-    }
-    return ~c;
-}
-
 #endif

@@ -14,6 +14,7 @@
 
 #include <ck_pr.h>
 
+#include "kv_crc.h"
 #include "shmc_err.h"
 
 
@@ -22,7 +23,7 @@ static const char *hdr_problem(const struct shmc_hdr *h, size_t size, size_t hin
 {
     if (h->hdr_size != SHMC_HDR_SIZE || h->seg_size != size)
         return "sizes disagree with the segment";
-    if (h->hdr_crc != shmc_crc32c(h, offsetof(struct shmc_hdr, hdr_crc)))
+    if (h->hdr_crc != kv_crc32c(0, h, offsetof(struct shmc_hdr, hdr_crc)))
         return "checksum mismatch";
     uint32_t nb = h->nbuckets;
     if (nb == 0 || (nb & (nb - 1)) || h->index_off != SHMC_HDR_SIZE)

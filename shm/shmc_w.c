@@ -22,6 +22,7 @@
 
 #include <ck_pr.h>
 
+#include "kv_crc.h"
 #include "shmc_err.h"
 
 enum { Q_SMALL = 0, Q_MAIN = 1 };
@@ -194,7 +195,7 @@ int shmc_w_create(struct shmc_w **out, const struct shmc_w_opts *o, char *err, s
     h->lease_ms = o->lease_ms ? o->lease_ms : 500;
     if (o->socket_path)
         snprintf(h->socket_path, sizeof h->socket_path, "%s", o->socket_path);
-    h->hdr_crc = shmc_crc32c(h, offsetof(struct shmc_hdr, hdr_crc));
+    h->hdr_crc = kv_crc32c(0, h, offsetof(struct shmc_hdr, hdr_crc));
     h->state = SHMC_STATE_OPEN;
     /* Clients may map it from now on: read-only, at this size, forever. */
     if ((!w->huge && fcntl(w->fd, F_ADD_SEALS, SEG_SEALS) < 0) ||

@@ -35,7 +35,7 @@ static struct db_vitem *vec_item(struct db_vec *v)
 {
     if (v->n == v->cap) {
         v->cap = v->cap ? v->cap * 2 : 16;
-        v->items = stor_xrealloc(v->items, v->cap * sizeof *v->items);
+        v->items = kv_xrealloc(v->items, v->cap * sizeof *v->items);
     }
     return &v->items[v->n++];
 }
@@ -46,7 +46,7 @@ void db_vec_push(struct db_vec *v, const char *p, size_t n, double score)
         size_t cap = v->capbuf ? v->capbuf : 256;
         while (cap < v->used + n)
             cap *= 2;
-        v->buf = stor_xrealloc(v->buf, cap);
+        v->buf = kv_xrealloc(v->buf, cap);
         v->capbuf = cap;
     }
     struct db_vitem *it = vec_item(v);
@@ -97,7 +97,7 @@ static void efloor_raise(struct db *d, unsigned dbi, const char *k, size_t kn)
 {
     struct db_efloor *f = &d->efloor[dbi];
     if (kn > f->cap) {
-        f->key = stor_xrealloc(f->key, kn);
+        f->key = kv_xrealloc(f->key, kn);
         f->cap = kn;
     }
     memcpy(f->key, k, kn);
@@ -127,7 +127,7 @@ static int expiry_index_check(struct db *d)
     int rc = stor_get(d->s, STOR_CF_EXPIRY, "", 0, &v, &vn);
     if (rc == 0)
         free(v);
-    if (rc != ENC_ENOTFOUND)
+    if (rc != KV_ENOTFOUND)
         return rc;
     rc = 0;
     struct stor_it *it = stor_it_create(d->s, STOR_CF_META, NULL, 0, NULL, 0);
@@ -224,7 +224,7 @@ static char *counts_path(const struct db *d, const char *suffix)
 {
     const char *dir = stor_dir(d->s);
     size_t n = strlen(dir) + sizeof COUNTS_FILE + strlen(suffix);
-    char *p = stor_xmalloc(n);
+    char *p = kv_xmalloc(n);
     snprintf(p, n, "%s%s%s", dir, COUNTS_FILE, suffix);
     return p;
 }
@@ -324,7 +324,7 @@ int db_keyf_rebuild_step(struct db *d, uint64_t budget, bool *more)
             if (++n == budget) {
                 /* The cursor keeps a zero byte of room after the key, for
                  * lo; copied before the iterator moves off its buffer. */
-                char *c = stor_xmalloc(kn + 1);
+                char *c = kv_xmalloc(kn + 1);
                 memcpy(c, k, kn);
                 c[kn] = 0;
                 free(d->keyf_cursor);
@@ -584,11 +584,11 @@ static int committed_meta(struct db *d, const char *mk, size_t kn, uint64_t h, b
             return 0;
         } else {
             rc = stor_get(d->s, STOR_CF_META, mk, kn, &v, &vn);
-            if (fill && d->cache_fill && (rc == 0 || rc == ENC_ENOTFOUND))
+            if (fill && d->cache_fill && (rc == 0 || rc == KV_ENOTFOUND))
                 d->cache_fill(d->cache_arg, STOR_CF_META, mk, kn, rc ? NULL : v, rc ? 0 : vn);
             *exists = rc == 0;
             cv = v;
-            if (rc == ENC_ENOTFOUND)
+            if (rc == KV_ENOTFOUND)
                 rc = 0;
         }
     }
@@ -614,8 +614,8 @@ static void note_keys(struct db *d, const struct stor_batch *b)
     size_t cap = 16;
     while (cap < 2 * b->nops)
         cap *= 2;
-    uint32_t small[16], *seen = cap == 16 ? small : stor_xmalloc(cap * sizeof *seen);
-    bool smallput[16], *lastput = cap == 16 ? smallput : stor_xmalloc(cap * sizeof *lastput);
+    uint32_t small[16], *seen = cap == 16 ? small : kv_xmalloc(cap * sizeof *seen);
+    bool smallput[16], *lastput = cap == 16 ? smallput : kv_xmalloc(cap * sizeof *lastput);
     memset(seen, 0, cap * sizeof *seen);
     for (size_t i = 0; i < b->nops; i++) {
         if (!meta_write(&b->ops[i]))
@@ -777,7 +777,7 @@ int db_record_key(const struct stor_batch *b, const struct stor_op *op, unsigned
 {
     const char *k = stor_op_key(b, op);
     if (op->cf == STOR_CF_EXPIRY)
-        return ENC_EINVAL; /* an index entry: its key's meta record is in the set too */
+        return KV_EINVAL; /* an index entry: its key's meta record is in the set too */
     if (op->cf == STOR_CF_META) {
         uint16_t slot;
         return enc_meta_key_decode(k, op->klen, dbi, &slot, key, klen);
@@ -808,13 +808,13 @@ static inline bool near_get(struct db *d, int cf, const char *k, size_t kn, char
     if (c == STOR_PUT) {
         if (bn > cap)
             bn = cap;
-        *v = stor_xmemdup(bv, bn);
+        *v = kv_xmemdup(bv, bn);
         *vn = bn;
         *rc = 0;
         return true;
     }
     if (c == STOR_DELETED) {
-        *rc = ENC_ENOTFOUND;
+        *rc = KV_ENOTFOUND;
         return true;
     }
     return false;
@@ -829,7 +829,7 @@ static void fill_cache(struct db *d, int cf, const char *k, size_t kn, int rc,
         return;
     if (rc == 0)
         d->cache_fill(d->cache_arg, cf, k, kn, *v, *vn);
-    else if (rc == ENC_ENOTFOUND)
+    else if (rc == KV_ENOTFOUND)
         d->cache_fill(d->cache_arg, cf, k, kn, NULL, 0);
 }
 
@@ -852,7 +852,7 @@ static int rget(struct db *d, int cf, const char *k, size_t kn, char **v, size_t
     if (near_get(d, cf, k, kn, v, vn, &rc, cap))
         return rc;
     rc = stor_get(d->s, cf, k, kn, v, vn);
-    if (fill && (rc != ENC_ENOTFOUND || fill_absent || absence_counted(d, cf, k, kn)))
+    if (fill && (rc != KV_ENOTFOUND || fill_absent || absence_counted(d, cf, k, kn)))
         fill_cache(d, cf, k, kn, rc, v, vn);
     return rc;
 }
@@ -921,7 +921,7 @@ int db_rhas(struct db *d, int cf, const char *k, size_t kn, bool fill_absent)
     char *v;
     size_t vn;
     int rc = rget(d, cf, k, kn, &v, &vn, 0, true, fill_absent);
-    if (rc == ENC_ENOTFOUND)
+    if (rc == KV_ENOTFOUND)
         return 0;
     if (rc)
         return rc;
@@ -1000,7 +1000,7 @@ static int kc_read(struct db *d, struct db_kc *kc, unsigned dbi, const char *key
     kc_blank(kc, dbi, key, klen);
     int rc = rget(d, STOR_CF_META, kc->mk.p, kc->mk.n, &kc->raw, &kc->rawn, SIZE_MAX, fill,
                   fill_absent);
-    if (rc == ENC_ENOTFOUND)
+    if (rc == KV_ENOTFOUND)
         return 0;
     if (rc)
         return rc;
@@ -1049,8 +1049,8 @@ void kc_free(struct db_kc *kc)
 int kc_want(const struct db_kc *kc, int type)
 {
     if (kc->m.type == ENC_TYPE_NONE)
-        return ENC_ENOTFOUND;
-    return kc->m.type == type ? 0 : ENC_EWRONGTYPE;
+        return KV_ENOTFOUND;
+    return kc->m.type == type ? 0 : KV_EWRONGTYPE;
 }
 
 int kc_open(struct db *d, struct db_kc *kc, unsigned dbi, const char *key, size_t klen,
@@ -1087,7 +1087,7 @@ int kc_open_write(struct db *d, struct db_kc *kc, unsigned dbi, const char *key,
         kc->created = true;
         return 0;
     }
-    return kc->m.type == type ? 0 : ENC_EWRONGTYPE;
+    return kc->m.type == type ? 0 : KV_EWRONGTYPE;
 }
 
 /* Keeps the expiry index in step with a meta record kc->raw held (if it was
@@ -1120,7 +1120,7 @@ void kc_put_meta(struct db *d, struct db_kc *kc)
 {
     char small[64];
     size_t n = enc_meta_value_len(&kc->m);
-    char *buf = n <= sizeof small ? small : stor_xmalloc(n);
+    char *buf = n <= sizeof small ? small : kv_xmalloc(n);
     enc_meta_value(buf, &kc->m);
     stor_batch_put(&d->b, STOR_CF_META, kc->mk.p, kc->mk.n, buf, n);
     if (buf != small)
@@ -1141,7 +1141,7 @@ static void note_prior(struct db *d, uint64_t exp)
 {
     if (d->npriors == d->cappriors) {
         d->cappriors = d->cappriors ? 2 * d->cappriors : 64;
-        d->priors = stor_xrealloc(d->priors, d->cappriors * sizeof *d->priors);
+        d->priors = kv_xrealloc(d->priors, d->cappriors * sizeof *d->priors);
     }
     d->priors[d->npriors++] = (struct db_prior){d->b.nops, exp};
 }
@@ -1211,7 +1211,7 @@ int kc_read_subs(struct db *d, struct db_kc *kc, const struct db_str *f, size_t 
             each(arg, at + i, r.rc[i] == 0 ? r.v[i] : NULL, r.rc[i] == 0 ? r.vn[i] : 0);
             if (r.rc[i] == 0)
                 free(r.v[i]);
-            else if (r.rc[i] != ENC_ENOTFOUND && rc == 0)
+            else if (r.rc[i] != KV_ENOTFOUND && rc == 0)
                 rc = r.rc[i];
         }
     }
@@ -1247,7 +1247,7 @@ struct stor_it *kc_iter(struct db *d, struct db_kc *kc, int cf)
 {
     size_t pl = kc_prefix_len(kc);
     char small[160];
-    char *hi = pl <= sizeof small ? small : stor_xmalloc(pl);
+    char *hi = pl <= sizeof small ? small : kv_xmalloc(pl);
     memcpy(hi, kc->sk.p, pl);
     db_prefix_successor(hi, pl);
     struct stor_it *it = db_scache_iter(d, kc, cf, kc->sk.p, pl, hi, pl);
@@ -1420,7 +1420,7 @@ int db_metas(struct db *d, unsigned dbi, const struct db_str *keys, size_t n,
             } else {
                 each(arg, at + i, NULL);
             }
-            if (e && e != ENC_ENOTFOUND && rc == 0)
+            if (e && e != KV_ENOTFOUND && rc == 0)
                 rc = e;
         }
     }
@@ -1486,7 +1486,7 @@ int db_del_many(struct db *d, unsigned dbi, const struct db_str *keys, size_t n,
                 }
                 free(r.v[i]);
             }
-            if (e && e != ENC_ENOTFOUND && rc == 0)
+            if (e && e != KV_ENOTFOUND && rc == 0)
                 rc = e;
         }
     }
@@ -1562,7 +1562,7 @@ int db_expiretime(struct db *d, unsigned dbi, const char *key, size_t klen, uint
     struct db_kc kc;
     int rc = kc_load(d, &kc, dbi, key, klen);
     if (rc == 0 && kc.m.type == ENC_TYPE_NONE)
-        rc = ENC_ENOTFOUND;
+        rc = KV_ENOTFOUND;
     *expire_ms = kc.m.expire_ms;
     kc_free(&kc);
     return rc;
@@ -1579,7 +1579,7 @@ static int move_key(struct db *d, unsigned sdb, const char *src, size_t srcn, un
     if (rc || (rc = rc2))
         goto out;
     if (s.m.type == ENC_TYPE_NONE) {
-        rc = ENC_ENOTFOUND;
+        rc = KV_ENOTFOUND;
         goto out;
     }
     if (sdb == ddb && srcn == dstn && memcmp(src, dst, srcn) == 0) {
@@ -1626,7 +1626,7 @@ int db_dump(struct db *d, unsigned dbi, const char *key, size_t klen, struct db_
     struct db_kc kc;
     int rc = kc_load(d, &kc, dbi, key, klen);
     if (rc == 0 && kc.m.type == ENC_TYPE_NONE)
-        rc = ENC_ENOTFOUND;
+        rc = KV_ENOTFOUND;
     if (rc)
         goto out;
     v->type = kc.m.type;
@@ -1652,7 +1652,7 @@ int db_dump(struct db *d, unsigned dbi, const char *key, size_t klen, struct db_
             break;
         case ENC_TYPE_ZSET:
             if (vn != 8) {
-                rc = ENC_ECORRUPT;
+                rc = KV_ECORRUPT;
                 break;
             }
             db_vec_push(&v->items, f, fn, enc_score_get(val));
@@ -1782,7 +1782,7 @@ static char *scan_pos(unsigned span, uint16_t slot, const char *k, size_t kn, bo
                       size_t *n)
 {
     *n = 3 + kn + after;
-    char *p = stor_xmalloc(*n);
+    char *p = kv_xmalloc(*n);
     unsigned lg = 0;
     while ((1u << lg) < span)
         lg++;
@@ -1912,7 +1912,7 @@ int db_randomkey(struct db *d, unsigned dbi, char **key, size_t *klen)
     /* An emptied db may still hold tombstones until compaction, which the
      * walk below would step over one by one. */
     if (db_surely_empty(d, dbi))
-        return ENC_ENOTFOUND;
+        return KV_ENOTFOUND;
     char lo[3], hi[3];
     db_range(dbi, lo, hi);
     struct stor_it *it = stor_it_create(d->s, STOR_CF_META, lo, 3, hi, 3);
@@ -1923,9 +1923,9 @@ int db_randomkey(struct db *d, unsigned dbi, char **key, size_t *klen)
     enc_put_u16(start + 1, (uint16_t)(db_rand(d) % ENC_SLOTS));
     stor_it_seek(it, start, 3);
     uint64_t now = stor_now_ms();
-    int rc = ENC_ENOTFOUND;
+    int rc = KV_ENOTFOUND;
     /* From a random slot forward, wrapping once; skip expired records. */
-    for (int pass = 0; pass < 2 && rc == ENC_ENOTFOUND; pass++) {
+    for (int pass = 0; pass < 2 && rc == KV_ENOTFOUND; pass++) {
         if (pass == 1)
             stor_it_first(it);
         for (; stor_it_valid(it); stor_it_next(it)) {
@@ -1936,7 +1936,7 @@ int db_randomkey(struct db *d, unsigned dbi, char **key, size_t *klen)
             uint64_t exp;
             if (!meta_at(it, &uk, &ukn, &slot, &t, &exp) || (exp && exp <= now))
                 continue;
-            *key = stor_xmemdup(uk, ukn);
+            *key = kv_xmemdup(uk, ukn);
             *klen = ukn;
             rc = 0;
             break;
@@ -2076,7 +2076,7 @@ static int reap_set_apply(struct db *d, struct reap_set *r, uint64_t *reaped, ui
                 (*reaped)++;
             }
             free(g.v[i]);
-        } else if (g.rc[i] != ENC_ENOTFOUND && !err) {
+        } else if (g.rc[i] != KV_ENOTFOUND && !err) {
             err = g.rc[i];
         }
     }
@@ -2104,7 +2104,7 @@ int db_reap(struct db *d, uint64_t budget, uint64_t *reaped, bool *more)
      * become their db's floor) before any seek, which starts from a floor;
      * should the commit fail, those floors start again at 0. */
     struct stor_it *it = stor_it_create(d->s, STOR_CF_EXPIRY, "\0", 1, NULL, 0);
-    struct reap_set *r = stor_xmalloc(sizeof *r);
+    struct reap_set *r = kv_xmalloc(sizeof *r);
     uint64_t touched[4] = {0, 0, 0, 0}; /* dbs whose floor this pass raised */
     dbb_init(&r->buf);
     r->n = 0;
@@ -2229,7 +2229,7 @@ int db_keyinfo(struct db *d, unsigned dbi, const char *key, size_t klen, struct 
     memset(ki, 0, sizeof *ki);
     int rc = kc_load(d, &kc, dbi, key, klen);
     if (rc == 0 && kc.m.type == ENC_TYPE_NONE)
-        rc = ENC_ENOTFOUND;
+        rc = KV_ENOTFOUND;
     if (rc == 0) {
         ki->type = kc.m.type;
         ki->coding = kc.m.coding;
@@ -2269,7 +2269,7 @@ int db_usage(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t 
     *bytes = 0;
     int rc = kc_load(d, &kc, dbi, key, klen);
     if (rc == 0 && kc.m.type == ENC_TYPE_NONE)
-        rc = ENC_ENOTFOUND;
+        rc = KV_ENOTFOUND;
     if (rc) {
         kc_free(&kc);
         return rc;
@@ -2315,7 +2315,7 @@ void db_sample(struct db *d, const struct db_vec *all, size_t stride, int64_t co
     }
     /* Distinct: a partial Fisher-Yates shuffle over element indexes. */
     size_t want = (uint64_t)count < n ? (size_t)count : n;
-    size_t *idx = stor_xmalloc(n * sizeof *idx);
+    size_t *idx = kv_xmalloc(n * sizeof *idx);
     for (size_t i = 0; i < n; i++)
         idx[i] = i;
     for (size_t i = 0; i < want; i++) {
@@ -2343,7 +2343,7 @@ int db_cscan(struct db *d, unsigned dbi, const char *key, size_t klen, int type,
     int rc = kc_open(d, &kc, dbi, key, klen, type);
     if (rc) {
         kc_free(&kc);
-        return rc == ENC_ENOTFOUND ? 0 : rc;
+        return rc == KV_ENOTFOUND ? 0 : rc;
     }
     struct stor_it *it = kc_iter(d, &kc, STOR_CF_SUB);
     if (cursor) {
@@ -2374,11 +2374,11 @@ int db_cscan(struct db *d, unsigned dbi, const char *key, size_t klen, int type,
             } else if (type == ENC_TYPE_ZSET && vn == 8) {
                 char sbuf[64];
                 double sc = enc_score_get(v);
-                db_vec_push(out, sbuf, db_d2str(sbuf, sizeof sbuf, sc), sc);
+                db_vec_push(out, sbuf, kv_d2str(sbuf, sizeof sbuf, sc), sc);
             }
         }
         if (++seen >= count) {
-            char *last = stor_xmemdup(f, fn); /* f dies with the next move */
+            char *last = kv_xmemdup(f, fn); /* f dies with the next move */
             stor_it_next(it);
             if (stor_it_valid(it)) {
                 *next = last;

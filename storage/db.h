@@ -12,10 +12,10 @@
  *
  * Conventions
  *  - Keys are (dbi, key, klen): database number 0..255 and the user key bytes.
- *  - Return values: 0 or a positive count/flag as documented, ENC_ENOTFOUND
- *    (key or field absent, when that is not a normal answer), ENC_EWRONGTYPE,
- *    the number errors of enc_err.h, or a storage error (ENC_ESTORAGE,
- *    ENC_ENOSPC, ENC_ECORRUPT; text in stor_errmsg()).
+ *  - Return values: 0 or a positive count/flag as documented, KV_ENOTFOUND
+ *    (key or field absent, when that is not a normal answer), KV_EWRONGTYPE,
+ *    the number errors of kv_err.h, or a storage error (KV_ESTORAGE,
+ *    KV_ENOSPC, KV_ECORRUPT; text in stor_errmsg()).
  *  - Returned single values (char **v) are malloc'd; the caller free()s them.
  *    Multi-value results go into a caller-initialised struct db_vec.
  *  - Expiry times are absolute Unix milliseconds; 0 means none. Expired keys
@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include "enc.h"
+#include "kv_num.h"
 #include "stor.h"
 
 /* A byte string argument. */
@@ -102,7 +103,7 @@ bool db_keyf_may(const struct db_keyf *kf, uint64_t h);
 void db_keyf_usage(const struct db_keyf *kf, uint64_t *bytes, uint64_t *keys);
 /* Starts loading the blocks db_keyf_may(kf, h) reads. */
 void db_keyf_prefetch(const struct db_keyf *kf, uint64_t h);
-/* Writes kf's shape and bits to fd, continuing *crc (stor_crc32c) over the
+/* Writes kf's shape and bits to fd, continuing *crc (kv_crc32c) over the
  * bytes written: 0 or -errno. */
 int db_keyf_save(const struct db_keyf *kf, int fd, uint32_t *crc);
 /* Reads what db_keyf_save wrote into kf, emptied first, continuing *crc:
@@ -329,7 +330,7 @@ struct db {
 enum { DB_CACHE_MISS = 0, DB_CACHE_HIT = 1, DB_CACHE_ABSENT = 2 };
 
 /* For an on_commit hook: the (db, user key) a committed record belongs to.
- * 0, ENC_ECORRUPT for a key of no known layout, or ENC_EINVAL for an
+ * 0, KV_ECORRUPT for a key of no known layout, or KV_EINVAL for an
  * expiry index entry (its meta record is in the same set). Range deletes
  * have no single key: check op->kind first. */
 int db_record_key(const struct stor_batch *b, const struct stor_op *op, unsigned *dbi,
@@ -422,18 +423,18 @@ int db_expire(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t
               int flags);
 /* 1 removed an expiry, 0 key absent or had none. */
 int db_persist(struct db *d, unsigned dbi, const char *key, size_t klen);
-/* *expire_ms = absolute expiry or 0 for none; ENC_ENOTFOUND when absent. */
+/* *expire_ms = absolute expiry or 0 for none; KV_ENOTFOUND when absent. */
 int db_expiretime(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t *expire_ms);
 /* Moves src to dst (replacing dst unless nx), keeping the expiry. 1 done,
- * 0 nx and dst exists, ENC_ENOTFOUND src absent. O(size of src). */
+ * 0 nx and dst exists, KV_ENOTFOUND src absent. O(size of src). */
 int db_rename(struct db *d, unsigned dbi, const char *src, size_t srcn, const char *dst,
               size_t dstn, int nx);
 /* Copies src (db sdb) to dst (db ddb). 1 copied, 0 dst exists and !replace,
- * ENC_ENOTFOUND src absent. */
+ * KV_ENOTFOUND src absent. */
 int db_copy(struct db *d, unsigned sdb, const char *src, size_t srcn, unsigned ddb,
             const char *dst, size_t dstn, int replace);
 /* MOVE: key from db sdb to db ddb (sdb != ddb), keeping its expiry. 1 moved,
- * 0 already in ddb, ENC_ENOTFOUND absent from sdb. O(size of the value). */
+ * 0 already in ddb, KV_ENOTFOUND absent from sdb. O(size of the value). */
 int db_move(struct db *d, unsigned sdb, unsigned ddb, const char *key, size_t klen);
 
 /* DUMP's and RESTORE's view of a whole value. items: a string's value
@@ -445,7 +446,7 @@ struct db_value {
     struct db_vec items;
 };
 /* Reads key's whole value into v (whose items the caller has inited and
- * destroys). 0, or ENC_ENOTFOUND when absent. */
+ * destroys). 0, or KV_ENOTFOUND when absent. */
 int db_dump(struct db *d, unsigned dbi, const char *key, size_t klen, struct db_value *v);
 /* Makes key hold v (a new version: whatever was there is garbage), with
  * v->expire_ms, in one record set. v is not empty, a hash's fields and a
@@ -465,7 +466,7 @@ int db_restore(struct db *d, unsigned dbi, const char *key, size_t klen,
 int db_scan(struct db *d, unsigned dbi, const char *cursor, size_t cn, const char *pat,
             size_t patn, int type, uint64_t count, struct db_vec *out, char **next,
             size_t *nextn);
-/* A key chosen at random (not uniformly), ENC_ENOTFOUND if db is empty. */
+/* A key chosen at random (not uniformly), KV_ENOTFOUND if db is empty. */
 int db_randomkey(struct db *d, unsigned dbi, char **key, size_t *klen);
 /* The keys of one db, and how many of them have an expiry, from the counts
  * each commit keeps: O(1). A key that expired counts until active expiry
@@ -507,7 +508,7 @@ int db_keyinfo(struct db *d, unsigned dbi, const char *key, size_t klen, struct 
  * and values of its meta record, expiry index entry, sub and score
  * records), before RocksDB's compression. Up to `samples` sub records (0:
  * all) are read per column family and the rest counted at their average,
- * as Redis samples a collection's elements. ENC_ENOTFOUND when absent. */
+ * as Redis samples a collection's elements. KV_ENOTFOUND when absent. */
 int db_usage(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t samples,
              uint64_t *bytes);
 
@@ -526,7 +527,7 @@ int db_mget(struct db *d, unsigned dbi, const struct db_str *keys, size_t n, siz
 /* SETBIT: sets (on = 1) or clears bit `bit` (0 is the first byte's most
  * significant) of a string, growing it with zero bytes; the expiry stays.
  * *old: the bit before. 1 written; 0 when the bit already had that value
- * (nothing written). ENC_ETOOBIG past max_string bytes. */
+ * (nothing written). KV_ETOOBIG past max_string bytes. */
 int db_setbit(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t bit, int on,
               int *old);
 enum { DB_BF_GET, DB_BF_SET, DB_BF_INCRBY };
@@ -553,8 +554,8 @@ int db_bitop(struct db *d, unsigned dbi, int op, const char *dst, size_t dstn,
              const struct db_str *keys, size_t nkeys, uint64_t *len);
 
 /* HyperLogLog sketches are strings in Redis's layout (hll.h). A string
- * that is not one is ENC_ENOTHLL; a sparse one whose opcodes do not add
- * up, ENC_EHLLCORRUPT. PFADD: adds the elements to key's sketch, made
+ * that is not one is KV_ENOTHLL; a sparse one whose opcodes do not add
+ * up, KV_EHLLCORRUPT. PFADD: adds the elements to key's sketch, made
  * empty when absent; *changed is 1 if it was made or a register grew (only
  * then is it written). */
 int db_pfadd(struct db *d, unsigned dbi, const char *key, size_t klen,
@@ -572,7 +573,7 @@ int db_pfmerge(struct db *d, unsigned dbi, const char *dst, size_t dstn,
 enum { DB_SET_NX = 1, DB_SET_XX = 2, DB_SET_KEEPTTL = 4, DB_SET_GET = 8 };
 /* SET with its options. expire_ms applies unless KEEPTTL. With GET, *old
  * receives the previous value (NULL if none) and a non-string key is
- * ENC_EWRONGTYPE with nothing written; without GET, any type is replaced.
+ * KV_EWRONGTYPE with nothing written; without GET, any type is replaced.
  * 1 written, 0 NX/XX refused. */
 int db_set(struct db *d, unsigned dbi, const char *key, size_t klen, const char *v, size_t vn,
            uint64_t expire_ms, int flags, char **old, size_t *oldn);
@@ -593,8 +594,7 @@ int db_strlen(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t
 int db_incrby(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t delta,
               int64_t *out);
 /* The new value is written as Redis does (%.17Lf, trailing zeros cut) into
- * out (at least DB_LDSTR_MAX bytes); *outn its length. */
-#define DB_LDSTR_MAX 5120
+ * out (at least KV_LDSTR_MAX bytes); *outn its length. */
 int db_incrbyfloat(struct db *d, unsigned dbi, const char *key, size_t klen, long double delta,
                    char *out, size_t *outn);
 /* Redis GETRANGE: inclusive, negative offsets from the end. An empty result
@@ -610,7 +610,7 @@ int db_setrange(struct db *d, unsigned dbi, const char *key, size_t klen, uint64
  * *added: fields created (BLIND hashes: fields given, deduplicated). */
 int db_hset(struct db *d, unsigned dbi, const char *key, size_t klen, const struct db_str *fv,
             size_t npairs, int nx, uint64_t *added);
-/* ENC_ENOTFOUND when the key or field is absent. */
+/* KV_ENOTFOUND when the key or field is absent. */
 int db_hget(struct db *d, unsigned dbi, const char *key, size_t klen, const char *f, size_t fn,
             char **v, size_t *vn);
 /* One item per field, nil where absent (all nil for an absent key). */
@@ -653,7 +653,7 @@ int db_sismember(struct db *d, unsigned dbi, const char *key, size_t klen, const
                  size_t mn);
 /* SMISMEMBER: is[i] = 1 where m[i] is a member, else 0 (all 0 for an
  * absent key). Records neither cached nor pending are read from the engine
- * a batch at a time. 0, ENC_EWRONGTYPE or the first read error. */
+ * a batch at a time. 0, KV_EWRONGTYPE or the first read error. */
 int db_smismember(struct db *d, unsigned dbi, const char *key, size_t klen,
                   const struct db_str *m, size_t n, unsigned char *is);
 int db_scard(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t *n);
@@ -687,17 +687,17 @@ enum {
 };
 /* ZADD. *count: added members (or added+changed with CH). With INCR (n must
  * be 1): *incr_out receives the new score and the return is 1, or 0 when
- * NX/XX/GT/LT refused (Redis replies nil). ENC_EZNAN when INCR makes NaN. */
+ * NX/XX/GT/LT refused (Redis replies nil). KV_EZNAN when INCR makes NaN. */
 int db_zadd(struct db *d, unsigned dbi, const char *key, size_t klen, const double *scores,
             const struct db_str *m, size_t n, int flags, uint64_t *count, double *incr_out);
 int db_zrem(struct db *d, unsigned dbi, const char *key, size_t klen, const struct db_str *m,
             size_t n, uint64_t *removed);
-/* ENC_ENOTFOUND when key or member is absent. */
+/* KV_ENOTFOUND when key or member is absent. */
 int db_zscore(struct db *d, unsigned dbi, const char *key, size_t klen, const char *m,
               size_t mn, double *score);
 /* ZMSCORE: score[i] = m[i]'s score, or NaN where it is not a member (a
  * stored score is never NaN; all NaN for an absent key). Batched as
- * db_smismember. 0, ENC_EWRONGTYPE or the first read error. */
+ * db_smismember. 0, KV_EWRONGTYPE or the first read error. */
 int db_zmscore(struct db *d, unsigned dbi, const char *key, size_t klen,
                const struct db_str *m, size_t n, double *score);
 int db_zcard(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t *n);
@@ -731,14 +731,14 @@ int db_zcount(struct db *d, unsigned dbi, const char *key, size_t klen,
 /* Calls fn for each member scored in each range [ranges[2i], ranges[2i+1])
  * of n, range by range, in score order (ties by member) within a range,
  * until fn returns nonzero; m is valid during the call only. An absent key
- * calls nothing; another type is ENC_EWRONGTYPE. */
+ * calls nothing; another type is KV_EWRONGTYPE. */
 typedef int db_zeach_fn(const char *m, size_t mn, double score, void *arg);
 int db_zeach_score(struct db *d, unsigned dbi, const char *key, size_t klen,
                    const double *ranges, size_t n, db_zeach_fn *fn, void *arg);
 /* Replaces dst with the members and scores of v (distinct members); an
  * empty v deletes dst. */
 int db_zstore(struct db *d, unsigned dbi, const char *dst, size_t dstn, const struct db_vec *v);
-/* ENC_ENOTFOUND when key or member is absent. */
+/* KV_ENOTFOUND when key or member is absent. */
 int db_zrank(struct db *d, unsigned dbi, const char *key, size_t klen, const char *m,
              size_t mn, int rev, uint64_t *rank);
 /* ZREMRANGEBYRANK/SCORE/LEX. */
@@ -765,7 +765,7 @@ int db_zsetop_store(struct db *d, unsigned dbi, int op, const char *dst, size_t 
  * xx and absent). */
 int db_push(struct db *d, unsigned dbi, const char *key, size_t klen, int left,
             const struct db_str *v, size_t n, int xx, uint64_t *len);
-/* Pops up to count elements from one end. ENC_ENOTFOUND when absent. */
+/* Pops up to count elements from one end. KV_ENOTFOUND when absent. */
 int db_pop(struct db *d, unsigned dbi, const char *key, size_t klen, int left, uint64_t count,
            struct db_vec *out);
 int db_llen(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t *n);
@@ -774,10 +774,10 @@ int db_llen(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t *
 int db_lstore(struct db *d, unsigned dbi, const char *dst, size_t dstn, const struct db_vec *v);
 int db_lrange(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t start,
               int64_t stop, struct db_vec *out);
-/* ENC_ENOTFOUND when absent or out of range. */
+/* KV_ENOTFOUND when absent or out of range. */
 int db_lindex(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t idx, char **v,
               size_t *vn);
-/* ENC_ENOTFOUND: no such key; ENC_ERANGE: index out of range. */
+/* KV_ENOTFOUND: no such key; KV_ERANGE: index out of range. */
 int db_lset(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t idx,
             const char *v, size_t vn);
 int db_lrem(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t count,
@@ -792,7 +792,7 @@ int db_ltrim(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t s
  * all, maxlen 0 = whole list. *pos is malloc'd (NULL when none). */
 int db_lpos(struct db *d, unsigned dbi, const char *key, size_t klen, const char *e, size_t en,
             int64_t rank, uint64_t count, uint64_t maxlen, int64_t **pos, size_t *npos);
-/* LMOVE/RPOPLPUSH. ENC_ENOTFOUND when src is absent. */
+/* LMOVE/RPOPLPUSH. KV_ENOTFOUND when src is absent. */
 int db_lmove(struct db *d, unsigned dbi, const char *src, size_t srcn, const char *dst,
              size_t dstn, int from_left, int to_left, char **v, size_t *vn);
 
@@ -800,12 +800,5 @@ int db_lmove(struct db *d, unsigned dbi, const char *src, size_t srcn, const cha
 
 /* Redis glob matching (*, ?, [abc], [^a-z], \x), optionally case-folded. */
 int db_glob_match(const char *pat, size_t patn, const char *s, size_t sn, int nocase);
-/* Redis's long double parse for INCRBYFLOAT: 0 or ENC_ENOTFLOAT. */
-int db_str2ld(const char *s, size_t n, long double *out);
-/* Formats as Redis's human long double (%.17Lf without trailing zeros).
- * Returns the length written into out (cap >= DB_LDSTR_MAX). */
-size_t db_ld2str(char *out, size_t cap, long double v);
-/* Formats a score as Redis 7.0 replies do (%.17g; inf, -inf). */
-size_t db_d2str(char *out, size_t cap, double v);
 
 #endif

@@ -77,7 +77,7 @@ int db_hmget(struct db *d, unsigned dbi, const char *key, size_t klen, const str
 {
     struct db_kc kc;
     int rc = kc_open(d, &kc, dbi, key, klen, ENC_TYPE_HASH);
-    if (rc == ENC_ENOTFOUND) {
+    if (rc == KV_ENOTFOUND) {
         for (size_t i = 0; i < n; i++)
             db_vec_push_nil(out);
         rc = 0;
@@ -110,7 +110,7 @@ static void remove_one(void *arg, size_t i, const char *v, size_t vn)
     if (a->kc->m.type == ENC_TYPE_ZSET) {
         if (vn != 8) {
             if (a->rc == 0)
-                a->rc = ENC_ECORRUPT;
+                a->rc = KV_ECORRUPT;
             return;
         }
         k = kc_score(a->kc, enc_score_get(v), f->p, f->n, &kn);
@@ -129,7 +129,7 @@ int db_remove_members(struct db *d, unsigned dbi, const char *key, size_t klen, 
     db_begin(d);
     *removed = 0;
     int rc = kc_open(d, &kc, dbi, key, klen, type);
-    if (rc == ENC_ENOTFOUND) {
+    if (rc == KV_ENOTFOUND) {
         rc = 0;
         goto out;
     }
@@ -164,7 +164,7 @@ int db_coll_size(struct db *d, unsigned dbi, const char *key, size_t klen, int t
     if (rc == 0)
         rc = kc_size(d, &kc, n);
     kc_free(&kc);
-    return rc == ENC_ENOTFOUND ? 0 : rc;
+    return rc == KV_ENOTFOUND ? 0 : rc;
 }
 
 int db_hlen(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t *n)
@@ -183,7 +183,7 @@ int db_has_member(struct db *d, unsigned dbi, const char *key, size_t klen, int 
         rc = db_rhas(d, STOR_CF_SUB, k, kn, true);
     }
     kc_free(&kc);
-    return rc == ENC_ENOTFOUND ? 0 : rc;
+    return rc == KV_ENOTFOUND ? 0 : rc;
 }
 
 int db_hexists(struct db *d, unsigned dbi, const char *key, size_t klen, const char *f,
@@ -203,7 +203,7 @@ int db_hstrlen(struct db *d, unsigned dbi, const char *key, size_t klen, const c
         *n = vn;
         free(v);
     }
-    return rc == ENC_ENOTFOUND ? 0 : rc;
+    return rc == KV_ENOTFOUND ? 0 : rc;
 }
 
 int db_hgetall(struct db *d, unsigned dbi, const char *key, size_t klen, int what,
@@ -227,7 +227,7 @@ int db_hgetall(struct db *d, unsigned dbi, const char *key, size_t klen, int wha
         stor_it_free(it);
     }
     kc_free(&kc);
-    return rc == ENC_ENOTFOUND ? 0 : rc;
+    return rc == KV_ENOTFOUND ? 0 : rc;
 }
 
 /* Shared read-modify-write of one hash field for HINCRBY/HINCRBYFLOAT: loads
@@ -243,7 +243,7 @@ static int hash_field_rmw(struct db *d, struct db_kc *kc, unsigned dbi, const ch
     const char *k = kc_sub(kc, f, fn, &kn);
     rc = db_rget(d, STOR_CF_SUB, k, kn, v, vn);
     *had = rc == 0;
-    if (rc == ENC_ENOTFOUND) {
+    if (rc == KV_ENOTFOUND) {
         *v = NULL;
         *vn = 0;
         rc = 0;
@@ -277,12 +277,12 @@ int db_hincrby(struct db *d, unsigned dbi, const char *key, size_t klen, const c
     if (rc)
         goto out;
     int64_t cur = 0;
-    if (had && enc_str2ll(v, vn, &cur)) {
-        rc = ENC_EHASHINT;
+    if (had && kv_str2ll(v, vn, &cur)) {
+        rc = KV_EHASHINT;
         goto out;
     }
     if ((delta > 0 && cur > INT64_MAX - delta) || (delta < 0 && cur < INT64_MIN - delta)) {
-        rc = ENC_EOVERFLOW;
+        rc = KV_EOVERFLOW;
         goto out;
     }
     cur += delta;
@@ -308,16 +308,16 @@ int db_hincrbyfloat(struct db *d, unsigned dbi, const char *key, size_t klen, co
     if (rc)
         goto out;
     long double cur = 0;
-    if (had && db_str2ld(v, vn, &cur)) {
-        rc = ENC_EHASHFLOAT;
+    if (had && kv_str2ld(v, vn, &cur)) {
+        rc = KV_EHASHFLOAT;
         goto out;
     }
     cur += delta;
     if (isnan(cur) || isinf(cur)) {
-        rc = ENC_ENANINF;
+        rc = KV_ENANINF;
         goto out;
     }
-    *outn = db_ld2str(out, DB_LDSTR_MAX, cur);
+    *outn = kv_ld2str(out, KV_LDSTR_MAX, cur);
     rc = hash_field_store(d, &kc, f, fn, out, *outn, had);
 out:
     free(v);
@@ -341,5 +341,5 @@ int db_hrandfield(struct db *d, unsigned dbi, const char *key, size_t klen, int6
             db_sample(d, &all, withvalues ? 2 : 1, count, out);
         db_vec_destroy(&all);
     }
-    return rc == ENC_ENOTFOUND ? 0 : rc;
+    return rc == KV_ENOTFOUND ? 0 : rc;
 }

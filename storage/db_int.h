@@ -14,7 +14,8 @@
 #include <string.h>
 
 #include "db.h"
-#include "stor_mem.h"
+#include "kv_crc.h"
+#include "kv_mem.h"
 
 /* A byte buffer with inline room for typical keys. */
 struct db_buf {
@@ -43,11 +44,11 @@ static inline void dbb_reserve(struct db_buf *b, size_t need)
         return;
     size_t cap = b->cap * 2 > need ? b->cap * 2 : need;
     if (b->p == b->inl) {
-        char *p = stor_xmalloc(cap);
+        char *p = kv_xmalloc(cap);
         memcpy(p, b->inl, b->n);
         b->p = p;
     } else {
-        b->p = stor_xrealloc(b->p, cap);
+        b->p = kv_xrealloc(b->p, cap);
     }
     b->cap = cap;
 }
@@ -94,7 +95,7 @@ int db_rtake(struct db *d, int cf, const char *k, size_t kn, char **v, size_t *v
  * commit. */
 int db_rget_adding(struct db *d, int cf, const char *k, size_t kn, char **v, size_t *vn);
 /* Up to DB_MANY point reads of one family at once (db_rget_many): the
- * caller sets k[], kn[]; the answers come in rc[] (0, ENC_ENOTFOUND or an
+ * caller sets k[], kn[]; the answers come in rc[] (0, KV_ENOTFOUND or an
  * error) and, on 0, v[] (malloc'd) and vn[]. */
 #define DB_MANY 64
 struct db_many {
@@ -140,13 +141,13 @@ int kc_load(struct db *d, struct db_kc *kc, unsigned dbi, const char *key, size_
  * only turn the filled entry into a negative one, evicting others for it. */
 int kc_take(struct db *d, struct db_kc *kc, unsigned dbi, const char *key, size_t klen);
 void kc_free(struct db_kc *kc);
-/* 0 if the key holds type, ENC_ENOTFOUND if absent, ENC_EWRONGTYPE. */
+/* 0 if the key holds type, KV_ENOTFOUND if absent, KV_EWRONGTYPE. */
 int kc_want(const struct db_kc *kc, int type);
-/* Loads and checks in one step: 0, ENC_ENOTFOUND, ENC_EWRONGTYPE or error. */
+/* Loads and checks in one step: 0, KV_ENOTFOUND, KV_EWRONGTYPE or error. */
 int kc_open(struct db *d, struct db_kc *kc, unsigned dbi, const char *key, size_t klen,
             int type);
 /* Loads for a write: 0 if the key holds type or is absent (then m is set up
- * as a fresh empty collection with a new version), ENC_EWRONGTYPE otherwise.
+ * as a fresh empty collection with a new version), KV_EWRONGTYPE otherwise.
  * An absence is not cached, the write putting the meta record, unless the
  * key filter says the key may have been written (the commit's key count
  * then finds the absence in the cache). */
@@ -281,7 +282,7 @@ static inline int db_bytes_cmp(const char *a, size_t an, const char *b, size_t b
     return c ? c : (an > bn) - (an < bn);
 }
 
-/* Writes or reads n bytes whole, continuing *crc (stor_crc32c) over them:
+/* Writes or reads n bytes whole, continuing *crc (kv_crc32c) over them:
  * 0, or -errno (-EIO for a file that ends early). */
 int db_write_all(int fd, const void *p, size_t n, uint32_t *crc);
 int db_read_all(int fd, void *p, size_t n, uint32_t *crc);

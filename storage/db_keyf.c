@@ -43,7 +43,7 @@ static void keyf_alloc(struct db_keyf_one *f, size_t bytes)
     }
     f->bits = aligned_alloc(align, bytes);
     if (!f->bits)
-        stor_oom(bytes);
+        kv_oom(bytes);
     if (align == KEYF_HUGE)
         (void)madvise(f->bits, bytes, MADV_HUGEPAGE); /* a hint: fine if refused */
     memset(f->bits, 0, bytes);

@@ -40,7 +40,7 @@ static int get_at(struct db *d, struct db_kc *kc, uint64_t pos, char **v, size_t
     size_t kn;
     const char *k = pos_key(kc, pos, &kn);
     int rc = take ? db_rtake(d, STOR_CF_SUB, k, kn, v, vn) : db_rget(d, STOR_CF_SUB, k, kn, v, vn);
-    return rc == ENC_ENOTFOUND ? ENC_ECORRUPT : rc; /* inside [head, tail): must exist */
+    return rc == KV_ENOTFOUND ? KV_ECORRUPT : rc; /* inside [head, tail): must exist */
 }
 
 static void list_push(struct db *d, struct db_kc *kc, int left, const struct db_str *v, size_t n)
@@ -138,7 +138,7 @@ struct stor_it *db_list_iter(struct db *d, struct db_kc *kc, uint64_t lo, uint64
 {
     size_t kn;
     const char *k = pos_key(kc, lo, &kn);
-    char *b = stor_xmalloc(2 * kn);
+    char *b = kv_xmalloc(2 * kn);
     memcpy(b, k, kn);
     k = pos_key(kc, hi, &kn);
     memcpy(b + kn, k, kn);
@@ -162,7 +162,7 @@ static int list_read(struct db *d, struct db_kc *kc, uint64_t from, uint64_t cou
     }
     int rc = stor_it_status(it);
     stor_it_free(it);
-    return rc == 0 && got != count ? ENC_ECORRUPT : rc;
+    return rc == 0 && got != count ? KV_ECORRUPT : rc;
 }
 
 int db_lrange(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t start,
@@ -181,7 +181,7 @@ int db_lrange(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t 
             rc = list_read(d, &kc, (uint64_t)start, count, out);
     }
     kc_free(&kc);
-    return rc == ENC_ENOTFOUND ? 0 : rc;
+    return rc == KV_ENOTFOUND ? 0 : rc;
 }
 
 /* Resolves a possibly negative index; false when out of range. */
@@ -203,7 +203,7 @@ int db_lindex(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t 
     uint64_t pos;
     int rc = kc_open(d, &kc, dbi, key, klen, ENC_TYPE_LIST);
     if (rc == 0)
-        rc = resolve_index(&kc, idx, &pos) ? get_at(d, &kc, pos, v, vn, false) : ENC_ENOTFOUND;
+        rc = resolve_index(&kc, idx, &pos) ? get_at(d, &kc, pos, v, vn, false) : KV_ENOTFOUND;
     kc_free(&kc);
     return rc;
 }
@@ -220,7 +220,7 @@ int db_lset(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t id
             put_at(d, &kc, pos, v, vn);
             rc = db_commit(d);
         } else {
-            rc = ENC_ERANGE;
+            rc = KV_ERANGE;
         }
     }
     kc_free(&kc);
@@ -266,7 +266,7 @@ int db_lrem(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t co
         rc = list_read(d, &kc, 0, kc.m.size, &all);
     if (rc)
         goto out;
-    keep = stor_xmalloc(all.n ? all.n : 1);
+    keep = kv_xmalloc(all.n ? all.n : 1);
     memset(keep, 1, all.n);
     uint64_t limit = count == 0 ? UINT64_MAX : count < 0 ? (uint64_t)-(count + 1) + 1 : (uint64_t)count;
     for (size_t j = 0; j < all.n && *removed < limit; j++) {
@@ -282,7 +282,7 @@ out:
     free(keep);
     db_vec_destroy(&all);
     kc_free(&kc);
-    return rc == ENC_ENOTFOUND ? 0 : rc;
+    return rc == KV_ENOTFOUND ? 0 : rc;
 }
 
 int db_linsert(struct db *d, unsigned dbi, const char *key, size_t klen, int before,
@@ -325,7 +325,7 @@ int db_linsert(struct db *d, unsigned dbi, const char *key, size_t klen, int bef
 out:
     db_vec_destroy(&all);
     kc_free(&kc);
-    return rc == ENC_ENOTFOUND ? 0 : rc;
+    return rc == KV_ENOTFOUND ? 0 : rc;
 }
 
 int db_ltrim(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t start,
@@ -353,7 +353,7 @@ int db_ltrim(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t s
             rc = 1;
     }
     kc_free(&kc);
-    return rc == ENC_ENOTFOUND ? 0 : rc;
+    return rc == KV_ENOTFOUND ? 0 : rc;
 }
 
 int db_lpos(struct db *d, unsigned dbi, const char *key, size_t klen, const char *e, size_t en,
@@ -365,7 +365,7 @@ int db_lpos(struct db *d, unsigned dbi, const char *key, size_t klen, const char
     int rc = kc_open(d, &kc, dbi, key, klen, ENC_TYPE_LIST);
     if (rc) {
         kc_free(&kc);
-        return rc == ENC_ENOTFOUND ? 0 : rc;
+        return rc == KV_ENOTFOUND ? 0 : rc;
     }
     bool back = rank < 0;
     uint64_t skip = back ? (uint64_t)-(rank + 1) : (uint64_t)(rank - 1);
@@ -384,7 +384,7 @@ int db_lpos(struct db *d, unsigned dbi, const char *key, size_t klen, const char
             } else {
                 if (*npos == cap) {
                     cap = cap ? cap * 2 : 8;
-                    *pos = stor_xrealloc(*pos, cap * sizeof **pos);
+                    *pos = kv_xrealloc(*pos, cap * sizeof **pos);
                 }
                 (*pos)[(*npos)++] = back ? (int64_t)(kc.m.size - 1 - seen) : (int64_t)seen;
                 if (count && *npos >= count)
@@ -422,7 +422,7 @@ int db_lmove(struct db *d, unsigned dbi, const char *src, size_t srcn, const cha
     if ((rc = kc_load(d, &t, dbi, dst, dstn)))
         goto out;
     if (t.m.type != ENC_TYPE_NONE && t.m.type != ENC_TYPE_LIST) {
-        rc = ENC_EWRONGTYPE;
+        rc = KV_EWRONGTYPE;
         goto out;
     }
     kc_free(&t);
@@ -441,7 +441,7 @@ int db_lmove(struct db *d, unsigned dbi, const char *src, size_t srcn, const cha
     struct db_str e = {db_vec_ptr(&one, 0), db_vec_len(&one, 0)};
     list_push(d, to, to_left, &e, 1);
     if ((rc = db_commit(d)) == 0) {
-        *v = stor_xmemdup(e.p, e.n);
+        *v = kv_xmemdup(e.p, e.n);
         *vn = e.n;
     }
 out:

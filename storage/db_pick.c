@@ -94,9 +94,9 @@ static void reserve(struct db_pick_ix *ix, size_t need)
     size_t cap = ix->cap ? ix->cap : 64;
     while (cap < need)
         cap *= 2;
-    ix->piv = stor_xrealloc(ix->piv, cap * sizeof *ix->piv);
-    ix->pivn = stor_xrealloc(ix->pivn, cap * sizeof *ix->pivn);
-    ix->ub = stor_xrealloc(ix->ub, cap * sizeof *ix->ub);
+    ix->piv = kv_xrealloc(ix->piv, cap * sizeof *ix->piv);
+    ix->pivn = kv_xrealloc(ix->pivn, cap * sizeof *ix->pivn);
+    ix->ub = kv_xrealloc(ix->ub, cap * sizeof *ix->ub);
     ix->cap = cap;
 }
 
@@ -108,7 +108,7 @@ static void insert_bucket(struct db_pick_ix *ix, size_t at, const char *m, size_
     memmove(ix->piv + at + 1, ix->piv + at, (ix->k - at) * sizeof *ix->piv);
     memmove(ix->pivn + at + 1, ix->pivn + at, (ix->k - at) * sizeof *ix->pivn);
     memmove(ix->ub + at + 1, ix->ub + at, (ix->k - at) * sizeof *ix->ub);
-    ix->piv[at] = stor_xmemdup(m, mn);
+    ix->piv[at] = kv_xmemdup(m, mn);
     ix->pivn[at] = (uint32_t)mn;
     ix->ub[at] = ub;
     ix->pivbytes += mn;
@@ -221,10 +221,10 @@ static int build(struct db_kc *kc, struct stor_it *it, struct db_pick_ix *ix, si
  * large an index). */
 static struct db_pick_ix *make(struct db_kc *kc, struct stor_it *it, size_t limit, int *rc)
 {
-    struct db_pick_ix *ix = stor_xmalloc(sizeof *ix);
+    struct db_pick_ix *ix = kv_xmalloc(sizeof *ix);
     memset(ix, 0, sizeof *ix);
     ix->dbi = kc->dbi;
-    ix->key = stor_xmemdup(kc->key, kc->klen);
+    ix->key = kv_xmemdup(kc->key, kc->klen);
     ix->klen = kc->klen;
     ix->version = kc->m.version;
     reserve(ix, 1);
@@ -298,7 +298,7 @@ static int push_pick(struct db_kc *kc, struct stor_it *it, int how, struct db_ve
     double score = 1.0;
     if (how == DB_PICK_SCORES) {
         if (vn != 8)
-            return ENC_ECORRUPT;
+            return KV_ECORRUPT;
         score = enc_score_get(v);
     }
     db_vec_push(out, m, mn, score);
@@ -341,7 +341,7 @@ int db_pick(struct db *d, struct db_kc *kc, int64_t count, int how, struct db_ve
         size_t cap = 16;
         while (cap < 2 * want)
             cap *= 2;
-        s.slot = stor_xmalloc(cap * sizeof *s.slot);
+        s.slot = kv_xmalloc(cap * sizeof *s.slot);
         memset(s.slot, 0, cap * sizeof *s.slot);
         s.mask = cap - 1;
     }

@@ -116,7 +116,7 @@ static void count_walk(struct db *d, struct db_kc *kc, int ci)
 static struct db_scache_e *entry(struct db_scache *c, const struct db_kc *kc, bool *same)
 {
     if (!c->e)
-        c->e = stor_xcalloc(DB_SCACHE_SLOTS, sizeof *c->e);
+        c->e = kv_xcalloc(DB_SCACHE_SLOTS, sizeof *c->e);
     struct db_scache_e *e = &c->e[slot_of(kc->dbi, kc->key, kc->klen)];
     *same = e->key && e->dbi == kc->dbi && e->version == kc->m.version &&
             e->klen == kc->klen && memcmp(e->key, kc->key, kc->klen) == 0;
@@ -129,7 +129,7 @@ static void take(struct db_scache *c, struct db_scache_e *e, const struct db_kc 
     drop(c, e);
     e->dbi = kc->dbi;
     e->version = kc->m.version;
-    e->key = stor_xmemdup(kc->key, kc->klen);
+    e->key = kv_xmemdup(kc->key, kc->klen);
     e->klen = kc->klen;
     e->big = 0;
     e->lazy = 0;

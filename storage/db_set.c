@@ -73,7 +73,7 @@ int db_smembers(struct db *d, unsigned dbi, const char *key, size_t klen, struct
     if (rc == 0)
         rc = set_members(d, &kc, out);
     kc_free(&kc);
-    return rc == ENC_ENOTFOUND ? 0 : rc;
+    return rc == KV_ENOTFOUND ? 0 : rc;
 }
 
 int db_sismember(struct db *d, unsigned dbi, const char *key, size_t klen, const char *m,
@@ -97,7 +97,7 @@ int db_smismember(struct db *d, unsigned dbi, const char *key, size_t klen,
     if (rc == 0)
         rc = kc_read_subs(d, &kc, m, n, true, ismember_one, is);
     kc_free(&kc);
-    return rc == ENC_ENOTFOUND ? 0 : rc;
+    return rc == KV_ENOTFOUND ? 0 : rc;
 }
 
 int db_scard(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t *n)
@@ -121,7 +121,7 @@ int db_srandmember(struct db *d, unsigned dbi, const char *key, size_t klen, int
         db_vec_destroy(&all);
     }
     kc_free(&kc);
-    return rc == ENC_ENOTFOUND ? 0 : rc;
+    return rc == KV_ENOTFOUND ? 0 : rc;
 }
 
 int db_spop(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t count,
@@ -169,7 +169,7 @@ int db_smove(struct db *d, unsigned dbi, const char *src, size_t srcn, const cha
     db_begin(d);
     int rc = kc_open(d, &s, dbi, src, srcn, ENC_TYPE_SET);
     int rc2 = kc_open_write(d, &t, dbi, dst, dstn, ENC_TYPE_SET);
-    if (rc == ENC_ENOTFOUND) {
+    if (rc == KV_ENOTFOUND) {
         rc = 0; /* no source set: nothing moves, whatever dst holds */
         goto out;
     }
@@ -221,7 +221,7 @@ static int open_all(struct db *d, unsigned dbi, const struct db_str *keys, size_
         int t = kcs[i].m.type;
         if (r == 0 && t != ENC_TYPE_NONE && t != ENC_TYPE_SET &&
             !(accept_zset && t == ENC_TYPE_ZSET))
-            r = ENC_EWRONGTYPE;
+            r = KV_EWRONGTYPE;
         if (r && !rc)
             rc = r;
     }
@@ -263,7 +263,7 @@ static int setop(struct db *d, unsigned dbi, int op, const struct db_str *keys, 
 {
     if (nkeys == 0)
         return 0;
-    struct db_kc *kcs = stor_xmalloc(nkeys * sizeof *kcs);
+    struct db_kc *kcs = kv_xmalloc(nkeys * sizeof *kcs);
     memset(kcs, 0, nkeys * sizeof *kcs);
     int rc = open_all(d, dbi, keys, nkeys, kcs, 0);
     if (rc)

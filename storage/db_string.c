@@ -35,7 +35,7 @@ int db_get(struct db *d, unsigned dbi, const char *key, size_t klen, char **v, s
     struct db_kc kc;
     int rc = kc_open(d, &kc, dbi, key, klen, ENC_TYPE_STRING);
     if (rc == 0) {
-        *v = stor_xmemdup(kc.m.value, kc.m.vlen);
+        *v = kv_xmemdup(kc.m.value, kc.m.vlen);
         *vn = kc.m.vlen;
     }
     kc_free(&kc);
@@ -89,10 +89,10 @@ int db_set(struct db *d, unsigned dbi, const char *key, size_t klen, const char 
     bool exists = kc.m.type != ENC_TYPE_NONE;
     if ((flags & DB_SET_GET) && exists) {
         if (kc.m.type != ENC_TYPE_STRING) {
-            rc = ENC_EWRONGTYPE;
+            rc = KV_EWRONGTYPE;
             goto out;
         }
-        *old = stor_xmemdup(kc.m.value, kc.m.vlen);
+        *old = kv_xmemdup(kc.m.value, kc.m.vlen);
         *oldn = kc.m.vlen;
     }
     if (((flags & DB_SET_NX) && exists) || ((flags & DB_SET_XX) && !exists)) {
@@ -125,7 +125,7 @@ int db_getdel(struct db *d, unsigned dbi, const char *key, size_t klen, char **v
         kc_del_read(d, &kc);
         rc = db_commit(d);
         if (rc == 0) {
-            *v = stor_xmemdup(kc.m.value, kc.m.vlen);
+            *v = kv_xmemdup(kc.m.value, kc.m.vlen);
             *vn = kc.m.vlen;
         }
     }
@@ -141,7 +141,7 @@ int db_getex(struct db *d, unsigned dbi, const char *key, size_t klen, int mode,
     int rc = kc_open(d, &kc, dbi, key, klen, ENC_TYPE_STRING);
     if (rc)
         goto out;
-    *v = stor_xmemdup(kc.m.value, kc.m.vlen);
+    *v = kv_xmemdup(kc.m.value, kc.m.vlen);
     *vn = kc.m.vlen;
     if (mode == DB_GETEX_SET && expire_ms <= stor_now_ms()) {
         kc_del_meta(d, &kc); /* a time already past deletes the key, as in Redis */
@@ -169,7 +169,7 @@ int db_mset(struct db *d, unsigned dbi, const struct db_str *kv, size_t npairs, 
     db_begin(d);
     int rc = 0;
     if (nx) {
-        struct db_str *keys = stor_xmalloc(npairs * sizeof *keys);
+        struct db_str *keys = kv_xmalloc(npairs * sizeof *keys);
         uint64_t present;
         for (size_t i = 0; i < npairs; i++)
             keys[i] = kv[2 * i];
@@ -190,13 +190,13 @@ int db_mset(struct db *d, unsigned dbi, const struct db_str *kv, size_t npairs, 
 }
 
 /* Loads a string for a read-modify-write: 0 with the key present or absent
- * (kc.m.type tells), ENC_EWRONGTYPE otherwise. */
+ * (kc.m.type tells), KV_EWRONGTYPE otherwise. */
 static int open_string_rmw(struct db *d, struct db_kc *kc, unsigned dbi, const char *key,
                            size_t klen)
 {
     int rc = kc_load(d, kc, dbi, key, klen);
     if (rc == 0 && kc->m.type != ENC_TYPE_NONE && kc->m.type != ENC_TYPE_STRING)
-        rc = ENC_EWRONGTYPE;
+        rc = KV_EWRONGTYPE;
     return rc;
 }
 
@@ -210,10 +210,10 @@ int db_append(struct db *d, unsigned dbi, const char *key, size_t klen, const ch
         goto out;
     size_t oldn = kc.m.type == ENC_TYPE_NONE ? 0 : kc.m.vlen;
     if (oldn + vn > d->o.max_string) {
-        rc = ENC_ETOOBIG;
+        rc = KV_ETOOBIG;
         goto out;
     }
-    char *nv = stor_xmalloc(oldn + vn);
+    char *nv = kv_xmalloc(oldn + vn);
     if (oldn)
         memcpy(nv, kc.m.value, oldn);
     if (vn)
@@ -233,7 +233,7 @@ int db_strlen(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t
     int rc = kc_open(d, &kc, dbi, key, klen, ENC_TYPE_STRING);
     *len = rc == 0 ? kc.m.vlen : 0;
     kc_free(&kc);
-    return rc == ENC_ENOTFOUND ? 0 : rc;
+    return rc == KV_ENOTFOUND ? 0 : rc;
 }
 
 int db_incrby(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t delta,
@@ -245,10 +245,10 @@ int db_incrby(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t 
     if (rc)
         goto out;
     int64_t cur = 0;
-    if (kc.m.type == ENC_TYPE_STRING && (rc = enc_str2ll(kc.m.value, kc.m.vlen, &cur)))
+    if (kc.m.type == ENC_TYPE_STRING && (rc = kv_str2ll(kc.m.value, kc.m.vlen, &cur)))
         goto out;
     if ((delta > 0 && cur > INT64_MAX - delta) || (delta < 0 && cur < INT64_MIN - delta)) {
-        rc = ENC_EOVERFLOW;
+        rc = KV_EOVERFLOW;
         goto out;
     }
     cur += delta;
@@ -271,14 +271,14 @@ int db_incrbyfloat(struct db *d, unsigned dbi, const char *key, size_t klen, lon
     if (rc)
         goto out;
     long double cur = 0;
-    if (kc.m.type == ENC_TYPE_STRING && (rc = db_str2ld(kc.m.value, kc.m.vlen, &cur)))
+    if (kc.m.type == ENC_TYPE_STRING && (rc = kv_str2ld(kc.m.value, kc.m.vlen, &cur)))
         goto out;
     cur += delta;
     if (isnan(cur) || isinf(cur)) {
-        rc = ENC_ENANINF;
+        rc = KV_ENANINF;
         goto out;
     }
-    *outn = db_ld2str(out, DB_LDSTR_MAX, cur);
+    *outn = kv_ld2str(out, KV_LDSTR_MAX, cur);
     put_string(d, &kc, out, *outn);
     rc = commit_or(d, 0);
 out:
@@ -293,7 +293,7 @@ int db_getrange(struct db *d, unsigned dbi, const char *key, size_t klen, int64_
     int rc = kc_open(d, &kc, dbi, key, klen, ENC_TYPE_STRING);
     *v = NULL;
     *vn = 0;
-    if (rc == ENC_ENOTFOUND) {
+    if (rc == KV_ENOTFOUND) {
         rc = 0;
     } else if (rc == 0) {
         int64_t len = (int64_t)kc.m.vlen;
@@ -310,12 +310,12 @@ int db_getrange(struct db *d, unsigned dbi, const char *key, size_t klen, int64_
                 end = len - 1;
             if (len > 0 && start <= end) {
                 *vn = (size_t)(end - start + 1);
-                *v = stor_xmemdup(kc.m.value + start, *vn);
+                *v = kv_xmemdup(kc.m.value + start, *vn);
             }
         }
     }
     if (rc == 0 && !*v)
-        *v = stor_xmalloc(1);
+        *v = kv_xmalloc(1);
     kc_free(&kc);
     return rc;
 }
@@ -333,11 +333,11 @@ int db_setrange(struct db *d, unsigned dbi, const char *key, size_t klen, uint64
     if (vn == 0)
         goto out; /* nothing to write: no key is created, none changes */
     if (off > d->o.max_string || off + vn > d->o.max_string) {
-        rc = ENC_ETOOBIG;
+        rc = KV_ETOOBIG;
         goto out;
     }
     size_t nn = off + vn > oldn ? off + vn : oldn;
-    char *nv = stor_xmalloc(nn);
+    char *nv = kv_xmalloc(nn);
     memset(nv, 0, nn);
     if (oldn)
         memcpy(nv, kc.m.value, oldn);
@@ -362,7 +362,7 @@ int db_setbit(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t
     size_t oldn = kc.m.type == ENC_TYPE_NONE ? 0 : kc.m.vlen;
     uint64_t byte = bit >> 3;
     if (byte >= d->o.max_string) {
-        rc = ENC_ETOOBIG;
+        rc = KV_ETOOBIG;
         goto out;
     }
     unsigned char mask = (unsigned char)(0x80u >> (bit & 7));
@@ -373,7 +373,7 @@ int db_setbit(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t
     if (byte < oldn && *old == (on != 0))
         goto out;
     size_t nn = byte + 1 > oldn ? (size_t)byte + 1 : oldn;
-    unsigned char *nv = stor_xmalloc(nn);
+    unsigned char *nv = kv_xmalloc(nn);
     if (oldn)
         memcpy(nv, kc.m.value, oldn);
     memset(nv + oldn, 0, nn - oldn);
@@ -391,7 +391,7 @@ out:
 int db_bitop(struct db *d, unsigned dbi, int op, const char *dst, size_t dstn,
              const struct db_str *keys, size_t nkeys, uint64_t *len)
 {
-    struct db_kc *src = stor_xmalloc(nkeys * sizeof *src);
+    struct db_kc *src = kv_xmalloc(nkeys * sizeof *src);
     struct db_kc t;
     size_t loaded = 0, maxn = 0;
     unsigned char *out = NULL;
@@ -424,7 +424,7 @@ int db_bitop(struct db *d, unsigned dbi, int op, const char *dst, size_t dstn,
         kc_free(&t);
         goto out;
     }
-    out = stor_xmalloc(maxn);
+    out = kv_xmalloc(maxn);
     for (size_t i = 0; i < maxn; i++) {
         /* A shorter source reads as zero bytes past its end. */
         unsigned char acc = i < src[0].m.vlen ? (unsigned char)src[0].m.value[i] : 0;
@@ -543,7 +543,7 @@ int db_bitfield(struct db *d, unsigned dbi, const char *key, size_t klen, const 
     /* With a write, the string first grows to the farthest field written,
      * whatever the writes then do (Redis's order). */
     size_t nn = need > len ? need : len;
-    unsigned char *buf = stor_xmalloc(nn ? nn : 1);
+    unsigned char *buf = kv_xmalloc(nn ? nn : 1);
     if (len)
         memcpy(buf, kc.m.value, len);
     memset(buf + len, 0, nn - len);
@@ -580,8 +580,8 @@ int db_bitfield(struct db *d, unsigned dbi, const char *key, size_t klen, const 
 
 /* ---- HyperLogLog ---- */
 
-/* Loads key for a sketch operation: ENC_EWRONGTYPE for another type,
- * ENC_ENOTHLL for a string that is not a sketch; a missing key is fine
+/* Loads key for a sketch operation: KV_EWRONGTYPE for another type,
+ * KV_ENOTHLL for a string that is not a sketch; a missing key is fine
  * (kc->m.type ENC_TYPE_NONE). */
 static int open_hll(struct db *d, struct db_kc *kc, unsigned dbi, const char *key, size_t klen,
                     bool *dense)
@@ -590,7 +590,7 @@ static int open_hll(struct db *d, struct db_kc *kc, unsigned dbi, const char *ke
     *dense = false;
     if (rc == 0 && kc->m.type == ENC_TYPE_STRING &&
         hll_check(kc->m.value, kc->m.vlen, dense) != HLL_OK)
-        rc = ENC_ENOTHLL;
+        rc = KV_ENOTHLL;
     return rc;
 }
 
@@ -606,7 +606,7 @@ int db_pfadd(struct db *d, unsigned dbi, const char *key, size_t klen,
     bool fresh = kc.m.type == ENC_TYPE_NONE;
     if (dense) {
         /* In place: a dense sketch needs no decoding. */
-        char *v = stor_xmemdup(kc.m.value, kc.m.vlen);
+        char *v = kv_xmemdup(kc.m.value, kc.m.vlen);
         bool grew = false;
         for (size_t i = 0; i < n; i++)
             grew |= hll_dense_add(v, elems[i].p, elems[i].n);
@@ -622,7 +622,7 @@ int db_pfadd(struct db *d, unsigned dbi, const char *key, size_t klen,
     /* Sparse (a new sketch is): edited as runs of equal registers. */
     struct hll_runs *runs = fresh ? hll_runs_empty() : NULL;
     if (!fresh && hll_runs_decode(kc.m.value, kc.m.vlen, &runs) != HLL_OK) {
-        rc = ENC_EHLLCORRUPT;
+        rc = KV_EHLLCORRUPT;
         goto out;
     }
     bool grew = false;
@@ -651,7 +651,7 @@ static int hll_fold(struct db *d, unsigned dbi, const char *key, size_t klen, ui
     int rc = open_hll(d, &kc, dbi, key, klen, dense);
     if (rc == 0 && kc.m.type != ENC_TYPE_NONE) {
         if (hll_decode(kc.m.value, kc.m.vlen, scratch) != HLL_OK)
-            rc = ENC_EHLLCORRUPT;
+            rc = KV_EHLLCORRUPT;
         for (size_t j = 0; j < HLL_REGS && !rc; j++)
             if (scratch[j] > all[j])
                 all[j] = scratch[j];
@@ -671,10 +671,10 @@ static int pfcount_one(struct db *d, unsigned dbi, const char *key, size_t klen,
     int rc = open_hll(d, &kc, dbi, key, klen, &dense);
     if (rc == 0 && kc.m.type != ENC_TYPE_NONE && !hll_cached(kc.m.value, kc.m.vlen, card)) {
         if (hll_decode(kc.m.value, kc.m.vlen, regs) != HLL_OK) {
-            rc = ENC_EHLLCORRUPT;
+            rc = KV_EHLLCORRUPT;
         } else {
             *card = hll_count(regs);
-            char *v = stor_xmemdup(kc.m.value, kc.m.vlen);
+            char *v = kv_xmemdup(kc.m.value, kc.m.vlen);
             hll_set_cached(v, *card);
             put_string(d, &kc, v, kc.m.vlen);
             db_commit(d); /* only a cache: a count stands without it */
@@ -688,7 +688,7 @@ static int pfcount_one(struct db *d, unsigned dbi, const char *key, size_t klen,
 int db_pfcount(struct db *d, unsigned dbi, const struct db_str *keys, size_t n,
                uint64_t *card)
 {
-    uint8_t *all = stor_xmalloc(HLL_REGS), *regs = stor_xmalloc(HLL_REGS);
+    uint8_t *all = kv_xmalloc(HLL_REGS), *regs = kv_xmalloc(HLL_REGS);
     memset(all, 0, HLL_REGS);
     db_begin(d);
     int rc = 0;
@@ -707,7 +707,7 @@ int db_pfcount(struct db *d, unsigned dbi, const struct db_str *keys, size_t n,
 int db_pfmerge(struct db *d, unsigned dbi, const char *dst, size_t dstn,
                const struct db_str *srcs, size_t n)
 {
-    uint8_t *all = stor_xmalloc(HLL_REGS), *regs = stor_xmalloc(HLL_REGS);
+    uint8_t *all = kv_xmalloc(HLL_REGS), *regs = kv_xmalloc(HLL_REGS);
     memset(all, 0, HLL_REGS);
     bool any_dense = false, dense;
     db_begin(d);

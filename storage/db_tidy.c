@@ -54,7 +54,7 @@ void db_walk_start(struct db *d, struct db_kc *kc)
 static void compact_key(struct db *d, struct db_kc *kc)
 {
     size_t pl = kc_prefix_len(kc);
-    char *hi = stor_xmemdup(kc->sk.p, pl);
+    char *hi = kv_xmemdup(kc->sk.p, pl);
     db_prefix_successor(hi, pl); /* the bounds kc_iter walks in */
     struct stor_range r[2];
     size_t n = 0;
@@ -91,7 +91,7 @@ void db_walk_end(struct db_kc *kc)
     struct db_tidy_note *t = &d->tidy[d->ntidy++];
     t->dbi = kc->dbi;
     t->version = kc->m.version;
-    t->key = stor_xmemdup(kc->key, kc->klen);
+    t->key = kv_xmemdup(kc->key, kc->klen);
     t->klen = kc->klen;
 }
 

@@ -98,60 +98,11 @@ int db_glob_match(const char *pat, size_t patn, const char *s, size_t sn, int no
     return pi == patn;
 }
 
-int db_str2ld(const char *s, size_t n, long double *out)
-{
-    char buf[DB_LDSTR_MAX];
-    if (n == 0 || n >= sizeof buf)
-        return ENC_ENOTFLOAT;
-    memcpy(buf, s, n);
-    buf[n] = '\0';
-    if (isspace((unsigned char)buf[0]))
-        return ENC_ENOTFLOAT;
-    char *end;
-    errno = 0;
-    long double v = strtold(buf, &end);
-    if ((size_t)(end - buf) != n || isnan(v) || errno == EINVAL)
-        return ENC_ENOTFLOAT;
-    if (errno == ERANGE && (isinf(v) || v == 0))
-        return ENC_ENOTFLOAT;
-    *out = v;
-    return 0;
-}
-
-size_t db_ld2str(char *out, size_t cap, long double v)
-{
-    if (isinf(v))
-        return (size_t)snprintf(out, cap, "%s", v > 0 ? "inf" : "-inf");
-    int l = snprintf(out, cap, "%.17Lf", v);
-    if (l < 0 || (size_t)l >= cap)
-        return 0;
-    if (memchr(out, '.', (size_t)l)) {
-        while (out[l - 1] == '0')
-            l--;
-        if (out[l - 1] == '.')
-            l--;
-    }
-    if (l == 2 && out[0] == '-' && out[1] == '0') {
-        out[0] = '0';
-        l = 1;
-    }
-    out[l] = '\0';
-    return (size_t)l;
-}
-
-size_t db_d2str(char *out, size_t cap, double v)
-{
-    if (isinf(v))
-        return (size_t)snprintf(out, cap, "%s", v > 0 ? "inf" : "-inf");
-    int l = snprintf(out, cap, "%.17g", v);
-    return l < 0 ? 0 : (size_t)l;
-}
-
 /* ---- whole reads and writes ---- */
 
 int db_write_all(int fd, const void *p, size_t n, uint32_t *crc)
 {
-    *crc = stor_crc32c(*crc, p, n);
+    *crc = kv_crc32c(*crc, p, n);
     for (const char *b = p; n;) {
         ssize_t w = write(fd, b, n);
         if (w < 0 && errno == EINTR)
@@ -172,7 +123,7 @@ int db_read_all(int fd, void *p, size_t n, uint32_t *crc)
             continue;
         if (r <= 0)
             return r < 0 ? -errno : -EIO; /* 0: the file ends early */
-        *crc = stor_crc32c(*crc, b, (size_t)r);
+        *crc = kv_crc32c(*crc, b, (size_t)r);
         b += r;
         n -= (size_t)r;
     }

@@ -55,7 +55,7 @@ static void set_key(char **p, size_t *pn, const char *k, size_t kn)
     if (*p && *pn == kn && memcmp(*p, k, kn) == 0)
         return;
     free(*p);
-    *p = stor_xmemdup(k, kn);
+    *p = kv_xmemdup(k, kn);
     *pn = kn;
 }
 
@@ -72,7 +72,7 @@ static void learn(void *arg, int dir, const char *k, size_t kn)
         e = &z->e[h % DB_ZEDGE_N];
         entry_clear(z, e); /* another set's: the newer walk wins the slot */
         e->h = h;
-        e->pre = stor_xmemdup(k, pn);
+        e->pre = kv_xmemdup(k, pn);
         e->pn = pn;
         z->n++;
     }
@@ -94,7 +94,7 @@ struct stor_it *db_zedge_iter(struct db *d, const char *pre, size_t pn, const ch
      * byte added: the next key up. */
     char small[160];
     size_t hin = e->hi ? e->hin + 1 : pn;
-    char *hi = hin <= sizeof small ? small : stor_xmalloc(hin);
+    char *hi = hin <= sizeof small ? small : kv_xmalloc(hin);
     if (e->hi) {
         memcpy(hi, e->hi, e->hin);
         hi[e->hin] = 0;

@@ -16,7 +16,7 @@ static double norm0(double s)
     return s == 0 ? 0.0 : s;
 }
 
-/* Reads a member's score: 0, ENC_ENOTFOUND or an error. adding: the
+/* Reads a member's score: 0, KV_ENOTFOUND or an error. adding: the
  * caller puts the member if it is absent (db_rget_adding). */
 static int zget(struct db *d, struct db_kc *kc, const char *m, size_t mn, double *score,
                 bool adding)
@@ -31,7 +31,7 @@ static int zget(struct db *d, struct db_kc *kc, const char *m, size_t mn, double
     if (vn == 8)
         *score = enc_score_get(v);
     else
-        rc = ENC_ECORRUPT;
+        rc = KV_ECORRUPT;
     free(v);
     return rc;
 }
@@ -70,7 +70,7 @@ int db_zadd(struct db *d, unsigned dbi, const char *key, size_t klen, const doub
     for (size_t i = 0; i < n; i++) {
         double cur = 0, ns = scores[i];
         int r = zget(d, &kc, m[i].p, m[i].n, &cur, !(flags & DB_ZADD_XX));
-        if (r && r != ENC_ENOTFOUND) {
+        if (r && r != KV_ENOTFOUND) {
             rc = r;
             goto out;
         }
@@ -78,7 +78,7 @@ int db_zadd(struct db *d, unsigned dbi, const char *key, size_t klen, const doub
         if (flags & DB_ZADD_INCR) {
             ns = (exists ? cur : 0) + scores[i];
             if (isnan(ns)) {
-                rc = ENC_EZNAN;
+                rc = KV_EZNAN;
                 goto out;
             }
         }
@@ -144,7 +144,7 @@ static void zmscore_one(void *arg, size_t i, const char *v, size_t vn)
     if (v && vn == 8)
         o->score[i] = enc_score_get(v);
     else if (v && o->rc == 0)
-        o->rc = ENC_ECORRUPT;
+        o->rc = KV_ECORRUPT;
 }
 
 int db_zmscore(struct db *d, unsigned dbi, const char *key, size_t klen,
@@ -160,7 +160,7 @@ int db_zmscore(struct db *d, unsigned dbi, const char *key, size_t klen,
     kc_free(&kc);
     if (rc == 0)
         rc = o.rc;
-    return rc == ENC_ENOTFOUND ? 0 : rc;
+    return rc == KV_ENOTFOUND ? 0 : rc;
 }
 
 int db_zcard(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t *n)
@@ -372,7 +372,7 @@ int db_zrange(struct db *d, unsigned dbi, const char *key, size_t klen,
     if (rc == 0)
         rc = zcollect(d, &kc, sp, out, &n);
     kc_free(&kc);
-    return rc == ENC_ENOTFOUND ? 0 : rc;
+    return rc == KV_ENOTFOUND ? 0 : rc;
 }
 
 int db_zcount(struct db *d, unsigned dbi, const char *key, size_t klen,
@@ -388,7 +388,7 @@ int db_zcount(struct db *d, unsigned dbi, const char *key, size_t klen,
     if (rc == 0)
         rc = zcollect(d, &kc, &s, NULL, n);
     kc_free(&kc);
-    return rc == ENC_ENOTFOUND ? 0 : rc;
+    return rc == KV_ENOTFOUND ? 0 : rc;
 }
 
 int db_zrangestore(struct db *d, unsigned dbi, const char *dst, size_t dstn, const char *src,
@@ -411,7 +411,7 @@ int db_zeach_score(struct db *d, unsigned dbi, const char *key, size_t klen,
     int rc = kc_open(d, &kc, dbi, key, klen, ENC_TYPE_ZSET);
     if (rc) {
         kc_free(&kc);
-        return rc == ENC_ENOTFOUND ? 0 : rc;
+        return rc == KV_ENOTFOUND ? 0 : rc;
     }
     size_t pl = kc_prefix_len(&kc);
     struct db_buf seek;
@@ -501,7 +501,7 @@ int db_zrank(struct db *d, unsigned dbi, const char *key, size_t klen, const cha
                     if (rc == 0 && side) /* all counted after it */
                         r = kc.m.size - 1 - count[1];
                     else if (rc == 0)
-                        rc = ENC_ECORRUPT; /* the member's score record is missing */
+                        rc = KV_ECORRUPT; /* the member's score record is missing */
                     found = true;
                     break;
                 }
@@ -561,7 +561,7 @@ int db_zremrange(struct db *d, unsigned dbi, const char *key, size_t klen,
         *removed = v.n;
     kc_free(&kc);
     db_vec_destroy(&v);
-    return rc == ENC_ENOTFOUND ? 0 : rc;
+    return rc == KV_ENOTFOUND ? 0 : rc;
 }
 
 int db_zpop(struct db *d, unsigned dbi, const char *key, size_t klen, int max, uint64_t count,
@@ -586,7 +586,7 @@ int db_zpop(struct db *d, unsigned dbi, const char *key, size_t klen, int max, u
     if (rc)
         db_vec_clear(out);
     kc_free(&kc);
-    return rc == ENC_ENOTFOUND ? 0 : rc;
+    return rc == KV_ENOTFOUND ? 0 : rc;
 }
 
 int db_zrandmember(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t count,
@@ -598,7 +598,7 @@ int db_zrandmember(struct db *d, unsigned dbi, const char *key, size_t klen, int
         rc = db_pick(d, &kc, count, DB_PICK_SCORES, out);
     kc_free(&kc);
     if (rc != DB_PICK_READ_ALL)
-        return rc == ENC_ENOTFOUND ? 0 : rc;
+        return rc == KV_ENOTFOUND ? 0 : rc;
     struct db_vec all;
     db_vec_init(&all);
     struct db_zspec s;
@@ -665,9 +665,9 @@ static int cmp_score_member(const void *a, const void *b, void *arg)
 int db_zsetop(struct db *d, unsigned dbi, int op, const struct db_str *keys, size_t nkeys,
               const double *weights, int agg, struct db_vec *out)
 {
-    struct db_kc *kcs = stor_xmalloc(nkeys * sizeof *kcs);
-    struct db_vec *in = stor_xmalloc(nkeys * sizeof *in);
-    size_t *pos = stor_xmalloc(nkeys * sizeof *pos);
+    struct db_kc *kcs = kv_xmalloc(nkeys * sizeof *kcs);
+    struct db_vec *in = kv_xmalloc(nkeys * sizeof *in);
+    size_t *pos = kv_xmalloc(nkeys * sizeof *pos);
     int rc = 0;
     for (size_t i = 0; i < nkeys; i++) {
         db_vec_init(&in[i]);
@@ -675,7 +675,7 @@ int db_zsetop(struct db *d, unsigned dbi, int op, const struct db_str *keys, siz
         int r = kc_load(d, &kcs[i], dbi, keys[i].p, keys[i].n);
         int t = kcs[i].m.type;
         if (r == 0 && t != ENC_TYPE_NONE && t != ENC_TYPE_SET && t != ENC_TYPE_ZSET)
-            r = ENC_EWRONGTYPE;
+            r = KV_EWRONGTYPE;
         if (r && !rc)
             rc = r;
     }
@@ -690,7 +690,7 @@ int db_zsetop(struct db *d, unsigned dbi, int op, const struct db_str *keys, siz
     /* Scores aggregate in ascending input size, ties in argument order, as
      * Redis does: with inf + -inf made 0 at each step, and rounding, the
      * order shows in the result. A stable insertion sort of the indexes. */
-    size_t *order = stor_xmalloc(nkeys * sizeof *order);
+    size_t *order = kv_xmalloc(nkeys * sizeof *order);
     for (size_t i = 0; i < nkeys; i++) {
         size_t j = i;
         while (j > 0 && in[order[j - 1]].n > in[i].n) {

@@ -75,7 +75,7 @@ uint16_t enc_slot(const char *key, size_t n)
 int enc_score_put(char *out8, double d)
 {
     if (isnan(d))
-        return ENC_EINVAL;
+        return KV_EINVAL;
     uint64_t u;
     memcpy(&u, &d, sizeof u);
     u = (u >> 63) ? ~u : (u ^ (1ull << 63));
@@ -105,11 +105,11 @@ int enc_meta_key_decode(const char *p, size_t n, unsigned *db, uint16_t *slot, c
                         size_t *klen)
 {
     if (n < 3)
-        return ENC_ECORRUPT;
+        return KV_ECORRUPT;
     *db = (unsigned char)p[0];
     *slot = enc_get_u16(p + 1);
     if (*slot >= ENC_SLOTS)
-        return ENC_ECORRUPT;
+        return KV_ECORRUPT;
     *key = p + 3;
     *klen = n - 3;
     return 0;
@@ -130,7 +130,7 @@ int enc_expiry_key_decode(const char *p, size_t n, unsigned *db, uint64_t *expir
                           size_t *metan)
 {
     if (n < 11 || enc_get_u16(p + 9) >= ENC_SLOTS)
-        return ENC_ECORRUPT;
+        return KV_ECORRUPT;
     *db = (unsigned char)p[0];
     *expire_ms = enc_get_u64(p + 1);
     meta[0] = p[0];
@@ -154,12 +154,12 @@ size_t enc_sub_prefix(char *out, unsigned db, uint16_t slot, const char *key, si
 int enc_sub_decode(const char *p, size_t n, struct enc_sub *out)
 {
     if (n < 7 + 8)
-        return ENC_ECORRUPT;
+        return KV_ECORRUPT;
     out->db = (unsigned char)p[0];
     out->slot = enc_get_u16(p + 1);
     uint32_t klen = enc_get_u32(p + 3);
     if (out->slot >= ENC_SLOTS || klen > n - 15)
-        return ENC_ECORRUPT;
+        return KV_ECORRUPT;
     out->key = p + 7;
     out->klen = klen;
     out->version = enc_get_u64(p + 7 + klen);
@@ -211,10 +211,10 @@ size_t enc_meta_value(char *out, const struct enc_meta *m)
 int enc_meta_peek(const char *p, size_t n, uint8_t *type, uint64_t *expire_ms)
 {
     if (n < ENC_META_HDR)
-        return ENC_ECORRUPT;
+        return KV_ECORRUPT;
     uint8_t t = (uint8_t)p[0] & 0x0f, c = (uint8_t)p[0] >> 4;
     if (t < ENC_TYPE_STRING || t > ENC_TYPE_LIST || c > ENC_CODING_BLIND)
-        return ENC_ECORRUPT;
+        return KV_ECORRUPT;
     *type = t;
     *expire_ms = enc_get_u64(p + 1);
     return 0;
@@ -234,79 +234,14 @@ int enc_meta_value_decode(const char *p, size_t n, struct enc_meta *m)
         return 0;
     }
     if (n != ENC_META_HDR + meta_tail_len(m->type))
-        return ENC_ECORRUPT;
+        return KV_ECORRUPT;
     m->version = enc_get_u64(t);
     m->size = enc_get_u64(t + 8);
     if (m->type == ENC_TYPE_LIST) {
         m->head = enc_get_u64(t + 16);
         m->tail = enc_get_u64(t + 24);
         if (m->tail < m->head || m->tail - m->head != m->size)
-            return ENC_ECORRUPT;
+            return KV_ECORRUPT;
     }
     return 0;
-}
-
-int enc_str2ll(const char *s, size_t n, int64_t *out)
-{
-    if (n == 0 || n > 20)
-        return ENC_ENOTINT;
-    if (n == 1 && s[0] == '0') {
-        *out = 0;
-        return 0;
-    }
-    size_t i = 0;
-    bool neg = false;
-    if (s[0] == '-') {
-        neg = true;
-        if (++i == n)
-            return ENC_ENOTINT;
-    }
-    if (s[i] < '1' || s[i] > '9')
-        return ENC_ENOTINT;
-    uint64_t v = 0;
-    for (; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return ENC_ENOTINT;
-        if (v > (UINT64_MAX - 9) / 10)
-            return ENC_ENOTINT;
-        v = v * 10 + (uint64_t)(s[i] - '0');
-    }
-    if (neg) {
-        if (v > (uint64_t)INT64_MAX + 1)
-            return ENC_ENOTINT;
-        *out = v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v;
-    } else {
-        if (v > (uint64_t)INT64_MAX)
-            return ENC_ENOTINT;
-        *out = (int64_t)v;
-    }
-    return 0;
-}
-
-const char *enc_strerror(int err)
-{
-    switch (err) {
-    case 0:
-        return "success";
-#define ENC_ERR_CASE(name, off, msg)                                                           \
-    case name:                                                                                 \
-        return msg;
-        ENC_ERRORS(ENC_ERR_CASE)
-#undef ENC_ERR_CASE
-    default:
-        break;
-    }
-    if (err < 0 && err > -4096)
-        return strerror(-err);
-    return "unknown error";
-}
-
-size_t enc_double_str(char *out, double d)
-{
-    int n;
-    if (isinf(d))
-        n = snprintf(out, 32, "%s", d > 0 ? "inf" : "-inf");
-    else
-        n = snprintf(out, 32, "%.17g", d);
-    return (size_t)n;
 }

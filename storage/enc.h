@@ -1,7 +1,7 @@
 /*
  * enc — the byte layouts of shmkv's RocksDB records (docs/encoding.md).
  *
- * Layer: bottom. Depends on nothing but libc, so the client library can
+ * Layer: above the common base (kv_) only, so the client library can
  * compile it too. Only this module knows how keys and values are laid out;
  * everything above builds and parses records through these functions.
  *
@@ -14,11 +14,7 @@
  * All integers are big-endian, so byte order is numeric order. Encoders write
  * into a caller buffer sized with the matching _len() function and return the
  * number of bytes written; they cannot fail. Decoders never trust their input:
- * they return 0 or ENC_ECORRUPT and never read past the given length.
- *
- * It also holds Redis's decimal integer parse (enc_str2ll): the one text
- * format the protocol, the commands and stored values share, kept here so
- * the protocol library need not link the engine.
+ * they return 0 or KV_ECORRUPT and never read past the given length.
  */
 #ifndef SHMKV_ENC_H
 #define SHMKV_ENC_H
@@ -26,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "enc_err.h"
+#include "kv_err.h"
 
 /* The shared-memory cache keys a record by this byte, then the encoded
  * key: the daemon writes and libshmkv reads the same bytes. (The score
@@ -112,7 +108,7 @@ static inline uint64_t enc_version_make(uint64_t ms, uint32_t counter)
 
 /* Order-preserving encoding of a double: the big-endian bytes compare as the
  * numbers do (-inf < ... < -0.0 < +0.0 < ... < +inf). NaN has no place in
- * that order and is refused with ENC_EINVAL. */
+ * that order and is refused with KV_EINVAL. */
 int enc_score_put(char *out8, double d);
 double enc_score_get(const char *p8);
 
@@ -183,14 +179,5 @@ int enc_meta_value_decode(const char *p, size_t n, struct enc_meta *m);
 /* Reads only flags and expiry: what a compaction filter or a shm reader needs
  * to decide liveness without decoding the rest. */
 int enc_meta_peek(const char *p, size_t n, uint8_t *type, uint64_t *expire_ms);
-
-/* Redis's strict decimal integer: no spaces, no '+', no leading zeros, within
- * int64. The one parser for arguments, stored values and the protocol's
- * length lines. 0 or ENC_ENOTINT. */
-int enc_str2ll(const char *s, size_t n, int64_t *out);
-
-/* A double as Redis 7.0 replies it: "inf", "-inf", or %.17g. Writes a
- * NUL-terminated string into out (32 bytes are enough); returns its length. */
-size_t enc_double_str(char *out, double d);
 
 #endif

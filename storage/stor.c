@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "stor_int.h"
-#include "stor_mem.h"
+#include "kv_mem.h"
 
 static const char *const cf_names[STOR_CF_COUNT] = {"metadata", "default", "zset_score", "expiry"};
 
@@ -36,11 +36,11 @@ const char *stor_errmsg(void)
 int stor_take_err(char *err)
 {
     snprintf(errbuf, sizeof errbuf, "%s", err);
-    int rc = ENC_ESTORAGE;
+    int rc = KV_ESTORAGE;
     if (strstr(err, "No space left") || strstr(err, "NoSpace"))
-        rc = ENC_ENOSPC;
+        rc = KV_ENOSPC;
     else if (strstr(err, "Corruption"))
-        rc = ENC_ECORRUPT;
+        rc = KV_ECORRUPT;
     rocksdb_free(err);
     return rc;
 }
@@ -194,7 +194,7 @@ static size_t arena_add(struct stor_batch *b, const char *p, size_t n)
         size_t cap = b->caparena ? b->caparena : 1024;
         while (cap < b->used + n)
             cap *= 2;
-        b->arena = stor_xrealloc(b->arena, cap);
+        b->arena = kv_xrealloc(b->arena, cap);
         b->caparena = cap;
     }
     size_t off = b->used;
@@ -230,7 +230,7 @@ static void index_grow(struct stor_batch *b)
 {
     size_t cap = b->capindex ? b->capindex * 2 : 64;
     free(b->index);
-    b->index = stor_xmalloc(cap * sizeof *b->index);
+    b->index = kv_xmalloc(cap * sizeof *b->index);
     memset(b->index, 0, cap * sizeof *b->index);
     b->capindex = cap;
     for (size_t i = 0; i < b->nops; i++)
@@ -243,7 +243,7 @@ static void batch_add(struct stor_batch *b, int kind, int cf, const char *k, siz
 {
     if (b->nops == b->capops) {
         b->capops = b->capops ? b->capops * 2 : 16;
-        b->ops = stor_xrealloc(b->ops, b->capops * sizeof *b->ops);
+        b->ops = kv_xrealloc(b->ops, b->capops * sizeof *b->ops);
     }
     struct stor_op *op = &b->ops[b->nops];
     op->kind = (uint8_t)kind;
@@ -439,7 +439,7 @@ static void gc_lookup_meta(struct gc_filter *f, const struct enc_sub *sk)
         enc_get_u16(f->mkey + 1) == sk->slot && memcmp(f->mkey + 3, sk->key, sk->klen) == 0)
         return;
     if (need > f->mkeycap) {
-        f->mkey = stor_xrealloc(f->mkey, need);
+        f->mkey = kv_xrealloc(f->mkey, need);
         f->mkeycap = need;
     }
     f->mkeylen = enc_meta_key(f->mkey, sk->db, sk->slot, sk->key, sk->klen);
@@ -504,7 +504,7 @@ static rocksdb_compactionfilter_t *gc_filter_create(void *state,
                                                     rocksdb_compactionfiltercontext_t *ctx)
 {
     (void)ctx;
-    struct gc_filter *fs = stor_xmalloc(sizeof *fs);
+    struct gc_filter *fs = kv_xmalloc(sizeof *fs);
     memset(fs, 0, sizeof *fs);
     const struct gc_filter *proto = state; /* s and cf of this column family */
     fs->s = proto->s;
@@ -594,7 +594,7 @@ static rocksdb_options_t *cf_options(struct stor *s, int cf, const struct stor_o
      * needs no filter: active expiry deletes each entry when its time
      * comes, whether or not the key still has that expiry. */
     if (cf == STOR_CF_SUB || cf == STOR_CF_SCORE) {
-        struct gc_filter *proto = stor_xmalloc(sizeof *proto);
+        struct gc_filter *proto = kv_xmalloc(sizeof *proto);
         memset(proto, 0, sizeof *proto);
         proto->s = s;
         proto->cf = cf;
@@ -622,10 +622,10 @@ int stor_open(struct stor **out, const struct stor_opts *o, const char **errmsg)
             *errmsg = errbuf;
         return rc;
     }
-    struct stor *s = stor_xmalloc(sizeof *s);
+    struct stor *s = kv_xmalloc(sizeof *s);
     memset(s, 0, sizeof *s);
     s->o = *o;
-    s->dir = stor_xmemdup(o->dir, strlen(o->dir) + 1);
+    s->dir = kv_xmemdup(o->dir, strlen(o->dir) + 1);
     stor_thread_quiet(); /* the opener's thread is the executor */
     pthread_mutex_init(&s->gc_mu, NULL);
     pthread_mutex_init(&s->cmu, NULL);
@@ -822,15 +822,15 @@ static inline bool ov_get(struct stor *s, int cf, const char *k, size_t kn, char
 {
     const struct ov_node *on = ov_find(&s->ov, cf, k, kn);
     if (on) {
-        *rc = on->val ? 0 : ENC_ENOTFOUND;
+        *rc = on->val ? 0 : KV_ENOTFOUND;
         if (on->val) {
-            *v = stor_xmemdup(on->val, on->vlen);
+            *v = kv_xmemdup(on->val, on->vlen);
             *vn = on->vlen;
         }
         return true;
     }
     if (s->ov.nranges && ov_range_covers(&s->ov, cf, k, kn)) {
-        *rc = ENC_ENOTFOUND;
+        *rc = KV_ENOTFOUND;
         return true;
     }
     return false;
@@ -849,9 +849,9 @@ int stor_get(struct stor *s, int cf, const char *k, size_t kn, char **v, size_t 
     if (err)
         return stor_take_err(err);
     if (!ps)
-        return ENC_ENOTFOUND;
+        return KV_ENOTFOUND;
     const char *r = rocksdb_pinnableslice_value(ps, &n);
-    *v = stor_xmemdup(r, n);
+    *v = kv_xmemdup(r, n);
     *vn = n;
     rocksdb_pinnableslice_destroy(ps);
     return 0;
@@ -884,11 +884,11 @@ void stor_get_many(struct stor *s, int cf, size_t n, const char *const *k, const
             if (errs[j]) {
                 rc[x] = stor_take_err(errs[j]);
             } else if (!vals[j]) {
-                rc[x] = ENC_ENOTFOUND;
+                rc[x] = KV_ENOTFOUND;
             } else {
                 size_t vlen = 0;
                 const char *r = rocksdb_pinnableslice_value(vals[j], &vlen);
-                v[x] = stor_xmemdup(r, vlen);
+                v[x] = kv_xmemdup(r, vlen);
                 vn[x] = vlen;
                 rc[x] = 0;
             }
@@ -931,13 +931,13 @@ struct stor_it *stor_it_create(struct stor *s, int cf, const char *lo, size_t lo
 struct stor_it *stor_it_create_limited(struct stor *s, int cf, const char *lo, size_t lon,
                                        const char *hi, size_t hin, uint64_t max_skip)
 {
-    struct stor_it *it = stor_xmalloc(sizeof *it);
+    struct stor_it *it = kv_xmalloc(sizeof *it);
     memset(it, 0, sizeof *it);
     it->s = s;
     it->cf = cf;
     it->ro = rocksdb_readoptions_create();
-    it->lo = lo ? stor_xmemdup(lo, lon) : NULL;
-    it->hi = hi ? stor_xmemdup(hi, hin) : NULL;
+    it->lo = lo ? kv_xmemdup(lo, lon) : NULL;
+    it->hi = hi ? kv_xmemdup(hi, hin) : NULL;
     it->lon = lon;
     it->hin = hin;
     if (lo)
@@ -1090,14 +1090,14 @@ static void edge_note(struct stor_it *it, int dir)
 
 struct stor_snap *stor_snap_new(size_t n, size_t bytes)
 {
-    struct stor_snap *sn = stor_xmalloc(sizeof *sn);
+    struct stor_snap *sn = kv_xmalloc(sizeof *sn);
     sn->n = 0;
     sn->cap = n;
     sn->used = 0;
     sn->room = bytes;
     sn->refs = 1;
-    sn->rec = stor_xmalloc((n ? n : 1) * sizeof *sn->rec);
-    sn->data = stor_xmalloc(bytes ? bytes : 1);
+    sn->rec = kv_xmalloc((n ? n : 1) * sizeof *sn->rec);
+    sn->data = kv_xmalloc(bytes ? bytes : 1);
     return sn;
 }
 
@@ -1105,11 +1105,11 @@ void stor_snap_add(struct stor_snap *sn, const char *k, size_t kn, const char *v
 {
     if (sn->n == sn->cap) {
         sn->cap = sn->cap ? 2 * sn->cap : 8;
-        sn->rec = stor_xrealloc(sn->rec, sn->cap * sizeof *sn->rec);
+        sn->rec = kv_xrealloc(sn->rec, sn->cap * sizeof *sn->rec);
     }
     if (sn->room - sn->used < kn + vn) {
         sn->room = 2 * sn->room > sn->used + kn + vn ? 2 * sn->room : sn->used + kn + vn;
-        sn->data = stor_xrealloc(sn->data, sn->room);
+        sn->data = kv_xrealloc(sn->data, sn->room);
     }
     struct stor_snap_rec *r = &sn->rec[sn->n++];
     r->koff = sn->used;
@@ -1134,7 +1134,7 @@ void stor_snap_unref(struct stor_snap *sn)
 
 struct stor_it *stor_it_create_snap(struct stor_snap *sn)
 {
-    struct stor_it *it = stor_xmalloc(sizeof *it);
+    struct stor_it *it = kv_xmalloc(sizeof *it);
     memset(it, 0, sizeof *it);
     it->snap = sn;
     sn->refs++;
@@ -1246,7 +1246,7 @@ static void turn(struct stor_it *it, int dir)
     size_t kn;
     const char *k = stor_it_key(it, &kn);
     if (kn > it->savecap) {
-        it->save = stor_xrealloc(it->save, kn);
+        it->save = kv_xrealloc(it->save, kn);
         it->savecap = kn;
     }
     memcpy(it->save, k, kn);
@@ -1464,8 +1464,8 @@ bool stor_compact_async(struct stor *s, const struct stor_range *r, size_t n)
     if (take) {
         for (size_t i = 0; i < n; i++) {
             s->creq[i] = r[i];
-            s->creq[i].lo = r[i].lo ? stor_xmemdup(r[i].lo, r[i].lon) : NULL;
-            s->creq[i].hi = r[i].hi ? stor_xmemdup(r[i].hi, r[i].hin) : NULL;
+            s->creq[i].lo = r[i].lo ? kv_xmemdup(r[i].lo, r[i].lon) : NULL;
+            s->creq[i].hi = r[i].hi ? kv_xmemdup(r[i].hi, r[i].hin) : NULL;
         }
         s->ncreq = n;
         s->clast_us = now;
@@ -1542,14 +1542,9 @@ const char *stor_dir(const struct stor *s)
     return s->dir;
 }
 
-uint32_t stor_crc32c(uint32_t crc, const void *p, size_t n)
-{
-    return wb_crc32c(crc, p, n);
-}
-
 int stor_property(struct stor *s, int cf, const char *name, uint64_t *out)
 {
-    return rocksdb_property_int_cf(s->db, s->cf[cf], name, out) == 0 ? 0 : ENC_EINVAL;
+    return rocksdb_property_int_cf(s->db, s->cf[cf], name, out) == 0 ? 0 : KV_EINVAL;
 }
 
 int stor_approx_size(struct stor *s, int cf, const char *lo, size_t lon, const char *hi,

@@ -127,7 +127,7 @@ void stor_housekeep(struct stor *s);
 int stor_drain(struct stor *s);
 void stor_wb_stats(struct stor *s, struct stor_wb_stats *st);
 /* Whether writes can be made durable now: 0 if so; otherwise an error code
- * (ENC_ENOSPC for a full disk) and, in msg (cap bytes, may be NULL), what
+ * (KV_ENOSPC for a full disk) and, in msg (cap bytes, may be NULL), what
  * failed: the flusher cannot write RocksDB, or the journal cannot grow. It
  * clears by itself once a retry succeeds. Callers refuse new writes
  * meanwhile: what they accept waits in the overlay and, once that is full,
@@ -136,7 +136,7 @@ void stor_wb_stats(struct stor *s, struct stor_wb_stats *st);
 int stor_write_error(struct stor *s, char *msg, size_t cap);
 /* Measures the free space of the data folder's file system, less four
  * times what write-back has accepted and not yet written to RocksDB, and
- * keeps stor_write_error set (ENC_ENOSPC) while it is below min_free
+ * keeps stor_write_error set (KV_ENOSPC) while it is below min_free
  * bytes, until it is back above min_free * 1.5 (so that a compaction's
  * swings do not flip it every call). 0 disables. Between calls, commits measure again
  * whenever they have written a share of the room left. A journal in a
@@ -252,17 +252,17 @@ static inline int stor_op_newest(const struct stor_batch *b, size_t i)
     return b->index[b->ops[i].islot] == i + 1;
 }
 
-/* Applies the record set atomically. Returns 0, ENC_ENOSPC, ENC_ECORRUPT or
- * ENC_ESTORAGE (message in stor_errmsg()). The batch is left as it was. */
+/* Applies the record set atomically. Returns 0, KV_ENOSPC, KV_ECORRUPT or
+ * KV_ESTORAGE (message in stor_errmsg()). The batch is left as it was. */
 int stor_commit(struct stor *s, const struct stor_batch *b);
 
 /* ---- reads ---- */
 
 /* Point read. On 0, *v is a malloc'd copy the caller frees with free() (never
- * NULL, even for an empty value). ENC_ENOTFOUND when absent. */
+ * NULL, even for an empty value). KV_ENOTFOUND when absent. */
 int stor_get(struct stor *s, int cf, const char *k, size_t kn, char **v, size_t *vn);
 /* n point reads of one family, as stor_get each: rc[i] is 0 (v[i], vn[i]
- * as stor_get gives them), ENC_ENOTFOUND or an error. What the overlay
+ * as stor_get gives them), KV_ENOTFOUND or an error. What the overlay
  * lacks is read from RocksDB in batches (one MultiGet each), which shares
  * the look-ups' work where n point reads each did all of it. Keys may
  * repeat. */
@@ -415,8 +415,6 @@ bool stor_ov_each(struct stor *s, int cf, size_t max_slots, void (*fn)(void *arg
 uint64_t stor_latest_seq(struct stor *s);
 /* The data folder (stor_opts.dir); the handle's. */
 const char *stor_dir(const struct stor *s);
-/* CRC-32C of p, continuing crc (0 to start). */
-uint32_t stor_crc32c(uint32_t crc, const void *p, size_t n);
 /* RocksDB's estimate of the on-disk bytes of cf in [lo, hi). */
 int stor_approx_size(struct stor *s, int cf, const char *lo, size_t lon, const char *hi,
                      size_t hin, uint64_t *out);

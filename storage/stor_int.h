@@ -247,9 +247,5 @@ const struct wb_sitem *wb_fops_order(const struct wb_fop *f, size_t n, struct wb
                                      size_t *cap);
 /* Appends the ops of a journal payload to a RocksDB WriteBatch. */
 int wb_payload_to_batch(struct stor *s, const char *p, size_t n, rocksdb_writebatch_t *wb);
-/* CRC-32C of p[0..n) continuing from crc (0 to start): the fastest way this
- * machine has, and the portable table-driven way (for tests). */
-uint32_t wb_crc32c(uint32_t crc, const void *p, size_t n);
-uint32_t wb_crc32c_table(uint32_t crc, const void *p, size_t n);
 
 #endif

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stor_mem.h"
-#include "stor_radix.h"
+#include "kv_mem.h"
+#include "kv_radix.h"
 
 int ov_cmp(int acf, const char *a, size_t an, int bcf, const char *b, size_t bn)
 {
@@ -47,7 +47,7 @@ static size_t node_links(int level)
 static struct ov_node *node_new(int level, int cf, const char *k, size_t kn, size_t vroom)
 {
     size_t links = node_links(level);
-    struct ov_node *n = stor_xmalloc(sizeof *n + links + kn + vroom);
+    struct ov_node *n = kv_xmalloc(sizeof *n + links + kn + vroom);
     memset(n, 0, sizeof *n + links);
     n->level = (uint8_t)level;
     n->cf = (uint8_t)cf;
@@ -89,7 +89,7 @@ static void node_set_val(struct ov_node *n, const char *v, size_t vn)
         if (vn)
             memcpy(n->val, v, vn);
     } else {
-        n->val = stor_xmemdup(v, vn);
+        n->val = kv_xmemdup(v, vn);
     }
     n->vlen = vn;
 }
@@ -144,7 +144,7 @@ static struct ov_slot *tab_new(size_t cap)
 {
     struct ov_slot *t = calloc(cap, sizeof *t);
     if (!t)
-        stor_oom(cap * sizeof *t);
+        kv_oom(cap * sizeof *t);
     return t;
 }
 
@@ -224,7 +224,7 @@ void ov_init(struct ov *o)
     o->tabkeep = 65536;
     o->grp = calloc(OV_GROUPS, sizeof *o->grp);
     if (!o->grp)
-        stor_oom(OV_GROUPS * sizeof *o->grp);
+        kv_oom(OV_GROUPS * sizeof *o->grp);
 }
 
 void ov_destroy(struct ov *o)
@@ -310,7 +310,7 @@ static void pend_add(struct ov *o, struct ov_node *x)
     struct ov_pend *p = pend_of(o, x);
     if (p->n == p->cap) {
         p->cap = p->cap ? p->cap * 2 : 256;
-        p->v = stor_xrealloc(p->v, p->cap * sizeof *p->v);
+        p->v = kv_xrealloc(p->v, p->cap * sizeof *p->v);
     }
     x->pidx = (uint32_t)p->n;
     p->v[p->n++] = x;
@@ -426,7 +426,7 @@ static void pend_sort_run(struct pend_item *a, struct pend_item *b, size_t n, in
  * d[w]. b is scratch of n. */
 static void pend_sort(struct pend_item *a, struct pend_item *b, size_t n, int w, size_t off)
 {
-    stor_radix64(a, b, n, sizeof *a, offsetof(struct pend_item, d) + (size_t)w * sizeof a->d[0]);
+    kv_radix64(a, b, n, sizeof *a, offsetof(struct pend_item, d) + (size_t)w * sizeof a->d[0]);
     for (size_t lo = 0, hi; lo < n; lo = hi) {
         for (hi = lo + 1; hi < n && a[hi].d[w] == a[lo].d[w]; hi++)
             ;
@@ -446,7 +446,7 @@ static void order_bands(struct ov *o, int cf, unsigned b0, unsigned nb)
         n += o->pend[cf][(b0 + j) % OV_BANDS].n;
     if (!n)
         return;
-    struct pend_item *it = stor_xmalloc(2 * n * sizeof *it);
+    struct pend_item *it = kv_xmalloc(2 * n * sizeof *it);
     size_t w = 0;
     for (unsigned j = 0; j < nb; j++) {
         struct ov_pend *pd = &o->pend[cf][(b0 + j) % OV_BANDS];
@@ -583,14 +583,14 @@ void ov_set_range(struct ov *o, int cf, const char *lo, size_t lon, const char *
     }
     if (o->nranges == o->capranges) {
         o->capranges = o->capranges ? o->capranges * 2 : 4;
-        o->ranges = stor_xrealloc(o->ranges, o->capranges * sizeof *o->ranges);
+        o->ranges = kv_xrealloc(o->ranges, o->capranges * sizeof *o->ranges);
     }
     struct ov_range *r = &o->ranges[o->nranges++];
     r->cf = (uint8_t)cf;
     r->seq = seq;
-    r->lo = stor_xmemdup(lo, lon);
+    r->lo = kv_xmemdup(lo, lon);
     r->lon = lon;
-    r->hi = stor_xmemdup(hi, hin);
+    r->hi = kv_xmemdup(hi, hin);
     r->hin = hin;
 }
 
@@ -699,7 +699,7 @@ int ov_check(const struct ov *o)
             return 5; /* a level above o->level */
     uint32_t *grp = calloc(OV_GROUPS, sizeof *grp);
     if (!grp)
-        stor_oom(OV_GROUPS * sizeof *grp);
+        kv_oom(OV_GROUPS * sizeof *grp);
     for (int cf = 0; cf < OV_CFS; cf++) {
         size_t waiting = 0;
         for (unsigned b = 0; b < OV_BANDS; b++) {

@@ -27,84 +27,18 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "stor_mem.h"
-#include "stor_radix.h"
+#include "kv_crc.h"
+#include "kv_mem.h"
+#include "kv_radix.h"
 
 /* The file in the data folder naming the journal's shared-memory folder. */
 #define JSHM_PTR "journal-shm"
 #define JSHM_SEG_MAX (8u << 20) /* smaller files: memory comes back sooner */
 
-/* ---- CRC-32C (Castagnoli) ----
- * Every journal record is checksummed on the executor before its reply, so
- * this runs over every byte written: byte-at-a-time from a table it was 28%
- * of the event loop's time under a 24 MiB/s load of 4 KiB values. x86-64's
- * SSE4.2 crc32 instruction does 8 bytes per step; the table stays for other
- * machines, chosen once at run time. */
-
-static uint32_t crc_table[256];
-static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
-static uint32_t (*crc_fn)(uint32_t, const unsigned char *, size_t);
-static void crc_init(void);
-
-uint32_t wb_crc32c_table(uint32_t crc, const void *p, size_t n)
-{
-    pthread_once(&crc_once, crc_init);
-    const unsigned char *b = p;
-    crc = ~crc;
-    for (size_t i = 0; i < n; i++)
-        crc = crc_table[(crc ^ b[i]) & 0xff] ^ (crc >> 8);
-    return ~crc;
-}
-
-static uint32_t crc_sw(uint32_t crc, const unsigned char *b, size_t n)
-{
-    return wb_crc32c_table(crc, b, n);
-}
-
-#if defined(__x86_64__)
-__attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t crc, const unsigned char *b,
-                                                         size_t n)
-{
-    uint64_t c = ~crc;
-    for (; n && ((uintptr_t)b & 7); n--)
-        c = __builtin_ia32_crc32qi((uint32_t)c, *b++);
-    for (; n >= 8; n -= 8, b += 8) {
-        uint64_t v;
-        memcpy(&v, b, 8);
-        c = __builtin_ia32_crc32di(c, v);
-    }
-    for (; n; n--)
-        c = __builtin_ia32_crc32qi((uint32_t)c, *b++);
-    return ~(uint32_t)c;
-}
-#endif
-
-static void crc_init(void)
-{
-    for (uint32_t i = 0; i < 256; i++) {
-        uint32_t c = i;
-        for (int k = 0; k < 8; k++)
-            c = (c & 1) ? (c >> 1) ^ 0x82f63b78u : c >> 1;
-        crc_table[i] = c;
-    }
-    crc_fn = crc_sw;
-#if defined(__x86_64__)
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("sse4.2"))
-        crc_fn = crc_hw;
-#endif
-}
-
-uint32_t wb_crc32c(uint32_t crc, const void *p, size_t n)
-{
-    pthread_once(&crc_once, crc_init);
-    return crc_fn(crc, p, n);
-}
-
 /* The checksum covers the sequence number and the payload. */
 static uint32_t rec_crc(const char *hdr, const char *payload, size_t n)
 {
-    return wb_crc32c(wb_crc32c(0, hdr + 4, 8), payload, n);
+    return kv_crc32c(kv_crc32c(0, hdr + 4, 8), payload, n);
 }
 
 /* ---- record memory ----
@@ -129,14 +63,14 @@ static struct wb_rec *rec_alloc(struct stor *s, size_t size)
     size = (size + 15) & ~(size_t)15;
     struct wb_rec *r;
     if (size > chunk / 8) {
-        r = stor_xmalloc(size);
+        r = kv_xmalloc(size);
         r->chunk = NULL;
         return r;
     }
     struct wb_chunk *c = s->rchunk;
     if (!c || c->used + size > chunk - sizeof *c) {
         /* The full one goes with its last record (rec_free). */
-        c = stor_xmalloc(chunk);
+        c = kv_xmalloc(chunk);
         c->used = c->live = 0;
         s->rchunk = c;
     }
@@ -202,7 +136,7 @@ static struct wb_rec *rec_build(struct stor *s, const struct stor_batch *b, uint
 }
 
 /* Walks the ops of a payload: fn(arg, kind, cf, k, kn, v, vn). Returns 0,
- * or ENC_ECORRUPT if an op runs past the payload. */
+ * or KV_ECORRUPT if an op runs past the payload. */
 typedef void (*op_fn)(void *arg, int kind, int cf, const char *k, size_t kn, const char *v,
                       size_t vn);
 static int payload_walk(const char *p, size_t n, op_fn fn, void *arg)
@@ -210,12 +144,12 @@ static int payload_walk(const char *p, size_t n, op_fn fn, void *arg)
     size_t off = 0;
     while (off < n) {
         if (n - off < 10)
-            return ENC_ECORRUPT;
+            return KV_ECORRUPT;
         int kind = (unsigned char)p[off], cf = (unsigned char)p[off + 1];
         uint32_t kn = enc_get_u32(p + off + 2), vn = enc_get_u32(p + off + 6);
         if (kind < STOR_OP_PUT || kind > STOR_OP_DELRANGE || cf >= STOR_CF_COUNT ||
             kn > n - off - 10 || vn > n - off - 10 - kn)
-            return ENC_ECORRUPT;
+            return KV_ECORRUPT;
         fn(arg, kind, cf, p + off + 10, kn, p + off + 10 + kn, vn);
         off += 10 + kn + vn;
     }
@@ -357,7 +291,7 @@ static int sitem_cmp_chunks(const void *pa, const void *pb)
     return (a->i > b->i) - (a->i < b->i);
 }
 
-/* Stable sort of a[0..n) by .d: LSD radix (stor_radix64), or for few
+/* Stable sort of a[0..n) by .d: LSD radix (kv_radix64), or for few
  * items by comparison. b is scratch of n. */
 static void sort_by_chunk(struct wb_sitem *a, struct wb_sitem *b, size_t n)
 {
@@ -375,7 +309,7 @@ static void sort_by_chunk(struct wb_sitem *a, struct wb_sitem *b, size_t n)
         qsort(a, n, sizeof *a, sitem_cmp_chunks); /* i breaks ties: stable */
         return;
     }
-    stor_radix64(a, b, n, sizeof *a, offsetof(struct wb_sitem, d));
+    kv_radix64(a, b, n, sizeof *a, offsetof(struct wb_sitem, d));
 }
 
 /* sort_level's own marks: in a run of keys tied so far, and its first */
@@ -471,7 +405,7 @@ const struct wb_sitem *wb_fops_order(const struct wb_fop *f, size_t n, struct wb
     if (*cap < 3 * n) {
         *cap = 3 * n;
         free(*buf);
-        *buf = stor_xmalloc(*cap * sizeof **buf);
+        *buf = kv_xmalloc(*cap * sizeof **buf);
     }
     struct wb_sitem *a = *buf;
     uint64_t(*ch)[SORT_CACHED] = (uint64_t(*)[SORT_CACHED])(void *)(a + 2 * n);
@@ -493,7 +427,7 @@ static void op_to_fops(void *arg, int kind, int cf, const char *k, size_t kn, co
     struct stor *s = arg;
     if (s->nfops == s->capfops) {
         s->capfops = s->capfops ? s->capfops * 2 : 1024;
-        s->fops = stor_xrealloc(s->fops, s->capfops * sizeof *s->fops);
+        s->fops = kv_xrealloc(s->fops, s->capfops * sizeof *s->fops);
     }
     s->fops[s->nfops] = (struct wb_fop){k, v, (uint32_t)kn, (uint32_t)vn, (uint32_t)s->nfops,
                                          (uint8_t)kind, (uint8_t)cf};
@@ -750,7 +684,7 @@ static void dq_push(struct stor *s, struct wb_rec *r)
          * from growing far. */
         pthread_mutex_lock(&s->rmu);
         size_t cap = s->dqcap ? 2 * s->dqcap : 256;
-        struct wb_rec **q = stor_xmalloc(cap * sizeof *q);
+        struct wb_rec **q = kv_xmalloc(cap * sizeof *q);
         for (uint64_t i = s->dqhead; i < t; i++)
             q[i & (cap - 1)] = s->dq[i & (s->dqcap - 1)];
         free(s->dq);
@@ -859,7 +793,7 @@ static void parts_open(struct stor *s)
         load = ncpu >= 16 ? 4 : ncpu >= 8 ? 2 : 1;
         n = ncpu > 8 ? 8 : ncpu > load ? (int)ncpu : load;
     }
-    s->parts = stor_xmalloc((size_t)n * sizeof *s->parts);
+    s->parts = kv_xmalloc((size_t)n * sizeof *s->parts);
     pthread_mutex_init(&s->pmu, NULL);
     pthread_cond_init(&s->pgo, NULL);
     pthread_cond_init(&s->pdone, NULL);
@@ -924,7 +858,7 @@ static void seg_path(const char *dir, uint64_t first, char *out, size_t cap)
 static int sync_rocksdb_wal(struct stor *s)
 {
     if (__atomic_load_n(&s->werr_flush, __ATOMIC_ACQUIRE))
-        return ENC_ESTORAGE;
+        return KV_ESTORAGE;
     char *err = NULL;
     rocksdb_flush_wal(s->db, 1, &err);
     return err ? stor_take_err(err) : 0;
@@ -1005,7 +939,7 @@ static void flusher_files(struct stor *s)
         /* Retired files get their last fsync and are closed; the current
          * one stays for the next second. */
         size_t n = s->nsync_fds;
-        int *fds = stor_xmemdup(s->sync_fds, n * sizeof *fds);
+        int *fds = kv_xmemdup(s->sync_fds, n * sizeof *fds);
         s->sync_fds[0] = s->sync_fds[n - 1];
         s->nsync_fds = 1;
         pthread_mutex_unlock(&s->mu);
@@ -1361,7 +1295,7 @@ static int seg_open_new(struct stor *s, uint64_t first, bool at_start)
         int d = fcntl(fd, F_DUPFD_CLOEXEC, 0);
         if (d >= 0) {
             pthread_mutex_lock(&s->mu);
-            s->sync_fds = stor_xrealloc(s->sync_fds, (s->nsync_fds + 1) * sizeof *s->sync_fds);
+            s->sync_fds = kv_xrealloc(s->sync_fds, (s->nsync_fds + 1) * sizeof *s->sync_fds);
             s->sync_fds[s->nsync_fds++] = d;
             pthread_mutex_unlock(&s->mu);
         }
@@ -1380,7 +1314,7 @@ static void seg_close_current(struct stor *s)
     pthread_mutex_lock(&s->mu);
     if (s->nsegs == s->capsegs) {
         s->capsegs = s->capsegs ? s->capsegs * 2 : 8;
-        s->segs = stor_xrealloc(s->segs, s->capsegs * sizeof *s->segs);
+        s->segs = kv_xrealloc(s->segs, s->capsegs * sizeof *s->segs);
     }
     s->segs[s->nsegs++] = s->jcur;
     pthread_mutex_unlock(&s->mu);
@@ -1634,13 +1568,13 @@ int stor_write_error(struct stor *s, char *msg, size_t cap)
         if (msg && cap)
             snprintf(msg, cap, "writing to RocksDB: %s (free disk space below min-free-disk)",
                      strerror(ENOSPC));
-        return ENC_ENOSPC;
+        return KV_ENOSPC;
     }
     if (s->jshm_low) {
         if (msg && cap)
             snprintf(msg, cap, "writing the journal: %s (free space in %s below %u MiB)",
                      strerror(ENOSPC), s->jdir, STOR_JSHM_FLOOR >> 20);
-        return ENC_ENOSPC;
+        return KV_ENOSPC;
     }
     if (!s->wb)
         return 0;
@@ -1649,7 +1583,7 @@ int stor_write_error(struct stor *s, char *msg, size_t cap)
         /* A full disk in Redis's words; anything else in RocksDB's. */
         pthread_mutex_lock(&s->mu);
         snprintf(msg, cap, "writing to RocksDB: %s",
-                 e == ENC_ENOSPC ? strerror(ENOSPC) : s->werr_msg);
+                 e == KV_ENOSPC ? strerror(ENOSPC) : s->werr_msg);
         pthread_mutex_unlock(&s->mu);
     }
     return e;
@@ -1693,7 +1627,7 @@ static int read_file(const char *path, char **buf, size_t *n)
         return e;
     }
     *n = (size_t)st.st_size;
-    *buf = stor_xmalloc(*n ? *n : 1);
+    *buf = kv_xmalloc(*n ? *n : 1);
     size_t got = 0;
     while (got < *n) {
         ssize_t r = read(fd, *buf + got, *n - got);
@@ -1731,7 +1665,7 @@ static int shm_ptr_read(const struct stor *s, char *out, size_t cap)
         return rc;
     while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\0'))
         n--;
-    rc = n && n < cap && buf[0] == '/' && !memchr(buf, '\0', n) ? 0 : ENC_ECORRUPT;
+    rc = n && n < cap && buf[0] == '/' && !memchr(buf, '\0', n) ? 0 : KV_ECORRUPT;
     if (rc == 0) {
         memcpy(out, buf, n);
         out[n] = '\0';
@@ -1807,13 +1741,13 @@ static void journal_place(struct stor *s)
                 break;
             }
             s->jshm = true;
-            s->jdir = stor_xmemdup(path, strlen(path) + 1);
+            s->jdir = kv_xmemdup(path, strlen(path) + 1);
             return;
         }
     }
     char path[4096];
     snprintf(path, sizeof path, "%s/journal", s->dir);
-    s->jdir = stor_xmemdup(path, strlen(path) + 1);
+    s->jdir = kv_xmemdup(path, strlen(path) + 1);
 }
 
 /* ---- replay and open ---- */
@@ -1841,7 +1775,7 @@ static int list_segments(const char *folder, int where, struct jfile **out, size
         if (strlen(e->d_name) != 16 || strspn(e->d_name, "0123456789abcdef") != 16)
             continue;
         if (*n == *cap)
-            *out = stor_xrealloc(*out, (*cap = *cap ? *cap * 2 : 8) * sizeof **out);
+            *out = kv_xrealloc(*out, (*cap = *cap ? *cap * 2 : 8) * sizeof **out);
         (*out)[(*n)++] = (struct jfile){strtoull(e->d_name, NULL, 16), where};
     }
     closedir(d);
@@ -1879,7 +1813,7 @@ static int replay(struct stor *s, const char **errmsg)
             if (vn == 8)
                 a = enc_get_u64(v);
             free(v);
-        } else if (rc != ENC_ENOTFOUND) {
+        } else if (rc != KV_ENOTFOUND) {
             return rc;
         }
         if (a < applied)
@@ -1891,7 +1825,7 @@ static int replay(struct stor *s, const char **errmsg)
         return -errno;
     rc = shm_ptr_read(s, dirs[1], sizeof dirs[1]);
     bool had_shm = rc == 0;
-    if (rc == ENC_ECORRUPT) {
+    if (rc == KV_ECORRUPT) {
         snprintf(wb_errbuf, sizeof wb_errbuf, "%s/" JSHM_PTR ": not a folder's path", s->dir);
         *errmsg = wb_errbuf;
         return rc;
@@ -1942,7 +1876,7 @@ static int replay(struct stor *s, const char **errmsg)
                          "journal %s: bad record at offset %zu (after sequence %" PRIu64 ")",
                          path, off, last);
                 *errmsg = wb_errbuf;
-                rc = ENC_ECORRUPT;
+                rc = KV_ECORRUPT;
                 break;
             }
             if (seq > applied) {
@@ -2042,7 +1976,7 @@ int wb_open(struct stor *s, const char **errmsg)
             s->rrunning = true;
     }
     if (rc && !*errmsg) {
-        snprintf(wb_errbuf, sizeof wb_errbuf, "write-back: %s", enc_strerror(rc));
+        snprintf(wb_errbuf, sizeof wb_errbuf, "write-back: %s", kv_strerror(rc));
         *errmsg = wb_errbuf;
     }
     return rc;

@@ -49,7 +49,7 @@ static void test_db_gc_big_hash_delete(void **state)
     assert_int_equal(db_exists(d, 0, K("big")), 0);
     char *v;
     size_t vn;
-    assert_int_equal(db_hget(d, 0, K("big"), K("f7"), &v, &vn), ENC_ENOTFOUND);
+    assert_int_equal(db_hget(d, 0, K("big"), K("f7"), &v, &vn), KV_ENOTFOUND);
 
     /* A full compaction runs the filter over every sub record: none survive. */
     assert_int_equal(stor_compact(f->s, STOR_CF_SUB), 0);
@@ -363,9 +363,9 @@ static void test_db_gc_reads_never_see_expired(void **state)
     double got;
     struct db_vec vec;
     db_vec_init(&vec);
-    assert_int_equal(db_hget(d, 0, K("h"), K("f"), &v, &vn), ENC_ENOTFOUND);
+    assert_int_equal(db_hget(d, 0, K("h"), K("f"), &v, &vn), KV_ENOTFOUND);
     assert_int_equal(db_sismember(d, 0, K("s"), K("m")), 0);
-    assert_int_equal(db_zscore(d, 0, K("z"), K("m"), &got), ENC_ENOTFOUND);
+    assert_int_equal(db_zscore(d, 0, K("z"), K("m"), &got), KV_ENOTFOUND);
     assert_int_equal(db_lrange(d, 0, K("l"), 0, -1, &vec), 0);
     assert_int_equal(vec.n, 0);
     fx_assert_keys(d, 0, 4, 4); /* counted until reaped, as in Redis */

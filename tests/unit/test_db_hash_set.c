@@ -22,8 +22,8 @@ static void test_db_hash_basic(void **state)
     assert_int_equal(vn, 3);
     assert_memory_equal(v, "v1b", 3); /* the last value wins */
     free(v);
-    assert_int_equal(db_hget(d, 0, K("h"), K("zz"), &v, &vn), ENC_ENOTFOUND);
-    assert_int_equal(db_hget(d, 0, K("nokey"), K("f1"), &v, &vn), ENC_ENOTFOUND);
+    assert_int_equal(db_hget(d, 0, K("h"), K("zz"), &v, &vn), KV_ENOTFOUND);
+    assert_int_equal(db_hget(d, 0, K("nokey"), K("f1"), &v, &vn), KV_ENOTFOUND);
     assert_int_equal(db_hlen(d, 0, K("h"), &n), 0);
     assert_int_equal(n, 2);
     assert_int_equal(db_hexists(d, 0, K("h"), K("f2")), 1);
@@ -88,19 +88,19 @@ static void test_db_hash_incr(void **state)
     assert_int_equal(n, 1);
     struct db_str fv[] = {S("s"), S("x1"), S("max"), S("9223372036854775807")};
     assert_int_equal(db_hset(d, 0, K("h"), fv, 2, 0, &n), 0);
-    assert_int_equal(db_hincrby(d, 0, K("h"), K("s"), 1, &i), ENC_EHASHINT);
-    assert_int_equal(db_hincrby(d, 0, K("h"), K("max"), 1, &i), ENC_EOVERFLOW);
-    char out[DB_LDSTR_MAX];
+    assert_int_equal(db_hincrby(d, 0, K("h"), K("s"), 1, &i), KV_EHASHINT);
+    assert_int_equal(db_hincrby(d, 0, K("h"), K("max"), 1, &i), KV_EOVERFLOW);
+    char out[KV_LDSTR_MAX];
     size_t on;
     assert_int_equal(db_hincrbyfloat(d, 0, K("h"), K("fl"), 10.5L, out, &on), 0);
     assert_string_equal(out, "10.5");
     assert_int_equal(db_hincrbyfloat(d, 0, K("h"), K("fl"), 0.1L, out, &on), 0);
     assert_string_equal(out, "10.6");
-    assert_int_equal(db_hincrbyfloat(d, 0, K("h"), K("s"), 1, out, &on), ENC_EHASHFLOAT);
+    assert_int_equal(db_hincrbyfloat(d, 0, K("h"), K("s"), 1, out, &on), KV_EHASHFLOAT);
     assert_int_equal(db_hlen(d, 0, K("h"), &n), 0);
     assert_int_equal(n, 4);
     assert_int_equal(db_set(d, 0, K("str"), K("v"), 0, 0, NULL, NULL), 1);
-    assert_int_equal(db_hincrby(d, 0, K("str"), K("n"), 1, &i), ENC_EWRONGTYPE);
+    assert_int_equal(db_hincrby(d, 0, K("str"), K("n"), 1, &i), KV_EWRONGTYPE);
 }
 
 static void test_db_hash_randfield_scan(void **state)
@@ -146,7 +146,7 @@ static void test_db_hash_randfield_scan(void **state)
                               &nextn), 0);
     assert_int_equal(v.n, 2);
     assert_int_equal(db_cscan(d, 0, K("h"), ENC_TYPE_SET, NULL, 0, NULL, 0, 10, &v, &next,
-                              &nextn), ENC_EWRONGTYPE);
+                              &nextn), KV_EWRONGTYPE);
     db_vec_destroy(&v);
 }
 
@@ -217,7 +217,7 @@ static void test_db_set_basic(void **state)
     assert_int_equal(v.n, 1);
     assert_int_equal(db_exists(d, 0, K("s")), 0);
     db_vec_clear(&v);
-    assert_int_equal(db_spop(d, 0, K("s"), 1, &v), ENC_ENOTFOUND);
+    assert_int_equal(db_spop(d, 0, K("s"), 1, &v), KV_ENOTFOUND);
     db_vec_destroy(&v);
     struct db_str r[] = {S("x"), S("y")};
     assert_int_equal(db_sadd(d, 0, K("s2"), r, 2, &n), 0);
@@ -244,9 +244,9 @@ static void test_db_set_smove(void **state)
     assert_int_equal(db_scard(d, 0, K("dst"), &n), 0);
     assert_int_equal(n, 2);
     assert_int_equal(db_set(d, 0, K("str"), K("v"), 0, 0, NULL, NULL), 1);
-    assert_int_equal(db_smove(d, 0, K("dst"), K("str"), K("a")), ENC_EWRONGTYPE);
+    assert_int_equal(db_smove(d, 0, K("dst"), K("str"), K("a")), KV_EWRONGTYPE);
     assert_int_equal(db_smove(d, 0, K("none"), K("str"), K("a")), 0);
-    assert_int_equal(db_smove(d, 0, K("str"), K("dst"), K("a")), ENC_EWRONGTYPE);
+    assert_int_equal(db_smove(d, 0, K("str"), K("dst"), K("a")), KV_EWRONGTYPE);
 }
 
 static void test_db_set_algebra(void **state)
@@ -294,7 +294,7 @@ static void test_db_set_algebra(void **state)
     /* Every existing key must be a set, even after an absent one. */
     assert_int_equal(db_set(d, 0, K("str"), K("v"), 0, 0, NULL, NULL), 1);
     struct db_str bad[] = {S("missing"), S("str")};
-    assert_int_equal(db_setop(d, 0, DB_SINTER, bad, 2, 0, &v), ENC_EWRONGTYPE);
+    assert_int_equal(db_setop(d, 0, DB_SINTER, bad, 2, 0, &v), KV_EWRONGTYPE);
     /* STORE variants replace the target, whatever it held. */
     assert_int_equal(db_setop_store(d, 0, DB_SUNION, K("str"), ab, 2, &n), 0);
     assert_int_equal(n, 5);
@@ -868,7 +868,7 @@ static void hmget_check(struct db *d)
         char *v;
         size_t vn;
         int rc = db_hget(d, 0, K("big"), q[j].p, q[j].n, &v, &vn);
-        if (rc == ENC_ENOTFOUND) {
+        if (rc == KV_ENOTFOUND) {
             assert_true(db_vec_len(&all, (size_t)j) == DB_NIL);
             continue;
         }
@@ -917,7 +917,7 @@ static void smismember_check(struct db *d)
     assert_int_equal(db_smismember(d, 0, K("nothing"), q, 150, is), 0);
     for (int j = 0; j < 150; j++)
         assert_int_equal(is[j], 0);
-    assert_int_equal(db_smismember(d, 0, K("str"), q, 150, is), ENC_EWRONGTYPE);
+    assert_int_equal(db_smismember(d, 0, K("str"), q, 150, is), KV_EWRONGTYPE);
 }
 
 static void test_db_set_smismember_many(void **state)

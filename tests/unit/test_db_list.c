@@ -64,10 +64,10 @@ static void test_db_list_push_pop(void **state)
     assert_int_equal(v.n, 2);
     assert_int_equal(db_exists(d, 0, K("l")), 0);
     db_vec_clear(&v);
-    assert_int_equal(db_pop(d, 0, K("l"), 0, 1, &v), ENC_ENOTFOUND);
+    assert_int_equal(db_pop(d, 0, K("l"), 0, 1, &v), KV_ENOTFOUND);
     assert_int_equal(db_set(d, 0, K("s"), K("v"), 0, 0, NULL, NULL), 1);
-    assert_int_equal(db_push(d, 0, K("s"), 0, cd, 1, 0, &n), ENC_EWRONGTYPE);
-    assert_int_equal(db_pop(d, 0, K("s"), 0, 1, &v), ENC_EWRONGTYPE);
+    assert_int_equal(db_push(d, 0, K("s"), 0, cd, 1, 0, &n), KV_EWRONGTYPE);
+    assert_int_equal(db_pop(d, 0, K("s"), 0, 1, &v), KV_EWRONGTYPE);
     db_vec_destroy(&v);
 }
 
@@ -99,13 +99,13 @@ static void test_db_list_range_index_set(void **state)
     assert_int_equal(db_lindex(d, 0, K("l"), -1, &e, &en), 0);
     assert_memory_equal(e, "e", 1);
     free(e);
-    assert_int_equal(db_lindex(d, 0, K("l"), 5, &e, &en), ENC_ENOTFOUND);
-    assert_int_equal(db_lindex(d, 0, K("l"), -6, &e, &en), ENC_ENOTFOUND);
+    assert_int_equal(db_lindex(d, 0, K("l"), 5, &e, &en), KV_ENOTFOUND);
+    assert_int_equal(db_lindex(d, 0, K("l"), -6, &e, &en), KV_ENOTFOUND);
     assert_int_equal(db_lset(d, 0, K("l"), 1, K("B")), 0);
     assert_int_equal(db_lset(d, 0, K("l"), -1, K("E")), 0);
     assert_list(d, "aBcdE");
-    assert_int_equal(db_lset(d, 0, K("l"), 5, K("x")), ENC_ERANGE);
-    assert_int_equal(db_lset(d, 0, K("none"), 0, K("x")), ENC_ENOTFOUND);
+    assert_int_equal(db_lset(d, 0, K("l"), 5, K("x")), KV_ERANGE);
+    assert_int_equal(db_lset(d, 0, K("none"), 0, K("x")), KV_ENOTFOUND);
 }
 
 static void test_db_list_lrem(void **state)
@@ -227,9 +227,9 @@ static void test_db_list_lmove(void **state)
     assert_int_equal(v.n, 1);
     assert_item(&v, 0, "c");
     db_vec_destroy(&v);
-    assert_int_equal(db_lmove(d, 0, K("none"), K("dst"), 1, 0, &e, &en), ENC_ENOTFOUND);
+    assert_int_equal(db_lmove(d, 0, K("none"), K("dst"), 1, 0, &e, &en), KV_ENOTFOUND);
     assert_int_equal(db_set(d, 0, K("s"), K("v"), 0, 0, NULL, NULL), 1);
-    assert_int_equal(db_lmove(d, 0, K("l"), K("s"), 1, 0, &e, &en), ENC_EWRONGTYPE);
+    assert_int_equal(db_lmove(d, 0, K("l"), K("s"), 1, 0, &e, &en), KV_EWRONGTYPE);
     assert_list(d, "ab"); /* nothing moved */
     /* A one-element list moved onto itself survives, expiry and all (the
      * differential test found it losing the TTL). */
@@ -361,7 +361,7 @@ static void test_db_list_window(void **state)
             db_vec_init(&v);
             int left = op == 3, c = 1 + rand() % 3;
             int rc = db_pop(d, 0, K("l"), left, (uint64_t)c, &v);
-            assert_int_equal(rc, m.n ? 0 : ENC_ENOTFOUND);
+            assert_int_equal(rc, m.n ? 0 : KV_ENOTFOUND);
             for (int i = 0; i < c && m.n; i++)
                 wm_remove(&m, left ? 0 : m.n - 1);
             db_vec_destroy(&v);

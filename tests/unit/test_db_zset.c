@@ -63,7 +63,7 @@ static void test_db_zset_add_flags(void **state)
     assert_int_equal(db_zscore(d, 0, K("z"), K("a"), &got), 0);
     assert_true(got == 1);
     assert_int_equal(db_zadd(d, 0, K("z"), &ten, x, 1, DB_ZADD_XX, &n, NULL), 0);
-    assert_int_equal(db_zscore(d, 0, K("z"), K("x"), &got), ENC_ENOTFOUND);
+    assert_int_equal(db_zscore(d, 0, K("z"), K("x"), &got), KV_ENOTFOUND);
     assert_int_equal(db_zadd(d, 0, K("z"), &ten, a, 1, DB_ZADD_CH, &n, NULL), 0);
     assert_int_equal(n, 1); /* CH counts the change */
     assert_int_equal(db_zadd(d, 0, K("z"), &zero, a, 1, DB_ZADD_GT | DB_ZADD_CH, &n, NULL), 0);
@@ -82,7 +82,7 @@ static void test_db_zset_add_flags(void **state)
     assert_int_equal(db_zadd(d, 0, K("z"), &minus, x, 1, DB_ZADD_INCR | DB_ZADD_GT, &n, &out), 0);
     double inf = INFINITY, ninf = -INFINITY;
     assert_int_equal(db_zadd(d, 0, K("z"), &inf, x, 1, DB_ZADD_INCR, &n, &out), 1);
-    assert_int_equal(db_zadd(d, 0, K("z"), &ninf, x, 1, DB_ZADD_INCR, &n, &out), ENC_EZNAN);
+    assert_int_equal(db_zadd(d, 0, K("z"), &ninf, x, 1, DB_ZADD_INCR, &n, &out), KV_EZNAN);
     assert_int_equal(db_zscore(d, 0, K("z"), K("x"), &got), 0);
     assert_true(isinf(got) && got > 0);
     /* Repeated member in one ZADD: applied in order, counted once. */
@@ -124,7 +124,7 @@ static void test_db_zset_range_rank(void **state)
     assert_int_equal(db_zrange(d, 0, K("none"), &s, &v), 0);
     assert_int_equal(v.n, 0);
     assert_int_equal(db_set(d, 0, K("str"), K("v"), 0, 0, NULL, NULL), 1);
-    assert_int_equal(db_zrange(d, 0, K("str"), &s, &v), ENC_EWRONGTYPE);
+    assert_int_equal(db_zrange(d, 0, K("str"), &s, &v), KV_EWRONGTYPE);
     db_vec_destroy(&v);
 }
 
@@ -218,8 +218,8 @@ static void test_db_zset_rank_rem_pop(void **state)
     assert_int_equal(r, 3);
     assert_int_equal(db_zrank(d, 0, K("z"), K("d"), 1, &r), 0);
     assert_int_equal(r, 1);
-    assert_int_equal(db_zrank(d, 0, K("z"), K("q"), 0, &r), ENC_ENOTFOUND);
-    assert_int_equal(db_zrank(d, 0, K("none"), K("q"), 0, &r), ENC_ENOTFOUND);
+    assert_int_equal(db_zrank(d, 0, K("z"), K("q"), 0, &r), KV_ENOTFOUND);
+    assert_int_equal(db_zrank(d, 0, K("none"), K("q"), 0, &r), KV_ENOTFOUND);
 
     struct db_zspec s = rank(0, 0, 0);
     assert_int_equal(db_zremrange(d, 0, K("z"), &s, &n), 0);
@@ -301,7 +301,7 @@ static void test_db_zset_store_ops(void **state)
     assert_int_equal(db_exists(d, 0, K("out")), 0);
     assert_int_equal(db_set(d, 0, K("str"), K("v"), 0, 0, NULL, NULL), 1);
     struct db_str kb[] = {S("z"), S("str")};
-    assert_int_equal(db_zsetop(d, 0, DB_ZUNION, kb, 2, NULL, DB_AGG_SUM, &v), ENC_EWRONGTYPE);
+    assert_int_equal(db_zsetop(d, 0, DB_ZUNION, kb, 2, NULL, DB_AGG_SUM, &v), KV_EWRONGTYPE);
 
     struct db_zspec s = rank(1, 2, 1);
     assert_int_equal(db_zrangestore(d, 0, K("rs"), K("z"), &s, &n), 0);
@@ -332,11 +332,6 @@ static void test_db_zset_scan(void **state)
     assert_item(&v, 0, "a");
     assert_item(&v, 1, "1");
     db_vec_destroy(&v);
-    char buf[64];
-    assert_int_equal(db_d2str(buf, sizeof buf, 1.1), 18);
-    assert_string_equal(buf, "1.1000000000000001"); /* %.17g, as Redis 7.0 replies */
-    db_d2str(buf, sizeof buf, -INFINITY);
-    assert_string_equal(buf, "-inf");
 }
 
 /* ZRANDMEMBER of a large sorted set goes through a pick index (db_pick.c):
@@ -501,7 +496,7 @@ static void zedges_model(struct fx *f)
             uint64_t r;
             int rc = db_zrank(d, 0, K("q"), m, (size_t)mn, rev, &r);
             if (!z.in[i]) {
-                assert_int_equal(rc, ENC_ENOTFOUND);
+                assert_int_equal(rc, KV_ENOTFOUND);
             } else {
                 assert_int_equal(rc, 0);
                 assert_int_equal(ord[rev ? n - 1 - (int)r : (int)r], i);
@@ -598,7 +593,7 @@ static void zmscore_check(struct db *d)
         double one;
         int rc = db_zscore(d, 0, K("bigz"), q[j].p, q[j].n, &one);
         if ((j * 7 % 100) % 3) {
-            assert_int_equal(rc, ENC_ENOTFOUND);
+            assert_int_equal(rc, KV_ENOTFOUND);
             assert_true(isnan(sc[j]));
             continue;
         }
@@ -610,7 +605,7 @@ static void zmscore_check(struct db *d)
     assert_int_equal(db_zmscore(d, 0, K("nothing"), q, 150, sc), 0);
     for (int j = 0; j < 150; j++)
         assert_true(isnan(sc[j]));
-    assert_int_equal(db_zmscore(d, 0, K("str"), q, 150, sc), ENC_EWRONGTYPE);
+    assert_int_equal(db_zmscore(d, 0, K("str"), q, 150, sc), KV_EWRONGTYPE);
 }
 
 static void test_db_zset_zmscore_many(void **state)

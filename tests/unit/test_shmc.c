@@ -22,6 +22,7 @@
 
 #include <cmocka.h>
 
+#include "kv_crc.h"
 #include "shmc_r.h"
 #include "shmc_w.h"
 
@@ -606,7 +607,7 @@ static void e_crc(struct shmc_hdr *h)
 static void e_geom(struct shmc_hdr *h)
 {
     h->log_size = h->seg_size; /* runs past the end */
-    h->hdr_crc = shmc_crc32c(h, offsetof(struct shmc_hdr, hdr_crc));
+    h->hdr_crc = kv_crc32c(0, h, offsetof(struct shmc_hdr, hdr_crc));
 }
 static void e_none(struct shmc_hdr *h)
 {

@@ -182,12 +182,12 @@ static void test_stor_commit_and_get(void **state)
     assert_int_equal(vn, 0);
     assert_non_null(v);
     free(v);
-    assert_int_equal(stor_get(f->s, STOR_CF_SCORE, K("x"), &v, &vn), ENC_ENOTFOUND);
+    assert_int_equal(stor_get(f->s, STOR_CF_SCORE, K("x"), &v, &vn), KV_ENOTFOUND);
 
     stor_batch_clear(&b);
     stor_batch_del(&b, STOR_CF_META, K("x"));
     assert_int_equal(stor_commit(f->s, &b), 0);
-    assert_int_equal(stor_get(f->s, STOR_CF_META, K("x"), &v, &vn), ENC_ENOTFOUND);
+    assert_int_equal(stor_get(f->s, STOR_CF_META, K("x"), &v, &vn), KV_ENOTFOUND);
     stor_batch_destroy(&b);
 }
 

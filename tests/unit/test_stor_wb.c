@@ -115,7 +115,7 @@ static void check_against_model(struct stor *s)
                 assert_memory_equal(v, model[cf][i], vn);
                 free(v);
             } else {
-                assert_int_equal(rc, ENC_ENOTFOUND);
+                assert_int_equal(rc, KV_ENOTFOUND);
             }
         }
         /* The same in one stor_get_many: every key twice, out of order,
@@ -140,7 +140,7 @@ static void check_against_model(struct stor *s)
                 assert_memory_equal(mv[j], model[cf][i], mvn[j]);
                 free(mv[j]);
             } else {
-                assert_int_equal(mrc[j], ENC_ENOTFOUND);
+                assert_int_equal(mrc[j], KV_ENOTFOUND);
             }
         }
         /* Forward over [k010, k050). */
@@ -334,7 +334,7 @@ static void memcheck(struct stor *s, const int *last, const size_t *len, char *w
         size_t vn;
         int rc = stor_get(s, 0, k, 4, &v, &vn);
         if (last[i] < 0) {
-            assert_int_equal(rc, ENC_ENOTFOUND);
+            assert_int_equal(rc, KV_ENOTFOUND);
             continue;
         }
         assert_int_equal(rc, 0);
@@ -1010,7 +1010,7 @@ static void test_stor_wb_replay_bad_checksum_refuses(void **state)
     int rc;
     const char *err;
     struct stor *s = wb_open_dir(f->dir, NULL, &rc, &err);
-    assert_int_equal(rc, ENC_ECORRUPT);
+    assert_int_equal(rc, KV_ECORRUPT);
     assert_null(s);
     assert_non_null(err);
     assert_non_null(strstr(err, "bad record at offset 0"));
@@ -1210,34 +1210,6 @@ static void test_stor_wb_range_outlives_slice(void **state)
     assert_true(checked);
     stor_batch_destroy(&b);
     fx_close(s);
-}
-
-/* The journal's checksum: RFC 3720's CRC-32C test vectors, and the fast
- * path against the table over every alignment and length, chained. */
-static void test_stor_wb_crc32c(void **state)
-{
-    (void)state;
-    unsigned char z[32], ff[32], up[32];
-    memset(z, 0, sizeof z);
-    memset(ff, 0xff, sizeof ff);
-    for (int i = 0; i < 32; i++)
-        up[i] = (unsigned char)i;
-    assert_int_equal(wb_crc32c(0, "123456789", 9), 0xe3069283u);
-    assert_int_equal(wb_crc32c(0, z, 32), 0x8a9136aau);
-    assert_int_equal(wb_crc32c(0, ff, 32), 0x62a8ab43u);
-    assert_int_equal(wb_crc32c(0, up, 32), 0x46dd794eu);
-    assert_int_equal(wb_crc32c_table(0, up, 32), 0x46dd794eu);
-    unsigned char buf[300];
-    uint64_t r = 7;
-    for (size_t i = 0; i < sizeof buf; i++)
-        buf[i] = (unsigned char)t_rnd(&r);
-    for (size_t off = 0; off < 8; off++)
-        for (size_t n = 0; n + off <= sizeof buf; n += 1 + n / 8) {
-            uint32_t a = wb_crc32c(0, buf + off, n), b = wb_crc32c_table(0, buf + off, n);
-            assert_int_equal(a, b);
-            size_t h = n / 3; /* in two pieces: the journal checksums header, then payload */
-            assert_int_equal(wb_crc32c(wb_crc32c(0, buf + off, h), buf + off + h, n - h), a);
-        }
 }
 
 /* The flush batch's sort: its order is a comparison sort's of (cf, key,
@@ -1550,7 +1522,6 @@ int main(int argc, char **argv)
         T(test_stor_wb_quiet),
         T(test_stor_wb_big_record_shed),
         T(test_stor_wb_range_outlives_slice),
-        T(test_stor_wb_crc32c),
         T(test_stor_wb_batch_sort),
         T(test_stor_wb_shm_journal_replays_anywhere),
         T(test_stor_wb_shm_journal_dropped_once_in_wal),

@@ -1,12 +1,11 @@
 /*
- * stor_radix — the storage layer's one radix sort (header-only, so that
- * each caller's item size is a constant the compiler folds into the
- * moves): the flusher's batch sort (stor_wb.c) and the overlay's ordering
- * of its waiting nodes (stor_ov.c) both sort items by a 64-bit word of key
- * bytes.
+ * kv_radix — the one radix sort (header-only, part of the common base, so
+ * that each caller's item size is a constant the compiler folds into the
+ * moves): the flusher's batch sort and the overlay's ordering of its
+ * waiting nodes both sort items by a 64-bit word of key bytes.
  */
-#ifndef SHMKV_STOR_RADIX_H
-#define SHMKV_STOR_RADIX_H
+#ifndef SHMKV_KV_RADIX_H
+#define SHMKV_KV_RADIX_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -16,7 +15,7 @@
  * least significant byte first, stable, skipping the bytes every item
  * shares (a pass that would move nothing). b is scratch of n items; the
  * result is in a. */
-static inline void stor_radix64(void *a, void *b, size_t n, size_t sz, size_t koff)
+static inline void kv_radix64(void *a, void *b, size_t n, size_t sz, size_t koff)
 {
     size_t cnt[8][256] = {{0}};
     unsigned char *src = a, *dst = b;

@@ -1,0 +1,160 @@
+/*
+ * test_kv — the common base: Redis's number texts, the error table, CRC-32C.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "kv_crc.h"
+#include "kv_err.h"
+#include "kv_num.h"
+#include "t_rnd.h"
+
+#define K(s) s, sizeof(s) - 1
+
+static void test_kv_str2ll(void **state)
+{
+    (void)state;
+    struct {
+        const char *in;
+        int ok;
+        int64_t v;
+    } c[] = {
+        {"0", 1, 0},
+        {"7", 1, 7},
+        {"-12", 1, -12},
+        {"9223372036854775807", 1, INT64_MAX},
+        {"-9223372036854775808", 1, INT64_MIN},
+        {"9223372036854775808", 0, 0},
+        {"-9223372036854775809", 0, 0},
+        {"99999999999999999999", 0, 0},
+        {"", 0, 0},
+        {"-", 0, 0},
+        {"-0", 0, 0},
+        {"007", 0, 0},
+        {"+1", 0, 0},
+        {" 1", 0, 0},
+        {"1 ", 0, 0},
+        {"1x", 0, 0},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        int64_t v = 42;
+        int rc = kv_str2ll(c[i].in, strlen(c[i].in), &v);
+        assert_int_equal(rc, c[i].ok ? 0 : KV_ENOTINT);
+        assert_int_equal(v, c[i].ok ? c[i].v : 42);
+    }
+}
+
+static void test_kv_strerror(void **state)
+{
+    (void)state;
+    assert_string_equal(kv_strerror(KV_EWRONGTYPE),
+                        "WRONGTYPE Operation against a key holding the wrong kind of value");
+    assert_string_equal(kv_strerror(KV_ENOTINT), "value is not an integer or out of range");
+    assert_string_equal(kv_strerror(0), "success");
+    assert_non_null(kv_strerror(-2)); /* -ENOENT */
+    assert_string_equal(kv_strerror(12345), "unknown error");
+}
+
+/* Redis's float arguments: the whole text, no space, no NaN, no overflow
+ * to infinity or underflow to zero; "inf" itself is fine. */
+static void test_kv_str2d(void **state)
+{
+    (void)state;
+    double d = 7;
+    assert_int_equal(kv_str2d(K("1.5"), &d), 0);
+    assert_true(d == 1.5);
+    assert_int_equal(kv_str2d(K("-inf"), &d), 0);
+    assert_true(isinf(d) && d < 0);
+    assert_int_equal(kv_str2d(K("1e-3"), &d), 0);
+    d = 7;
+    assert_int_equal(kv_str2d(K(""), &d), KV_ENOTFLOAT);
+    assert_int_equal(kv_str2d(K(" 1"), &d), KV_ENOTFLOAT);
+    assert_int_equal(kv_str2d(K("1 "), &d), KV_ENOTFLOAT);
+    assert_int_equal(kv_str2d(K("nan"), &d), KV_ENOTFLOAT);
+    assert_int_equal(kv_str2d(K("1e999"), &d), KV_ENOTFLOAT);
+    assert_int_equal(kv_str2d(K("1e-999"), &d), KV_ENOTFLOAT);
+    assert_int_equal(kv_str2d(K("1.5x"), &d), KV_ENOTFLOAT);
+    assert_true(d == 7);
+}
+
+/* INCRBYFLOAT's long doubles, read and written as Redis does. */
+static void test_kv_long_double(void **state)
+{
+    (void)state;
+    long double ld;
+    assert_int_equal(kv_str2ld(K(" 1"), &ld), KV_ENOTFLOAT);
+    assert_int_equal(kv_str2ld(K("nan"), &ld), KV_ENOTFLOAT);
+    assert_int_equal(kv_str2ld(K("1e99999"), &ld), KV_ENOTFLOAT);
+    assert_int_equal(kv_str2ld(K("-1.5"), &ld), 0);
+    assert_true(ld == -1.5L);
+    char buf[KV_LDSTR_MAX];
+    assert_int_equal(kv_ld2str(buf, sizeof buf, 10.5L), 4);
+    assert_string_equal(buf, "10.5");
+    assert_int_equal(kv_ld2str(buf, sizeof buf, 5200.0L), 4);
+    assert_string_equal(buf, "5200");
+    kv_ld2str(buf, sizeof buf, -0.0L);
+    assert_string_equal(buf, "0");
+    kv_ld2str(buf, sizeof buf, -INFINITY);
+    assert_string_equal(buf, "-inf");
+}
+
+/* Doubles as Redis 7.0 replies them: %.17g, inf, -inf. */
+static void test_kv_d2str(void **state)
+{
+    (void)state;
+    char buf[KV_DSTR_MAX];
+    assert_int_equal(kv_d2str(buf, sizeof buf, 1.1), 18);
+    assert_string_equal(buf, "1.1000000000000001");
+    kv_d2str(buf, sizeof buf, -INFINITY);
+    assert_string_equal(buf, "-inf");
+    kv_d2str(buf, sizeof buf, -1.7976931348623157e308);
+    assert_string_equal(buf, "-1.7976931348623157e+308");
+    assert_true(strlen(buf) < KV_DSTR_MAX);
+}
+
+/* RFC 3720's CRC-32C test vectors, and the fast
+ * path against the table over every alignment and length, chained. */
+static void test_kv_crc32c(void **state)
+{
+    (void)state;
+    unsigned char z[32], ff[32], up[32];
+    memset(z, 0, sizeof z);
+    memset(ff, 0xff, sizeof ff);
+    for (int i = 0; i < 32; i++)
+        up[i] = (unsigned char)i;
+    assert_int_equal(kv_crc32c(0, "123456789", 9), 0xe3069283u);
+    assert_int_equal(kv_crc32c(0, z, 32), 0x8a9136aau);
+    assert_int_equal(kv_crc32c(0, ff, 32), 0x62a8ab43u);
+    assert_int_equal(kv_crc32c(0, up, 32), 0x46dd794eu);
+    assert_int_equal(kv_crc32c_table(0, up, 32), 0x46dd794eu);
+    unsigned char buf[300];
+    uint64_t r = 7;
+    for (size_t i = 0; i < sizeof buf; i++)
+        buf[i] = (unsigned char)t_rnd(&r);
+    for (size_t off = 0; off < 8; off++)
+        for (size_t n = 0; n + off <= sizeof buf; n += 1 + n / 8) {
+            uint32_t a = kv_crc32c(0, buf + off, n), b = kv_crc32c_table(0, buf + off, n);
+            assert_int_equal(a, b);
+            size_t h = n / 3; /* in two pieces: the journal checksums header, then payload */
+            assert_int_equal(kv_crc32c(kv_crc32c(0, buf + off, h), buf + off + h, n - h), a);
+        }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_kv_str2ll),
+        cmocka_unit_test(test_kv_str2d),
+        cmocka_unit_test(test_kv_long_double),
+        cmocka_unit_test(test_kv_d2str),
+        cmocka_unit_test(test_kv_strerror),
+        cmocka_unit_test(test_kv_crc32c),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
