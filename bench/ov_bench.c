@@ -1,6 +1,6 @@
 /*
  * ov_bench — how long the write-back overlay takes to order the nodes a
- * burst of writes left waiting (ov_order, before the first walk): the stall of
+ * burst of writes left waiting (wb_ov_order, before the first walk): the stall of
  * the first walk (SCAN, ZRANGE, KEYS) after the burst, in the event loop.
  *
  *   ov_bench [--nodes N] [--rounds R]
@@ -18,7 +18,7 @@
 #include <time.h>
 
 #include "enc.h"
-#include "stor_ov.h"
+#include "wb_ov.h"
 
 static double now_ms(void)
 {
@@ -75,21 +75,21 @@ int main(int argc, char **argv)
     for (int shape = 0; shape < 2; shape++) {
         double ms[1000];
         for (int r = 0; r < rounds; r++) {
-            struct ov o;
-            ov_init(&o);
+            struct wb_ov o;
+            wb_ov_init(&o);
             char k[64];
             for (size_t i = 0; i < nodes; i++) {
                 /* distinct ids (an odd multiplier permutes 32-bit
                  * numbers), so keys come in no order */
                 size_t kn = key_of(shape, (uint32_t)i * 2654435761u, k);
-                ov_set(&o, ov_key_hash(1, k, kn), 1, k, kn, "v", 1, i + 1);
+                wb_ov_set(&o, wb_ov_key_hash(1, k, kn), 1, k, kn, "v", 1, i + 1);
             }
             double t0 = now_ms();
-            ov_order(&o, 1, NULL, 0, NULL, 0);
-            if (ov_waiting(&o, 1) || !ov_seek(&o, 1, "", 0))
+            wb_ov_order(&o, 1, NULL, 0, NULL, 0);
+            if (wb_ov_waiting(&o, 1) || !wb_ov_seek(&o, 1, "", 0))
                 return 1;
             ms[r] = now_ms() - t0;
-            ov_destroy(&o);
+            wb_ov_destroy(&o);
         }
         qsort(ms, (size_t)rounds, sizeof *ms, cmp_double);
         double med = rounds % 2 ? ms[rounds / 2] : (ms[rounds / 2 - 1] + ms[rounds / 2]) / 2;

@@ -95,7 +95,7 @@ struct db_keyf {
 /* Empties kf; its first filter will hold about cap keys. */
 void db_keyf_init(struct db_keyf *kf, uint64_t cap);
 void db_keyf_destroy(struct db_keyf *kf); /* frees; kf may be re-inited */
-/* h: the key's ov_key_hash (stor_op.hash for a record set's op). */
+/* h: the key's wb_ov_key_hash (stor_op.hash for a record set's op). */
 void db_keyf_add(struct db_keyf *kf, uint64_t h);
 /* false: the key was never added; true: it may have been. */
 bool db_keyf_may(const struct db_keyf *kf, uint64_t h);

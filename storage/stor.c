@@ -254,7 +254,7 @@ static void batch_add(struct stor_batch *b, int kind, int cf, const char *k, siz
     op->klen = kn;
     op->voff = arena_add(b, v, vn);
     op->vlen = vn;
-    op->hash = kind == STOR_OP_DELRANGE ? 0 : ov_key_hash(cf, k, kn);
+    op->hash = kind == STOR_OP_DELRANGE ? 0 : wb_ov_key_hash(cf, k, kn);
     b->nops++;
     if (kind == STOR_OP_DELRANGE) {
         b->nranges++;
@@ -310,7 +310,7 @@ int stor_batch_lookup(const struct stor_batch *b, int cf, const char *k, size_t 
         return STOR_ABSENT; /* a command's first look-up, mostly: no hash */
     if (b->capindex) {
         size_t mask = b->capindex - 1;
-        for (size_t h = ov_key_hash(cf, k, kn) & mask;; h = (h + 1) & mask) {
+        for (size_t h = wb_ov_key_hash(cf, k, kn) & mask;; h = (h + 1) & mask) {
             uint32_t e = b->index[h];
             if (e == 0)
                 break;
@@ -632,7 +632,7 @@ int stor_open(struct stor **out, const struct stor_opts *o, const char **errmsg)
     pthread_cond_init(&s->ccv, NULL);
     pthread_mutex_init(&s->rmu, NULL);
     s->jfd = -1;
-    ov_init(&s->ov);
+    wb_ov_init(&s->ov);
 
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     int jobs = o->background_jobs ? o->background_jobs : (ncpu > 2 ? (int)ncpu : 2);
@@ -757,7 +757,7 @@ static void close_all(struct stor *s, bool clean)
         rocksdb_writeoptions_destroy(s->wopts_hint);
     if (s->wopts_nowal_hint)
         rocksdb_writeoptions_destroy(s->wopts_nowal_hint);
-    ov_destroy(&s->ov);
+    wb_ov_destroy(&s->ov);
     pthread_mutex_destroy(&s->gc_mu);
     pthread_mutex_destroy(&s->cmu);
     pthread_cond_destroy(&s->ccv);
@@ -782,26 +782,26 @@ uint64_t stor_prefetch_slot(const struct stor *s, int cf, const char *k, size_t 
 {
     if (!s->wb)
         return 0;
-    uint64_t h = ov_key_hash(cf, k, kn);
-    ov_prefetch(&s->ov, h, 1);
+    uint64_t h = wb_ov_key_hash(cf, k, kn);
+    wb_ov_prefetch(&s->ov, h, 1);
     return h;
 }
 
 void stor_prefetch_node(const struct stor *s, uint64_t hash)
 {
     if (s->wb)
-        ov_prefetch(&s->ov, hash, 2);
+        wb_ov_prefetch(&s->ov, hash, 2);
 }
 
 uint64_t stor_key_hash(int cf, const char *k, size_t kn)
 {
-    return ov_key_hash(cf, k, kn);
+    return wb_ov_key_hash(cf, k, kn);
 }
 
 int stor_peek(const struct stor *s, uint64_t h, int cf, const char *k, size_t kn, const char **v,
               size_t *vn)
 {
-    const struct ov_node *on = ov_find_h(&s->ov, h, cf, k, kn);
+    const struct wb_ov_node *on = wb_ov_find_h(&s->ov, h, cf, k, kn);
     if (on) {
         if (!on->val)
             return STOR_DELETED;
@@ -809,7 +809,7 @@ int stor_peek(const struct stor *s, uint64_t h, int cf, const char *k, size_t kn
         *vn = on->vlen;
         return STOR_PUT;
     }
-    if (s->ov.nranges && ov_range_covers(&s->ov, cf, k, kn))
+    if (s->ov.nranges && wb_ov_range_covers(&s->ov, cf, k, kn))
         return STOR_DELETED;
     return STOR_ABSENT;
 }
@@ -820,7 +820,7 @@ int stor_peek(const struct stor *s, uint64_t h, int cf, const char *k, size_t kn
 static inline bool ov_get(struct stor *s, int cf, const char *k, size_t kn, char **v,
                           size_t *vn, int *rc)
 {
-    const struct ov_node *on = ov_find(&s->ov, cf, k, kn);
+    const struct wb_ov_node *on = wb_ov_find(&s->ov, cf, k, kn);
     if (on) {
         *rc = on->val ? 0 : KV_ENOTFOUND;
         if (on->val) {
@@ -829,7 +829,7 @@ static inline bool ov_get(struct stor *s, int cf, const char *k, size_t kn, char
         }
         return true;
     }
-    if (s->ov.nranges && ov_range_covers(&s->ov, cf, k, kn)) {
+    if (s->ov.nranges && wb_ov_range_covers(&s->ov, cf, k, kn)) {
         *rc = KV_ENOTFOUND;
         return true;
     }
@@ -910,7 +910,7 @@ struct stor_it {
     rocksdb_readoptions_t *ro;
     char *lo, *hi; /* the bounds must outlive the RocksDB iterator */
     size_t lon, hin;
-    const struct ov_node *o;
+    const struct wb_ov_node *o;
     int cur, dir;
     char *save; /* the current key, kept across a change of direction */
     size_t savecap;
@@ -960,13 +960,13 @@ struct stor_it *stor_it_create_raw(struct stor *s, int cf, const char *lo, size_
 }
 
 /* Whether overlay node n lies inside the iterator's column family and range. */
-static bool o_inside(const struct stor_it *it, const struct ov_node *n)
+static bool o_inside(const struct stor_it *it, const struct wb_ov_node *n)
 {
     if (!n || n->cf != it->cf)
         return false;
-    if (it->lo && ov_cmp(n->cf, n->key, n->klen, it->cf, it->lo, it->lon) < 0)
+    if (it->lo && wb_ov_cmp(n->cf, n->key, n->klen, it->cf, it->lo, it->lon) < 0)
         return false;
-    if (it->hi && ov_cmp(n->cf, n->key, n->klen, it->cf, it->hi, it->hin) >= 0)
+    if (it->hi && wb_ov_cmp(n->cf, n->key, n->klen, it->cf, it->hi, it->hin) >= 0)
         return false;
     return true;
 }
@@ -980,16 +980,16 @@ static void r_step(struct stor_it *it, int dir)
 }
 
 /* Links the overlay's waiting nodes that the iterator's range may hold
- * (ov_order): at every seek, as writes may have come since the last. */
+ * (wb_ov_order): at every seek, as writes may have come since the last. */
 static void o_order(struct stor_it *it)
 {
     if (!it->raw)
-        ov_order(&it->s->ov, it->cf, it->lo, it->lon, it->hi, it->hin);
+        wb_ov_order(&it->s->ov, it->cf, it->lo, it->lon, it->hi, it->hin);
 }
 
 static void o_step(struct stor_it *it, int dir)
 {
-    it->o = dir > 0 ? ov_next(it->o) : ov_prev(&it->s->ov, it->o);
+    it->o = dir > 0 ? wb_ov_next(it->o) : wb_ov_prev(&it->s->ov, it->o);
 }
 
 static __thread uint64_t ov_skips;   /* the overlay's deletes stepped over */
@@ -1001,12 +1001,12 @@ static __thread rocksdb_perfcontext_t *perf; /* the thread's, for its life */
 static void settle(struct stor_it *it, int dir)
 {
     it->dir = dir;
-    struct ov *ov = &it->s->ov;
+    struct wb_ov *ov = &it->s->ov;
     for (;;) {
         bool rv = rocksdb_iter_valid(it->it);
         size_t rn = 0;
         const char *rk = rv ? rocksdb_iter_key(it->it, &rn) : NULL;
-        if (rv && !it->raw && ov->nranges && ov_range_covers(ov, it->cf, rk, rn)) {
+        if (rv && !it->raw && ov->nranges && wb_ov_range_covers(ov, it->cf, rk, rn)) {
             r_step(it, dir);
             ov_skips++;
             continue;
@@ -1016,7 +1016,7 @@ static void settle(struct stor_it *it, int dir)
             it->cur = IT_NONE;
             return;
         }
-        int c = !rv ? 1 : !ovld ? -1 : ov_cmp(it->cf, rk, rn, it->cf, it->o->key, it->o->klen);
+        int c = !rv ? 1 : !ovld ? -1 : wb_ov_cmp(it->cf, rk, rn, it->cf, it->o->key, it->o->klen);
         if (!rv || !ovld)
             c *= dir; /* one side only: "first" whatever the direction */
         if (c == 0) {
@@ -1058,7 +1058,7 @@ uint64_t stor_moves(void)
 
 size_t stor_waiting(const struct stor *s, int cf)
 {
-    return ov_waiting(&s->ov, cf);
+    return wb_ov_waiting(&s->ov, cf);
 }
 
 uint64_t stor_skips(void)
@@ -1174,11 +1174,11 @@ void stor_it_seek(struct stor_it *it, const char *k, size_t kn)
     }
     it_moves++;
     rocksdb_iter_seek(it->it, k, kn);
-    bool edge = it->lo ? ov_cmp(it->cf, k, kn, it->cf, it->lo, it->lon) <= 0 : kn == 0;
+    bool edge = it->lo ? wb_ov_cmp(it->cf, k, kn, it->cf, it->lo, it->lon) <= 0 : kn == 0;
     if (it->lo && edge)
         k = it->lo, kn = it->lon;
     o_order(it);
-    it->o = it->raw ? NULL : ov_seek(&it->s->ov, it->cf, k, kn);
+    it->o = it->raw ? NULL : wb_ov_seek(&it->s->ov, it->cf, k, kn);
     settle(it, 1);
     if (edge)
         edge_note(it, 1);
@@ -1193,14 +1193,14 @@ void stor_it_seek_prev(struct stor_it *it, const char *k, size_t kn)
     }
     it_moves++;
     rocksdb_iter_seek_for_prev(it->it, k, kn);
-    bool edge = it->hi && ov_cmp(it->cf, k, kn, it->cf, it->hi, it->hin) >= 0;
+    bool edge = it->hi && wb_ov_cmp(it->cf, k, kn, it->cf, it->hi, it->hin) >= 0;
     o_order(it);
     if (it->raw)
         it->o = NULL;
     else if (edge)
-        it->o = ov_seek_before(&it->s->ov, it->cf, it->hi, it->hin);
+        it->o = wb_ov_seek_before(&it->s->ov, it->cf, it->hi, it->hin);
     else
-        it->o = ov_seek_prev(&it->s->ov, it->cf, k, kn);
+        it->o = wb_ov_seek_prev(&it->s->ov, it->cf, k, kn);
     settle(it, -1);
     if (edge)
         edge_note(it, -1);
@@ -1215,7 +1215,7 @@ void stor_it_first(struct stor_it *it)
     it_moves++;
     rocksdb_iter_seek_to_first(it->it);
     o_order(it);
-    it->o = it->raw ? NULL : ov_seek(&it->s->ov, it->cf, it->lo ? it->lo : "", it->lo ? it->lon : 0);
+    it->o = it->raw ? NULL : wb_ov_seek(&it->s->ov, it->cf, it->lo ? it->lo : "", it->lo ? it->lon : 0);
     settle(it, 1);
     edge_note(it, 1);
 }
@@ -1232,9 +1232,9 @@ void stor_it_last(struct stor_it *it)
     if (it->raw)
         it->o = NULL;
     else if (it->hi)
-        it->o = ov_seek_before(&it->s->ov, it->cf, it->hi, it->hin);
+        it->o = wb_ov_seek_before(&it->s->ov, it->cf, it->hi, it->hin);
     else
-        it->o = ov_seek_before(&it->s->ov, it->cf + 1, "", 0);
+        it->o = wb_ov_seek_before(&it->s->ov, it->cf + 1, "", 0);
     settle(it, -1);
     edge_note(it, -1);
 }
@@ -1250,7 +1250,7 @@ static void turn(struct stor_it *it, int dir)
         it->savecap = kn;
     }
     memcpy(it->save, k, kn);
-    struct ov *ov = &it->s->ov;
+    struct wb_ov *ov = &it->s->ov;
     o_order(it);
     if (dir < 0) {
         rocksdb_iter_seek_for_prev(it->it, it->save, kn);
@@ -1260,7 +1260,7 @@ static void turn(struct stor_it *it, int dir)
             if (rn == kn && memcmp(rk, it->save, kn) == 0)
                 rocksdb_iter_prev(it->it);
         }
-        it->o = it->raw ? NULL : ov_seek_before(ov, it->cf, it->save, kn);
+        it->o = it->raw ? NULL : wb_ov_seek_before(ov, it->cf, it->save, kn);
     } else {
         rocksdb_iter_seek(it->it, it->save, kn);
         if (rocksdb_iter_valid(it->it)) {
@@ -1269,9 +1269,9 @@ static void turn(struct stor_it *it, int dir)
             if (rn == kn && memcmp(rk, it->save, kn) == 0)
                 rocksdb_iter_next(it->it);
         }
-        it->o = it->raw ? NULL : ov_seek(ov, it->cf, it->save, kn);
-        if (it->o && ov_cmp(it->o->cf, it->o->key, it->o->klen, it->cf, it->save, kn) == 0)
-            it->o = ov_next(it->o);
+        it->o = it->raw ? NULL : wb_ov_seek(ov, it->cf, it->save, kn);
+        if (it->o && wb_ov_cmp(it->o->cf, it->o->key, it->o->klen, it->cf, it->save, kn) == 0)
+            it->o = wb_ov_next(it->o);
     }
     settle(it, dir);
 }
@@ -1521,11 +1521,11 @@ bool stor_ov_each(struct stor *s, int cf, size_t max_slots, void (*fn)(void *arg
 {
     if (!s->wb)
         return true;
-    const struct ov *o = &s->ov;
+    const struct wb_ov *o = &s->ov;
     if (o->tab && o->tabmask >= max_slots)
         return false;
     for (size_t i = 0; o->tab && i <= o->tabmask; i++) {
-        const struct ov_node *n = o->tab[i].n;
+        const struct wb_ov_node *n = o->tab[i].n;
         if (n && n->cf == cf && n->val)
             fn(arg, n->hash);
     }

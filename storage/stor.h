@@ -166,7 +166,7 @@ struct stor_op {
     bool cold;  /* a put that refreshes a cached copy but fills none (stor_batch_put_cold) */
     uint32_t islot; /* the batch's index slot that held it (stor_batch_clear) */
     size_t koff, klen, voff, vlen; /* into the batch's arena */
-    /* The key's hash (the write-back overlay's, ov_key_hash), computed
+    /* The key's hash (the write-back overlay's, wb_ov_key_hash), computed
      * once: the batch's index, the overlay's and housekeeping all use it.
      * 0 for a range delete. */
     uint64_t hash;
@@ -361,7 +361,7 @@ void stor_skips_watch(bool on);
 uint64_t stor_skips(void);
 /* How many of cf's records wait in the write-back overlay for the order
  * that a walk needs (0 without write-back). A walk orders those of the
- * bands its range spans (stor_ov.h): a walk over a few slots, a few
+ * bands its range spans (wb_ov.h): a walk over a few slots, a few
  * sixty-fourths of them, one over all slots, all. */
 size_t stor_waiting(const struct stor *s, int cf);
 /* Seeks and steps of storage iterators (not snapshot ones) on the calling

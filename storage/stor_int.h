@@ -11,7 +11,7 @@
 #include <rocksdb/c.h>
 
 #include "stor.h"
-#include "stor_ov.h"
+#include "wb_ov.h"
 
 /* The reserved key holding the last record set RocksDB applied, written to
  * every column family with each flusher batch: db 255, slot 0xffff, beyond
@@ -95,7 +95,7 @@ struct stor {
      * a shared-memory journal, is short of room. */
     bool disk_low, disk_low_told, data_low, jshm_low;
     uint64_t disk_min_free, disk_free, disk_budget;
-    struct ov ov;
+    struct wb_ov ov;
     uint64_t last_seq;       /* the last sequence number given out */
     uint64_t pruned_seq;     /* overlay entries up to here are forgotten */
     uint64_t journaled_seq;  /* written to the journal up to here */

@@ -184,7 +184,7 @@ int wb_payload_to_batch(struct stor *s, const char *p, size_t n, rocksdb_writeba
  * (forget true); hash[] holds each op's hash (rec_build's, from the
  * record set). */
 struct to_ov {
-    struct ov *ov;
+    struct wb_ov *ov;
     uint64_t seq;
     bool forget;
     const uint64_t *hash;
@@ -197,15 +197,15 @@ static void op_to_ov(void *arg, int kind, int cf, const char *k, size_t kn, cons
     uint64_t h = *t->hash++; /* 0 for a range: housekeeping skips it */
     if (t->forget) {
         if (kind != STOR_OP_DELRANGE)
-            ov_forget(t->ov, h, cf, k, kn, t->seq);
+            wb_ov_forget(t->ov, h, cf, k, kn, t->seq);
         return;
     }
     if (kind == STOR_OP_PUT)
-        ov_set(t->ov, h, cf, k, kn, v, vn, t->seq);
+        wb_ov_set(t->ov, h, cf, k, kn, v, vn, t->seq);
     else if (kind == STOR_OP_DEL)
-        ov_set(t->ov, h, cf, k, kn, NULL, 0, t->seq);
+        wb_ov_set(t->ov, h, cf, k, kn, NULL, 0, t->seq);
     else
-        ov_set_range(t->ov, cf, k, kn, v, vn, t->seq);
+        wb_ov_set_range(t->ov, cf, k, kn, v, vn, t->seq);
 }
 
 /* ---- a flush batch in key order ----
@@ -222,7 +222,7 @@ static void op_to_ov(void *arg, int kind, int cf, const char *k, size_t kn, cons
 
 static int fop_cmp(const struct wb_fop *a, const struct wb_fop *b)
 {
-    int c = ov_cmp(a->cf, a->k, a->kn, b->cf, b->k, b->kn);
+    int c = wb_ov_cmp(a->cf, a->k, a->kn, b->cf, b->k, b->kn);
     return c ? c : (a->ord > b->ord) - (a->ord < b->ord);
 }
 
@@ -338,7 +338,7 @@ static void sort_level(const struct wb_fop *f, const uint64_t (*ch)[SORT_CACHED]
         qsort_r(a, n, sizeof *a, sitem_cmp_keys, (void *)f);
         for (size_t i = 0; i + 1 < n; i++) {
             const struct wb_fop *x = &f[a[i].i], *y = &f[a[i + 1].i];
-            if (ov_cmp(x->cf, x->k, x->kn, y->cf, y->k, y->kn) == 0)
+            if (wb_ov_cmp(x->cf, x->k, x->kn, y->cf, y->k, y->kn) == 0)
                 a[i].flags |= WB_SITEM_DUP;
         }
         return;
@@ -1481,7 +1481,7 @@ static struct wb_rec *hk_prefetch(struct stor *s, struct wb_rec *r, uint64_t d, 
         return r;
     for (size_t i = 0; i < r->nops; i++)
         if (r->hash[i])
-            ov_prefetch(&s->ov, r->hash[i], step);
+            wb_ov_prefetch(&s->ov, r->hash[i], step);
     return r->next;
 }
 
@@ -1523,8 +1523,8 @@ void stor_housekeep(struct stor *s)
      * was), it hid records written after it that the slice had already
      * forgotten and RocksDB now held: LRANGE found elements missing
      * ("corrupt record") and GET a nil, right after a FLUSHALL. */
-    ov_forget_ranges(&s->ov, d);
-    ov_tide(&s->ov, stor_mono_us() / 1000);
+    wb_ov_forget_ranges(&s->ov, d);
+    wb_ov_tide(&s->ov, stor_mono_us() / 1000);
     /* Free record sets older than the flusher's cursor, once journaled. */
     pthread_mutex_lock(&s->mu);
     struct wb_rec *r;

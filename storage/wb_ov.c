@@ -1,8 +1,8 @@
 /*
- * stor_ov — the write-back overlay: a skiplist with a hash index beside it.
- * See stor_ov.h.
+ * wb_ov — the write-back overlay: a skiplist with a hash index beside it.
+ * See wb_ov.h.
  */
-#include "stor_ov.h"
+#include "wb_ov.h"
 
 #include <assert.h>
 #include <stdbool.h>
@@ -13,7 +13,7 @@
 #include "kv_mem.h"
 #include "kv_radix.h"
 
-int ov_cmp(int acf, const char *a, size_t an, int bcf, const char *b, size_t bn)
+int wb_ov_cmp(int acf, const char *a, size_t an, int bcf, const char *b, size_t bn)
 {
     if (acf != bcf)
         return acf < bcf ? -1 : 1;
@@ -21,33 +21,33 @@ int ov_cmp(int acf, const char *a, size_t an, int bcf, const char *b, size_t bn)
     return c ? c : (an > bn) - (an < bn);
 }
 
-static int node_cmp(const struct ov_node *n, int cf, const char *k, size_t kn)
+static int node_cmp(const struct wb_ov_node *n, int cf, const char *k, size_t kn)
 {
-    return ov_cmp(n->cf, n->key, n->klen, cf, k, kn);
+    return wb_ov_cmp(n->cf, n->key, n->klen, cf, k, kn);
 }
 
 /* Backward link of level l (level 0 is n->prev). */
-static struct ov_node **prevp(struct ov_node *n, int l)
+static struct wb_ov_node **prevp(struct wb_ov_node *n, int l)
 {
     return l == 0 ? &n->prev : &n->next[n->level + l - 1];
 }
 
 static size_t node_links(int level)
 {
-    return (size_t)(2 * level - 1) * sizeof(struct ov_node *);
+    return (size_t)(2 * level - 1) * sizeof(struct wb_ov_node *);
 }
 
 /* A value of up to OV_VROOM_MAX bytes is kept in the node, after the key,
  * in room sized by the node's first value: no allocation of its own, and
- * it lies on the lines the prefetch loads (ov_prefetch), where a copy on
+ * it lies on the lines the prefetch loads (wb_ov_prefetch), where a copy on
  * the heap would be one more cache miss per write. A longer value, or one
  * that outgrows the room, goes on the heap. */
 #define OV_VROOM_MAX 64
 
-static struct ov_node *node_new(int level, int cf, const char *k, size_t kn, size_t vroom)
+static struct wb_ov_node *node_new(int level, int cf, const char *k, size_t kn, size_t vroom)
 {
     size_t links = node_links(level);
-    struct ov_node *n = kv_xmalloc(sizeof *n + links + kn + vroom);
+    struct wb_ov_node *n = kv_xmalloc(sizeof *n + links + kn + vroom);
     memset(n, 0, sizeof *n + links);
     n->level = (uint8_t)level;
     n->cf = (uint8_t)cf;
@@ -59,17 +59,17 @@ static struct ov_node *node_new(int level, int cf, const char *k, size_t kn, siz
     return n;
 }
 
-static char *node_room(const struct ov_node *n)
+static char *node_room(const struct wb_ov_node *n)
 {
     return n->key + n->klen;
 }
 
-static bool val_on_heap(const struct ov_node *n)
+static bool val_on_heap(const struct wb_ov_node *n)
 {
     return n->val && n->val != node_room(n);
 }
 
-static void node_free(struct ov_node *n)
+static void node_free(struct wb_ov_node *n)
 {
     if (val_on_heap(n))
         free(n->val);
@@ -77,7 +77,7 @@ static void node_free(struct ov_node *n)
 }
 
 /* Replaces n's value with v[0, vn) (NULL: a tombstone). */
-static void node_set_val(struct ov_node *n, const char *v, size_t vn)
+static void node_set_val(struct wb_ov_node *n, const char *v, size_t vn)
 {
     if (val_on_heap(n))
         free(n->val);
@@ -94,7 +94,7 @@ static void node_set_val(struct ov_node *n, const char *v, size_t vn)
     n->vlen = vn;
 }
 
-static size_t node_bytes(const struct ov_node *n)
+static size_t node_bytes(const struct wb_ov_node *n)
 {
     return sizeof *n + node_links(n->level) + n->klen + n->vroom +
            (val_on_heap(n) ? n->vlen : 0);
@@ -113,7 +113,7 @@ static uint64_t mix(uint64_t h)
     return h ^ (h >> 33);
 }
 
-uint64_t ov_key_hash(int cf, const char *k, size_t kn)
+uint64_t wb_ov_key_hash(int cf, const char *k, size_t kn)
 {
     uint64_t h = 0x9e3779b97f4a7c15ull ^ ((uint64_t)kn << 8) ^ (uint64_t)(cf & 0xff);
     size_t i = 0;
@@ -129,28 +129,28 @@ uint64_t ov_key_hash(int cf, const char *k, size_t kn)
     return mix(h ^ w);
 }
 
-static size_t tab_slot(const struct ov *o, uint64_t h, int cf, const char *k, size_t kn)
+static size_t tab_slot(const struct wb_ov *o, uint64_t h, int cf, const char *k, size_t kn)
 {
     size_t i = h & o->tabmask;
     for (;; i = (i + 1) & o->tabmask) {
-        const struct ov_slot *t = &o->tab[i];
+        const struct wb_ov_slot *t = &o->tab[i];
         if (!t->n || (t->hash == h && t->n->cf == cf && t->n->klen == kn &&
                       memcmp(t->n->key, k, kn) == 0))
             return i;
     }
 }
 
-static struct ov_slot *tab_new(size_t cap)
+static struct wb_ov_slot *tab_new(size_t cap)
 {
-    struct ov_slot *t = calloc(cap, sizeof *t);
+    struct wb_ov_slot *t = calloc(cap, sizeof *t);
     if (!t)
         kv_oom(cap * sizeof *t);
     return t;
 }
 
-static void tab_resize(struct ov *o, size_t cap)
+static void tab_resize(struct wb_ov *o, size_t cap)
 {
-    struct ov_slot *old = o->tab;
+    struct wb_ov_slot *old = o->tab;
     size_t oldcap = o->tabmask + 1;
     o->tab = tab_new(cap);
     o->tabmask = cap - 1;
@@ -167,7 +167,7 @@ static void tab_resize(struct ov *o, size_t cap)
 
 /* Removes node x from the index and shifts back the run after it, so
  * probes never need tombstones. */
-static void tab_delete(struct ov *o, const struct ov_node *x)
+static void tab_delete(struct wb_ov *o, const struct wb_ov_node *x)
 {
     size_t i = x->hash & o->tabmask, j;
     while (o->tab[i].n != x)
@@ -189,7 +189,7 @@ static void tab_delete(struct ov *o, const struct ov_node *x)
     }
 }
 
-void ov_tide(struct ov *o, uint64_t now_ms)
+void wb_ov_tide(struct wb_ov *o, uint64_t now_ms)
 {
     size_t cap = o->tabmask + 1;
     if (cap <= o->tabkeep || o->count * 8 >= cap) {
@@ -201,7 +201,7 @@ void ov_tide(struct ov *o, uint64_t now_ms)
         o->tide_ms = now_ms; /* the first call: the clock starts now */
     if (o->count > o->low_peak)
         o->low_peak = o->count;
-    if (now_ms - o->tide_ms < OV_SHRINK_MS)
+    if (now_ms - o->tide_ms < WB_OV_SHRINK_MS)
         return;
     size_t want = o->tabkeep; /* low_peak < cap / 8: want <= cap / 2 */
     while (want < 4 * o->low_peak)
@@ -213,30 +213,30 @@ void ov_tide(struct ov *o, uint64_t now_ms)
 
 /* ---- the list ---- */
 
-void ov_init(struct ov *o)
+void wb_ov_init(struct wb_ov *o)
 {
     memset(o, 0, sizeof *o);
-    o->head = node_new(OV_MAXLEVEL, -1, NULL, 0, 0);
+    o->head = node_new(WB_OV_MAXLEVEL, -1, NULL, 0, 0);
     o->level = 1;
     o->rng = 0x2545f4914f6cdd1dull;
     o->tab = tab_new(OV_TAB_MIN);
     o->tabmask = OV_TAB_MIN - 1;
     o->tabkeep = 65536;
-    o->grp = calloc(OV_GROUPS, sizeof *o->grp);
+    o->grp = calloc(WB_OV_GROUPS, sizeof *o->grp);
     if (!o->grp)
-        kv_oom(OV_GROUPS * sizeof *o->grp);
+        kv_oom(WB_OV_GROUPS * sizeof *o->grp);
 }
 
-void ov_destroy(struct ov *o)
+void wb_ov_destroy(struct wb_ov *o)
 {
-    struct ov_node *n = o->head;
+    struct wb_ov_node *n = o->head;
     while (n) {
-        struct ov_node *next = n->next[0];
+        struct wb_ov_node *next = n->next[0];
         node_free(n);
         n = next;
     }
-    for (int cf = 0; cf < OV_CFS; cf++)
-        for (int b = 0; b < OV_BANDS; b++) {
+    for (int cf = 0; cf < WB_OV_CFS; cf++)
+        for (int b = 0; b < WB_OV_BANDS; b++) {
             for (size_t i = 0; i < o->pend[cf][b].n; i++)
                 node_free(o->pend[cf][b].v[i]);
             free(o->pend[cf][b].v);
@@ -252,10 +252,10 @@ void ov_destroy(struct ov *o)
 }
 
 /* For each level, the last node before (cf, k). */
-static struct ov_node *find_preds(const struct ov *o, int cf, const char *k, size_t kn,
-                                  struct ov_node **preds)
+static struct wb_ov_node *find_preds(const struct wb_ov *o, int cf, const char *k, size_t kn,
+                                  struct wb_ov_node **preds)
 {
-    struct ov_node *x = o->head;
+    struct wb_ov_node *x = o->head;
     for (int l = o->level - 1; l >= 0; l--) {
         while (x->next[l] && node_cmp(x->next[l], cf, k, kn) < 0)
             x = x->next[l];
@@ -265,10 +265,10 @@ static struct ov_node *find_preds(const struct ov *o, int cf, const char *k, siz
     return x;
 }
 
-static int random_level(struct ov *o)
+static int random_level(struct wb_ov *o)
 {
     int l = 1;
-    while (l < OV_MAXLEVEL) {
+    while (l < WB_OV_MAXLEVEL) {
         o->rng ^= o->rng << 13;
         o->rng ^= o->rng >> 7;
         o->rng ^= o->rng << 17;
@@ -284,7 +284,7 @@ static int random_level(struct ov *o)
 /* The counter of (cf, k)'s group in ov.grp. */
 static size_t grp_index(int cf, const char *k, size_t kn)
 {
-    _Static_assert(OV_GROUP_BYTES == 3 && OV_GROUPS == 1 << 14, "grp_index packs 3 bytes, 14 bits");
+    _Static_assert(WB_OV_GROUP_BYTES == 3 && WB_OV_GROUPS == 1 << 14, "grp_index packs 3 bytes, 14 bits");
     const unsigned char *b = (const unsigned char *)k;
     uint32_t v = (uint32_t)cf << 24;
     if (kn >= 3) /* byte by byte: a memcpy of a variable length is a call */
@@ -297,17 +297,17 @@ static size_t grp_index(int cf, const char *k, size_t kn)
 
 static unsigned band_of(const char *k, size_t kn)
 {
-    return kn >= 2 ? (unsigned char)k[1] % OV_BANDS : 0;
+    return kn >= 2 ? (unsigned char)k[1] % WB_OV_BANDS : 0;
 }
 
-static struct ov_pend *pend_of(struct ov *o, const struct ov_node *x)
+static struct wb_ov_pend *pend_of(struct wb_ov *o, const struct wb_ov_node *x)
 {
     return &o->pend[x->cf][band_of(x->key, x->klen)];
 }
 
-static void pend_add(struct ov *o, struct ov_node *x)
+static void pend_add(struct wb_ov *o, struct wb_ov_node *x)
 {
-    struct ov_pend *p = pend_of(o, x);
+    struct wb_ov_pend *p = pend_of(o, x);
     if (p->n == p->cap) {
         p->cap = p->cap ? p->cap * 2 : 256;
         p->v = kv_xrealloc(p->v, p->cap * sizeof *p->v);
@@ -318,10 +318,10 @@ static void pend_add(struct ov *o, struct ov_node *x)
     o->grp[grp_index(x->cf, x->key, x->klen)]++;
 }
 
-static void pend_remove(struct ov *o, struct ov_node *x)
+static void pend_remove(struct wb_ov *o, struct wb_ov_node *x)
 {
-    struct ov_pend *p = pend_of(o, x);
-    struct ov_node *last = p->v[--p->n];
+    struct wb_ov_pend *p = pend_of(o, x);
+    struct wb_ov_node *last = p->v[--p->n];
     p->v[x->pidx] = last;
     last->pidx = x->pidx;
     o->npend[x->cf]--;
@@ -332,7 +332,7 @@ static void pend_remove(struct ov *o, struct ov_node *x)
  * qsort, each comparison a call and a memcmp of two keys on lines all over
  * the heap) held the loop for the first walk after a burst of writes.
  * Instead each node's string cf || key gives 24 bytes at a time as three
- * big-endian words, zero-padded, which order as ov_cmp does wherever they
+ * big-endian words, zero-padded, which order as wb_ov_cmp does wherever they
  * differ: a radix sort by the first word (on the bytes that differ at all:
  * for meta keys the slot and the key's first bytes), long runs of equal
  * words by the next, runs alike in all 24 bytes by the next 24 (one hash's
@@ -340,7 +340,7 @@ static void pend_remove(struct ov *o, struct ov_node *x)
  * end alike ("a", "a\0"), by comparing. */
 struct pend_item {
     uint64_t d[3];
-    struct ov_node *n;
+    struct wb_ov_node *n;
 };
 
 #define PEND_RADIX_MIN 256 /* shorter runs are sorted by comparing */
@@ -350,7 +350,7 @@ struct pend_item {
 /* The words of bytes [off, off + 24) of its node's cf || key. */
 static void pend_item_fill(struct pend_item *it, size_t off)
 {
-    const struct ov_node *x = it->n;
+    const struct wb_ov_node *x = it->n;
     unsigned char b[24] = {0};
     if (off == 0) {
         b[0] = x->cf;
@@ -388,7 +388,7 @@ static int pend_item_cmp(const void *pa, const void *pb)
     for (int j = 0; j < 3; j++)
         if (a->d[j] != b->d[j])
             return a->d[j] < b->d[j] ? -1 : 1;
-    return ov_cmp(a->n->cf, a->n->key, a->n->klen, b->n->cf, b->n->key, b->n->klen);
+    return wb_ov_cmp(a->n->cf, a->n->key, a->n->klen, b->n->cf, b->n->key, b->n->klen);
 }
 
 static void pend_sort(struct pend_item *a, struct pend_item *b, size_t n, int w, size_t off);
@@ -439,17 +439,17 @@ static void pend_sort(struct pend_item *a, struct pend_item *b, size_t n, int w,
  * (wrapping), into the skiplist: sorted first, so each search starts on
  * every level from the previous node's position there, whenever that is
  * further on than where the level above left off. */
-static void order_bands(struct ov *o, int cf, unsigned b0, unsigned nb)
+static void order_bands(struct wb_ov *o, int cf, unsigned b0, unsigned nb)
 {
     size_t n = 0;
     for (unsigned j = 0; j < nb; j++)
-        n += o->pend[cf][(b0 + j) % OV_BANDS].n;
+        n += o->pend[cf][(b0 + j) % WB_OV_BANDS].n;
     if (!n)
         return;
     struct pend_item *it = kv_xmalloc(2 * n * sizeof *it);
     size_t w = 0;
     for (unsigned j = 0; j < nb; j++) {
-        struct ov_pend *pd = &o->pend[cf][(b0 + j) % OV_BANDS];
+        struct wb_ov_pend *pd = &o->pend[cf][(b0 + j) % WB_OV_BANDS];
         for (size_t i = 0; i < pd->n; i++)
             it[w++].n = pd->v[i];
         pd->n = 0;
@@ -457,21 +457,21 @@ static void order_bands(struct ov *o, int cf, unsigned b0, unsigned nb)
     o->npend[cf] -= n;
     pend_fill(it, n, 0);
     pend_sort(it, it + n, n, 0, 0);
-    struct ov_node *preds[OV_MAXLEVEL];
-    for (int l = 0; l < OV_MAXLEVEL; l++)
+    struct wb_ov_node *preds[WB_OV_MAXLEVEL];
+    for (int l = 0; l < WB_OV_MAXLEVEL; l++)
         preds[l] = o->head;
     for (size_t i = 0; i < n; i++) {
-        struct ov_node *x = it[i].n;
+        struct wb_ov_node *x = it[i].n;
         if (i + 8 < n) { /* in key order the nodes lie all over the heap */
             __builtin_prefetch(it[i + 8].n, 1);
             __builtin_prefetch((char *)it[i + 8].n + 64, 1); /* next[] */
         }
         if (x->level > o->level)
             o->level = x->level;
-        struct ov_node *p = o->head;
+        struct wb_ov_node *p = o->head;
         for (int l = o->level - 1; l >= 0; l--) {
             if (preds[l] != o->head &&
-                (p == o->head || ov_cmp(preds[l]->cf, preds[l]->key, preds[l]->klen, p->cf,
+                (p == o->head || wb_ov_cmp(preds[l]->cf, preds[l]->key, preds[l]->klen, p->cf,
                                         p->key, p->klen) > 0))
                 p = preds[l];
             while (p->next[l] && node_cmp(p->next[l], x->cf, x->key, x->klen) < 0)
@@ -479,7 +479,7 @@ static void order_bands(struct ov *o, int cf, unsigned b0, unsigned nb)
             preds[l] = p;
         }
         for (int l = 0; l < x->level; l++) {
-            struct ov_node *nx = preds[l]->next[l];
+            struct wb_ov_node *nx = preds[l]->next[l];
             x->next[l] = nx;
             preds[l]->next[l] = x;
             *prevp(x, l) = preds[l] == o->head ? NULL : preds[l];
@@ -493,44 +493,44 @@ static void order_bands(struct ov *o, int cf, unsigned b0, unsigned nb)
     free(it);
 }
 
-void ov_order(struct ov *o, int cf, const char *lo, size_t lon, const char *hi, size_t hin)
+void wb_ov_order(struct wb_ov *o, int cf, const char *lo, size_t lon, const char *hi, size_t hin)
 {
     if (!o->npend[cf])
         return;
     /* Every key in [lo, hi) has the group lo and hi share: a key shorter
      * than the group's bytes, or one whose differ, falls outside. */
-    if (lo && hi && lon >= OV_GROUP_BYTES && hin >= OV_GROUP_BYTES &&
-        memcmp(lo, hi, OV_GROUP_BYTES) == 0 && !o->grp[grp_index(cf, lo, lon)])
+    if (lo && hi && lon >= WB_OV_GROUP_BYTES && hin >= WB_OV_GROUP_BYTES &&
+        memcmp(lo, hi, WB_OV_GROUP_BYTES) == 0 && !o->grp[grp_index(cf, lo, lon)])
         return;
     /* Where lo and hi share their first byte, every key in [lo, hi) has
      * that byte and a second in [lo[1], hi[1]] (a shorter key sorts below
      * lo): the bands of those values. */
     if (lo && hi && lon >= 2 && hin >= 2 && lo[0] == hi[0]) {
         unsigned a = (unsigned char)lo[1], z = (unsigned char)hi[1];
-        if (z >= a && z - a < OV_BANDS) {
-            order_bands(o, cf, a % OV_BANDS, z - a + 1);
+        if (z >= a && z - a < WB_OV_BANDS) {
+            order_bands(o, cf, a % WB_OV_BANDS, z - a + 1);
             return;
         }
     }
-    order_bands(o, cf, 0, OV_BANDS);
+    order_bands(o, cf, 0, WB_OV_BANDS);
 }
 
-void ov_set(struct ov *o, uint64_t h, int cf, const char *k, size_t kn, const char *v, size_t vn,
+void wb_ov_set(struct wb_ov *o, uint64_t h, int cf, const char *k, size_t kn, const char *v, size_t vn,
             uint64_t seq)
 {
     size_t slot = tab_slot(o, h, cf, k, kn);
-    struct ov_node *x = o->tab[slot].n;
+    struct wb_ov_node *x = o->tab[slot].n;
     if (!x) {
         size_t vroom = v && vn <= OV_VROOM_MAX ? (vn + 7) & ~(size_t)7 : 0;
-        assert(cf >= 0 && cf < OV_CFS);
+        assert(cf >= 0 && cf < WB_OV_CFS);
         x = node_new(random_level(o), cf, k, kn, vroom);
         x->hash = h;
         pend_add(o, x);
-        o->tab[slot] = (struct ov_slot){h, x};
+        o->tab[slot] = (struct wb_ov_slot){h, x};
         o->count++;
         if (o->count * 2 > o->tabmask + 1) {
             tab_resize(o, (o->tabmask + 1) * 2);
-            o->tide_ms = 0; /* just half full: ov_tide's clock starts again */
+            o->tide_ms = 0; /* just half full: wb_ov_tide's clock starts again */
         }
     } else {
         o->bytes -= node_bytes(x);
@@ -542,13 +542,13 @@ void ov_set(struct ov *o, uint64_t h, int cf, const char *k, size_t kn, const ch
 
 /* Takes x out of the list (or the waiting nodes) and the index, and frees
  * it. */
-static void unlink_node(struct ov *o, struct ov_node *x)
+static void unlink_node(struct wb_ov *o, struct wb_ov_node *x)
 {
     if (!x->linked) {
         pend_remove(o, x);
     } else {
         for (int l = 0; l < x->level; l++) {
-            struct ov_node *p = *prevp(x, l), *nx = x->next[l];
+            struct wb_ov_node *p = *prevp(x, l), *nx = x->next[l];
             (p ? p : o->head)->next[l] = nx;
             if (nx)
                 *prevp(nx, l) = p;
@@ -562,22 +562,22 @@ static void unlink_node(struct ov *o, struct ov_node *x)
     node_free(x);
 }
 
-void ov_forget(struct ov *o, uint64_t h, int cf, const char *k, size_t kn, uint64_t seq)
+void wb_ov_forget(struct wb_ov *o, uint64_t h, int cf, const char *k, size_t kn, uint64_t seq)
 {
-    struct ov_node *x = o->tab[tab_slot(o, h, cf, k, kn)].n;
+    struct wb_ov_node *x = o->tab[tab_slot(o, h, cf, k, kn)].n;
     if (x && x->seq == seq)
         unlink_node(o, x);
 }
 
-void ov_set_range(struct ov *o, int cf, const char *lo, size_t lon, const char *hi, size_t hin,
+void wb_ov_set_range(struct wb_ov *o, int cf, const char *lo, size_t lon, const char *hi, size_t hin,
                   uint64_t seq)
 {
     /* Nodes inside the range are superseded by it: one seek, then a walk
      * (a node leaves through its own back links). */
-    ov_order(o, cf, lo, lon, hi, hin);
-    struct ov_node *x = find_preds(o, cf, lo, lon, NULL)->next[0];
+    wb_ov_order(o, cf, lo, lon, hi, hin);
+    struct wb_ov_node *x = find_preds(o, cf, lo, lon, NULL)->next[0];
     while (x && node_cmp(x, cf, hi, hin) < 0) {
-        struct ov_node *next = x->next[0];
+        struct wb_ov_node *next = x->next[0];
         unlink_node(o, x);
         x = next;
     }
@@ -585,7 +585,7 @@ void ov_set_range(struct ov *o, int cf, const char *lo, size_t lon, const char *
         o->capranges = o->capranges ? o->capranges * 2 : 4;
         o->ranges = kv_xrealloc(o->ranges, o->capranges * sizeof *o->ranges);
     }
-    struct ov_range *r = &o->ranges[o->nranges++];
+    struct wb_ov_range *r = &o->ranges[o->nranges++];
     r->cf = (uint8_t)cf;
     r->seq = seq;
     r->lo = kv_xmemdup(lo, lon);
@@ -594,7 +594,7 @@ void ov_set_range(struct ov *o, int cf, const char *lo, size_t lon, const char *
     r->hin = hin;
 }
 
-void ov_forget_ranges(struct ov *o, uint64_t durable)
+void wb_ov_forget_ranges(struct wb_ov *o, uint64_t durable)
 {
     size_t w = 0;
     for (size_t i = 0; i < o->nranges; i++) {
@@ -608,20 +608,20 @@ void ov_forget_ranges(struct ov *o, uint64_t durable)
     o->nranges = w;
 }
 
-int ov_range_covers(const struct ov *o, int cf, const char *k, size_t kn)
+int wb_ov_range_covers(const struct wb_ov *o, int cf, const char *k, size_t kn)
 {
     for (size_t i = 0; i < o->nranges; i++) {
-        const struct ov_range *r = &o->ranges[i];
-        if (ov_cmp(cf, k, kn, r->cf, r->lo, r->lon) >= 0 &&
-            ov_cmp(cf, k, kn, r->cf, r->hi, r->hin) < 0)
+        const struct wb_ov_range *r = &o->ranges[i];
+        if (wb_ov_cmp(cf, k, kn, r->cf, r->lo, r->lon) >= 0 &&
+            wb_ov_cmp(cf, k, kn, r->cf, r->hi, r->hin) < 0)
             return 1;
     }
     return 0;
 }
 
-void ov_prefetch(const struct ov *o, uint64_t h, int step)
+void wb_ov_prefetch(const struct wb_ov *o, uint64_t h, int step)
 {
-    const struct ov_slot *t = &o->tab[h & o->tabmask];
+    const struct wb_ov_slot *t = &o->tab[h & o->tabmask];
     if (step == 1)
         __builtin_prefetch(t);
     else if (t->n) {
@@ -635,48 +635,48 @@ void ov_prefetch(const struct ov *o, uint64_t h, int step)
     }
 }
 
-struct ov_node *ov_find(const struct ov *o, int cf, const char *k, size_t kn)
+struct wb_ov_node *wb_ov_find(const struct wb_ov *o, int cf, const char *k, size_t kn)
 {
-    return ov_find_h(o, ov_key_hash(cf, k, kn), cf, k, kn);
+    return wb_ov_find_h(o, wb_ov_key_hash(cf, k, kn), cf, k, kn);
 }
 
-struct ov_node *ov_find_h(const struct ov *o, uint64_t h, int cf, const char *k, size_t kn)
+struct wb_ov_node *wb_ov_find_h(const struct wb_ov *o, uint64_t h, int cf, const char *k, size_t kn)
 {
     return o->tab[tab_slot(o, h, cf, k, kn)].n;
 }
 
-struct ov_node *ov_seek(struct ov *o, int cf, const char *k, size_t kn)
+struct wb_ov_node *wb_ov_seek(struct wb_ov *o, int cf, const char *k, size_t kn)
 {
     return find_preds(o, cf, k, kn, NULL)->next[0];
 }
 
-struct ov_node *ov_seek_before(struct ov *o, int cf, const char *k, size_t kn)
+struct wb_ov_node *wb_ov_seek_before(struct wb_ov *o, int cf, const char *k, size_t kn)
 {
-    struct ov_node *x = find_preds(o, cf, k, kn, NULL);
+    struct wb_ov_node *x = find_preds(o, cf, k, kn, NULL);
     return x == o->head ? NULL : x;
 }
 
-struct ov_node *ov_seek_prev(struct ov *o, int cf, const char *k, size_t kn)
+struct wb_ov_node *wb_ov_seek_prev(struct wb_ov *o, int cf, const char *k, size_t kn)
 {
-    struct ov_node *x = find_preds(o, cf, k, kn, NULL);
-    struct ov_node *n = x->next[0];
+    struct wb_ov_node *x = find_preds(o, cf, k, kn, NULL);
+    struct wb_ov_node *n = x->next[0];
     if (n && node_cmp(n, cf, k, kn) == 0)
         return n;
     return x == o->head ? NULL : x;
 }
 
-struct ov_node *ov_prev(const struct ov *o, const struct ov_node *n)
+struct wb_ov_node *wb_ov_prev(const struct wb_ov *o, const struct wb_ov_node *n)
 {
     (void)o;
     return n->prev;
 }
 
-int ov_check(const struct ov *o)
+int wb_ov_check(const struct wb_ov *o)
 {
     size_t n = 0, bytes = 0;
     for (int l = 0; l < o->level; l++) {
-        const struct ov_node *p = NULL;
-        for (struct ov_node *x = o->head->next[l]; x; p = x, x = x->next[l]) {
+        const struct wb_ov_node *p = NULL;
+        for (struct wb_ov_node *x = o->head->next[l]; x; p = x, x = x->next[l]) {
             if (x->level <= l)
                 return 1; /* on a level above its own */
             if (*prevp(x, l) != p)
@@ -688,25 +688,25 @@ int ov_check(const struct ov *o)
                     return 7; /* listed but marked waiting */
                 n++;
                 bytes += node_bytes(x);
-                if (x->hash != ov_key_hash(x->cf, x->key, x->klen) ||
+                if (x->hash != wb_ov_key_hash(x->cf, x->key, x->klen) ||
                     o->tab[tab_slot(o, x->hash, x->cf, x->key, x->klen)].n != x)
                     return 4; /* the index */
             }
         }
     }
-    for (int l = o->level; l < OV_MAXLEVEL; l++)
+    for (int l = o->level; l < WB_OV_MAXLEVEL; l++)
         if (o->head->next[l])
             return 5; /* a level above o->level */
-    uint32_t *grp = calloc(OV_GROUPS, sizeof *grp);
+    uint32_t *grp = calloc(WB_OV_GROUPS, sizeof *grp);
     if (!grp)
-        kv_oom(OV_GROUPS * sizeof *grp);
-    for (int cf = 0; cf < OV_CFS; cf++) {
+        kv_oom(WB_OV_GROUPS * sizeof *grp);
+    for (int cf = 0; cf < WB_OV_CFS; cf++) {
         size_t waiting = 0;
-        for (unsigned b = 0; b < OV_BANDS; b++) {
+        for (unsigned b = 0; b < WB_OV_BANDS; b++) {
             for (size_t i = 0; i < o->pend[cf][b].n; i++) {
-                const struct ov_node *x = o->pend[cf][b].v[i];
+                const struct wb_ov_node *x = o->pend[cf][b].v[i];
                 if (x->linked || x->cf != cf || band_of(x->key, x->klen) != b || x->pidx != i ||
-                    x->hash != ov_key_hash(x->cf, x->key, x->klen) ||
+                    x->hash != wb_ov_key_hash(x->cf, x->key, x->klen) ||
                     o->tab[tab_slot(o, x->hash, x->cf, x->key, x->klen)].n != x) {
                     free(grp);
                     return 8; /* a waiting node */
@@ -722,7 +722,7 @@ int ov_check(const struct ov *o)
             return 10; /* a column family's count of waiting nodes */
         }
     }
-    int same = memcmp(grp, o->grp, OV_GROUPS * sizeof *grp) == 0;
+    int same = memcmp(grp, o->grp, WB_OV_GROUPS * sizeof *grp) == 0;
     free(grp);
     if (!same)
         return 9; /* a group's count of waiting nodes */

@@ -1,8 +1,8 @@
 /*
- * test_stor_ov — the write-back overlay on its own: random writes, forgets
+ * test_wb_ov — the write-back overlay on its own: random writes, forgets
  * and range deletes over a key universe with shared prefixes, checked against
  * a plain array model (point reads, both directions of the ordered walk,
- * seeks) and against ov_check's invariants (order, links back on every
+ * seeks) and against wb_ov_check's invariants (order, links back on every
  * level, the hash index through growth and shrinking, the nodes waiting to
  * be ordered).
  */
@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "stor_ov.h"
+#include "wb_ov.h"
 #include "t_rnd.h"
 
 #define NKEYS 3000
@@ -45,7 +45,7 @@ static uint64_t rnd(void)
 static int mkey_cmp(const void *a, const void *b)
 {
     const struct mkey *x = a, *y = b;
-    return ov_cmp(x->cf, x->k, x->kn, y->cf, y->k, y->kn);
+    return wb_ov_cmp(x->cf, x->k, x->kn, y->cf, y->k, y->kn);
 }
 
 /* Distinct keys of 0..11 bytes from a 3-letter alphabet, so many share
@@ -67,22 +67,22 @@ static void make_universe(void)
 }
 
 /* Links every waiting node, of every column family. */
-static void order_all(struct ov *o)
+static void order_all(struct wb_ov *o)
 {
-    for (int cf = 0; cf < OV_CFS; cf++)
-        ov_order(o, cf, NULL, 0, NULL, 0);
+    for (int cf = 0; cf < WB_OV_CFS; cf++)
+        wb_ov_order(o, cf, NULL, 0, NULL, 0);
 }
 
-static void check_all(struct ov *o)
+static void check_all(struct wb_ov *o)
 {
-    assert_int_equal(ov_check(o), 0);
+    assert_int_equal(wb_ov_check(o), 0);
     size_t live = 0;
     for (size_t i = 0; i < NKEYS; i++) {
         struct mkey *m = &keys[i];
         /* Prefetch hints on present and absent keys change nothing. */
-        ov_prefetch(o, ov_key_hash(m->cf, m->k, m->kn), 1);
-        ov_prefetch(o, ov_key_hash(m->cf, m->k, m->kn), 2);
-        struct ov_node *n = ov_find(o, m->cf, m->k, m->kn);
+        wb_ov_prefetch(o, wb_ov_key_hash(m->cf, m->k, m->kn), 1);
+        wb_ov_prefetch(o, wb_ov_key_hash(m->cf, m->k, m->kn), 2);
+        struct wb_ov_node *n = wb_ov_find(o, m->cf, m->k, m->kn);
         if (!m->present) {
             assert_null(n);
             continue;
@@ -101,31 +101,31 @@ static void check_all(struct ov *o)
     assert_int_equal(o->count, live);
     /* The walk forward and back visits the model's keys in order. */
     order_all(o);
-    struct ov_node *n = ov_seek(o, 0, "", 0), *last = NULL;
+    struct wb_ov_node *n = wb_ov_seek(o, 0, "", 0), *last = NULL;
     for (size_t i = 0; i < NKEYS; i++) {
         if (!keys[i].present)
             continue;
         assert_non_null(n);
-        assert_int_equal(ov_cmp(n->cf, n->key, n->klen, keys[i].cf, keys[i].k, keys[i].kn), 0);
+        assert_int_equal(wb_ov_cmp(n->cf, n->key, n->klen, keys[i].cf, keys[i].k, keys[i].kn), 0);
         last = n;
-        n = ov_next(n);
+        n = wb_ov_next(n);
     }
     assert_null(n);
     for (size_t i = NKEYS; i-- > 0;) {
         if (!keys[i].present)
             continue;
-        assert_ptr_equal(last, ov_find(o, keys[i].cf, keys[i].k, keys[i].kn));
-        last = ov_prev(o, last);
+        assert_ptr_equal(last, wb_ov_find(o, keys[i].cf, keys[i].k, keys[i].kn));
+        last = wb_ov_prev(o, last);
     }
     assert_null(last);
 }
 
-static void test_ov_matches_model(void **state)
+static void test_wb_ov_matches_model(void **state)
 {
     (void)state;
     make_universe();
-    struct ov o;
-    ov_init(&o);
+    struct wb_ov o;
+    wb_ov_init(&o);
     o.tabkeep = 1024; /* shrinking as far as it goes, to test it */
     uint64_t seq = 0;
     size_t maxcount = 0;
@@ -149,13 +149,13 @@ static void test_ov_matches_model(void **state)
             m->vn = m->tomb ? 0 : rnd() % 8 ? rnd() % 9 : rnd() % sizeof m->v;
             for (size_t j = 0; j < m->vn; j++)
                 m->v[j] = (char)rnd();
-            ov_set(&o, ov_key_hash(m->cf, m->k, m->kn), m->cf, m->k, m->kn,
+            wb_ov_set(&o, wb_ov_key_hash(m->cf, m->k, m->kn), m->cf, m->k, m->kn,
                    m->tomb ? NULL : m->v, m->vn, m->seq);
         } else if (op < 99) {
             /* Forget with the node's own sequence number (it goes) or an
              * older one (a newer write replaced it: it stays). */
             uint64_t s = m->present && rnd() % 4 ? m->seq : m->seq ? m->seq - 1 : 7;
-            ov_forget(&o, ov_key_hash(m->cf, m->k, m->kn), m->cf, m->k, m->kn, s);
+            wb_ov_forget(&o, wb_ov_key_hash(m->cf, m->k, m->kn), m->cf, m->k, m->kn, s);
             if (m->present && s == m->seq)
                 m->present = false;
         } else {
@@ -165,27 +165,27 @@ static void test_ov_matches_model(void **state)
                 j = NKEYS - 1;
             if (j == i || keys[j].cf != m->cf)
                 continue;
-            ov_set_range(&o, m->cf, m->k, m->kn, keys[j].k, keys[j].kn, ++seq);
+            wb_ov_set_range(&o, m->cf, m->k, m->kn, keys[j].k, keys[j].kn, ++seq);
             for (size_t x = i; x < j; x++)
                 keys[x].present = false;
-            assert_true(ov_range_covers(&o, m->cf, m->k, m->kn));
-            ov_forget_ranges(&o, seq);
-            assert_false(ov_range_covers(&o, m->cf, m->k, m->kn));
+            assert_true(wb_ov_range_covers(&o, m->cf, m->k, m->kn));
+            wb_ov_forget_ranges(&o, seq);
+            assert_false(wb_ov_range_covers(&o, m->cf, m->k, m->kn));
         }
         /* Housekeeping's tide, a millisecond a step: the index shrinks
-         * once it was last seen an eighth full OV_SHRINK_MS ago, and only
+         * once it was last seen an eighth full WB_OV_SHRINK_MS ago, and only
          * then. */
         uint64_t now = (uint64_t)step + 1;
         size_t cap = o.tabmask + 1;
         bool low = cap > 1024 && o.count * 8 < cap;
         if (!low)
             last_high = now;
-        ov_tide(&o, now);
+        wb_ov_tide(&o, now);
         if (o.tabmask + 1 < cap) {
-            if (!low || now - last_high < OV_SHRINK_MS)
+            if (!low || now - last_high < WB_OV_SHRINK_MS)
                 fail_msg("index shrunk at %" PRIu64 ", last high at %" PRIu64, now, last_high);
             assert_true(o.count * 4 <= o.tabmask + 1);
-        } else if (low && now - last_high >= OV_SHRINK_MS) {
+        } else if (low && now - last_high >= WB_OV_SHRINK_MS) {
             fail_msg("index not shrunk: %zu entries, %zu slots", o.count, cap);
         }
         if (o.count > maxcount)
@@ -195,8 +195,8 @@ static void test_ov_matches_model(void **state)
         if (step % 500 == 0 || step > 59900)
             check_all(&o);
         else if (step % 50 == 0)
-            assert_int_equal(ov_check(&o), 0); /* with nodes waiting */
-        /* A walk of a range [t, u) of one column family, after ov_order
+            assert_int_equal(wb_ov_check(&o), 0); /* with nodes waiting */
+        /* A walk of a range [t, u) of one column family, after wb_ov_order
          * of that range, sees the model's present keys there and nothing
          * else; the seek lands on the first. Not every step: new nodes
          * wait for an order, and should often be many. */
@@ -207,21 +207,21 @@ static void test_ov_matches_model(void **state)
         bool bounded = u < NKEYS && keys[u].cf == cf && rnd() % 8;
         const char *hi = bounded ? keys[u].k : NULL;
         size_t hin = bounded ? keys[u].kn : 0;
-        size_t waited = ov_waiting(&o, cf);
-        ov_order(&o, cf, keys[t].k, keys[t].kn, hi, hin);
-        size_t left = ov_waiting(&o, cf);
+        size_t waited = wb_ov_waiting(&o, cf);
+        wb_ov_order(&o, cf, keys[t].k, keys[t].kn, hi, hin);
+        size_t left = wb_ov_waiting(&o, cf);
         if (waited)
             left == waited ? skipped++ : left ? banded++ : ordered++;
-        struct ov_node *x = ov_seek(&o, cf, keys[t].k, keys[t].kn);
+        struct wb_ov_node *x = wb_ov_seek(&o, cf, keys[t].k, keys[t].kn);
         for (size_t w = t; w < NKEYS && keys[w].cf == cf && (!bounded || w < u); w++) {
             if (!keys[w].present)
                 continue;
             assert_non_null(x);
-            if (ov_cmp(x->cf, x->key, x->klen, cf, keys[w].k, keys[w].kn) != 0)
+            if (wb_ov_cmp(x->cf, x->key, x->klen, cf, keys[w].k, keys[w].kn) != 0)
                 fail_msg("range walk from key %zu to %zu: key %zu missing", t, u, w);
-            x = ov_next(x);
+            x = wb_ov_next(x);
         }
-        assert_true(!x || x->cf != cf || (bounded && ov_cmp(x->cf, x->key, x->klen, cf, hi, hin) >= 0));
+        assert_true(!x || x->cf != cf || (bounded && wb_ov_cmp(x->cf, x->key, x->klen, cf, hi, hin) >= 0));
     }
     /* Every way was taken, many times: ranges in one key group with none
      * of it waiting (nothing ordered), ranges over a few bands (some
@@ -230,149 +230,149 @@ static void test_ov_matches_model(void **state)
         fail_msg("skipped %zu, banded %zu, ordered %zu", skipped, banded, ordered);
     assert_true(maxcount > 1500); /* the index grew past its first size */
     assert_true(shrank);          /* and came back down */
-    ov_destroy(&o);
+    wb_ov_destroy(&o);
 }
 
 /* By default the index keeps up to 65536 slots when the overlay empties:
  * it fills again with the next flush. Above that it shrinks. */
-static void test_ov_index_kept(void **state)
+static void test_wb_ov_index_kept(void **state)
 {
     (void)state;
-    struct ov o;
-    ov_init(&o);
+    struct wb_ov o;
+    wb_ov_init(&o);
     char k[16];
     for (int round = 0; round < 2; round++) {
         int n = round ? 100000 : 20000;
         for (int i = 0; i < n; i++) {
             size_t kn = (size_t)snprintf(k, sizeof k, "k%d", i);
-            ov_set(&o, ov_key_hash(1, k, kn), 1, k, kn, "v", 1, (uint64_t)i + 1);
+            wb_ov_set(&o, wb_ov_key_hash(1, k, kn), 1, k, kn, "v", 1, (uint64_t)i + 1);
         }
         size_t full = o.tabmask + 1;
         assert_true(full >= (size_t)n * 2);
         for (int i = 0; i < n; i++) {
             size_t kn = (size_t)snprintf(k, sizeof k, "k%d", i);
-            ov_forget(&o, ov_key_hash(1, k, kn), 1, k, kn, (uint64_t)i + 1);
+            wb_ov_forget(&o, wb_ov_key_hash(1, k, kn), 1, k, kn, (uint64_t)i + 1);
         }
         assert_int_equal(o.count, 0);
-        uint64_t t0 = 1 + (uint64_t)round * 10 * OV_SHRINK_MS;
-        ov_tide(&o, t0);
-        ov_tide(&o, t0 + OV_SHRINK_MS - 1);
+        uint64_t t0 = 1 + (uint64_t)round * 10 * WB_OV_SHRINK_MS;
+        wb_ov_tide(&o, t0);
+        wb_ov_tide(&o, t0 + WB_OV_SHRINK_MS - 1);
         assert_int_equal(o.tabmask + 1, full); /* not yet */
-        ov_tide(&o, t0 + OV_SHRINK_MS);
+        wb_ov_tide(&o, t0 + WB_OV_SHRINK_MS);
         if (round == 0)
             assert_int_equal(o.tabmask + 1, full); /* 32768 slots: kept */
         else
             assert_int_equal(o.tabmask + 1, 65536); /* shrunk to the keep size */
     }
-    assert_int_equal(ov_check(&o), 0);
-    ov_destroy(&o);
+    assert_int_equal(wb_ov_check(&o), 0);
+    wb_ov_destroy(&o);
 }
 
-static void fill(struct ov *o, int from, int to, uint64_t seq)
+static void fill(struct wb_ov *o, int from, int to, uint64_t seq)
 {
     char k[16];
     for (int i = from; i < to; i++) {
         size_t kn = (size_t)snprintf(k, sizeof k, "k%d", i);
-        ov_set(o, ov_key_hash(1, k, kn), 1, k, kn, "v", 1, seq);
+        wb_ov_set(o, wb_ov_key_hash(1, k, kn), 1, k, kn, "v", 1, seq);
     }
 }
 
-static void forget(struct ov *o, int from, int to, uint64_t seq)
+static void forget(struct wb_ov *o, int from, int to, uint64_t seq)
 {
     char k[16];
     for (int i = from; i < to; i++) {
         size_t kn = (size_t)snprintf(k, sizeof k, "k%d", i);
-        ov_forget(o, ov_key_hash(1, k, kn), 1, k, kn, seq);
+        wb_ov_forget(o, wb_ov_key_hash(1, k, kn), 1, k, kn, seq);
     }
 }
 
 /* An overlay that fills and empties with each flush keeps its index; one
- * that stays low for OV_SHRINK_MS gets an index that holds, at a quarter
+ * that stays low for WB_OV_SHRINK_MS gets an index that holds, at a quarter
  * full, the most it held meanwhile. */
-static void test_ov_index_tide(void **state)
+static void test_wb_ov_index_tide(void **state)
 {
     (void)state;
-    struct ov o;
-    ov_init(&o);
+    struct wb_ov o;
+    wb_ov_init(&o);
     fill(&o, 0, 100000, 1);
     size_t full = o.tabmask + 1;
     assert_int_equal(full, 262144);
-    /* Low tides shorter than OV_SHRINK_MS between high ones: kept. */
+    /* Low tides shorter than WB_OV_SHRINK_MS between high ones: kept. */
     uint64_t high = 1; /* the tide's last sight of the index an eighth full */
-    ov_tide(&o, high);
+    wb_ov_tide(&o, high);
     for (int flush = 0; flush < 8; flush++) {
         forget(&o, 0, 100000, 1);
-        ov_tide(&o, high + 1);
-        ov_tide(&o, high + OV_SHRINK_MS - 1);
+        wb_ov_tide(&o, high + 1);
+        wb_ov_tide(&o, high + WB_OV_SHRINK_MS - 1);
         fill(&o, 0, 100000, 1);
-        high += OV_SHRINK_MS - 1;
-        ov_tide(&o, high); /* a high tide restarts the clock */
+        high += WB_OV_SHRINK_MS - 1;
+        wb_ov_tide(&o, high); /* a high tide restarts the clock */
         assert_int_equal(o.tabmask + 1, full);
     }
     /* Low for good, with up to 20,000 nodes: 131072 slots hold them at a
      * quarter. */
     forget(&o, 0, 100000, 1);
-    ov_tide(&o, high + 1);
+    wb_ov_tide(&o, high + 1);
     fill(&o, 0, 20000, 2);
-    ov_tide(&o, high + 10);
+    wb_ov_tide(&o, high + 10);
     forget(&o, 0, 20000, 2);
-    ov_tide(&o, high + OV_SHRINK_MS - 1);
+    wb_ov_tide(&o, high + WB_OV_SHRINK_MS - 1);
     assert_int_equal(o.tabmask + 1, full);
-    ov_tide(&o, high + OV_SHRINK_MS);
+    wb_ov_tide(&o, high + WB_OV_SHRINK_MS);
     assert_int_equal(o.tabmask + 1, 131072);
-    /* Empty another OV_SHRINK_MS: down to the keep size, and no further. */
-    ov_tide(&o, high + 2 * OV_SHRINK_MS);
+    /* Empty another WB_OV_SHRINK_MS: down to the keep size, and no further. */
+    wb_ov_tide(&o, high + 2 * WB_OV_SHRINK_MS);
     assert_int_equal(o.tabmask + 1, 65536);
-    ov_tide(&o, high + 5 * OV_SHRINK_MS);
+    wb_ov_tide(&o, high + 5 * WB_OV_SHRINK_MS);
     assert_int_equal(o.tabmask + 1, 65536);
     fill(&o, 0, 1000, 3); /* still an index that finds them */
     assert_int_equal(o.count, 1000);
-    assert_int_equal(ov_check(&o), 0);
-    ov_destroy(&o);
+    assert_int_equal(wb_ov_check(&o), 0);
+    wb_ov_destroy(&o);
 }
 
 /* A range whose bounds share their first byte orders only the bands of
  * the second bytes between theirs; one whose bounds differ there orders
  * every band, keys shorter than two bytes (band 0) included: "b" lies in
  * ["aa", "bc") and in no band of 'a' to 'c'. */
-static void test_ov_order_bands(void **state)
+static void test_wb_ov_order_bands(void **state)
 {
     (void)state;
     const char *ks[] = {"", "a", "aa", "ab", "ac", "b", "ba", "bb", "bc", "c", "\x01\x05x"};
     size_t nk = sizeof ks / sizeof ks[0];
-    struct ov o;
-    ov_init(&o);
+    struct wb_ov o;
+    wb_ov_init(&o);
     for (int round = 0; round < 2; round++) {
         for (size_t i = 0; i < nk; i++)
-            ov_set(&o, ov_key_hash(0, ks[i], strlen(ks[i])), 0, ks[i], strlen(ks[i]), "v", 1,
+            wb_ov_set(&o, wb_ov_key_hash(0, ks[i], strlen(ks[i])), 0, ks[i], strlen(ks[i]), "v", 1,
                    i + 1);
         if (round == 0) {
             /* Within 'a': the bands of 'a' to 'c' only, so "", "a", "b",
              * "c" (band 0) and the key in band 5 wait on. */
-            ov_order(&o, 0, "aa", 2, "ac", 2);
-            assert_int_equal(ov_waiting(&o, 0), 5);
-            const struct ov_node *x = ov_seek(&o, 0, "aa", 2);
-            for (size_t i = 2; i <= 4; i++, x = ov_next(x))
-                assert_int_equal(ov_cmp(x->cf, x->key, x->klen, 0, ks[i], strlen(ks[i])), 0);
+            wb_ov_order(&o, 0, "aa", 2, "ac", 2);
+            assert_int_equal(wb_ov_waiting(&o, 0), 5);
+            const struct wb_ov_node *x = wb_ov_seek(&o, 0, "aa", 2);
+            for (size_t i = 2; i <= 4; i++, x = wb_ov_next(x))
+                assert_int_equal(wb_ov_cmp(x->cf, x->key, x->klen, 0, ks[i], strlen(ks[i])), 0);
         } else {
-            ov_order(&o, 0, "aa", 2, "bc", 2);
-            const struct ov_node *x = ov_seek(&o, 0, "aa", 2);
-            for (size_t i = 2; i <= 7; i++, x = ov_next(x)) {
+            wb_ov_order(&o, 0, "aa", 2, "bc", 2);
+            const struct wb_ov_node *x = wb_ov_seek(&o, 0, "aa", 2);
+            for (size_t i = 2; i <= 7; i++, x = wb_ov_next(x)) {
                 assert_non_null(x);
-                assert_int_equal(ov_cmp(x->cf, x->key, x->klen, 0, ks[i], strlen(ks[i])), 0);
+                assert_int_equal(wb_ov_cmp(x->cf, x->key, x->klen, 0, ks[i], strlen(ks[i])), 0);
             }
         }
-        assert_int_equal(ov_check(&o), 0);
+        assert_int_equal(wb_ov_check(&o), 0);
     }
-    ov_destroy(&o);
+    wb_ov_destroy(&o);
 }
 
-/* The waiting nodes' sort (ov_order) orders by prefix words and by whole
+/* The waiting nodes' sort (wb_ov_order) orders by prefix words and by whole
  * keys where those tie: keys that pad to the same words ("a", "a\0"),
  * long keys alike past the words, runs of one first word long enough for
  * its comparison sort, and all of it in several column families, ordered
  * in two rounds so that the second links among nodes already listed. */
-static void test_ov_order_keys(void **state)
+static void test_wb_ov_order_keys(void **state)
 {
     (void)state;
     enum { MAXK = 2000 };
@@ -418,7 +418,7 @@ static void test_ov_order_keys(void **state)
         kcf[n] = (int)(rnd() % 3);
         bool dup = false;
         for (size_t j = 0; j < n && !dup; j++)
-            dup = ov_cmp(kcf[j], ks[j], kn[j], kcf[n], ks[n], kn[n]) == 0;
+            dup = wb_ov_cmp(kcf[j], ks[j], kn[j], kcf[n], ks[n], kn[n]) == 0;
         if (!dup)
             n++;
     }
@@ -435,32 +435,32 @@ static void test_ov_order_keys(void **state)
         kcf[i] = kcf[j];
         kcf[j] = tc;
     }
-    struct ov o;
-    ov_init(&o);
+    struct wb_ov o;
+    wb_ov_init(&o);
     for (int round = 0; round < 2; round++) {
         size_t from = round ? MAXK / 3 : 0, to = round ? MAXK : MAXK / 3;
         for (size_t i = from; i < to; i++)
-            ov_set(&o, ov_key_hash(kcf[i], ks[i], kn[i]), kcf[i], ks[i], kn[i], "v", 1, i + 1);
+            wb_ov_set(&o, wb_ov_key_hash(kcf[i], ks[i], kn[i]), kcf[i], ks[i], kn[i], "v", 1, i + 1);
         order_all(&o);
-        assert_int_equal(ov_check(&o), 0);
+        assert_int_equal(wb_ov_check(&o), 0);
         size_t seen = 0;
-        const struct ov_node *p = NULL;
-        for (const struct ov_node *x = ov_seek(&o, 0, "", 0); x; p = x, x = x->next[0]) {
+        const struct wb_ov_node *p = NULL;
+        for (const struct wb_ov_node *x = wb_ov_seek(&o, 0, "", 0); x; p = x, x = x->next[0]) {
             if (p)
-                assert_true(ov_cmp(p->cf, p->key, p->klen, x->cf, x->key, x->klen) < 0);
+                assert_true(wb_ov_cmp(p->cf, p->key, p->klen, x->cf, x->key, x->klen) < 0);
             seen++;
         }
         assert_int_equal(seen, to);
     }
-    ov_destroy(&o);
+    wb_ov_destroy(&o);
 }
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_ov_matches_model),
-                                       cmocka_unit_test(test_ov_index_kept),
-                                       cmocka_unit_test(test_ov_index_tide),
-                                       cmocka_unit_test(test_ov_order_bands),
-                                       cmocka_unit_test(test_ov_order_keys)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_wb_ov_matches_model),
+                                       cmocka_unit_test(test_wb_ov_index_kept),
+                                       cmocka_unit_test(test_wb_ov_index_tide),
+                                       cmocka_unit_test(test_wb_ov_order_bands),
+                                       cmocka_unit_test(test_wb_ov_order_keys)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
