@@ -67,47 +67,47 @@ static bool below(bool was_low, uint64_t avail, uint64_t min)
 static void disk_measure(struct stor *s)
 {
     struct statvfs v;
-    uint64_t min = s->disk_min_free, budget = UINT64_MAX;
+    uint64_t min = s->disk.min_free, budget = UINT64_MAX;
     if (statvfs(s->dir, &v) == 0) { /* else cannot tell: leave the state as it is */
         uint64_t avail = (uint64_t)v.f_bavail * v.f_frsize;
         uint64_t owed = min ? 4 * (uint64_t)wb_queued_bytes(s) : 0;
-        s->disk_free = avail;
+        s->disk.free = avail;
         avail = avail > owed ? avail - owed : 0;
-        s->data_low = below(s->data_low, avail, min);
-        if (min && !s->data_low)
+        s->disk.data_low = below(s->disk.data_low, avail, min);
+        if (min && !s->disk.data_low)
             budget = (avail - min) / 4;
     }
     /* The journal's tmpfs, where it has one: journal appends use it 1:1. */
     uint64_t jmin = min ? STOR_JSHM_FLOOR : 0;
-    if (s->wb && s->jshm && s->jdir && statvfs(s->jdir, &v) == 0) {
+    if (s->wb && s->j.shm && s->j.dir && statvfs(s->j.dir, &v) == 0) {
         uint64_t avail = (uint64_t)v.f_bavail * v.f_frsize;
-        s->jshm_low = below(s->jshm_low, avail, jmin);
-        if (jmin && !s->jshm_low && avail - jmin < budget)
+        s->disk.jshm_low = below(s->disk.jshm_low, avail, jmin);
+        if (jmin && !s->disk.jshm_low && avail - jmin < budget)
             budget = avail - jmin;
     }
-    s->disk_low = s->data_low || s->jshm_low;
-    s->disk_budget = !min || s->disk_low ? 0 : budget;
+    s->disk.low = s->disk.data_low || s->disk.jshm_low;
+    s->disk.budget = !min || s->disk.low ? 0 : budget;
 }
 
 int stor_disk_check(struct stor *s, uint64_t min_free, uint64_t *free_out)
 {
-    s->disk_min_free = min_free;
+    s->disk.min_free = min_free;
     disk_measure(s);
     if (free_out)
-        *free_out = s->disk_free;
-    if (s->disk_low == s->disk_low_told)
+        *free_out = s->disk.free;
+    if (s->disk.low == s->disk.low_told)
         return 0;
-    s->disk_low_told = s->disk_low;
-    return s->disk_low ? 1 : -1;
+    s->disk.low_told = s->disk.low;
+    return s->disk.low ? 1 : -1;
 }
 
 /* Counts a commit's bytes against the budget; measures once it is spent. */
 static void disk_account(struct stor *s, size_t bytes)
 {
-    if (!s->disk_min_free || s->disk_low)
+    if (!s->disk.min_free || s->disk.low)
         return;
-    if (bytes < s->disk_budget) {
-        s->disk_budget -= bytes;
+    if (bytes < s->disk.budget) {
+        s->disk.budget -= bytes;
         return;
     }
     disk_measure(s);
@@ -628,10 +628,10 @@ int stor_open(struct stor **out, const struct stor_opts *o, const char **errmsg)
     s->dir = kv_xmemdup(o->dir, strlen(o->dir) + 1);
     stor_thread_quiet(); /* the opener's thread is the executor */
     pthread_mutex_init(&s->gc_mu, NULL);
-    pthread_mutex_init(&s->cmu, NULL);
-    pthread_cond_init(&s->ccv, NULL);
-    pthread_mutex_init(&s->rmu, NULL);
-    s->jfd = -1;
+    pthread_mutex_init(&s->cmp.mu, NULL);
+    pthread_cond_init(&s->cmp.cv, NULL);
+    pthread_mutex_init(&s->rs.mu, NULL);
+    s->j.fd = -1;
     wb_ov_init(&s->ov);
 
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -759,9 +759,9 @@ static void close_all(struct stor *s, bool clean)
         rocksdb_writeoptions_destroy(s->wopts_nowal_hint);
     wb_ov_destroy(&s->ov);
     pthread_mutex_destroy(&s->gc_mu);
-    pthread_mutex_destroy(&s->cmu);
-    pthread_cond_destroy(&s->ccv);
-    pthread_mutex_destroy(&s->rmu);
+    pthread_mutex_destroy(&s->cmp.mu);
+    pthread_cond_destroy(&s->cmp.cv);
+    pthread_mutex_destroy(&s->rs.mu);
     free(s->dir);
     free(s);
 }
@@ -1421,27 +1421,27 @@ static void *compact_main(void *arg)
     rocksdb_compactoptions_t *co = rocksdb_compactoptions_create();
     rocksdb_compactoptions_set_bottommost_level_compaction(co, 1 /* kForce */);
     rocksdb_compactoptions_set_exclusive_manual_compaction(co, 0);
-    pthread_mutex_lock(&s->cmu);
+    pthread_mutex_lock(&s->cmp.mu);
     for (;;) {
-        while (!s->cstop && !s->ncreq)
-            pthread_cond_wait(&s->ccv, &s->cmu);
-        if (s->cstop)
+        while (!s->cmp.stop && !s->cmp.nreq)
+            pthread_cond_wait(&s->cmp.cv, &s->cmp.mu);
+        if (s->cmp.stop)
             break;
         struct stor_range r[STOR_COMPACT_RANGES];
-        size_t n = s->ncreq;
-        memcpy(r, s->creq, n * sizeof *r);
-        s->ncreq = 0;
-        pthread_mutex_unlock(&s->cmu);
+        size_t n = s->cmp.nreq;
+        memcpy(r, s->cmp.req, n * sizeof *r);
+        s->cmp.nreq = 0;
+        pthread_mutex_unlock(&s->cmp.mu);
         for (size_t i = 0; i < n; i++) {
             rocksdb_compact_range_cf_opt(s->db, s->cf[r[i].cf], co, r[i].lo, r[i].lon, r[i].hi,
                                          r[i].hin);
             free(r[i].lo);
             free(r[i].hi);
         }
-        pthread_mutex_lock(&s->cmu);
-        s->c_done++;
+        pthread_mutex_lock(&s->cmp.mu);
+        s->cmp.done++;
     }
-    pthread_mutex_unlock(&s->cmu);
+    pthread_mutex_unlock(&s->cmp.mu);
     rocksdb_compactoptions_destroy(co);
     return NULL;
 }
@@ -1450,38 +1450,38 @@ bool stor_compact_async(struct stor *s, const struct stor_range *r, size_t n)
 {
     /* A compaction writes its output before it drops its input: not while
      * the disk is short of room (stor_disk_check, the executor's, as this). */
-    if (n == 0 || n > STOR_COMPACT_RANGES || s->disk_low)
+    if (n == 0 || n > STOR_COMPACT_RANGES || s->disk.low)
         return false;
     uint64_t now = stor_mono_us();
-    pthread_mutex_lock(&s->cmu);
-    bool take = !s->cstop && !s->ncreq && (!s->c_asked || now - s->clast_us >= STOR_COMPACT_GAP_US);
-    if (take && !s->cth_started) {
-        if (pthread_create(&s->cth, NULL, compact_main, s) == 0)
-            s->cth_started = true;
+    pthread_mutex_lock(&s->cmp.mu);
+    bool take = !s->cmp.stop && !s->cmp.nreq && (!s->cmp.asked || now - s->cmp.last_us >= STOR_COMPACT_GAP_US);
+    if (take && !s->cmp.started) {
+        if (pthread_create(&s->cmp.th, NULL, compact_main, s) == 0)
+            s->cmp.started = true;
         else
             take = false;
     }
     if (take) {
         for (size_t i = 0; i < n; i++) {
-            s->creq[i] = r[i];
-            s->creq[i].lo = r[i].lo ? kv_xmemdup(r[i].lo, r[i].lon) : NULL;
-            s->creq[i].hi = r[i].hi ? kv_xmemdup(r[i].hi, r[i].hin) : NULL;
+            s->cmp.req[i] = r[i];
+            s->cmp.req[i].lo = r[i].lo ? kv_xmemdup(r[i].lo, r[i].lon) : NULL;
+            s->cmp.req[i].hi = r[i].hi ? kv_xmemdup(r[i].hi, r[i].hin) : NULL;
         }
-        s->ncreq = n;
-        s->clast_us = now;
-        s->c_asked++;
-        pthread_cond_signal(&s->ccv);
+        s->cmp.nreq = n;
+        s->cmp.last_us = now;
+        s->cmp.asked++;
+        pthread_cond_signal(&s->cmp.cv);
     }
-    pthread_mutex_unlock(&s->cmu);
+    pthread_mutex_unlock(&s->cmp.mu);
     return take;
 }
 
 void stor_compact_async_stats(struct stor *s, uint64_t *asked, uint64_t *done)
 {
-    pthread_mutex_lock(&s->cmu);
-    *asked = s->c_asked;
-    *done = s->c_done;
-    pthread_mutex_unlock(&s->cmu);
+    pthread_mutex_lock(&s->cmp.mu);
+    *asked = s->cmp.asked;
+    *done = s->cmp.done;
+    pthread_mutex_unlock(&s->cmp.mu);
 }
 
 /* Stops the range compactions: the one running gives up (RocksDB's manual
@@ -1489,20 +1489,20 @@ void stor_compact_async_stats(struct stor *s, uint64_t *asked, uint64_t *done)
  * waiting is dropped. */
 static void compact_stop(struct stor *s)
 {
-    pthread_mutex_lock(&s->cmu);
-    s->cstop = true;
-    pthread_cond_signal(&s->ccv);
-    bool started = s->cth_started;
-    pthread_mutex_unlock(&s->cmu);
+    pthread_mutex_lock(&s->cmp.mu);
+    s->cmp.stop = true;
+    pthread_cond_signal(&s->cmp.cv);
+    bool started = s->cmp.started;
+    pthread_mutex_unlock(&s->cmp.mu);
     if (!started)
         return;
     rocksdb_disable_manual_compaction(s->db);
-    pthread_join(s->cth, NULL);
-    for (size_t i = 0; i < s->ncreq; i++) {
-        free(s->creq[i].lo);
-        free(s->creq[i].hi);
+    pthread_join(s->cmp.th, NULL);
+    for (size_t i = 0; i < s->cmp.nreq; i++) {
+        free(s->cmp.req[i].lo);
+        free(s->cmp.req[i].hi);
     }
-    s->ncreq = 0;
+    s->cmp.nreq = 0;
 }
 
 int stor_checkpoint(struct stor *s, const char *dir)

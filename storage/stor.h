@@ -80,8 +80,6 @@ struct stor_opts {
      * flusher write RocksDB's WAL as the disk log. NULL or "": on disk, in
      * dir/journal, as always under appendfsync always. */
     const char *journal_shm_dir;
-    int test_no_flusher;       /* tests only: nothing reaches RocksDB but by replay */
-    size_t test_rec_chunk_bytes; /* tests only: journal records' chunk size (0: 256 KiB) */
 };
 
 /* What write-back has done, for INFO persistence. */

@@ -18,6 +18,7 @@
 #include "db.h"
 #include "stor.h"
 #include "t_tmp.h"
+#include "wb_int.h" /* wb_test_hooks */
 
 struct fx {
     char dir[256];
@@ -82,7 +83,8 @@ static inline int fx_open_in(struct fx *f, const struct db_opts *o)
 {
     struct stor_opts so = {.dir = f->dir, .block_cache_bytes = 8u << 20,
                            .write_buffer_bytes = 4u << 20, .background_jobs = 2,
-                           .writeback = fx_writeback != 0, .test_no_flusher = fx_writeback == 2};
+                           .writeback = fx_writeback != 0};
+    wb_test_hooks.no_flusher = fx_writeback == 2;
     const char *err = NULL;
     int rc = stor_open(&f->s, &so, &err);
     if (rc) {

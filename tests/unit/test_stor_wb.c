@@ -25,8 +25,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static struct stor *wb_open_dir(const char *dir, const struct stor_opts *extra, int *rc,
-                                const char **err)
+/* Opens an engine with write-back in dir: extra's options where given,
+ * and the test hooks of hooks (NULL: none) for this open. */
+static struct stor *wb_open_dir(const char *dir, const struct stor_opts *extra,
+                                const struct wb_test_hooks *hooks, int *rc, const char **err)
 {
     struct stor_opts o = {.dir = dir, .block_cache_bytes = 8u << 20,
                           .write_buffer_bytes = 4u << 20, .background_jobs = 2,
@@ -36,26 +38,31 @@ static struct stor *wb_open_dir(const char *dir, const struct stor_opts *extra, 
         o.flush_batch_bytes = extra->flush_batch_bytes;
         o.overlay_max_bytes = extra->overlay_max_bytes;
         o.journal_segment_bytes = extra->journal_segment_bytes;
-        o.test_no_flusher = extra->test_no_flusher;
         o.fsync = extra->fsync;
         o.journal_shm_dir = extra->journal_shm_dir;
         o.flusher_threads = extra->flusher_threads;
-        o.test_rec_chunk_bytes = extra->test_rec_chunk_bytes;
     }
+    wb_test_hooks = hooks ? *hooks : (struct wb_test_hooks){0};
     struct stor *s = NULL;
     *err = NULL;
     *rc = stor_open(&s, &o, err);
     return *rc ? NULL : fx_hold(s);
 }
 
-static struct stor *wb_open_ok(const char *dir, const struct stor_opts *extra)
+static struct stor *wb_open_hooked(const char *dir, const struct stor_opts *extra,
+                                   const struct wb_test_hooks *hooks)
 {
     int rc;
     const char *err;
-    struct stor *s = wb_open_dir(dir, extra, &rc, &err);
+    struct stor *s = wb_open_dir(dir, extra, hooks, &rc, &err);
     if (rc)
         fail_msg("stor_open: %d %s", rc, err ? err : "");
     return s;
+}
+
+static struct stor *wb_open_ok(const char *dir, const struct stor_opts *extra)
+{
+    return wb_open_hooked(dir, extra, NULL);
 }
 
 static int setup_dir(void **state)
@@ -356,9 +363,9 @@ static void record_memory(void **state, size_t chunk, size_t small, size_t maxv)
     char *v = malloc(120000), *want = malloc(120000);
     assert_non_null(v);
     assert_non_null(want);
-    struct stor_opts x = {.flush_interval_ms = 5, .flush_batch_bytes = 1u << 20,
-                          .test_rec_chunk_bytes = chunk};
-    struct stor *s = wb_open_ok(f->dir, &x);
+    struct stor_opts x = {.flush_interval_ms = 5, .flush_batch_bytes = 1u << 20};
+    struct wb_test_hooks h = {.rec_chunk_bytes = chunk};
+    struct stor *s = wb_open_hooked(f->dir, &x, &h);
     struct stor_batch b;
     stor_batch_init(&b);
     char k[8];
@@ -460,7 +467,7 @@ static void test_stor_wb_split_batch_survives_compaction(void **state)
     struct fx *f = *state;
     struct stor_opts extra = {.flusher_threads = 4};
     struct stor *s = wb_open_ok(f->dir, &extra);
-    assert_int_equal(s->nparts, 4);
+    assert_int_equal(s->fl.nparts, 4);
     enum { N = 64 };
     struct stor_batch b;
     stor_batch_init(&b);
@@ -478,21 +485,21 @@ static void test_stor_wb_split_batch_survives_compaction(void **state)
             stor_batch_put(&b, STOR_CF_SUB, k, kn, "value", 5);
         }
     }
-    __atomic_store_n(&s->test_hold, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&wb_test_hooks.hold, 1, __ATOMIC_RELEASE);
     assert_int_equal(stor_commit(s, &b), 0);
     assert_int_equal(stor_sync(s), 0); /* hands it to the flusher */
     stor_batch_destroy(&b);
-    for (int t = 0; t < 5000 && !__atomic_load_n(&s->test_held, __ATOMIC_ACQUIRE); t++)
+    for (int t = 0; t < 5000 && !__atomic_load_n(&wb_test_hooks.held, __ATOMIC_ACQUIRE); t++)
         usleep(1000);
-    assert_true(__atomic_load_n(&s->test_held, __ATOMIC_ACQUIRE));
-    pthread_mutex_lock(&s->pmu);
-    for (int t = 0; t < 5000 && s->pndone < s->nparts - 1; t++) {
-        pthread_mutex_unlock(&s->pmu);
+    assert_true(__atomic_load_n(&wb_test_hooks.held, __ATOMIC_ACQUIRE));
+    pthread_mutex_lock(&s->fl.pmu);
+    for (int t = 0; t < 5000 && s->fl.pndone < s->fl.nparts - 1; t++) {
+        pthread_mutex_unlock(&s->fl.pmu);
         usleep(1000);
-        pthread_mutex_lock(&s->pmu);
+        pthread_mutex_lock(&s->fl.pmu);
     }
-    assert_int_equal(s->pndone, s->nparts - 1); /* the helpers' parts are in RocksDB */
-    pthread_mutex_unlock(&s->pmu);
+    assert_int_equal(s->fl.pndone, s->fl.nparts - 1); /* the helpers' parts are in RocksDB */
+    pthread_mutex_unlock(&s->fl.pmu);
     /* stor_compact would wait for the flusher: compact under it. */
     char *err = NULL;
     rocksdb_flushoptions_t *fo = rocksdb_flushoptions_create();
@@ -504,7 +511,7 @@ static void test_stor_wb_split_batch_survives_compaction(void **state)
     rocksdb_compactoptions_set_bottommost_level_compaction(co, 1);
     rocksdb_compact_range_cf_opt(s->db, s->cf[STOR_CF_SUB], co, NULL, 0, NULL, 0);
     rocksdb_compactoptions_destroy(co);
-    __atomic_store_n(&s->test_hold, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&wb_test_hooks.hold, 0, __ATOMIC_RELEASE);
     assert_int_equal(stor_drain(s), 0);
     stor_housekeep(s);
     /* Every field is there, read from RocksDB (the overlay has let go). */
@@ -600,8 +607,9 @@ static void journal_file(const char *dir, char *out, size_t cap)
 static void test_stor_wb_disk_counts_queued(void **state)
 {
     struct fx *f = *state;
-    struct stor_opts x = {.test_no_flusher = 1};
-    struct stor *s = wb_open_ok(f->dir, &x); /* its files made first */
+    struct stor_opts x = {0};
+    struct wb_test_hooks h = {.no_flusher = 1};
+    struct stor *s = wb_open_hooked(f->dir, &x, &h); /* its files made first */
     struct statvfs sv;
     assert_int_equal(statvfs(f->dir, &sv), 0);
     uint64_t avail = (uint64_t)sv.f_bavail * sv.f_frsize;
@@ -676,8 +684,9 @@ static void test_stor_wb_resolve_in_order(void **state)
         assert_int_equal(stor_commit(s, &b), 0);
     }
     fx_close(s);
-    struct stor_opts x = {.test_no_flusher = 1};
-    s = wb_open_ok(f->dir, &x);
+    struct stor_opts x = {0};
+    struct wb_test_hooks h = {.no_flusher = 1};
+    s = wb_open_hooked(f->dir, &x, &h);
     struct rs_seen seen = {0};
     stor_set_resolver(s, rs_resolve, &seen);
     assert_true(stor_can_defer(s));
@@ -714,8 +723,9 @@ static void test_stor_wb_resolve_in_order(void **state)
 static void test_stor_wb_replay_clean_and_unsynced(void **state)
 {
     struct fx *f = *state;
-    struct stor_opts x = {.test_no_flusher = 1};
-    struct stor *s = wb_open_ok(f->dir, &x);
+    struct stor_opts x = {0};
+    struct wb_test_hooks h = {.no_flusher = 1};
+    struct stor *s = wb_open_hooked(f->dir, &x, &h);
     commit_n(s, 0, 100);
     assert_int_equal(stor_sync(s), 0);
     commit_n(s, 100, 5); /* committed, never synced: never acknowledged */
@@ -743,8 +753,9 @@ static void test_stor_wb_replay_clean_and_unsynced(void **state)
  * a killed daemon would; *path receives the journal file. */
 static void journal_of_50(const char *dir, char *path, size_t cap)
 {
-    struct stor_opts x = {.test_no_flusher = 1};
-    struct stor *s = wb_open_ok(dir, &x);
+    struct stor_opts x = {0};
+    struct wb_test_hooks h = {.no_flusher = 1};
+    struct stor *s = wb_open_hooked(dir, &x, &h);
     commit_n(s, 0, 50);
     assert_int_equal(stor_sync(s), 0);
     fx_abandon(s);
@@ -770,9 +781,10 @@ static void test_stor_wb_replay_torn_last_record(void **state)
 static void test_stor_wb_replay_preallocated_tail(void **state)
 {
     struct fx *f = *state;
-    struct stor_opts x = {.test_no_flusher = 1, .fsync = STOR_FSYNC_ALWAYS,
+    struct stor_opts x = {.fsync = STOR_FSYNC_ALWAYS,
                           .journal_segment_bytes = 1u << 20};
-    struct stor *s = wb_open_ok(f->dir, &x);
+    struct wb_test_hooks h = {.no_flusher = 1};
+    struct stor *s = wb_open_hooked(f->dir, &x, &h);
     char path[400];
     journal_file(f->dir, path, sizeof path);
     struct stat st0;
@@ -803,7 +815,7 @@ static void test_stor_wb_replay_preallocated_tail(void **state)
     t_tmp_rmrf(f->dir);
     assert_int_equal(mkdir(f->dir, 0700), 0);
     x.journal_segment_bytes = 2048;
-    s = wb_open_ok(f->dir, &x);
+    s = wb_open_hooked(f->dir, &x, &h);
     for (int i = 0; i < 100; i++) {
         commit_n(s, i, 1);
         assert_int_equal(stor_sync(s), 0); /* files roll after a sync */
@@ -889,9 +901,10 @@ static void test_stor_wb_always_zeroed_files(void **state)
 {
     struct fx *f = *state;
     size_t seg = 64u << 10;
-    struct stor_opts x = {.test_no_flusher = 1, .fsync = STOR_FSYNC_ALWAYS,
+    struct stor_opts x = {.fsync = STOR_FSYNC_ALWAYS,
                           .journal_segment_bytes = seg};
-    struct stor *s = wb_open_ok(f->dir, &x);
+    struct wb_test_hooks h = {.no_flusher = 1};
+    struct stor *s = wb_open_hooked(f->dir, &x, &h);
     spare_wait(f->dir);
     char v[1000];
     memset(v, 'z', sizeof v);
@@ -949,8 +962,8 @@ static void test_stor_wb_always_zeroed_files(void **state)
                   files, checked ? "answered" : "not supported here");
     fx_abandon(s); /* as kill -9: the spare stays */
     assert_true(journal_has(f->dir, "spare"));
-    x.test_no_flusher = 0; /* a close drains only with the flusher */
-    s = wb_open_ok(f->dir, &x);
+    h.no_flusher = 0; /* a close drains only with the flusher */
+    s = wb_open_hooked(f->dir, &x, &h);
     assert_int_equal(count_present(s, 50), 50); /* replayed, on a start that took the spare */
     spare_wait(f->dir);
     fx_close(s);
@@ -977,8 +990,9 @@ static void test_stor_wb_reap_keeps_applied(void **state)
     struct stor *s = wb_open_ok(f->dir, NULL);
     commit_n(s, 0, 10);
     fx_close(s); /* drained: every family holds its applied number */
-    struct stor_opts x = {.test_no_flusher = 1};
-    s = wb_open_ok(f->dir, &x);
+    struct stor_opts x = {0};
+    struct wb_test_hooks h = {.no_flusher = 1};
+    s = wb_open_hooked(f->dir, &x, &h);
     struct db d;
     assert_int_equal(db_init(&d, s, NULL), 0);
     uint64_t reaped;
@@ -1009,7 +1023,7 @@ static void test_stor_wb_replay_bad_checksum_refuses(void **state)
     close(fd);
     int rc;
     const char *err;
-    struct stor *s = wb_open_dir(f->dir, NULL, &rc, &err);
+    struct stor *s = wb_open_dir(f->dir, NULL, NULL, &rc, &err);
     assert_int_equal(rc, KV_ECORRUPT);
     assert_null(s);
     assert_non_null(err);
@@ -1100,11 +1114,11 @@ static void test_stor_wb_quiet(void **state)
      * every key reads back from RocksDB once the overlay lets go. */
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     int load = ncpu >= 16 ? 4 : ncpu >= 8 ? 2 : 1;
-    assert_int_equal(s->nload, load);
-    assert_int_equal(s->nparts, ncpu > 8 ? 8 : ncpu > load ? (int)ncpu : load);
-    pthread_mutex_lock(&s->pmu);
-    assert_int_equal(s->pgen, s->nparts > 1 ? 1 : 0);
-    pthread_mutex_unlock(&s->pmu);
+    assert_int_equal(s->fl.nload, load);
+    assert_int_equal(s->fl.nparts, ncpu > 8 ? 8 : ncpu > load ? (int)ncpu : load);
+    pthread_mutex_lock(&s->fl.pmu);
+    assert_int_equal(s->fl.pgen, s->fl.nparts > 1 ? 1 : 0);
+    pthread_mutex_unlock(&s->fl.pmu);
     struct stor_wb_stats st;
     stor_wb_stats(s, &st);
     assert_int_equal(st.flusher_threads, load);
@@ -1137,10 +1151,10 @@ static void test_stor_wb_big_record_shed(void **state)
     stor_batch_put(&b, STOR_CF_META, K("big"), v, n);
     assert_int_equal(stor_commit(s, &b), 0);
     wait_all_durable(s);
-    for (int i = 0; i < s->nparts; i++) {
+    for (int i = 0; i < s->fl.nparts; i++) {
         size_t held;
-        rocksdb_writebatch_data(s->parts[i].wb, &held);
-        assert_true(held <= 2 * s->flush_batch_max);
+        rocksdb_writebatch_data(s->fl.parts[i].wb, &held);
+        assert_true(held <= 2 * s->fl.batch_max);
     }
     stor_housekeep(s);
     char *got;
@@ -1192,7 +1206,7 @@ static void test_stor_wb_range_outlives_slice(void **state)
         stor_wb_stats(s, &st);
         stor_housekeep(s);
         if (checked)
-            assert_true(s->pruned_seq > first && s->pruned_seq < st.durable_seq);
+            assert_true(s->j.pruned_seq > first && s->j.pruned_seq < st.durable_seq);
         char *v = NULL;
         size_t vn = 0;
         assert_int_equal(stor_get(s, STOR_CF_SUB, k, strlen(k), &v, &vn), 0);
@@ -1341,9 +1355,10 @@ static void test_stor_wb_shm_journal_replays_anywhere(void **state)
 {
     struct fx *f = *state;
     char shm[300], folder[400], disk[400];
-    struct stor_opts x = {.test_no_flusher = 1};
+    struct stor_opts x = {0};
+    struct wb_test_hooks h = {.no_flusher = 1};
     shm_opts(f, shm, sizeof shm, &x);
-    struct stor *s = wb_open_ok(f->dir, &x);
+    struct stor *s = wb_open_hooked(f->dir, &x, &h);
     struct stor_wb_stats st;
     stor_wb_stats(s, &st);
     assert_int_equal(st.journal_shm, 1);
@@ -1374,7 +1389,7 @@ static void test_stor_wb_shm_journal_replays_anywhere(void **state)
     commit_n(s, 200, 10);
     assert_int_equal(stor_sync(s), 0);
     fx_abandon(s); /* the flusher ran: some may be in RocksDB already */
-    s = wb_open_ok(f->dir, &x);
+    s = wb_open_hooked(f->dir, &x, &h);
     commit_n(s, 300, 10);
     assert_int_equal(stor_sync(s), 0);
     fx_abandon(s);
@@ -1400,7 +1415,7 @@ static void wal_child(const char *dir, const struct stor_opts *x, int fd)
 {
     int rc;
     const char *err;
-    struct stor *s = wb_open_dir(dir, x, &rc, &err);
+    struct stor *s = wb_open_dir(dir, x, NULL, &rc, &err);
     if (rc)
         _exit(2);
     char folder[400];

@@ -1,0 +1,206 @@
+/*
+ * wb_replay — replay at start: every journal record set beyond what RocksDB
+ * applied goes into RocksDB, from the journal files on disk and in the
+ * shared-memory folder a previous run named, before the daemon serves.
+ * See docs/writeback.md, "Replay at start".
+ *
+ * Threads: the opening thread only, before the flusher starts.
+ */
+#include "stor_int.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <stdbool.h>
+#include <sys/stat.h>
+
+#include "kv_mem.h"
+
+/* ---- wb_replay and open ---- */
+
+struct jfile {
+    uint64_t first;
+    int where; /* index into the wb_replay's folders */
+};
+
+static int cmp_jfile(const void *a, const void *b)
+{
+    uint64_t x = ((const struct jfile *)a)->first, y = ((const struct jfile *)b)->first;
+    return (x > y) - (x < y);
+}
+
+/* Adds the journal files in folder to *out. A missing folder holds none. */
+static int list_segments(const char *folder, int where, struct jfile **out, size_t *n,
+                         size_t *cap)
+{
+    DIR *d = opendir(folder);
+    if (!d)
+        return errno == ENOENT ? 0 : -errno;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (strlen(e->d_name) != 16 || strspn(e->d_name, "0123456789abcdef") != 16)
+            continue;
+        if (*n == *cap)
+            *out = kv_xrealloc(*out, (*cap = *cap ? *cap * 2 : 8) * sizeof **out);
+        (*out)[(*n)++] = (struct jfile){strtoull(e->d_name, NULL, 16), where};
+    }
+    closedir(d);
+    return 0;
+}
+
+static _Thread_local char wb_errbuf[4200]; /* room for a path */
+
+static bool all_zero(const char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i])
+            return false;
+    return true;
+}
+
+/* Replays every record set beyond RocksDB's applied sequence number, from
+ * the journal files on disk and in the shared-memory folder a previous run
+ * named (both, in sequence order: the configuration may have changed since),
+ * then removes them. A record cut short at the very end of the last file is
+ * a write the crash interrupted (never acknowledged): it is dropped. Any
+ * other bad record is corruption: the open fails, naming file and offset. */
+int wb_replay(struct stor *s, const char **errmsg)
+{
+    /* The smallest of the column families' applied sequence numbers: each
+     * family may have reached a different point before the crash. */
+    uint64_t applied = UINT64_MAX;
+    int rc = 0;
+    for (int cf = 0; cf < STOR_CF_COUNT; cf++) {
+        char *v;
+        size_t vn;
+        uint64_t a = 0;
+        rc = stor_get(s, cf, STOR_APPLIED_KEY, STOR_APPLIED_KEYLEN, &v, &vn);
+        if (rc == 0) {
+            if (vn == 8)
+                a = enc_get_u64(v);
+            free(v);
+        } else if (rc != KV_ENOTFOUND) {
+            return rc;
+        }
+        if (a < applied)
+            applied = a;
+    }
+    char dirs[2][4096];
+    snprintf(dirs[0], sizeof dirs[0], "%s/journal", s->dir);
+    if (mkdir(dirs[0], 0700) != 0 && errno != EEXIST)
+        return -errno;
+    rc = wb_shm_ptr_read(s, dirs[1], sizeof dirs[1]);
+    bool had_shm = rc == 0;
+    if (rc == KV_ECORRUPT) {
+        snprintf(wb_errbuf, sizeof wb_errbuf, "%s/" WB_JSHM_PTR ": not a folder's path", s->dir);
+        *errmsg = wb_errbuf;
+        return rc;
+    }
+    if (rc && rc != -ENOENT)
+        return rc;
+    struct jfile *segs = NULL;
+    size_t nsegs = 0, cap = 0;
+    rc = list_segments(dirs[0], 0, &segs, &nsegs, &cap);
+    if (rc == 0 && had_shm)
+        rc = list_segments(dirs[1], 1, &segs, &nsegs, &cap);
+    if (rc) {
+        free(segs);
+        return rc;
+    }
+    if (nsegs)
+        qsort(segs, nsegs, sizeof *segs, cmp_jfile);
+    uint64_t last = applied, replayed = 0;
+    rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
+    size_t pending = 0;
+    for (size_t i = 0; i < nsegs && rc == 0; i++) {
+        char path[4096], *buf = NULL;
+        size_t n = 0;
+        wb_seg_path(dirs[segs[i].where], segs[i].first, path, sizeof path);
+        if ((rc = wb_read_file(path, &buf, &n)))
+            break;
+        size_t off = 0;
+        while (off < n) {
+            bool ok = n - off >= WB_HDR && enc_get_u32(buf + off) == WB_MAGIC;
+            size_t len = ok ? enc_get_u32(buf + off + 12) : 0;
+            bool whole = ok && len <= n - off - WB_HDR;
+            ok = whole && enc_get_u32(buf + off + 16) == wb_rec_crc(buf + off, buf + off + WB_HDR, len);
+            uint64_t seq = ok ? enc_get_u64(buf + off + 4) : 0;
+            if (ok && seq != last + 1 && seq > applied)
+                ok = false; /* a gap: something is missing */
+            if (!ok) {
+                if (all_zero(buf + off, n - off))
+                    break; /* the unwritten end of a preallocated file */
+                size_t end = whole ? off + WB_HDR + len : n;
+                bool torn = i == nsegs - 1 && (!whole || all_zero(buf + end, n - end));
+                if (torn) {
+                    /* Cut the torn tail so appending starts clean. */
+                    if (truncate(path, (off_t)off) != 0)
+                        rc = -errno;
+                    break;
+                }
+                snprintf(wb_errbuf, sizeof wb_errbuf,
+                         "journal %s: bad record at offset %zu (after sequence %" PRIu64 ")",
+                         path, off, last);
+                *errmsg = wb_errbuf;
+                rc = KV_ECORRUPT;
+                break;
+            }
+            if (seq > applied) {
+                rc = wb_payload_to_batch(s, buf + off + WB_HDR, len, wb);
+                if (rc) {
+                    snprintf(wb_errbuf, sizeof wb_errbuf, "journal %s: bad payload at offset %zu",
+                             path, off);
+                    *errmsg = wb_errbuf;
+                    break;
+                }
+                last = seq;
+                replayed++;
+                pending += len;
+                if (pending >= (4u << 20)) {
+                    wb_put_applied(s, wb, last);
+                    char *err = NULL;
+                    rocksdb_write(s->db, s->wopts, wb, &err);
+                    if (err) {
+                        rc = stor_take_err(err);
+                        break;
+                    }
+                    rocksdb_writebatch_clear(wb);
+                    pending = 0;
+                }
+            } else if (seq > last) {
+                last = seq;
+            }
+            off += WB_HDR + len;
+        }
+        free(buf);
+    }
+    if (rc == 0 && pending) {
+        wb_put_applied(s, wb, last);
+        char *err = NULL;
+        rocksdb_write(s->db, s->wopts, wb, &err);
+        if (err)
+            rc = stor_take_err(err);
+    }
+    rocksdb_writebatch_destroy(wb);
+    /* Everything is in RocksDB: make its WAL durable, then drop the files. */
+    if (rc == 0 && (rc = wb_sync_wal(s)) == 0) {
+        for (size_t i = 0; i < nsegs; i++) {
+            char path[4096];
+            wb_seg_path(dirs[segs[i].where], segs[i].first, path, sizeof path);
+            unlink(path);
+        }
+        if (had_shm) {
+            rmdir(dirs[1]);
+            wb_shm_ptr_remove(s);
+        }
+    }
+    free(segs);
+    s->j.last_seq = s->j.journaled_seq = s->j.pruned_seq = last;
+    s->j.st.replayed_sets = replayed;
+    return rc;
+}
