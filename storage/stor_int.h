@@ -79,6 +79,11 @@ struct stor {
 
 /* stor.c */
 int stor_take_err(char *err);
+/* stor_gc.c: gives cf's options the compaction filter that drops a dead
+ * collection version's records (sub and score families). */
+void stor_gc_attach(struct stor *s, int cf, rocksdb_options_t *opt);
+/* stor_gc.c: stops the range compactor thread, if it runs. */
+void stor_compact_stop(struct stor *s);
 /* After a write with range deletes (FLUSHDB, FLUSHALL) in the column
  * families of cfmask (bit per family): starts a flush of their memtables
  * and returns without waiting for it. See stor.c. */
