@@ -318,4 +318,68 @@ void db_vec_sort_unique(struct db_vec *v);
  * the items); an empty v deletes dst. */
 void db_store_vec(struct db *d, struct db_kc *dst, int type, const struct db_vec *v);
 
+/* What one record set changes in the key and expiry counts of the dbs it
+ * writes: few entries (mostly one), found by a linear search. */
+struct db_key_counts {
+    unsigned n;
+    struct {
+        unsigned dbi;
+        int64_t keys, expires;
+        uint64_t defers; /* writes left to resolve */
+    } e[ENC_DB_MAX + 1];
+};
+
+/* ---- db.c ---- */
+
+/* A point read: the pending record set's or the cache's answer (copying at
+ * most cap bytes of the value), else the engine's, which fills the cache if
+ * fill, an absence only if fill_absent too (or the key count would read it,
+ * db.c, absence_counted). */
+int db_rget_with(struct db *d, int cf, const char *k, size_t kn, char **v, size_t *vn, size_t cap,
+                 bool fill, bool fill_absent);
+
+/* ---- db_count.c ---- */
+
+/* Counts every db's meta records in one pass, filling the key filter. */
+int db_count_all(struct db *d);
+/* Takes the counts and the key filter from the file a clean shutdown
+ * left, if it still describes the data (and deletes it). */
+bool db_counts_load(struct db *d);
+/* stor's resolver (stor_set_resolver): folds a deferred write's prior
+ * state into the counts. Under stor's resolver lock. */
+void db_counts_resolve(void *arg, int kind, const char *k, size_t kn, const char *v, size_t vn,
+                       const char *old, size_t oldn, bool had);
+/* Ends a rebuild of the key filter, dropping what it built. */
+void db_keyf_rebuild_stop(struct db *d);
+/* Whether db dbi surely holds no key: its count is zero and no write of
+ * it waits for its prior state. */
+bool db_surely_empty(const struct db *d, unsigned dbi);
+/* Fills d->created and d->expired (as asked) from the committed records of
+ * the keys b writes (keyspace events). */
+void db_note_keys(struct db *d, const struct stor_batch *b);
+/* Fills kc with what b changes in the key counts, learning for each key
+ * it writes whether it existed (or deferring that to the resolver). 0 or
+ * a storage error. */
+int db_count_keys(struct db *d, struct stor_batch *b, struct db_key_counts *kc);
+
+/* ---- db_expire.c ---- */
+
+/* Adds the expiry index entry of (dbi, slot, key) at exp to the record set. */
+void db_put_expiry(struct db *d, unsigned dbi, uint64_t exp, uint16_t slot, const char *key,
+                   size_t klen);
+/* Builds the expiry index once where a data folder lacks it. */
+int db_expiry_index_check(struct db *d);
+
+/* ---- db_kc.c ---- */
+
+/* Notes that the operation deletes a live key whose record it read, with
+ * that record's expiry, for the key counts (d->priors). */
+void db_note_prior(struct db *d, uint64_t exp);
+
+/* ---- db_scan.c ---- */
+
+/* [db|0000, db|4000): every record of one database in every column
+ * family, as range bounds. */
+void db_range(unsigned dbi, char lo[3], char hi[3]);
+
 #endif
