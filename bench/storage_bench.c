@@ -109,6 +109,7 @@ static const struct result *find(const char *name)
 
 struct ctx {
     struct db *d;
+    struct stor *s;
     rocksdb_t *raw;
     rocksdb_writeoptions_t *wo;
     rocksdb_readoptions_t *ro;
@@ -335,7 +336,7 @@ static void big_delete(struct ctx *c, uint64_t fields, FILE *out)
     free(fv);
     free(fb);
     (void)f;
-    struct stor *s = c->d->s;
+    struct stor *s = c->s;
     int rc = stor_compact(s, STOR_CF_SUB);
     if (rc)
         die("compact", rc);
@@ -353,7 +354,7 @@ static void big_delete(struct ctx *c, uint64_t fields, FILE *out)
     double del_us = (double)(now_ns() - t0) / 1e3;
     if (rc != 1)
         die("DEL big", rc);
-    uint64_t ops = c->d->last_commit_ops;
+    uint64_t ops = db_last_commit_ops(c->d);
 
     t0 = now_ns();
     if ((rc = stor_compact(s, STOR_CF_SUB)))
@@ -424,11 +425,11 @@ int main(int argc, char **argv)
     int rc = stor_open(&s, &so, &err);
     if (rc)
         die(err, rc);
-    struct db d;
-    if ((rc = db_init(&d, s, NULL)) != 0)
+    struct db *d;
+    if ((rc = db_create(&d, s, NULL)) != 0)
         die(stor_errmsg(), rc);
     rocksdb_options_t *ro_opts;
-    struct ctx c = {.d = &d, .n = n, .groups = groups};
+    struct ctx c = {.d = d, .s = s, .n = n, .groups = groups};
     c.raw = raw_open(raw_dir, &ro_opts);
     c.wo = rocksdb_writeoptions_create();
     c.ro = rocksdb_readoptions_create();
@@ -480,7 +481,7 @@ int main(int argc, char **argv)
     rocksdb_readoptions_destroy(c.ro);
     rocksdb_close(c.raw);
     rocksdb_options_destroy(ro_opts);
-    db_destroy(&d);
+    db_free(d);
     stor_close(s);
     nftw(datadir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
     return 0;

@@ -457,7 +457,7 @@ bool cmd_arg_double_or(struct conn *c, size_t i, double *v, const char *err)
 int cmd_key_type(struct conn *c, size_t i, int want, bool *exists)
 {
     int t = ENC_TYPE_NONE;
-    int rc = db_type(&srv.db, c->db, c->argv[i].p, c->argv[i].n, &t);
+    int rc = db_type(srv.db, c->db, c->argv[i].p, c->argv[i].n, &t);
     if (rc == 0 && t != ENC_TYPE_NONE && t != want)
         rc = KV_EWRONGTYPE;
     if (exists)
@@ -633,9 +633,9 @@ static void keys_prefetch(const struct conn *c, const struct touch_set *t)
         return; /* a lone key was prefetched with its command, if at all */
     struct db_pf pf[CMD_KEYS_AHEAD];
     for (size_t j = 0; j < t->nargs; j++)
-        db_prefetch1(&srv.db, (unsigned)c->db, c->argv[t->arg[j]].p, c->argv[t->arg[j]].n, &pf[j]);
+        db_prefetch1(srv.db, (unsigned)c->db, c->argv[t->arg[j]].p, c->argv[t->arg[j]].n, &pf[j]);
     for (size_t j = 0; j < t->nargs; j++)
-        db_prefetch2(&srv.db, &pf[j]);
+        db_prefetch2(srv.db, &pf[j]);
 }
 
 static void touch_commit(const struct conn *c, size_t i, void *arg)
@@ -665,14 +665,13 @@ void cmd_call(struct conn *c, const struct cmd *cmd)
     cmd_tracking_begin(c);
     /* "new" and "expired" events: the storage layer notes the keys this
      * command creates and the expired ones it replaces or deletes. */
-    srv.db.track_new = cmd_notify_on(SRV_NOTIFY_NEW);
-    srv.db.track_expired = cmd_notify_on(SRV_NOTIFY_EXPIRED);
-    db_vec_clear(&srv.db.created);
+    db_track_events(srv.db, cmd_notify_on(SRV_NOTIFY_NEW), cmd_notify_on(SRV_NOTIFY_EXPIRED));
+    db_vec_clear(db_created(srv.db));
     cmd->fn(c);
-    srv.db.track_new = srv.db.track_expired = false;
-    db_tidy(&srv.db); /* inside the cache transaction: it may commit */
+    db_track_events(srv.db, false, false);
+    db_tidy(srv.db); /* inside the cache transaction: it may commit */
     cmd_notify_new_rest();
-    db_vec_clear(&srv.db.expired); /* a failed commit's */
+    db_vec_clear(db_expired(srv.db)); /* a failed commit's */
     srv_cache_end();
     if (c->tflags) {
         cmd_tracking_read(c, cmd);
@@ -1156,11 +1155,11 @@ void cmd_on_commit(void *arg, const struct stor_batch *b)
 {
     (void)arg;
     srv_cache_apply(b); /* before anything can be acknowledged */
-    if (srv.db.tidying)
+    if (db_tidying(srv.db))
         return; /* a collection rewritten as it was: nobody's key changed */
     /* "expired": keys seen for the last time after their expiry, whether
      * active expiry deleted them or a command replaced them first. */
-    struct db_vec *ex = &srv.db.expired;
+    struct db_vec *ex = db_expired(srv.db);
     for (size_t i = 0; i < ex->n; i++)
         cmd_notify_publish(SRV_NOTIFY_EXPIRED, "expired", (unsigned)ex->items[i].score,
                            db_vec_ptr(ex, i), db_vec_len(ex, i));
@@ -1235,7 +1234,7 @@ void cmd_serve_ready(void)
             size_t before = resp_buf_used(&c->out);
             srv_cache_begin();
             c->bcmd->fn(c); /* replies only if it could pop */
-            db_tidy(&srv.db);
+            db_tidy(srv.db);
             srv_cache_end();
             bool served = resp_buf_used(&c->out) != before;
             cmd_reply_drop_if_off(c, before);

@@ -489,7 +489,7 @@ void cmd_notify_new_rest(void);
 static inline void cmd_notify(int cls, const char *event, unsigned dbi, const char *key,
                               size_t klen)
 {
-    if (srv.db.created.n)
+    if (db_created(srv.db)->n)
         cmd_notify_new(dbi, key, klen, false);
     if (cmd_notify_on(cls))
         cmd_notify_publish(cls, event, dbi, key, klen);

@@ -20,7 +20,7 @@ void cmd_del(struct conn *c)
 {
     size_t n = c->argc - 1;
     unsigned char *deleted = kv_xmalloc(n);
-    int rc = db_del_many(&srv.db, c->db, c->argv + 1, n, CMD_KEYS_AHEAD, deleted);
+    int rc = db_del_many(srv.db, c->db, c->argv + 1, n, CMD_KEYS_AHEAD, deleted);
     if (rc < 0) {
         cmd_reply_err(c, rc);
     } else {
@@ -39,7 +39,7 @@ void cmd_del(struct conn *c)
 void cmd_exists(struct conn *c)
 {
     uint64_t n;
-    int rc = db_exists_many(&srv.db, c->db, c->argv + 1, c->argc - 1, CMD_KEYS_AHEAD, &n);
+    int rc = db_exists_many(srv.db, c->db, c->argv + 1, c->argc - 1, CMD_KEYS_AHEAD, &n);
     if (rc < 0)
         cmd_reply_err(c, rc);
     else
@@ -71,7 +71,7 @@ static int type_parse(const struct db_str *s)
 void cmd_type(struct conn *c)
 {
     int t;
-    int rc = db_type(&srv.db, c->db, KEY(1), &t);
+    int rc = db_type(srv.db, c->db, KEY(1), &t);
     if (rc)
         cmd_reply_err(c, rc);
     else
@@ -115,7 +115,7 @@ static void expire_generic(struct conn *c, int64_t unit, bool absolute, const ch
         return;
     }
     v += base;
-    int rc = db_expire(&srv.db, c->db, KEY(1), v < 1 ? 1 : (uint64_t)v, flags);
+    int rc = db_expire(srv.db, c->db, KEY(1), v < 1 ? 1 : (uint64_t)v, flags);
     if (rc > 0)
         cmd_notify_arg(c, SRV_NOTIFY_GENERIC, rc == 2 ? "del" : "expire", 1);
     cmd_reply_int(c, rc, rc > 0);
@@ -145,7 +145,7 @@ void cmd_pexpireat(struct conn *c)
 static void ttl_generic(struct conn *c, bool ms, bool absolute)
 {
     uint64_t e;
-    int rc = db_expiretime(&srv.db, c->db, KEY(1), &e);
+    int rc = db_expiretime(srv.db, c->db, KEY(1), &e);
     if (rc == KV_ENOTFOUND) {
         resp_int(OUT(c), -2);
     } else if (rc) {
@@ -185,7 +185,7 @@ void cmd_pexpiretime(struct conn *c)
 /* PERSIST key */
 void cmd_persist(struct conn *c)
 {
-    int rc = db_persist(&srv.db, c->db, KEY(1));
+    int rc = db_persist(srv.db, c->db, KEY(1));
     if (rc == 1)
         cmd_notify_arg(c, SRV_NOTIFY_GENERIC, "persist", 1);
     cmd_reply_int(c, rc, rc);
@@ -193,7 +193,7 @@ void cmd_persist(struct conn *c)
 
 static void rename_generic(struct conn *c, int nx)
 {
-    int rc = db_rename(&srv.db, c->db, KEY(1), KEY(2), nx);
+    int rc = db_rename(srv.db, c->db, KEY(1), KEY(2), nx);
     bool same = c->argv[1].n == c->argv[2].n &&
                 memcmp(c->argv[1].p, c->argv[2].p, c->argv[1].n) == 0;
     if (rc == 1 && !same) {
@@ -258,7 +258,7 @@ void cmd_copy(struct conn *c)
         resp_error(OUT(c), "ERR source and destination objects are the same");
         return;
     }
-    int rc = db_copy(&srv.db, c->db, KEY(1), ddb, KEY(2), replace);
+    int rc = db_copy(srv.db, c->db, KEY(1), ddb, KEY(2), replace);
     if (rc == KV_ENOTFOUND) /* no source: 0, as a destination that exists */
         rc = 0;
     if (rc == 1) {
@@ -278,7 +278,7 @@ void cmd_move(struct conn *c)
         resp_error(OUT(c), "ERR source and destination objects are the same");
         return;
     }
-    int rc = db_move(&srv.db, c->db, ddb, KEY(1));
+    int rc = db_move(srv.db, c->db, ddb, KEY(1));
     if (rc == KV_ENOTFOUND) /* no source: 0, as a destination that exists */
         rc = 0;
     if (rc == 1) {
@@ -294,7 +294,7 @@ void cmd_dump(struct conn *c)
 {
     struct db_value v = {0};
     db_vec_init(&v.items);
-    int rc = db_dump(&srv.db, c->db, KEY(1), &v);
+    int rc = db_dump(srv.db, c->db, KEY(1), &v);
     if (rc == KV_ENOTFOUND) {
         resp_null(OUT(c), c->proto);
     } else if (rc < 0) {
@@ -347,7 +347,7 @@ void cmd_restore(struct conn *c)
     }
     struct db_value v = {0};
     db_vec_init(&v.items);
-    int rc = replace ? 0 : db_exists(&srv.db, c->db, KEY(1));
+    int rc = replace ? 0 : db_exists(srv.db, c->db, KEY(1));
     if (rc < 0) {
         cmd_reply_err(c, rc);
     } else if (rc) {
@@ -369,11 +369,11 @@ void cmd_restore(struct conn *c)
         if (expired) {
             /* Already expired: the value is not kept, and REPLACE still
              * deletes what the key held. */
-            rc = replace ? db_del(&srv.db, c->db, KEY(1)) : 0;
+            rc = replace ? db_del(srv.db, c->db, KEY(1)) : 0;
             if (rc == 1)
                 cmd_notify_arg(c, SRV_NOTIFY_GENERIC, "del", 1);
         } else {
-            rc = db_restore(&srv.db, c->db, KEY(1), &v, replace);
+            rc = db_restore(srv.db, c->db, KEY(1), &v, replace);
             if (rc == 1) {
                 cmd_notify_new(c->db, KEY(1), true);
                 cmd_notify_arg(c, SRV_NOTIFY_GENERIC, "restore", 1);
@@ -403,7 +403,7 @@ void cmd_keys(struct conn *c)
     do {
         char *next;
         size_t nextn;
-        rc = db_scan(&srv.db, c->db, cur, curn, KEY(1), 0, 1000, &v, &next, &nextn);
+        rc = db_scan(srv.db, c->db, cur, curn, KEY(1), 0, 1000, &v, &next, &nextn);
         free(cur);
         cur = next;
         curn = nextn;
@@ -507,7 +507,7 @@ void cmd_scan(struct conn *c)
         srv_cursor_find(cursor, &from, &fromn);
     char *next;
     size_t nextn;
-    int rc = db_scan(&srv.db, c->db, from, fromn, pat ? pat->p : NULL, pat ? pat->n : 0, type,
+    int rc = db_scan(srv.db, c->db, from, fromn, pat ? pat->p : NULL, pat ? pat->n : 0, type,
                      count, &v, &next, &nextn);
     if (rc)
         cmd_reply_err(c, rc);
@@ -531,7 +531,7 @@ void cmd_cscan_generic(struct conn *c, int type)
     db_vec_init(&v);
     char *next;
     size_t nextn;
-    int rc = db_cscan(&srv.db, c->db, KEY(1), type, from, fromn, pat ? pat->p : NULL,
+    int rc = db_cscan(srv.db, c->db, KEY(1), type, from, fromn, pat ? pat->p : NULL,
                       pat ? pat->n : 0, count, &v, &next, &nextn);
     if (rc)
         cmd_reply_err(c, rc);
@@ -545,7 +545,7 @@ void cmd_randomkey(struct conn *c)
 {
     char *k;
     size_t kn;
-    int rc = db_randomkey(&srv.db, c->db, &k, &kn);
+    int rc = db_randomkey(srv.db, c->db, &k, &kn);
     cmd_reply_bulk(c, rc, k, kn);
 }
 
@@ -553,7 +553,7 @@ void cmd_randomkey(struct conn *c)
 void cmd_dbsize(struct conn *c)
 {
     uint64_t n, e;
-    int rc = db_keycount(&srv.db, c->db, &n, &e);
+    int rc = db_keycount(srv.db, c->db, &n, &e);
     if (rc)
         cmd_reply_err(c, rc);
     else
@@ -584,7 +584,7 @@ void cmd_flushdb(struct conn *c)
 {
     if (!flush_opts(c))
         return;
-    int rc = db_flushdb(&srv.db, c->db);
+    int rc = db_flushdb(srv.db, c->db);
     cmd_reply_ok(c, rc);
 }
 
@@ -592,7 +592,7 @@ void cmd_flushall(struct conn *c)
 {
     if (!flush_opts(c))
         return;
-    int rc = db_flushall(&srv.db);
+    int rc = db_flushall(srv.db);
     cmd_reply_ok(c, rc);
 }
 
@@ -606,7 +606,7 @@ static const char *encoding_name(const struct db_keyinfo *ki, unsigned dbi, cons
         size_t vn;
         int64_t ll;
         const char *name = "raw";
-        if (db_get(&srv.db, dbi, k->p, k->n, &v, &vn) == 0) {
+        if (db_get(srv.db, dbi, k->p, k->n, &v, &vn) == 0) {
             if (vn <= 20 && kv_str2ll(v, vn, &ll) == 0)
                 name = "int";
             else if (vn <= 44)
@@ -624,7 +624,7 @@ static const char *encoding_name(const struct db_keyinfo *ki, unsigned dbi, cons
         struct db_vec v;
         db_vec_init(&v);
         const char *name = "hashtable";
-        if (db_smembers(&srv.db, dbi, k->p, k->n, &v) == 0) {
+        if (db_smembers(srv.db, dbi, k->p, k->n, &v) == 0) {
             int64_t ll;
             name = "intset";
             for (size_t i = 0; i < v.n; i++)
@@ -673,7 +673,7 @@ void cmd_object(struct conn *c)
         return;
     }
     struct db_keyinfo ki;
-    int rc = db_keyinfo(&srv.db, c->db, KEY(2), &ki);
+    int rc = db_keyinfo(srv.db, c->db, KEY(2), &ki);
     if (rc == KV_ENOTFOUND) {
         resp_null(OUT(c), c->proto);
         return;

@@ -189,7 +189,7 @@ void cmd_migrate(struct conn *c)
     db_vec_init(&v.items);
     for (size_t i = first; i < first + nkeys; i++) {
         db_vec_clear(&v.items);
-        int rc = db_dump(&srv.db, c->db, KEY(i), &v);
+        int rc = db_dump(srv.db, c->db, KEY(i), &v);
         if (rc == KV_ENOTFOUND)
             continue;
         if (rc < 0) {
@@ -267,7 +267,7 @@ void cmd_migrate(struct conn *c)
         if (bad) {
             if (!err[0])
                 snprintf(err, sizeof err, "%s", bad + 1);
-        } else if (!copy && db_del(&srv.db, c->db, KEY(which[k])) == 1) {
+        } else if (!copy && db_del(srv.db, c->db, KEY(which[k])) == 1) {
             cmd_notify_arg(c, SRV_NOTIFY_GENERIC, "del", which[k]);
         }
     }

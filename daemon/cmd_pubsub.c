@@ -340,7 +340,7 @@ void cmd_notify_publish(int cls, const char *event, unsigned dbi, const char *ke
 
 void cmd_notify_new(unsigned dbi, const char *key, size_t klen, bool always)
 {
-    struct db_vec *v = &srv.db.created;
+    struct db_vec *v = db_created(srv.db);
     for (size_t j = 0; j < v->n; j++) {
         if (v->items[j].score == (double)dbi && db_vec_len(v, j) == klen &&
             !memcmp(db_vec_ptr(v, j), key, klen)) {
@@ -355,7 +355,7 @@ void cmd_notify_new(unsigned dbi, const char *key, size_t klen, bool always)
 
 void cmd_notify_new_rest(void)
 {
-    struct db_vec *v = &srv.db.created;
+    struct db_vec *v = db_created(srv.db);
     for (size_t j = 0; j < v->n; j++)
         if (v->items[j].score >= 0)
             cmd_notify_publish(SRV_NOTIFY_NEW, "new", (unsigned)v->items[j].score,
@@ -366,13 +366,13 @@ void cmd_notify_new_rest(void)
 void cmd_notify_emptied(struct conn *c, size_t i)
 {
     if (cmd_notify_on(SRV_NOTIFY_GENERIC) &&
-        db_exists(&srv.db, c->db, c->argv[i].p, c->argv[i].n) == 0)
+        db_exists(srv.db, c->db, c->argv[i].p, c->argv[i].n) == 0)
         cmd_notify_arg(c, SRV_NOTIFY_GENERIC, "del", i);
 }
 
 bool cmd_notify_had(struct conn *c, const struct db_str *key)
 {
-    return cmd_notify_on(SRV_NOTIFY_GENERIC) && db_exists(&srv.db, c->db, key->p, key->n) == 1;
+    return cmd_notify_on(SRV_NOTIFY_GENERIC) && db_exists(srv.db, c->db, key->p, key->n) == 1;
 }
 
 void cmd_notify_store(struct conn *c, int cls, const char *event, const struct db_str *key,

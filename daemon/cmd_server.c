@@ -779,24 +779,24 @@ void cmd_info(struct conn *c)
     if (want_section(c, "storage", true)) {
         SECTION("Storage");
         INFO("storage_dir:%s\r\n", srv.conf.dir);
-        uint64_t kfb, kfk;
-        db_keyf_usage(&srv.db.keyf, &kfb, &kfk);
-        INFO("key_filter:filters=%u,bytes=%llu,keys_added=%llu\r\n", srv.db.keyf.n,
-             (unsigned long long)kfb, (unsigned long long)kfk);
-        INFO("pick_indexes:collections=%u,bytes=%zu\r\n", srv.db.picks.n, srv.db.picks.bytes);
-        INFO("key_counts_from:%s\r\n", srv.db.counts_loaded ? "shutdown" : "scan");
-        INFO("key_filter_rebuild:in_progress=%d,done=%llu\r\n", srv.db.keyf_building,
-             (unsigned long long)srv.db.keyf_rebuilds);
-        INFO("collections_rewritten:%llu\r\n", (unsigned long long)srv.db.tidied);
+        struct db_info di;
+        db_info(srv.db, &di);
+        INFO("key_filter:filters=%u,bytes=%llu,keys_added=%llu\r\n", di.key_filters,
+             (unsigned long long)di.key_filter_bytes, (unsigned long long)di.key_filter_keys);
+        INFO("pick_indexes:collections=%u,bytes=%zu\r\n", di.pick_indexes, di.pick_bytes);
+        INFO("key_counts_from:%s\r\n", di.counts_loaded ? "shutdown" : "scan");
+        INFO("key_filter_rebuild:in_progress=%d,done=%llu\r\n", di.key_filter_building,
+             (unsigned long long)di.key_filter_rebuilds);
+        INFO("collections_rewritten:%llu\r\n", (unsigned long long)di.tidied);
         INFO("small_collections_cached:collections=%u,bytes=%zu,hits=%llu,fills=%llu\r\n",
-             srv.db.scache.n, srv.db.scache.bytes, (unsigned long long)srv.db.scache.hits,
-             (unsigned long long)srv.db.scache.fills);
+             di.scache_collections, di.scache_bytes, (unsigned long long)di.scache_hits,
+             (unsigned long long)di.scache_fills);
         uint64_t casked, cdone;
         stor_compact_async_stats(srv.stor, &casked, &cdone);
         INFO("range_compactions:asked=%llu,done=%llu\r\n", (unsigned long long)casked,
              (unsigned long long)cdone);
         INFO("key_counts_deferred:outstanding=%llu,total=%llu\r\n",
-             (unsigned long long)srv.db.defer_total, (unsigned long long)srv.db.defer_done);
+             (unsigned long long)di.defer_outstanding, (unsigned long long)di.defer_total);
         for (int cf = 0; cf < STOR_CF_COUNT; cf++) {
             uint64_t keys = 0, sst = 0, mem = 0;
             stor_property(srv.stor, cf, "rocksdb.estimate-num-keys", &keys);
@@ -815,7 +815,7 @@ void cmd_info(struct conn *c)
         for (int d = 0; d < srv.conf.databases; d++) {
             uint64_t keys, expires;
             /* After a read error the writes not yet resolved are left out. */
-            (void)db_keycount(&srv.db, (unsigned)d, &keys, &expires);
+            (void)db_keycount(srv.db, (unsigned)d, &keys, &expires);
             if (keys)
                 INFO("db%d:keys=%llu,expires=%llu,avg_ttl=0\r\n", d, (unsigned long long)keys,
                      (unsigned long long)expires);
@@ -1460,7 +1460,7 @@ void cmd_memory(struct conn *c)
             }
         }
         uint64_t bytes;
-        int rc = db_usage(&srv.db, c->db, c->argv[2].p, c->argv[2].n, (uint64_t)samples, &bytes);
+        int rc = db_usage(srv.db, c->db, c->argv[2].p, c->argv[2].n, (uint64_t)samples, &bytes);
         if (rc == KV_ENOTFOUND)
             resp_null(OUT(c), c->proto);
         else if (rc)

@@ -19,7 +19,7 @@ static void reply_set(struct conn *c, const struct db_vec *v)
 void cmd_sadd(struct conn *c)
 {
     uint64_t n;
-    int rc = db_sadd(&srv.db, c->db, KEY(1), c->argv + 2, c->argc - 2, &n);
+    int rc = db_sadd(srv.db, c->db, KEY(1), c->argv + 2, c->argc - 2, &n);
     if (rc == 0 && n)
         cmd_notify_arg(c, SRV_NOTIFY_SET, "sadd", 1);
     cmd_reply_int(c, rc, (int64_t)n);
@@ -29,7 +29,7 @@ void cmd_sadd(struct conn *c)
 void cmd_srem(struct conn *c)
 {
     uint64_t n;
-    int rc = db_srem(&srv.db, c->db, KEY(1), c->argv + 2, c->argc - 2, &n);
+    int rc = db_srem(srv.db, c->db, KEY(1), c->argv + 2, c->argc - 2, &n);
     if (rc == 0 && n) {
         cmd_notify_arg(c, SRV_NOTIFY_SET, "srem", 1);
         cmd_notify_emptied(c, 1);
@@ -42,7 +42,7 @@ void cmd_smembers(struct conn *c)
 {
     struct db_vec v;
     db_vec_init(&v);
-    int rc = db_smembers(&srv.db, c->db, KEY(1), &v);
+    int rc = db_smembers(srv.db, c->db, KEY(1), &v);
     if (rc)
         cmd_reply_err(c, rc);
     else
@@ -53,7 +53,7 @@ void cmd_smembers(struct conn *c)
 /* SISMEMBER key member */
 void cmd_sismember(struct conn *c)
 {
-    int rc = db_sismember(&srv.db, c->db, KEY(1), KEY(2));
+    int rc = db_sismember(srv.db, c->db, KEY(1), KEY(2));
     cmd_reply_int(c, rc, rc);
 }
 
@@ -62,7 +62,7 @@ void cmd_smismember(struct conn *c)
 {
     size_t n = c->argc - 2;
     unsigned char *is = kv_xmalloc(n);
-    int rc = db_smismember(&srv.db, c->db, KEY(1), c->argv + 2, n, is);
+    int rc = db_smismember(srv.db, c->db, KEY(1), c->argv + 2, n, is);
     if (rc) {
         cmd_reply_err(c, rc);
     } else {
@@ -77,7 +77,7 @@ void cmd_smismember(struct conn *c)
 void cmd_scard(struct conn *c)
 {
     uint64_t n;
-    int rc = db_scard(&srv.db, c->db, KEY(1), &n);
+    int rc = db_scard(srv.db, c->db, KEY(1), &n);
     cmd_reply_int(c, rc, (int64_t)n);
 }
 
@@ -93,7 +93,7 @@ void cmd_spop(struct conn *c)
         return;
     struct db_vec v;
     db_vec_init(&v);
-    int rc = count ? db_spop(&srv.db, c->db, KEY(1), (uint64_t)count, &v) : 0;
+    int rc = count ? db_spop(srv.db, c->db, KEY(1), (uint64_t)count, &v) : 0;
     if (rc == 0 && count == 0) {
         /* SPOP k 0 still checks the type. */
         rc = cmd_key_type(c, 1, ENC_TYPE_SET, NULL);
@@ -128,7 +128,7 @@ void cmd_srandmember(struct conn *c)
         return;
     struct db_vec v;
     db_vec_init(&v);
-    int rc = db_srandmember(&srv.db, c->db, KEY(1), count, &v);
+    int rc = db_srandmember(srv.db, c->db, KEY(1), count, &v);
     if (rc) {
         cmd_reply_err(c, rc);
     } else if (c->argc == 2) {
@@ -149,8 +149,8 @@ void cmd_smove(struct conn *c)
                 memcmp(c->argv[1].p, c->argv[2].p, c->argv[1].n) == 0;
     /* "sadd" only if the destination did not have the member */
     bool had = !same && cmd_notify_on(SRV_NOTIFY_SET) &&
-               db_sismember(&srv.db, c->db, KEY(2), KEY(3)) == 1;
-    int rc = db_smove(&srv.db, c->db, KEY(1), KEY(2), KEY(3));
+               db_sismember(srv.db, c->db, KEY(2), KEY(3)) == 1;
+    int rc = db_smove(srv.db, c->db, KEY(1), KEY(2), KEY(3));
     if (rc == 1 && !same) {
         cmd_notify_arg(c, SRV_NOTIFY_SET, "srem", 1);
         cmd_notify_emptied(c, 1);
@@ -164,7 +164,7 @@ static void setop_generic(struct conn *c, int op)
 {
     struct db_vec v;
     db_vec_init(&v);
-    int rc = db_setop(&srv.db, c->db, op, c->argv + 1, c->argc - 1, 0, &v);
+    int rc = db_setop(srv.db, c->db, op, c->argv + 1, c->argc - 1, 0, &v);
     if (rc)
         cmd_reply_err(c, rc);
     else
@@ -176,7 +176,7 @@ static void setop_store_generic(struct conn *c, int op)
 {
     uint64_t n;
     bool had = cmd_notify_had(c, &c->argv[1]);
-    int rc = db_setop_store(&srv.db, c->db, op, KEY(1), c->argv + 2, c->argc - 2, &n);
+    int rc = db_setop_store(srv.db, c->db, op, KEY(1), c->argv + 2, c->argc - 2, &n);
     if (rc == 0)
         cmd_notify_store(c, SRV_NOTIFY_SET,
                          op == DB_SINTER ? "sinterstore" : op == DB_SUNION ? "sunionstore"
@@ -248,7 +248,7 @@ void cmd_sintercard(struct conn *c)
     }
     struct db_vec v;
     db_vec_init(&v);
-    int rc = db_setop(&srv.db, c->db, DB_SINTER, c->argv + 2, (size_t)nk, (uint64_t)limit, &v);
+    int rc = db_setop(srv.db, c->db, DB_SINTER, c->argv + 2, (size_t)nk, (uint64_t)limit, &v);
     cmd_reply_int(c, rc, (int64_t)v.n);
     db_vec_destroy(&v);
 }

@@ -82,8 +82,8 @@ static bool lookup(struct conn *c, const struct db_str *pat, const char *e, size
     memcpy(key + pre, e, en);
     memcpy(key + pre + en, star + 1, post);
     size_t kn = pre + en + post;
-    int rc = arrow ? db_hget(&srv.db, c->db, key, kn, arrow + 2, (size_t)(end - arrow - 2), v, vn)
-                   : db_get(&srv.db, c->db, key, kn, v, vn);
+    int rc = arrow ? db_hget(srv.db, c->db, key, kn, arrow + 2, (size_t)(end - arrow - 2), v, vn)
+                   : db_get(srv.db, c->db, key, kn, v, vn);
     free(key);
     return rc == 0;
 }
@@ -152,7 +152,7 @@ static void sort_generic(struct conn *c, bool readonly)
         }
     }
     int type;
-    int rc = db_type(&srv.db, c->db, KEY(1), &type);
+    int rc = db_type(srv.db, c->db, KEY(1), &type);
     if (rc == 0 && type != ENC_TYPE_NONE && type != ENC_TYPE_LIST && type != ENC_TYPE_SET &&
         type != ENC_TYPE_ZSET)
         rc = KV_EWRONGTYPE;
@@ -170,16 +170,16 @@ static void sort_generic(struct conn *c, bool readonly)
     struct db_vec v;
     db_vec_init(&v);
     if (type == ENC_TYPE_LIST) {
-        rc = db_lrange(&srv.db, c->db, KEY(1), 0, -1, &v);
+        rc = db_lrange(srv.db, c->db, KEY(1), 0, -1, &v);
     } else if (type == ENC_TYPE_SET) {
-        rc = db_smembers(&srv.db, c->db, KEY(1), &v);
+        rc = db_smembers(srv.db, c->db, KEY(1), &v);
     } else if (type == ENC_TYPE_ZSET) {
         struct db_zspec sp;
         memset(&sp, 0, sizeof sp);
         sp.by = DB_ZBY_RANK;
         sp.stop = -1;
         sp.limit = -1;
-        rc = db_zrange(&srv.db, c->db, KEY(1), &sp, &v);
+        rc = db_zrange(srv.db, c->db, KEY(1), &sp, &v);
     }
     if (rc) {
         cmd_reply_err(c, rc);
@@ -258,7 +258,7 @@ static void sort_generic(struct conn *c, bool readonly)
         }
         if (store) {
             bool had = cmd_notify_had(c, store);
-            rc = db_lstore(&srv.db, c->db, store->p, store->n, &out);
+            rc = db_lstore(srv.db, c->db, store->p, store->n, &out);
             if (rc == 0)
                 cmd_notify_store(c, SRV_NOTIFY_LIST, "sortstore", store, outn * per, had);
             cmd_reply_int(c, rc, (int64_t)(outn * per));

@@ -584,7 +584,7 @@ static void prefetch_next(struct conn *c, const char *p, size_t n)
     /* Step 1 carried what the next command's key hashes to, and where the
      * command after it starts: neither is computed twice. */
     if (had_step1) {
-        db_prefetch2(&srv.db, &c->pf);
+        db_prefetch2(srv.db, &c->pf);
         len = c->pf_len;
     }
     if (!len || len >= n) {
@@ -595,28 +595,28 @@ static void prefetch_next(struct conn *c, const char *p, size_t n)
             /* The first command of a read had nothing ahead of it: both
              * steps now, for it and the next, so that at least their
              * misses overlap each other. */
-            db_prefetch1(&srv.db, (unsigned)c->db, k, kn, &next);
+            db_prefetch1(srv.db, (unsigned)c->db, k, kn, &next);
             if (c->argc >= 2) {
-                db_prefetch1(&srv.db, (unsigned)c->db, c->argv[1].p, c->argv[1].n, &now);
-                db_prefetch2(&srv.db, &now);
+                db_prefetch1(srv.db, (unsigned)c->db, c->argv[1].p, c->argv[1].n, &now);
+                db_prefetch2(srv.db, &now);
             }
-            db_prefetch2(&srv.db, &next);
+            db_prefetch2(srv.db, &next);
         }
     }
     if (!len || len >= n)
         return;
-    if (srv.db.last_coll.set) {
+    if (db_coll_hint(srv.db)) {
         /* A hash, set or sorted set is in use: its field's record too. */
         const char *f;
         size_t fn;
         int got = resp_peek_arg2(p + len, n - len, &k, &kn, &f, &fn, &c->pf_len);
         if (got == 2)
-            db_prefetch1f(&srv.db, (unsigned)c->db, k, kn, f, fn, &c->pf);
+            db_prefetch1f(srv.db, (unsigned)c->db, k, kn, f, fn, &c->pf);
         else if (got == 1)
-            db_prefetch1(&srv.db, (unsigned)c->db, k, kn, &c->pf);
+            db_prefetch1(srv.db, (unsigned)c->db, k, kn, &c->pf);
         c->prefetched = got > 0;
     } else if (resp_peek_arg1(p + len, n - len, &k, &kn, &c->pf_len)) {
-        db_prefetch1(&srv.db, (unsigned)c->db, k, kn, &c->pf);
+        db_prefetch1(srv.db, (unsigned)c->db, k, kn, &c->pf);
         c->prefetched = true;
     }
 }
@@ -788,10 +788,10 @@ static void active_expire(void)
     bool more = true;
     while (more && mono_us() - t0 < limit) {
         uint64_t reaped = 0;
-        srv.db.track_expired = cmd_notify_on(SRV_NOTIFY_EXPIRED); /* "expired" events */
-        int rc = db_reap(&srv.db, EXPIRE_BUDGET, &reaped, &more);
-        srv.db.track_expired = false;
-        db_vec_clear(&srv.db.expired);
+        db_track_events(srv.db, false, cmd_notify_on(SRV_NOTIFY_EXPIRED)); /* "expired" events */
+        int rc = db_reap(srv.db, EXPIRE_BUDGET, &reaped, &more);
+        db_track_events(srv.db, false, false);
+        db_vec_clear(db_expired(srv.db));
         if (rc) {
             srv_log(LOG_WARNING, "active expiry: %s %s", kv_strerror(rc), stor_errmsg());
             return;
@@ -810,7 +810,7 @@ static void keyf_rebuild(void)
     uint64_t t0 = mono_us(), limit = 1000000 / (uint64_t)srv.conf.hz / 50;
     bool more = true;
     while (more && mono_us() - t0 < limit) {
-        int rc = db_keyf_rebuild_step(&srv.db, 1024, &more);
+        int rc = db_keyf_rebuild_step(srv.db, 1024, &more);
         if (rc) {
             srv_log(LOG_WARNING, "key filter rebuild: %s %s", kv_strerror(rc), stor_errmsg());
             return;
@@ -860,7 +860,7 @@ static void cron(void)
         active_expire();
     /* The counts take in what the flusher resolved (no reads): the key
      * filter's rebuild and RANDOMKEY's empty-db test read them as they are. */
-    (void)db_counts_settle(&srv.db, false);
+    (void)db_counts_settle(srv.db, false);
     keyf_rebuild();
 }
 
@@ -880,9 +880,10 @@ void srv_request_shutdown(int rc)
 
 void srv_conf_changed(void)
 {
-    srv.db.o.hash_coding = (uint8_t)srv.conf.hash_coding;
-    srv.db.o.set_coding = (uint8_t)srv.conf.set_coding;
-    srv.db.o.max_string = (uint64_t)srv.conf.proto_max_bulk_len;
+    if (srv.db)
+        db_set_opts(srv.db, &(struct db_opts){.hash_coding = (uint8_t)srv.conf.hash_coding,
+                                              .set_coding = (uint8_t)srv.conf.set_coding,
+                                              .max_string = (uint64_t)srv.conf.proto_max_bulk_len});
     srv.limits.max_bulk = srv.conf.proto_max_bulk_len;
     if (srv.slowlog && (size_t)srv.conf.slowlog_max_len != srv.slowlog_cap)
         srv_slowlog_reset(); /* a resized ring starts empty */
@@ -980,16 +981,18 @@ int srv_main(void)
             srv_log(LOG_NOTICE, "no Unix socket: %s/shmkv.sock is too long a path", srv.conf.dir);
     }
     uint64_t t_count = srv_mstime();
-    int dbrc = db_init(&srv.db, srv.stor, NULL);
+    int dbrc = db_create(&srv.db, srv.stor, NULL);
     if (dbrc) {
         srv_log(LOG_WARNING, "Cannot open the key space: %s %s", kv_strerror(dbrc), stor_errmsg());
         goto fail;
     }
+    struct db_info di;
+    db_info(srv.db, &di);
     srv_log(LOG_NOTICE, "Key space open: %llu keys, counted %s in %llu ms",
-            (unsigned long long)db_keycount_total(&srv.db),
-            srv.db.counts_loaded ? "at the last shutdown" : "by a scan",
+            (unsigned long long)db_keycount_total(srv.db),
+            di.counts_loaded ? "at the last shutdown" : "by a scan",
             (unsigned long long)(srv_mstime() - t_count));
-    srv.db.on_commit = cmd_on_commit;
+    db_set_on_commit(srv.db, cmd_on_commit, NULL);
     srv_conf_changed();
     if (srv_cache_open() != 0)
         goto fail;
@@ -1083,7 +1086,7 @@ int srv_main(void)
     if (rc == 0) {
         /* Every write is in: the next start can take the key counts from
          * a file instead of counting (db_save_counts). */
-        int src = db_save_counts(&srv.db);
+        int src = db_save_counts(srv.db);
         if (src < 0)
             srv_log(LOG_WARNING, "Key counts not saved (the next start counts): %s %s",
                     kv_strerror(src), stor_errmsg());
@@ -1107,7 +1110,8 @@ out:
     }
     close(srv.epfd);
     srv_cache_destroy();
-    db_destroy(&srv.db);
+    db_free(srv.db);
+    srv.db = NULL;
     stor_close(srv.stor); /* every commit is in the WAL: closing is all it takes */
     srv_slowlog_reset();
     for (size_t i = 0; srv.cursors && i < CURSOR_SLOTS; i++)

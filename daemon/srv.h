@@ -211,7 +211,7 @@ struct srv {
     struct srv_conf conf;
     struct stor *stor;
     struct shmc_w *cache; /* the shared-memory cache, NULL when disabled */
-    struct db db;
+    struct db *db;
     int epfd;
     int lfd[SRV_MAX_BIND + 1];
     int nlfd;

@@ -199,11 +199,10 @@ int srv_cache_open(void)
         return -1;
     }
     cs.beating = true;
-    srv.db.cache_get = hook_get;
-    srv.db.cache_peek = hook_peek;
-    srv.db.cache_fill = hook_fill;
-    srv.db.cache_prefetch1 = hook_prefetch1;
-    srv.db.cache_prefetch2 = hook_prefetch2;
+    static const struct db_cache_ops hooks = {.get = hook_get, .peek = hook_peek,
+                                              .fill = hook_fill, .prefetch1 = hook_prefetch1,
+                                              .prefetch2 = hook_prefetch2};
+    db_set_cache(srv.db, &hooks, NULL);
     const struct shmc_hdr *h = shmc_w_hdr(srv.cache);
     srv_log(LOG_NOTICE, "shm cache: %llu bytes, %u buckets, records up to %u bytes",
             (unsigned long long)h->seg_size, h->nbuckets, h->max_record);
@@ -223,11 +222,8 @@ void srv_cache_destroy(void)
         pthread_join(cs.beat, NULL);
         cs.beating = false;
     }
-    srv.db.cache_get = NULL;
-    srv.db.cache_peek = NULL;
-    srv.db.cache_fill = NULL;
-    srv.db.cache_prefetch1 = NULL;
-    srv.db.cache_prefetch2 = NULL;
+    if (srv.db)
+        db_set_cache(srv.db, NULL, NULL);
     shmc_w_destroy(srv.cache);
     srv.cache = NULL;
     free(cs.key);

@@ -115,6 +115,97 @@ void db_destroy(struct db *d)
     db_vec_destroy(&d->expired);
 }
 
+int db_create(struct db **out, struct stor *s, const struct db_opts *o)
+{
+    struct db *d = kv_xmalloc(sizeof *d);
+    int rc = db_init(d, s, o);
+    if (rc) {
+        db_destroy(d);
+        free(d);
+        d = NULL;
+    }
+    *out = d;
+    return rc;
+}
+
+void db_free(struct db *d)
+{
+    if (!d)
+        return;
+    db_destroy(d);
+    free(d);
+}
+
+void db_set_opts(struct db *d, const struct db_opts *o)
+{
+    d->o = *o;
+    if (!d->o.max_string)
+        d->o.max_string = 512ull << 20;
+}
+
+void db_set_cache(struct db *d, const struct db_cache_ops *ops, void *arg)
+{
+    d->cache = ops ? *ops : (struct db_cache_ops){0};
+    d->cache_arg = arg;
+}
+
+void db_set_on_commit(struct db *d, void (*fn)(void *arg, const struct stor_batch *b), void *arg)
+{
+    d->on_commit = fn;
+    d->on_commit_arg = arg;
+}
+
+void db_track_events(struct db *d, bool new_keys, bool expired)
+{
+    d->track_new = new_keys;
+    d->track_expired = expired;
+}
+
+struct db_vec *db_created(struct db *d)
+{
+    return &d->created;
+}
+
+struct db_vec *db_expired(struct db *d)
+{
+    return &d->expired;
+}
+
+uint64_t db_last_commit_ops(const struct db *d)
+{
+    return d->last_commit_ops;
+}
+
+bool db_tidying(const struct db *d)
+{
+    return d->tidying;
+}
+
+bool db_coll_hint(const struct db *d)
+{
+    return d->last_coll.set;
+}
+
+void db_info(const struct db *d, struct db_info *out)
+{
+    *out = (struct db_info){
+        .key_filters = d->keyf.n,
+        .key_filter_building = d->keyf_building,
+        .key_filter_rebuilds = d->keyf_rebuilds,
+        .counts_loaded = d->counts_loaded,
+        .defer_outstanding = d->defer_total,
+        .defer_total = d->defer_done,
+        .pick_indexes = d->picks.n,
+        .pick_bytes = d->picks.bytes,
+        .tidied = d->tidied,
+        .scache_collections = d->scache.n,
+        .scache_bytes = d->scache.bytes,
+        .scache_hits = d->scache.hits,
+        .scache_fills = d->scache.fills,
+    };
+    db_keyf_usage(&d->keyf, &out->key_filter_bytes, &out->key_filter_keys);
+}
+
 uint64_t db_version_next(struct db *d)
 {
     uint64_t v = enc_version_make(stor_now_ms(), d->counter++);
@@ -204,8 +295,8 @@ static inline bool near_get(struct db *d, int cf, const char *k, size_t kn, char
     const char *bv;
     size_t bn;
     int c = stor_batch_lookup(&d->b, cf, k, kn, &bv, &bn);
-    if (c == STOR_ABSENT && d->cache_get && cf != STOR_CF_SCORE) {
-        c = d->cache_get(d->cache_arg, cf, k, kn, &bv, &bn);
+    if (c == STOR_ABSENT && d->cache.get && cf != STOR_CF_SCORE) {
+        c = d->cache.get(d->cache_arg, cf, k, kn, &bv, &bn);
         c = c == DB_CACHE_HIT ? STOR_PUT : c == DB_CACHE_ABSENT ? STOR_DELETED : STOR_ABSENT;
     }
     if (c == STOR_PUT) {
@@ -228,12 +319,12 @@ static inline bool near_get(struct db *d, int cf, const char *k, size_t kn, char
 static void fill_cache(struct db *d, int cf, const char *k, size_t kn, int rc,
                        char *const *v, const size_t *vn)
 {
-    if (!d->cache_get || cf == STOR_CF_SCORE)
+    if (!d->cache.get || cf == STOR_CF_SCORE)
         return;
     if (rc == 0)
-        d->cache_fill(d->cache_arg, cf, k, kn, *v, *vn);
+        d->cache.fill(d->cache_arg, cf, k, kn, *v, *vn);
     else if (rc == KV_ENOTFOUND)
-        d->cache_fill(d->cache_arg, cf, k, kn, NULL, 0);
+        d->cache.fill(d->cache_arg, cf, k, kn, NULL, 0);
 }
 
 /* Whether the key count at the commit of a write of this absent meta
@@ -281,8 +372,8 @@ void db_prefetch_key(const struct db *d, int cf, const char *k, size_t kn)
 {
     size_t ckn;
     stor_prefetch_slot(d->s, cf, k, kn);
-    if (d->cache_prefetch1 && cf != STOR_CF_SCORE)
-        d->cache_prefetch1(d->cache_arg, cf, k, kn, &ckn);
+    if (d->cache.prefetch1 && cf != STOR_CF_SCORE)
+        d->cache.prefetch1(d->cache_arg, cf, k, kn, &ckn);
 }
 
 void db_rget_many(struct db *d, int cf, struct db_many *r, size_t n, bool fill, size_t ahead,

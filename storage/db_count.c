@@ -353,7 +353,7 @@ static int committed_meta(struct db *d, const char *mk, size_t kn, uint64_t h, b
     if (ov != STOR_ABSENT) {
         *exists = ov == STOR_PUT;
     } else {
-        int hit = d->cache_peek ? d->cache_peek(d->cache_arg, STOR_CF_META, mk, kn, &cv, &vn)
+        int hit = d->cache.peek ? d->cache.peek(d->cache_arg, STOR_CF_META, mk, kn, &cv, &vn)
                                 : DB_CACHE_MISS;
         if (hit != DB_CACHE_MISS) {
             *exists = hit == DB_CACHE_HIT;
@@ -365,8 +365,8 @@ static int committed_meta(struct db *d, const char *mk, size_t kn, uint64_t h, b
             return 0;
         } else {
             rc = stor_get(d->s, STOR_CF_META, mk, kn, &v, &vn);
-            if (fill && d->cache_fill && (rc == 0 || rc == KV_ENOTFOUND))
-                d->cache_fill(d->cache_arg, STOR_CF_META, mk, kn, rc ? NULL : v, rc ? 0 : vn);
+            if (fill && d->cache.fill && (rc == 0 || rc == KV_ENOTFOUND))
+                d->cache.fill(d->cache_arg, STOR_CF_META, mk, kn, rc ? NULL : v, rc ? 0 : vn);
             *exists = rc == 0;
             cv = v;
             if (rc == KV_ENOTFOUND)

@@ -61,6 +61,243 @@ static inline void dbb_append(struct db_buf *b, const void *p, size_t n)
     b->n += n;
 }
 
+/* A Bloom filter over every meta key that may exist (db_keyf.c): a commit
+ * asks it whether a blind write's key is new before it asks storage. It
+ * never forgets a key, and grows by adding filters of twice the size.
+ * DB_KEYF_K bits are set per key; the first filter db_init makes holds at
+ * least DB_KEYF_FIRST keys (2 MiB). */
+enum { DB_KEYF_MAX = 24, DB_KEYF_K = 7, DB_KEYF_FIRST = 1 << 20 };
+struct db_keyf_one {
+    uint64_t *bits; /* blocks of 512 bits, each a cache line */
+    uint64_t blocks, cap, keys;
+};
+struct db_keyf {
+    unsigned n;
+    uint64_t first_cap;
+    struct db_keyf_one f[DB_KEYF_MAX];
+};
+/* Empties kf; its first filter will hold about cap keys. */
+void db_keyf_init(struct db_keyf *kf, uint64_t cap);
+void db_keyf_destroy(struct db_keyf *kf); /* frees; kf may be re-inited */
+/* h: the key's wb_ov_key_hash (stor_op.hash for a record set's op). */
+void db_keyf_add(struct db_keyf *kf, uint64_t h);
+/* false: the key was never added; true: it may have been. */
+bool db_keyf_may(const struct db_keyf *kf, uint64_t h);
+/* Its memory, and how many keys were added (INFO storage). */
+void db_keyf_usage(const struct db_keyf *kf, uint64_t *bytes, uint64_t *keys);
+/* Starts loading the blocks db_keyf_may(kf, h) reads. */
+void db_keyf_prefetch(const struct db_keyf *kf, uint64_t h);
+/* Writes kf's shape and bits to fd, continuing *crc (kv_crc32c) over the
+ * bytes written: 0 or -errno. */
+int db_keyf_save(const struct db_keyf *kf, int fd, uint32_t *crc);
+/* Reads what db_keyf_save wrote into kf, emptied first, continuing *crc:
+ * 0, or -1 when fd does not hold a filter this build can use (kf empty). */
+int db_keyf_load(struct db_keyf *kf, int fd, uint32_t *crc);
+
+/* Pick indexes (db_pick.c): for a few large collections that random
+ * picks were asked of, pivot members cutting the members into buckets of
+ * at most DB_PICK_BMAX, so that SRANDMEMBER, SPOP, HRANDFIELD and
+ * ZRANDMEMBER read O(BMAX) members a pick instead of all of them. Memory
+ * only; kept for at most DB_PICK_MAX collections and DB_PICK_BYTES. */
+enum {
+    DB_PICK_MIN = 1024, /* smaller collections are read whole */
+    DB_PICK_B = 64,     /* members per bucket when cut */
+    DB_PICK_BMAX = 128, /* the most a bucket may hold at a pick */
+    DB_PICK_MAX = 16,
+    DB_PICK_BYTES = 64 << 20
+};
+struct db_pick_ix {
+    unsigned dbi;
+    char *key;
+    size_t klen;
+    uint64_t version; /* the collection's: a new one is another collection */
+    size_t k, cap;    /* buckets, and room for them */
+    char **piv;       /* piv[i]: bucket i's first member bound (piv[0] unused) */
+    uint32_t *pivn;
+    uint32_t *ub;     /* ub[i] >= the members in bucket i */
+    size_t pivbytes;
+    bool over;        /* some ub[i] > DB_PICK_BMAX */
+    uint64_t used;    /* for dropping the least recently used */
+};
+struct db_picks {
+    struct db_pick_ix *ix[DB_PICK_MAX];
+    unsigned n;
+    uint64_t tick;
+    size_t bytes;
+    size_t limit; /* what they may take; 0: DB_PICK_BYTES (tests lower it) */
+};
+
+/* Score-index edges (db_zedge.c): for a sorted set whose score records an
+ * iteration walked from either end, the first and last live record it met.
+ * Nothing before the first or after the last is alive, only what removed
+ * and popped members left, which RocksDB keeps until compaction; so the
+ * next walk starts at them instead of stepping over all of that again
+ * (ZPOPMIN as a job queue's pop). Every commit that writes a score record
+ * outside them moves them out to it. */
+#define DB_ZEDGE_N 64
+struct db_zedge {
+    uint64_t h; /* the collection prefix's hash; 0: an empty entry */
+    char *pre, *lo, *hi; /* lo, hi: NULL until learned */
+    size_t pn, lon, hin;
+};
+struct db_zedges {
+    struct db_zedge e[DB_ZEDGE_N];
+    unsigned n; /* entries in use: 0 spares commits the look-up */
+};
+
+/* db_scache.c: small collections' records kept for walks. */
+#define DB_SCACHE_SLOTS 2048u /* a power of two */
+#define DB_SCACHE_MEMBERS 64             /* kept when first walked */
+#define DB_SCACHE_BYTES 4096             /* ... their key and value bytes, a family */
+#define DB_SCACHE_LARGE 1024             /* kept once walks have read as many */
+#define DB_SCACHE_LARGE_BYTES 65536
+#define DB_SCACHE_LIST_MAX 1024          /* elements in a list's window */
+#define DB_SCACHE_LIST_BYTES 65536       /* their key and value bytes */
+#define DB_SCACHE_TOTAL (16u << 20)      /* bytes of all entries together */
+struct stor_snap;
+struct db_scache {
+    struct db_scache_e {
+        unsigned dbi;
+        uint64_t version;
+        char *key;
+        size_t klen;
+        struct stor_snap *snap[2]; /* its sub and score records, each once walked;
+                                    * a list's window in snap[0] */
+        uint64_t wlo;              /* a list window's first position */
+        uint64_t walked[2];        /* records read by walks of each family meanwhile */
+        unsigned big;              /* bit per family: found over the limits */
+        unsigned lazy;             /* bit per family: over DB_SCACHE_BYTES, kept as a large one */
+    } *e;                          /* DB_SCACHE_SLOTS of them, from the first use; key NULL: free */
+    unsigned n;                 /* slots in use */
+    unsigned hand;              /* the next slot to drop when over DB_SCACHE_TOTAL */
+    size_t bytes;
+    uint64_t hits, fills;
+};
+
+/* db_tidy.c: how many collections one command may note for a rewrite. */
+#define DB_TIDY_NOTES 4
+/* A walk notes its collection once it stepped over at least this many
+ * deletes, and DB_TIDY_RATIO times as many as the collection holds, if it
+ * holds no more than DB_TIDY_MAX_SIZE (one record set copies them all). */
+#define DB_TIDY_MIN 1024
+#define DB_TIDY_RATIO 4
+#define DB_TIDY_MAX_SIZE 16384
+/* A larger one whose walks in one command stepped over this many, and a
+ * quarter of its size, has its records' range compacted instead. */
+#define DB_COMPACT_MIN 65536
+
+struct db {
+    struct stor *s;
+    struct db_opts o;
+    struct stor_batch b; /* the record set of the operation in progress */
+    uint64_t last_version;
+    uint32_t counter;
+    uint64_t rng;
+    uint64_t last_commit_ops; /* records in the last committed record set */
+    /* No expiry index entry is due before this time (ms): active expiry
+     * has nothing to read until then. Lowered by every indexed write. */
+    uint64_t expiry_next;
+    /* Per db: no live expiry index entry lies below this one, so active
+     * expiry starts there rather than at the db's first entry, where the
+     * tombstones of every entry it deleted lie until compaction: the key
+     * of the last entry it deleted (kn bytes), or when kn is 0 the first
+     * entry of time exp. Raised by db_reap, lowered by every indexed write
+     * at or below its time. */
+    struct db_efloor {
+        uint64_t exp;
+        char *key;
+        size_t kn, cap;
+    } efloor[256];
+    /* Called after every successful commit with the record set just applied:
+     * the one place that sees every change (WATCH, blocked clients, caches). */
+    void (*on_commit)(void *arg, const struct stor_batch *b);
+    void *on_commit_arg;
+    /* The read-through cache's hooks (db_set_cache; all NULL: none),
+     * copied in: a read tests d->cache.get with no pointer to chase. */
+    struct db_cache_ops cache;
+    void *cache_arg;
+    /* Facts for keyspace events, gathered only when asked (db.h,
+     * db_track_events). */
+    bool track_new, track_expired;
+    struct db_vec created, expired;
+    /* Meta records in each db, and how many of them carry an expiry:
+     * counted by one scan in db_init, then kept by every commit. A key
+     * counts until its record is deleted, expired or not, as Redis counts
+     * one until it is reaped (DBSIZE, INFO keyspace). */
+    uint64_t nkeys[ENC_DB_MAX + 1], nexpires[ENC_DB_MAX + 1];
+    /* A write that would need a RocksDB read to learn whether its key
+     * existed (not in the overlay nor the cache, maybe in the key filter)
+     * leaves that to the write-back instead (stor_batch_defer): its
+     * resolver thread or the flusher reads RocksDB before the record set
+     * is written, off the event loop. defer_out: such writes of each db
+     * not yet folded into nkeys, defer_total their sum (the executor's).
+     * res_*: what resolution found, under stor's resolver lock;
+     * db_counts_settle folds them in. */
+    uint64_t defer_out[ENC_DB_MAX + 1], defer_total;
+    /* What the key counts would read again: the committed records a delete
+     * of many keys read itself (db_del_many), each a live record that op
+     * `op` of the record set deletes, in op order. Emptied by db_begin and
+     * by every commit. */
+    struct db_prior {
+        size_t op;
+        uint64_t exp;
+    } *priors;
+    size_t npriors, cappriors;
+    uint64_t defer_done; /* writes deferred since db_init (INFO storage) */
+    int64_t res_keys[ENC_DB_MAX + 1], res_exp[ENC_DB_MAX + 1];
+    uint64_t res_done[ENC_DB_MAX + 1];
+    bool res_any;
+    struct db_keyf keyf; /* every meta key of every db that may exist */
+    bool counts_loaded;  /* db_init took them from a clean shutdown's file */
+    /* A filter with more than 2 × live keys + this many added is mostly
+     * deleted keys: db_save_counts does not save it, db_keyf_rebuild_step
+     * builds it again (0: DB_KEYF_FIRST; tests lower it). */
+    uint64_t keyf_dead_slack;
+    /* The filter being built again from the live keys while keyf_building:
+     * the keys before the position below are in it, and every key a
+     * commit creates meanwhile goes into both. */
+    struct db_keyf keyf_next;
+    bool keyf_building;
+    unsigned keyf_db, keyf_slot; /* the db, and the first slot of the range, being read */
+    char *keyf_cursor;           /* the last key taken within that range, or NULL */
+    size_t keyf_cursorn;
+    uint64_t keyf_rebuilds; /* completed, for INFO storage */
+    /* The last hash, set or sorted set kc_load found (a short key only):
+     * db_prefetch1f builds the sub key of a field of it from these without
+     * a look-up. Only a hint: stale after any write to that key. */
+    struct {
+        unsigned dbi;
+        uint16_t slot;
+        uint8_t klen;
+        bool set;
+        uint64_t version;
+        char key[64];
+    } last_coll;
+    struct db_picks picks;
+    struct db_zedges zedges;
+    struct db_scache scache;
+    uint64_t scache_max; /* members a collection kept when first walked may have
+                          * (DB_SCACHE_MEMBERS; 0: nothing is kept) */
+    /* db_tidy.c: collections whose walks stepped over far more deletes
+     * than they hold members. watching: RocksDB counts for this command's
+     * walks (stor_skips_watch). tidying: db_tidy's own walks and commit,
+     * whose record set changes no reply (on_commit may tell). */
+    bool watching, tidying;
+    unsigned ntidy;
+    struct db_tidy_note {
+        unsigned dbi;
+        uint64_t version;
+        char *key;
+        size_t klen;
+    } tidy[DB_TIDY_NOTES];
+    uint64_t tidied; /* collections rewritten, for INFO storage */
+};
+
+/* Binds a type layer to an open engine in d, which the caller provides
+ * (db_create allocates it; tests embed one). As db_create otherwise. */
+int db_init(struct db *d, struct stor *s, const struct db_opts *o);
+void db_destroy(struct db *d);
+
 /* A key being operated on: its encoded meta key, and its meta record as read
  * (m.type == ENC_TYPE_NONE when absent or expired). */
 struct db_kc {

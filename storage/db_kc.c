@@ -24,8 +24,8 @@ void db_prefetch1(const struct db *d, unsigned dbi, const char *key, size_t klen
         return; /* long keys: the hash dwarfs the miss */
     size_t n = enc_meta_key(mk, dbi, enc_slot(key, klen), key, klen);
     pf->ov_hash = stor_prefetch_slot(d->s, STOR_CF_META, mk, n);
-    if (d->cache_prefetch1)
-        pf->cache_hash = d->cache_prefetch1(d->cache_arg, STOR_CF_META, mk, n, &pf->cache_klen);
+    if (d->cache.prefetch1)
+        pf->cache_hash = d->cache.prefetch1(d->cache_arg, STOR_CF_META, mk, n, &pf->cache_klen);
     pf->set = true;
 }
 
@@ -41,8 +41,8 @@ void db_prefetch1f(const struct db *d, unsigned dbi, const char *key, size_t kle
     memcpy(sk + n, field, flen);
     n += flen;
     pf->sub_ov_hash = stor_prefetch_slot(d->s, STOR_CF_SUB, sk, n);
-    if (d->cache_prefetch1)
-        pf->sub_cache_hash = d->cache_prefetch1(d->cache_arg, STOR_CF_SUB, sk, n, &pf->sub_cache_klen);
+    if (d->cache.prefetch1)
+        pf->sub_cache_hash = d->cache.prefetch1(d->cache_arg, STOR_CF_SUB, sk, n, &pf->sub_cache_klen);
     pf->sub_set = true;
 }
 
@@ -53,13 +53,13 @@ void db_prefetch2(const struct db *d, const struct db_pf *pf)
     stor_prefetch_node(d->s, pf->ov_hash);
     /* A key the cache surely lacks (no tag matches) may be new: a write
      * of it asks the key filter (db_count_keys). */
-    if (!d->cache_prefetch2 || !d->cache_prefetch2(d->cache_arg, pf->cache_hash, pf->cache_klen))
+    if (!d->cache.prefetch2 || !d->cache.prefetch2(d->cache_arg, pf->cache_hash, pf->cache_klen))
         db_keyf_prefetch(&d->keyf, pf->ov_hash);
     if (!pf->sub_set)
         return;
     stor_prefetch_node(d->s, pf->sub_ov_hash);
-    if (d->cache_prefetch2)
-        d->cache_prefetch2(d->cache_arg, pf->sub_cache_hash, pf->sub_cache_klen);
+    if (d->cache.prefetch2)
+        d->cache.prefetch2(d->cache_arg, pf->sub_cache_hash, pf->sub_cache_klen);
 }
 
 void kc_blank(struct db_kc *kc, unsigned dbi, const char *key, size_t klen)

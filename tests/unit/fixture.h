@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "db.h"
+#include "db_int.h" /* an embedded struct db, and the internals tests check */
 #include "stor.h"
 #include "t_tmp.h"
 #include "wb_int.h" /* wb_test_hooks */

@@ -357,7 +357,7 @@ static void test_db_prefetch_field(void **state)
     struct db_str fv[] = {S("f1"), S("v1")};
     assert_int_equal(db_hset(d, 0, K("h"), fv, 1, 0, &n), 0);
     assert_int_equal(db_hset(d, 0, K("h"), fv, 1, 0, &n), 0); /* loads the hash */
-    d->cache_prefetch1 = pf_capture;
+    d->cache.prefetch1 = pf_capture;
     struct db_pf pf;
     db_prefetch1f(d, 0, K("h"), K("f1"), &pf);
     assert_true(pf.set && pf.sub_set);
@@ -377,7 +377,7 @@ static void test_db_prefetch_field(void **state)
     assert_int_equal(pf_cf, STOR_CF_META);
     db_prefetch1f(d, 1, K("h"), K("f1"), &pf);
     assert_false(pf.sub_set);
-    d->cache_prefetch1 = NULL;
+    d->cache.prefetch1 = NULL;
 }
 
 /* ---- pick indexes (db_pick.c) ---- */
