@@ -226,14 +226,12 @@ static void stat_line(struct resp_buf *b, const char *name, const struct cmd_sta
 {
     if (!st->calls && !st->rejected && !st->failed)
         return;
-    char line[256];
-    int n = snprintf(line, sizeof line,
-                     "cmdstat_%s:calls=%llu,usec=%llu,usec_per_call=%.2f,rejected_calls=%llu,"
-                     "failed_calls=%llu\r\n",
-                     name, (unsigned long long)st->calls, (unsigned long long)st->usec,
-                     st->calls ? (double)st->usec / (double)st->calls : 0.0,
-                     (unsigned long long)st->rejected, (unsigned long long)st->failed);
-    resp_buf_append(b, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+    resp_buf_printf(b,
+                    "cmdstat_%s:calls=%llu,usec=%llu,usec_per_call=%.2f,rejected_calls=%llu,"
+                    "failed_calls=%llu\r\n",
+                    name, (unsigned long long)st->calls, (unsigned long long)st->usec,
+                    st->calls ? (double)st->usec / (double)st->calls : 0.0,
+                    (unsigned long long)st->rejected, (unsigned long long)st->failed);
 }
 
 void cmd_info_commandstats(struct resp_buf *b)
@@ -246,12 +244,9 @@ void cmd_info_commandstats(struct resp_buf *b)
 
 void cmd_info_errorstats(struct resp_buf *b)
 {
-    char line[96];
-    for (size_t i = 0; i < nerrstats; i++) {
-        int n = snprintf(line, sizeof line, "errorstat_%s:count=%llu\r\n", errstats[i].code,
-                         (unsigned long long)errstats[i].count);
-        resp_buf_append(b, line, (size_t)n);
-    }
+    for (size_t i = 0; i < nerrstats; i++)
+        resp_buf_printf(b, "errorstat_%s:count=%llu\r\n", errstats[i].code,
+                        (unsigned long long)errstats[i].count);
 }
 
 /* "p99.9=1.234" for each configured percentile, in microseconds. */
@@ -259,15 +254,13 @@ static void latency_line(struct resp_buf *b, const char *name, const struct cmd_
 {
     if (!st->hist || !st->hist->total)
         return;
-    char line[1024];
-    int n = snprintf(line, sizeof line, "latency_percentiles_usec_%s:", name);
-    for (int i = 0; i < srv.conf.latency_npcts && n < (int)sizeof line - 64; i++) {
+    resp_buf_printf(b, "latency_percentiles_usec_%s:", name);
+    for (int i = 0; i < srv.conf.latency_npcts; i++) {
         double p = srv.conf.latency_pcts[i];
-        n += snprintf(line + n, sizeof line - (size_t)n, "%sp%g=%.3f", i ? "," : "", p,
-                      (double)srv_lat_hist_percentile(st->hist, p) / 1000.0);
+        resp_buf_printf(b, "%sp%g=%.3f", i ? "," : "", p,
+                        (double)srv_lat_hist_percentile(st->hist, p) / 1000.0);
     }
-    n += snprintf(line + n, sizeof line - (size_t)n, "\r\n");
-    resp_buf_append(b, line, (size_t)n);
+    resp_buf_printf(b, "\r\n");
 }
 
 void cmd_info_latencystats(struct resp_buf *b)
@@ -422,6 +415,51 @@ void cmd_reply_lines(struct conn *c, const char *const *lines, size_t n)
     resp_array(OUT(c), n);
     for (size_t i = 0; i < n; i++)
         resp_simple(OUT(c), lines[i]);
+}
+
+/* A timeout in milliseconds, as WAIT and CLIENT PAUSE take it: *end_ms is
+ * now plus it (saturating), or 0 for a timeout of 0. Replies Redis's
+ * errors and returns false on a bad one. */
+bool cmd_arg_timeout_ms(struct conn *c, size_t i, uint64_t *end_ms)
+{
+    int64_t ms;
+    if (kv_str2ll(c->argv[i].p, c->argv[i].n, &ms)) {
+        resp_error(OUT(c), "ERR timeout is not an integer or out of range");
+        return false;
+    }
+    if (ms < 0) {
+        resp_error(OUT(c), "ERR timeout is negative");
+        return false;
+    }
+    uint64_t now = srv_mstime();
+    *end_ms = ms == 0 ? 0 : (uint64_t)ms > UINT64_MAX - now ? UINT64_MAX : now + (uint64_t)ms;
+    return true;
+}
+
+/* The index in list (ended by a NULL name) of argument 1, or -1 after
+ * Redis's error for an unknown subcommand or a wrong argument count. */
+int cmd_subcommand(struct conn *c, const struct cmd_subcommand *list, const char *container)
+{
+    int i = 0;
+    while (list[i].name && !cmd_arg_is(c, 1, list[i].name))
+        i++;
+    if (!list[i].name) {
+        char upper[32];
+        size_t n = 0;
+        for (; container[n] && n < sizeof upper - 1; n++)
+            upper[n] = (char)toupper((unsigned char)container[n]);
+        upper[n] = '\0';
+        resp_errorf(OUT(c), "ERR unknown subcommand '%.*s'. Try %s HELP.",
+                    (int)(c->argv[1].n < 128 ? c->argv[1].n : 128), c->argv[1].p, upper);
+        return -1;
+    }
+    if ((list[i].arity > 0 && c->argc != (size_t)list[i].arity) ||
+        (list[i].arity < 0 && c->argc < (size_t)-list[i].arity)) {
+        resp_errorf(OUT(c), "ERR wrong number of arguments for '%s|%s' command", container,
+                    list[i].name);
+        return -1;
+    }
+    return i;
 }
 
 bool cmd_arg_is(const struct conn *c, size_t i, const char *lit)

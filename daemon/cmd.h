@@ -335,10 +335,26 @@ static inline struct resp_buf *OUT(struct conn *c)
 {
     return &c->out;
 }
+/* Argument i of the handler's client c as the (pointer, length) pair that
+ * the storage layer's functions and the reply writers take. */
+#define CMD_ARG(i) c->argv[i].p, c->argv[i].n
 /* Replies the Redis error for a db_/enc_ code. */
 void cmd_reply_err(struct conn *c, int rc);
 /* Argument i equals lit, case-insensitively. */
 bool cmd_arg_is(const struct conn *c, size_t i, const char *lit);
+/* A timeout in milliseconds, as WAIT and CLIENT PAUSE take it: *end_ms is
+ * now plus it (saturating), or 0 for a timeout of 0. Replies Redis's
+ * errors and returns false on a bad one. */
+bool cmd_arg_timeout_ms(struct conn *c, size_t i, uint64_t *end_ms);
+/* A container command's subcommands (MEMORY, LATENCY), ended by a NULL
+ * name; arity counts the container's name: N exactly, -N at least. */
+struct cmd_subcommand {
+    const char *name;
+    int arity;
+};
+/* The index in list of argument 1, or -1 after Redis's error for an
+ * unknown subcommand or a wrong argument count. */
+int cmd_subcommand(struct conn *c, const struct cmd_subcommand *list, const char *container);
 /* Parse argument i; on failure reply Redis's error and return false. */
 bool cmd_arg_ll(struct conn *c, size_t i, int64_t *v);
 bool cmd_arg_double(struct conn *c, size_t i, double *v);
@@ -431,7 +447,7 @@ void cmd_stats_reset(void);
 /* A documented subcommand ("client|list", any case): cmd_docs.c. */
 bool cmd_doc_exists(const char *name, size_t n);
 
-/* ---- MONITOR (cmd_server.c) ---- */
+/* ---- MONITOR (cmd_monitor.c) ---- */
 
 /* Clients in MONITOR mode; cmd_call() feeds them only when there are any. */
 extern size_t cmd_nmonitors;

@@ -9,7 +9,6 @@
 
 #include "kv_mem.h"
 
-#define KEY(i) c->argv[i].p, c->argv[i].n
 
 /* A bit offset within the longest string allowed (proto-max-bulk-len). */
 static bool offset_arg(struct conn *c, size_t i, uint64_t *off)
@@ -36,7 +35,7 @@ void cmd_setbit(struct conn *c)
         return;
     }
     int old = 0;
-    int rc = db_setbit(srv.db, c->db, KEY(1), off, (int)on, &old);
+    int rc = db_setbit(srv.db, c->db, CMD_ARG(1), off, (int)on, &old);
     if (rc == 1) /* not when the bit already had that value, as in Redis */
         cmd_notify_arg(c, SRV_NOTIFY_STRING, "setbit", 1);
     cmd_reply_int(c, rc, old);
@@ -46,7 +45,7 @@ void cmd_setbit(struct conn *c)
  * false on an error (WRONGTYPE). */
 static bool read_string(struct conn *c, char **v, size_t *vn)
 {
-    int rc = db_get(srv.db, c->db, KEY(1), v, vn);
+    int rc = db_get(srv.db, c->db, CMD_ARG(1), v, vn);
     if (rc == KV_ENOTFOUND) {
         *v = NULL;
         *vn = 0;
@@ -241,7 +240,7 @@ void cmd_bitop(struct conn *c)
     }
     uint64_t len = 0;
     bool had = cmd_notify_had(c, &c->argv[2]);
-    int rc = db_bitop(srv.db, c->db, op, KEY(2), c->argv + 3, c->argc - 3, &len);
+    int rc = db_bitop(srv.db, c->db, op, CMD_ARG(2), c->argv + 3, c->argc - 3, &len);
     if (rc == 0)
         cmd_notify_store(c, SRV_NOTIFY_STRING, "set", &c->argv[2], len, had);
     cmd_reply_int(c, rc, (int64_t)len);
@@ -331,7 +330,7 @@ static void bitfield_generic(struct conn *c, bool readonly)
     }
     int64_t *res = kv_xmalloc((n ? n : 1) * sizeof *res);
     bool *nil = kv_xmalloc((n ? n : 1) * sizeof *nil);
-    int rc = db_bitfield(srv.db, c->db, KEY(1), ops, n, res, nil);
+    int rc = db_bitfield(srv.db, c->db, CMD_ARG(1), ops, n, res, nil);
     if (rc == 1)
         cmd_notify_arg(c, SRV_NOTIFY_STRING, "setbit", 1);
     if (rc < 0) {

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define KEY(i) c->argv[i].p, c->argv[i].n
 
 /* A unit's size in metres, or -1 after replying the error. */
 static double unit_arg(struct conn *c, size_t i)
@@ -131,7 +130,7 @@ void cmd_geoadd(struct conn *c)
     }
     if (i == n) {
         uint64_t count;
-        int rc = db_zadd(srv.db, c->db, KEY(1), scores, m, n, flags, &count, NULL);
+        int rc = db_zadd(srv.db, c->db, CMD_ARG(1), scores, m, n, flags, &count, NULL);
         if (rc >= 0 && db_last_commit_ops(srv.db)) /* as ZADD: something added or moved */
             cmd_notify_arg(c, SRV_NOTIFY_ZSET, "zadd", 1);
         cmd_reply_int(c, rc, (int64_t)count);
@@ -146,7 +145,7 @@ static double *member_scores(struct conn *c)
 {
     size_t n = c->argc - 2;
     double *s = kv_xmalloc(n * sizeof *s);
-    int rc = db_zmscore(srv.db, c->db, KEY(1), c->argv + 2, n, s);
+    int rc = db_zmscore(srv.db, c->db, CMD_ARG(1), c->argv + 2, n, s);
     if (rc) {
         cmd_reply_err(c, rc);
         free(s);
@@ -209,8 +208,8 @@ void cmd_geodist(struct conn *c)
     if (!zset_or_none(c, 1, &exists))
         return;
     double s1, s2, lon1, lat1, lon2, lat2;
-    if (!exists || db_zscore(srv.db, c->db, KEY(1), KEY(2), &s1) != 0 ||
-        db_zscore(srv.db, c->db, KEY(1), KEY(3), &s2) != 0) {
+    if (!exists || db_zscore(srv.db, c->db, CMD_ARG(1), CMD_ARG(2), &s1) != 0 ||
+        db_zscore(srv.db, c->db, CMD_ARG(1), CMD_ARG(3), &s2) != 0) {
         resp_null(OUT(c), c->proto);
         return;
     }
@@ -276,7 +275,7 @@ static int search_cells(struct conn *c, size_t key, struct search *se)
         n++;
         last = i;
     }
-    return db_zeach_score(srv.db, c->db, KEY(key), ranges, n, collect, se);
+    return db_zeach_score(srv.db, c->db, CMD_ARG(key), ranges, n, collect, se);
 }
 
 static int by_dist(const void *a, const void *b, void *arg)
@@ -345,7 +344,7 @@ static bool search_opts(struct conn *c, int kind, size_t at, bool exists, struct
             frommember = true;
             if (!exists)
                 continue; /* parsing goes on; the reply is an empty one */
-            if (db_zscore(srv.db, c->db, KEY(1 + !!(kind & GEO_STORE)), KEY(i), &score) != 0) {
+            if (db_zscore(srv.db, c->db, CMD_ARG(1 + !!(kind & GEO_STORE)), CMD_ARG(i), &score) != 0) {
                 resp_error(OUT(c), "ERR could not decode requested zset member");
                 return false;
             }
@@ -428,7 +427,7 @@ static void store_hits(struct conn *c, size_t key, const struct search *se, cons
         double score = o->storedist ? se->hits[i].dist / conv : se->hits[i].score;
         db_vec_push(&v, db_vec_ptr(&se->names, i), db_vec_len(&se->names, i), score);
     }
-    int rc = db_zstore(srv.db, c->db, KEY(key), &v);
+    int rc = db_zstore(srv.db, c->db, CMD_ARG(key), &v);
     db_vec_destroy(&v);
     if (rc == 0)
         cmd_notify_store(c, SRV_NOTIFY_ZSET, event, &c->argv[key], n, had);
@@ -450,7 +449,7 @@ static void search_generic(struct conn *c, int kind)
         at = 5;
         if (exists) { /* an absent key checks neither: its reply is empty */
             double score;
-            if (db_zscore(srv.db, c->db, KEY(1), KEY(2), &score) != 0) {
+            if (db_zscore(srv.db, c->db, CMD_ARG(1), CMD_ARG(2), &score) != 0) {
                 resp_error(OUT(c), "ERR could not decode requested zset member");
                 return;
             }
@@ -466,7 +465,7 @@ static void search_generic(struct conn *c, int kind)
         return;
     if (!exists) {
         if (o.store) {
-            int rc = db_del(srv.db, c->db, KEY(o.store));
+            int rc = db_del(srv.db, c->db, CMD_ARG(o.store));
             if (rc == 1)
                 cmd_notify_arg(c, SRV_NOTIFY_GENERIC, "del", o.store);
             cmd_reply_int(c, rc < 0 ? rc : 0, 0);

@@ -6,7 +6,6 @@
 #include <math.h>
 #include <stdlib.h>
 
-#define KEY(i) c->argv[i].p, c->argv[i].n
 
 static void hset_generic(struct conn *c, bool ok_reply)
 {
@@ -16,7 +15,7 @@ static void hset_generic(struct conn *c, bool ok_reply)
         return;
     }
     uint64_t added;
-    int rc = db_hset(srv.db, c->db, KEY(1), c->argv + 2, (c->argc - 2) / 2, 0, &added);
+    int rc = db_hset(srv.db, c->db, CMD_ARG(1), c->argv + 2, (c->argc - 2) / 2, 0, &added);
     if (rc == 0)
         cmd_notify_arg(c, SRV_NOTIFY_HASH, "hset", 1);
     if (rc)
@@ -43,7 +42,7 @@ void cmd_hmset(struct conn *c)
 void cmd_hsetnx(struct conn *c)
 {
     uint64_t added;
-    int rc = db_hset(srv.db, c->db, KEY(1), c->argv + 2, 1, 1, &added);
+    int rc = db_hset(srv.db, c->db, CMD_ARG(1), c->argv + 2, 1, 1, &added);
     if (rc == 0 && added)
         cmd_notify_arg(c, SRV_NOTIFY_HASH, "hset", 1);
     cmd_reply_int(c, rc, (int64_t)added);
@@ -54,7 +53,7 @@ void cmd_hget(struct conn *c)
 {
     char *v;
     size_t vn;
-    int rc = db_hget(srv.db, c->db, KEY(1), KEY(2), &v, &vn);
+    int rc = db_hget(srv.db, c->db, CMD_ARG(1), CMD_ARG(2), &v, &vn);
     cmd_reply_bulk(c, rc, v, vn);
 }
 
@@ -63,7 +62,7 @@ void cmd_hmget(struct conn *c)
 {
     struct db_vec v;
     db_vec_init(&v);
-    int rc = db_hmget(srv.db, c->db, KEY(1), c->argv + 2, c->argc - 2, &v);
+    int rc = db_hmget(srv.db, c->db, CMD_ARG(1), c->argv + 2, c->argc - 2, &v);
     if (rc)
         cmd_reply_err(c, rc);
     else
@@ -75,7 +74,7 @@ static void hgetall_generic(struct conn *c, int what)
 {
     struct db_vec v;
     db_vec_init(&v);
-    int rc = db_hgetall(srv.db, c->db, KEY(1), what, &v);
+    int rc = db_hgetall(srv.db, c->db, CMD_ARG(1), what, &v);
     if (rc) {
         cmd_reply_err(c, rc);
     } else if (what == DB_H_BOTH) {
@@ -110,7 +109,7 @@ void cmd_hvals(struct conn *c)
 void cmd_hdel(struct conn *c)
 {
     uint64_t n;
-    int rc = db_hdel(srv.db, c->db, KEY(1), c->argv + 2, c->argc - 2, &n);
+    int rc = db_hdel(srv.db, c->db, CMD_ARG(1), c->argv + 2, c->argc - 2, &n);
     if (rc == 0 && n) {
         cmd_notify_arg(c, SRV_NOTIFY_HASH, "hdel", 1);
         cmd_notify_emptied(c, 1);
@@ -122,14 +121,14 @@ void cmd_hdel(struct conn *c)
 void cmd_hlen(struct conn *c)
 {
     uint64_t n;
-    int rc = db_hlen(srv.db, c->db, KEY(1), &n);
+    int rc = db_hlen(srv.db, c->db, CMD_ARG(1), &n);
     cmd_reply_int(c, rc, (int64_t)n);
 }
 
 /* HEXISTS key field */
 void cmd_hexists(struct conn *c)
 {
-    int rc = db_hexists(srv.db, c->db, KEY(1), KEY(2));
+    int rc = db_hexists(srv.db, c->db, CMD_ARG(1), CMD_ARG(2));
     cmd_reply_int(c, rc, rc);
 }
 
@@ -137,7 +136,7 @@ void cmd_hexists(struct conn *c)
 void cmd_hstrlen(struct conn *c)
 {
     uint64_t n;
-    int rc = db_hstrlen(srv.db, c->db, KEY(1), KEY(2), &n);
+    int rc = db_hstrlen(srv.db, c->db, CMD_ARG(1), CMD_ARG(2), &n);
     cmd_reply_int(c, rc, (int64_t)n);
 }
 
@@ -147,7 +146,7 @@ void cmd_hincrby(struct conn *c)
     int64_t d, v;
     if (!cmd_arg_ll(c, 3, &d))
         return;
-    int rc = db_hincrby(srv.db, c->db, KEY(1), KEY(2), d, &v);
+    int rc = db_hincrby(srv.db, c->db, CMD_ARG(1), CMD_ARG(2), d, &v);
     if (rc == 0)
         cmd_notify_arg(c, SRV_NOTIFY_HASH, "hincrby", 1);
     cmd_reply_int(c, rc, v);
@@ -165,7 +164,7 @@ void cmd_hincrbyfloat(struct conn *c)
     }
     char out[KV_LDSTR_MAX];
     size_t n;
-    int rc = db_hincrbyfloat(srv.db, c->db, KEY(1), KEY(2), d, out, &n);
+    int rc = db_hincrbyfloat(srv.db, c->db, CMD_ARG(1), CMD_ARG(2), d, out, &n);
     if (rc) {
         cmd_reply_err(c, rc);
         return;
@@ -206,7 +205,7 @@ void cmd_hrandfield(struct conn *c)
         return;
     struct db_vec v;
     db_vec_init(&v);
-    int rc = db_hrandfield(srv.db, c->db, KEY(1), count, withvalues, &v);
+    int rc = db_hrandfield(srv.db, c->db, CMD_ARG(1), count, withvalues, &v);
     if (rc) {
         cmd_reply_err(c, rc);
     } else if (single) {

@@ -13,7 +13,6 @@
 
 #include "rdb.h"
 
-#define KEY(i) c->argv[i].p, c->argv[i].n
 
 /* DEL key [key ...] (also UNLINK: a delete is O(1) either way) */
 void cmd_del(struct conn *c)
@@ -71,7 +70,7 @@ static int type_parse(const struct db_str *s)
 void cmd_type(struct conn *c)
 {
     int t;
-    int rc = db_type(srv.db, c->db, KEY(1), &t);
+    int rc = db_type(srv.db, c->db, CMD_ARG(1), &t);
     if (rc)
         cmd_reply_err(c, rc);
     else
@@ -115,7 +114,7 @@ static void expire_generic(struct conn *c, int64_t unit, bool absolute, const ch
         return;
     }
     v += base;
-    int rc = db_expire(srv.db, c->db, KEY(1), v < 1 ? 1 : (uint64_t)v, flags);
+    int rc = db_expire(srv.db, c->db, CMD_ARG(1), v < 1 ? 1 : (uint64_t)v, flags);
     if (rc > 0)
         cmd_notify_arg(c, SRV_NOTIFY_GENERIC, rc == 2 ? "del" : "expire", 1);
     cmd_reply_int(c, rc, rc > 0);
@@ -145,7 +144,7 @@ void cmd_pexpireat(struct conn *c)
 static void ttl_generic(struct conn *c, bool ms, bool absolute)
 {
     uint64_t e;
-    int rc = db_expiretime(srv.db, c->db, KEY(1), &e);
+    int rc = db_expiretime(srv.db, c->db, CMD_ARG(1), &e);
     if (rc == KV_ENOTFOUND) {
         resp_int(OUT(c), -2);
     } else if (rc) {
@@ -185,7 +184,7 @@ void cmd_pexpiretime(struct conn *c)
 /* PERSIST key */
 void cmd_persist(struct conn *c)
 {
-    int rc = db_persist(srv.db, c->db, KEY(1));
+    int rc = db_persist(srv.db, c->db, CMD_ARG(1));
     if (rc == 1)
         cmd_notify_arg(c, SRV_NOTIFY_GENERIC, "persist", 1);
     cmd_reply_int(c, rc, rc);
@@ -193,11 +192,11 @@ void cmd_persist(struct conn *c)
 
 static void rename_generic(struct conn *c, int nx)
 {
-    int rc = db_rename(srv.db, c->db, KEY(1), KEY(2), nx);
+    int rc = db_rename(srv.db, c->db, CMD_ARG(1), CMD_ARG(2), nx);
     bool same = c->argv[1].n == c->argv[2].n &&
                 memcmp(c->argv[1].p, c->argv[2].p, c->argv[1].n) == 0;
     if (rc == 1 && !same) {
-        cmd_notify_new(c->db, KEY(2), true); /* Redis adds the destination anew */
+        cmd_notify_new(c->db, CMD_ARG(2), true); /* Redis adds the destination anew */
         cmd_notify_arg(c, SRV_NOTIFY_GENERIC, "rename_from", 1);
         cmd_notify_arg(c, SRV_NOTIFY_GENERIC, "rename_to", 2);
     }
@@ -258,12 +257,12 @@ void cmd_copy(struct conn *c)
         resp_error(OUT(c), "ERR source and destination objects are the same");
         return;
     }
-    int rc = db_copy(srv.db, c->db, KEY(1), ddb, KEY(2), replace);
+    int rc = db_copy(srv.db, c->db, CMD_ARG(1), ddb, CMD_ARG(2), replace);
     if (rc == KV_ENOTFOUND) /* no source: 0, as a destination that exists */
         rc = 0;
     if (rc == 1) {
-        cmd_notify_new(ddb, KEY(2), true);
-        cmd_notify(SRV_NOTIFY_GENERIC, "copy_to", ddb, KEY(2));
+        cmd_notify_new(ddb, CMD_ARG(2), true);
+        cmd_notify(SRV_NOTIFY_GENERIC, "copy_to", ddb, CMD_ARG(2));
     }
     cmd_reply_int(c, rc, rc);
 }
@@ -278,13 +277,13 @@ void cmd_move(struct conn *c)
         resp_error(OUT(c), "ERR source and destination objects are the same");
         return;
     }
-    int rc = db_move(srv.db, c->db, ddb, KEY(1));
+    int rc = db_move(srv.db, c->db, ddb, CMD_ARG(1));
     if (rc == KV_ENOTFOUND) /* no source: 0, as a destination that exists */
         rc = 0;
     if (rc == 1) {
-        cmd_notify_new(ddb, KEY(1), true);
+        cmd_notify_new(ddb, CMD_ARG(1), true);
         cmd_notify_arg(c, SRV_NOTIFY_GENERIC, "move_from", 1);
-        cmd_notify(SRV_NOTIFY_GENERIC, "move_to", ddb, KEY(1));
+        cmd_notify(SRV_NOTIFY_GENERIC, "move_to", ddb, CMD_ARG(1));
     }
     cmd_reply_int(c, rc, rc);
 }
@@ -294,7 +293,7 @@ void cmd_dump(struct conn *c)
 {
     struct db_value v = {0};
     db_vec_init(&v.items);
-    int rc = db_dump(srv.db, c->db, KEY(1), &v);
+    int rc = db_dump(srv.db, c->db, CMD_ARG(1), &v);
     if (rc == KV_ENOTFOUND) {
         resp_null(OUT(c), c->proto);
     } else if (rc < 0) {
@@ -347,7 +346,7 @@ void cmd_restore(struct conn *c)
     }
     struct db_value v = {0};
     db_vec_init(&v.items);
-    int rc = replace ? 0 : db_exists(srv.db, c->db, KEY(1));
+    int rc = replace ? 0 : db_exists(srv.db, c->db, CMD_ARG(1));
     if (rc < 0) {
         cmd_reply_err(c, rc);
     } else if (rc) {
@@ -369,13 +368,13 @@ void cmd_restore(struct conn *c)
         if (expired) {
             /* Already expired: the value is not kept, and REPLACE still
              * deletes what the key held. */
-            rc = replace ? db_del(srv.db, c->db, KEY(1)) : 0;
+            rc = replace ? db_del(srv.db, c->db, CMD_ARG(1)) : 0;
             if (rc == 1)
                 cmd_notify_arg(c, SRV_NOTIFY_GENERIC, "del", 1);
         } else {
-            rc = db_restore(srv.db, c->db, KEY(1), &v, replace);
+            rc = db_restore(srv.db, c->db, CMD_ARG(1), &v, replace);
             if (rc == 1) {
-                cmd_notify_new(c->db, KEY(1), true);
+                cmd_notify_new(c->db, CMD_ARG(1), true);
                 cmd_notify_arg(c, SRV_NOTIFY_GENERIC, "restore", 1);
                 if (idle > 0)
                     used_ms -= (uint64_t)idle < used_ms / 1000 ? (uint64_t)idle * 1000 : used_ms;
@@ -389,7 +388,7 @@ void cmd_restore(struct conn *c)
             resp_simple(OUT(c), "OK");
     }
     db_vec_destroy(&v.items);
-    srv_idle_touch(&srv.idle, c->db, KEY(1), used_ms);
+    srv_idle_touch(&srv.idle, c->db, CMD_ARG(1), used_ms);
 }
 
 /* KEYS pattern */
@@ -403,7 +402,7 @@ void cmd_keys(struct conn *c)
     do {
         char *next;
         size_t nextn;
-        rc = db_scan(srv.db, c->db, cur, curn, KEY(1), 0, 1000, &v, &next, &nextn);
+        rc = db_scan(srv.db, c->db, cur, curn, CMD_ARG(1), 0, 1000, &v, &next, &nextn);
         free(cur);
         cur = next;
         curn = nextn;
@@ -531,7 +530,7 @@ void cmd_cscan_generic(struct conn *c, int type)
     db_vec_init(&v);
     char *next;
     size_t nextn;
-    int rc = db_cscan(srv.db, c->db, KEY(1), type, from, fromn, pat ? pat->p : NULL,
+    int rc = db_cscan(srv.db, c->db, CMD_ARG(1), type, from, fromn, pat ? pat->p : NULL,
                       pat ? pat->n : 0, count, &v, &next, &nextn);
     if (rc)
         cmd_reply_err(c, rc);
@@ -673,7 +672,7 @@ void cmd_object(struct conn *c)
         return;
     }
     struct db_keyinfo ki;
-    int rc = db_keyinfo(srv.db, c->db, KEY(2), &ki);
+    int rc = db_keyinfo(srv.db, c->db, CMD_ARG(2), &ki);
     if (rc == KV_ENOTFOUND) {
         resp_null(OUT(c), c->proto);
         return;
@@ -691,7 +690,7 @@ void cmd_object(struct conn *c)
                            "tracked. Please note that when switching between policies at "
                            "runtime LRU and LFU data will take some time to adjust.");
     } else if (cmd_arg_is(c, 1, "idletime")) {
-        resp_int(OUT(c), (int64_t)srv_idle_seconds(&srv.idle, c->db, KEY(2), srv.loop_ms));
+        resp_int(OUT(c), (int64_t)srv_idle_seconds(&srv.idle, c->db, CMD_ARG(2), srv.loop_ms));
     } else {
         resp_errorf(OUT(c), "ERR unknown subcommand '%.*s'. Try OBJECT HELP.",
                     (int)c->argv[1].n, c->argv[1].p);

@@ -10,7 +10,6 @@
 #include <math.h>
 #include <stdlib.h>
 
-#define KEY(i) c->argv[i].p, c->argv[i].n
 
 /* After a pop from the list in argument i: "lpop"/"rpop", then "del" if it
  * is gone. */
@@ -23,7 +22,7 @@ static void notify_pop(struct conn *c, int left, size_t i)
 static void push_generic(struct conn *c, int left, int xx)
 {
     uint64_t n;
-    int rc = db_push(srv.db, c->db, KEY(1), left, c->argv + 2, c->argc - 2, xx, &n);
+    int rc = db_push(srv.db, c->db, CMD_ARG(1), left, c->argv + 2, c->argc - 2, xx, &n);
     if (rc == 0 && n) /* LPUSHX/RPUSHX on no list: 0, nothing pushed */
         cmd_notify_arg(c, SRV_NOTIFY_LIST, left ? "lpush" : "rpush", 1);
     cmd_reply_int(c, rc, (int64_t)n);
@@ -62,7 +61,7 @@ static void pop_generic(struct conn *c, int left)
         return;
     struct db_vec v;
     db_vec_init(&v);
-    int rc = db_pop(srv.db, c->db, KEY(1), left, (uint64_t)count, &v);
+    int rc = db_pop(srv.db, c->db, CMD_ARG(1), left, (uint64_t)count, &v);
     if (rc == 0 && v.n) /* a count of 0 pops nothing */
         notify_pop(c, left, 1);
     if (rc == KV_ENOTFOUND) {
@@ -94,7 +93,7 @@ void cmd_rpop(struct conn *c)
 void cmd_llen(struct conn *c)
 {
     uint64_t n;
-    int rc = db_llen(srv.db, c->db, KEY(1), &n);
+    int rc = db_llen(srv.db, c->db, CMD_ARG(1), &n);
     cmd_reply_int(c, rc, (int64_t)n);
 }
 
@@ -106,7 +105,7 @@ void cmd_lrange(struct conn *c)
         return;
     struct db_vec v;
     db_vec_init(&v);
-    int rc = db_lrange(srv.db, c->db, KEY(1), s, e, &v);
+    int rc = db_lrange(srv.db, c->db, CMD_ARG(1), s, e, &v);
     if (rc)
         cmd_reply_err(c, rc);
     else
@@ -122,7 +121,7 @@ void cmd_lindex(struct conn *c)
         return;
     char *v;
     size_t vn;
-    int rc = db_lindex(srv.db, c->db, KEY(1), i, &v, &vn);
+    int rc = db_lindex(srv.db, c->db, CMD_ARG(1), i, &v, &vn);
     cmd_reply_bulk(c, rc, v, vn);
 }
 
@@ -132,7 +131,7 @@ void cmd_lset(struct conn *c)
     int64_t i;
     if (!cmd_arg_ll(c, 2, &i))
         return;
-    int rc = db_lset(srv.db, c->db, KEY(1), i, KEY(3));
+    int rc = db_lset(srv.db, c->db, CMD_ARG(1), i, CMD_ARG(3));
     if (rc == 0)
         cmd_notify_arg(c, SRV_NOTIFY_LIST, "lset", 1);
     cmd_reply_ok(c, rc);
@@ -145,7 +144,7 @@ void cmd_lrem(struct conn *c)
     if (!cmd_arg_ll(c, 2, &count))
         return;
     uint64_t n;
-    int rc = db_lrem(srv.db, c->db, KEY(1), count, KEY(3), &n);
+    int rc = db_lrem(srv.db, c->db, CMD_ARG(1), count, CMD_ARG(3), &n);
     if (rc == 0 && n) {
         cmd_notify_arg(c, SRV_NOTIFY_LIST, "lrem", 1);
         cmd_notify_emptied(c, 1);
@@ -166,7 +165,7 @@ void cmd_linsert(struct conn *c)
         return;
     }
     int64_t n;
-    int rc = db_linsert(srv.db, c->db, KEY(1), before, KEY(3), KEY(4), &n);
+    int rc = db_linsert(srv.db, c->db, CMD_ARG(1), before, CMD_ARG(3), CMD_ARG(4), &n);
     if (rc == 0 && n > 0)
         cmd_notify_arg(c, SRV_NOTIFY_LIST, "linsert", 1);
     cmd_reply_int(c, rc, n);
@@ -178,7 +177,7 @@ void cmd_ltrim(struct conn *c)
     int64_t s, e;
     if (!cmd_arg_ll(c, 2, &s) || !cmd_arg_ll(c, 3, &e))
         return;
-    int rc = db_ltrim(srv.db, c->db, KEY(1), s, e);
+    int rc = db_ltrim(srv.db, c->db, CMD_ARG(1), s, e);
     if (rc == 1) {
         cmd_notify_arg(c, SRV_NOTIFY_LIST, "ltrim", 1);
         cmd_notify_emptied(c, 1);
@@ -229,7 +228,7 @@ void cmd_lpos(struct conn *c)
     }
     int64_t *pos;
     size_t np;
-    int rc = db_lpos(srv.db, c->db, KEY(1), KEY(2), rank, count < 0 ? 1 : (uint64_t)count,
+    int rc = db_lpos(srv.db, c->db, CMD_ARG(1), CMD_ARG(2), rank, count < 0 ? 1 : (uint64_t)count,
                      (uint64_t)maxlen, &pos, &np);
     if (rc) {
         cmd_reply_err(c, rc);
@@ -254,7 +253,7 @@ static bool move_generic(struct conn *c, int from_left, int to_left, bool reply_
 {
     char *v;
     size_t vn;
-    int rc = db_lmove(srv.db, c->db, KEY(1), KEY(2), from_left, to_left, &v, &vn);
+    int rc = db_lmove(srv.db, c->db, CMD_ARG(1), CMD_ARG(2), from_left, to_left, &v, &vn);
     if (rc == KV_ENOTFOUND) {
         if (reply_nil)
             resp_null(OUT(c), c->proto);
@@ -310,11 +309,11 @@ static bool pop_first(struct conn *c, size_t first, size_t last, int left, uint6
     for (size_t i = first; i <= last; i++) {
         struct db_vec v;
         db_vec_init(&v);
-        int rc = db_pop(srv.db, c->db, KEY(i), left, count, &v);
+        int rc = db_pop(srv.db, c->db, CMD_ARG(i), left, count, &v);
         if (rc == 0) {
             notify_pop(c, left, i);
             resp_array(OUT(c), 2);
-            resp_bulk(OUT(c), KEY(i));
+            resp_bulk(OUT(c), CMD_ARG(i));
             if (many)
                 cmd_reply_vec(c, &v);
             else

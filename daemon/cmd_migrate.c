@@ -22,7 +22,6 @@
 #include "rdb.h"
 #include "kv_mem.h"
 
-#define KEY(i) c->argv[i].p, c->argv[i].n
 
 /* Milliseconds left until deadline (at least 0). */
 static int left_ms(uint64_t deadline)
@@ -189,7 +188,7 @@ void cmd_migrate(struct conn *c)
     db_vec_init(&v.items);
     for (size_t i = first; i < first + nkeys; i++) {
         db_vec_clear(&v.items);
-        int rc = db_dump(srv.db, c->db, KEY(i), &v);
+        int rc = db_dump(srv.db, c->db, CMD_ARG(i), &v);
         if (rc == KV_ENOTFOUND)
             continue;
         if (rc < 0) {
@@ -204,7 +203,7 @@ void cmd_migrate(struct conn *c)
         char *p = rdb_dump(&v, &n);
         resp_array(&out, replace ? 5 : 4);
         resp_bulk_cstr(&out, "RESTORE");
-        resp_bulk(&out, KEY(i));
+        resp_bulk(&out, CMD_ARG(i));
         resp_bulk_cstr(&out, ttl);
         resp_bulk(&out, p, n);
         if (replace)
@@ -223,8 +222,8 @@ void cmd_migrate(struct conn *c)
         resp_array(&head, user ? 3 : 2);
         resp_bulk_cstr(&head, "AUTH");
         if (user)
-            resp_bulk(&head, KEY(user));
-        resp_bulk(&head, KEY(pass));
+            resp_bulk(&head, CMD_ARG(user));
+        resp_bulk(&head, CMD_ARG(pass));
     }
     char db[24];
     snprintf(db, sizeof db, "%lld", (long long)dbid);
@@ -267,7 +266,7 @@ void cmd_migrate(struct conn *c)
         if (bad) {
             if (!err[0])
                 snprintf(err, sizeof err, "%s", bad + 1);
-        } else if (!copy && db_del(srv.db, c->db, KEY(which[k])) == 1) {
+        } else if (!copy && db_del(srv.db, c->db, CMD_ARG(which[k])) == 1) {
             cmd_notify_arg(c, SRV_NOTIFY_GENERIC, "del", which[k]);
         }
     }

@@ -6,7 +6,6 @@
 
 #include <stdlib.h>
 
-#define KEY(i) c->argv[i].p, c->argv[i].n
 
 static void reply_set(struct conn *c, const struct db_vec *v)
 {
@@ -19,7 +18,7 @@ static void reply_set(struct conn *c, const struct db_vec *v)
 void cmd_sadd(struct conn *c)
 {
     uint64_t n;
-    int rc = db_sadd(srv.db, c->db, KEY(1), c->argv + 2, c->argc - 2, &n);
+    int rc = db_sadd(srv.db, c->db, CMD_ARG(1), c->argv + 2, c->argc - 2, &n);
     if (rc == 0 && n)
         cmd_notify_arg(c, SRV_NOTIFY_SET, "sadd", 1);
     cmd_reply_int(c, rc, (int64_t)n);
@@ -29,7 +28,7 @@ void cmd_sadd(struct conn *c)
 void cmd_srem(struct conn *c)
 {
     uint64_t n;
-    int rc = db_srem(srv.db, c->db, KEY(1), c->argv + 2, c->argc - 2, &n);
+    int rc = db_srem(srv.db, c->db, CMD_ARG(1), c->argv + 2, c->argc - 2, &n);
     if (rc == 0 && n) {
         cmd_notify_arg(c, SRV_NOTIFY_SET, "srem", 1);
         cmd_notify_emptied(c, 1);
@@ -42,7 +41,7 @@ void cmd_smembers(struct conn *c)
 {
     struct db_vec v;
     db_vec_init(&v);
-    int rc = db_smembers(srv.db, c->db, KEY(1), &v);
+    int rc = db_smembers(srv.db, c->db, CMD_ARG(1), &v);
     if (rc)
         cmd_reply_err(c, rc);
     else
@@ -53,7 +52,7 @@ void cmd_smembers(struct conn *c)
 /* SISMEMBER key member */
 void cmd_sismember(struct conn *c)
 {
-    int rc = db_sismember(srv.db, c->db, KEY(1), KEY(2));
+    int rc = db_sismember(srv.db, c->db, CMD_ARG(1), CMD_ARG(2));
     cmd_reply_int(c, rc, rc);
 }
 
@@ -62,7 +61,7 @@ void cmd_smismember(struct conn *c)
 {
     size_t n = c->argc - 2;
     unsigned char *is = kv_xmalloc(n);
-    int rc = db_smismember(srv.db, c->db, KEY(1), c->argv + 2, n, is);
+    int rc = db_smismember(srv.db, c->db, CMD_ARG(1), c->argv + 2, n, is);
     if (rc) {
         cmd_reply_err(c, rc);
     } else {
@@ -77,7 +76,7 @@ void cmd_smismember(struct conn *c)
 void cmd_scard(struct conn *c)
 {
     uint64_t n;
-    int rc = db_scard(srv.db, c->db, KEY(1), &n);
+    int rc = db_scard(srv.db, c->db, CMD_ARG(1), &n);
     cmd_reply_int(c, rc, (int64_t)n);
 }
 
@@ -93,7 +92,7 @@ void cmd_spop(struct conn *c)
         return;
     struct db_vec v;
     db_vec_init(&v);
-    int rc = count ? db_spop(srv.db, c->db, KEY(1), (uint64_t)count, &v) : 0;
+    int rc = count ? db_spop(srv.db, c->db, CMD_ARG(1), (uint64_t)count, &v) : 0;
     if (rc == 0 && count == 0) {
         /* SPOP k 0 still checks the type. */
         rc = cmd_key_type(c, 1, ENC_TYPE_SET, NULL);
@@ -128,7 +127,7 @@ void cmd_srandmember(struct conn *c)
         return;
     struct db_vec v;
     db_vec_init(&v);
-    int rc = db_srandmember(srv.db, c->db, KEY(1), count, &v);
+    int rc = db_srandmember(srv.db, c->db, CMD_ARG(1), count, &v);
     if (rc) {
         cmd_reply_err(c, rc);
     } else if (c->argc == 2) {
@@ -149,8 +148,8 @@ void cmd_smove(struct conn *c)
                 memcmp(c->argv[1].p, c->argv[2].p, c->argv[1].n) == 0;
     /* "sadd" only if the destination did not have the member */
     bool had = !same && cmd_notify_on(SRV_NOTIFY_SET) &&
-               db_sismember(srv.db, c->db, KEY(2), KEY(3)) == 1;
-    int rc = db_smove(srv.db, c->db, KEY(1), KEY(2), KEY(3));
+               db_sismember(srv.db, c->db, CMD_ARG(2), CMD_ARG(3)) == 1;
+    int rc = db_smove(srv.db, c->db, CMD_ARG(1), CMD_ARG(2), CMD_ARG(3));
     if (rc == 1 && !same) {
         cmd_notify_arg(c, SRV_NOTIFY_SET, "srem", 1);
         cmd_notify_emptied(c, 1);
@@ -176,7 +175,7 @@ static void setop_store_generic(struct conn *c, int op)
 {
     uint64_t n;
     bool had = cmd_notify_had(c, &c->argv[1]);
-    int rc = db_setop_store(srv.db, c->db, op, KEY(1), c->argv + 2, c->argc - 2, &n);
+    int rc = db_setop_store(srv.db, c->db, op, CMD_ARG(1), c->argv + 2, c->argc - 2, &n);
     if (rc == 0)
         cmd_notify_store(c, SRV_NOTIFY_SET,
                          op == DB_SINTER ? "sinterstore" : op == DB_SUNION ? "sunionstore"

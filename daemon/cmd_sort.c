@@ -17,7 +17,6 @@
 
 #include "kv_mem.h"
 
-#define KEY(i) c->argv[i].p, c->argv[i].n
 
 struct sort_item {
     const char *p; /* the element, in the loaded vec */
@@ -152,7 +151,7 @@ static void sort_generic(struct conn *c, bool readonly)
         }
     }
     int type;
-    int rc = db_type(srv.db, c->db, KEY(1), &type);
+    int rc = db_type(srv.db, c->db, CMD_ARG(1), &type);
     if (rc == 0 && type != ENC_TYPE_NONE && type != ENC_TYPE_LIST && type != ENC_TYPE_SET &&
         type != ENC_TYPE_ZSET)
         rc = KV_EWRONGTYPE;
@@ -170,16 +169,16 @@ static void sort_generic(struct conn *c, bool readonly)
     struct db_vec v;
     db_vec_init(&v);
     if (type == ENC_TYPE_LIST) {
-        rc = db_lrange(srv.db, c->db, KEY(1), 0, -1, &v);
+        rc = db_lrange(srv.db, c->db, CMD_ARG(1), 0, -1, &v);
     } else if (type == ENC_TYPE_SET) {
-        rc = db_smembers(srv.db, c->db, KEY(1), &v);
+        rc = db_smembers(srv.db, c->db, CMD_ARG(1), &v);
     } else if (type == ENC_TYPE_ZSET) {
         struct db_zspec sp;
         memset(&sp, 0, sizeof sp);
         sp.by = DB_ZBY_RANK;
         sp.stop = -1;
         sp.limit = -1;
-        rc = db_zrange(srv.db, c->db, KEY(1), &sp, &v);
+        rc = db_zrange(srv.db, c->db, CMD_ARG(1), &sp, &v);
     }
     if (rc) {
         cmd_reply_err(c, rc);

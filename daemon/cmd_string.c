@@ -9,7 +9,6 @@
 
 #include "kv_mem.h"
 
-#define KEY(i) c->argv[i].p, c->argv[i].n
 
 /* Turns an expiry argument into absolute ms. unit_ms: 1000 for seconds;
  * absolute: EXAT/PXAT. Replies "invalid expire time in '<cmd>'" when the
@@ -59,7 +58,7 @@ void cmd_get(struct conn *c)
 {
     char *v;
     size_t vn;
-    int rc = db_get(srv.db, c->db, KEY(1), &v, &vn);
+    int rc = db_get(srv.db, c->db, CMD_ARG(1), &v, &vn);
     if (rc == KV_ENOTFOUND) {
         srv.stats.keyspace_misses++;
         resp_null(OUT(c), c->proto);
@@ -106,7 +105,7 @@ void cmd_set(struct conn *c)
         return;
     char *old = NULL;
     size_t oldn = 0;
-    int rc = db_set(srv.db, c->db, KEY(1), KEY(2), exp, flags, &old, &oldn);
+    int rc = db_set(srv.db, c->db, CMD_ARG(1), CMD_ARG(2), exp, flags, &old, &oldn);
     if (rc == 1)
         notify_set(c, have_exp);
     if (rc < 0)
@@ -122,7 +121,7 @@ void cmd_set(struct conn *c)
 /* SETNX key value */
 void cmd_setnx(struct conn *c)
 {
-    int rc = db_set(srv.db, c->db, KEY(1), KEY(2), 0, DB_SET_NX, NULL, NULL);
+    int rc = db_set(srv.db, c->db, CMD_ARG(1), CMD_ARG(2), 0, DB_SET_NX, NULL, NULL);
     if (rc == 1)
         notify_set(c, false);
     cmd_reply_int(c, rc, rc);
@@ -133,7 +132,7 @@ static void setex_generic(struct conn *c, int64_t unit, const char *name)
     uint64_t exp;
     if (!expire_arg(c, 2, unit, false, &exp, name))
         return;
-    int rc = db_set(srv.db, c->db, KEY(1), KEY(3), exp, 0, NULL, NULL);
+    int rc = db_set(srv.db, c->db, CMD_ARG(1), CMD_ARG(3), exp, 0, NULL, NULL);
     if (rc == 1)
         notify_set(c, true);
     cmd_reply_ok(c, rc);
@@ -209,7 +208,7 @@ void cmd_getset(struct conn *c)
 {
     char *old = NULL;
     size_t oldn = 0;
-    int rc = db_set(srv.db, c->db, KEY(1), KEY(2), 0, DB_SET_GET, &old, &oldn);
+    int rc = db_set(srv.db, c->db, CMD_ARG(1), CMD_ARG(2), 0, DB_SET_GET, &old, &oldn);
     if (rc == 1)
         notify_set(c, false);
     if (rc < 0)
@@ -223,7 +222,7 @@ void cmd_getdel(struct conn *c)
 {
     char *v;
     size_t vn;
-    int rc = db_getdel(srv.db, c->db, KEY(1), &v, &vn);
+    int rc = db_getdel(srv.db, c->db, CMD_ARG(1), &v, &vn);
     if (rc == 0)
         cmd_notify_arg(c, SRV_NOTIFY_GENERIC, "del", 1);
     cmd_reply_bulk(c, rc, v, vn);
@@ -257,7 +256,7 @@ void cmd_getex(struct conn *c)
         return;
     char *v;
     size_t vn;
-    int rc = db_getex(srv.db, c->db, KEY(1), mode, exp, &v, &vn);
+    int rc = db_getex(srv.db, c->db, CMD_ARG(1), mode, exp, &v, &vn);
     if (rc > 0) /* a time to live was set or removed, or a past one deleted the key */
         cmd_notify_arg(c, SRV_NOTIFY_GENERIC,
                        mode == DB_GETEX_PERSIST ? "persist" : rc == 2 ? "del" : "expire", 1);
@@ -268,7 +267,7 @@ void cmd_getex(struct conn *c)
 void cmd_append(struct conn *c)
 {
     uint64_t n;
-    int rc = db_append(srv.db, c->db, KEY(1), KEY(2), &n);
+    int rc = db_append(srv.db, c->db, CMD_ARG(1), CMD_ARG(2), &n);
     if (rc == 0)
         cmd_notify_arg(c, SRV_NOTIFY_STRING, "append", 1);
     cmd_reply_int(c, rc, (int64_t)n);
@@ -278,14 +277,14 @@ void cmd_append(struct conn *c)
 void cmd_strlen(struct conn *c)
 {
     uint64_t n;
-    int rc = db_strlen(srv.db, c->db, KEY(1), &n);
+    int rc = db_strlen(srv.db, c->db, CMD_ARG(1), &n);
     cmd_reply_int(c, rc, (int64_t)n);
 }
 
 static void incr_generic(struct conn *c, int64_t delta)
 {
     int64_t v;
-    int rc = db_incrby(srv.db, c->db, KEY(1), delta, &v);
+    int rc = db_incrby(srv.db, c->db, CMD_ARG(1), delta, &v);
     if (rc == 0)
         cmd_notify_arg(c, SRV_NOTIFY_STRING, "incrby", 1);
     cmd_reply_int(c, rc, v);
@@ -336,7 +335,7 @@ void cmd_incrbyfloat(struct conn *c)
     }
     char out[KV_LDSTR_MAX];
     size_t n;
-    int rc = db_incrbyfloat(srv.db, c->db, KEY(1), d, out, &n);
+    int rc = db_incrbyfloat(srv.db, c->db, CMD_ARG(1), d, out, &n);
     if (rc) {
         cmd_reply_err(c, rc);
         return;
@@ -353,7 +352,7 @@ void cmd_getrange(struct conn *c)
         return;
     char *v;
     size_t vn;
-    int rc = db_getrange(srv.db, c->db, KEY(1), s, e, &v, &vn);
+    int rc = db_getrange(srv.db, c->db, CMD_ARG(1), s, e, &v, &vn);
     if (rc) {
         cmd_reply_err(c, rc);
         return;
@@ -373,7 +372,7 @@ void cmd_setrange(struct conn *c)
         return;
     }
     uint64_t n;
-    int rc = db_setrange(srv.db, c->db, KEY(1), (uint64_t)off, KEY(3), &n);
+    int rc = db_setrange(srv.db, c->db, CMD_ARG(1), (uint64_t)off, CMD_ARG(3), &n);
     if (rc == 0 && c->argv[3].n) /* an empty value changes nothing */
         cmd_notify_arg(c, SRV_NOTIFY_STRING, "setrange", 1);
     cmd_reply_int(c, rc, (int64_t)n);
@@ -384,7 +383,7 @@ void cmd_setrange(struct conn *c)
 /* One key's string for LCS: "" when absent. 0, or 1 after replying. */
 static int lcs_value(struct conn *c, size_t i, char **v, size_t *vn)
 {
-    int rc = db_get(srv.db, c->db, KEY(i), v, vn);
+    int rc = db_get(srv.db, c->db, CMD_ARG(i), v, vn);
     if (rc == KV_ENOTFOUND) {
         *v = NULL;
         *vn = 0;

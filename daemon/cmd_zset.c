@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define KEY(i) c->argv[i].p, c->argv[i].n
 
 /* Members with scores: flat in RESP2, [member, score] pairs in RESP3. */
 static void reply_scored(struct conn *c, const struct db_vec *v, bool withscores)
@@ -84,7 +83,7 @@ static void zadd_generic(struct conn *c, int flags, size_t at)
     }
     uint64_t count;
     double incr;
-    int rc = db_zadd(srv.db, c->db, KEY(1), scores, m, n, flags, &count, &incr);
+    int rc = db_zadd(srv.db, c->db, CMD_ARG(1), scores, m, n, flags, &count, &incr);
     /* db_zadd commits on every path that gets this far: an empty record
      * set means no member was added and no score changed (no event). */
     if (rc >= 0 && db_last_commit_ops(srv.db))
@@ -117,7 +116,7 @@ void cmd_zincrby(struct conn *c)
 void cmd_zrem(struct conn *c)
 {
     uint64_t n;
-    int rc = db_zrem(srv.db, c->db, KEY(1), c->argv + 2, c->argc - 2, &n);
+    int rc = db_zrem(srv.db, c->db, CMD_ARG(1), c->argv + 2, c->argc - 2, &n);
     if (rc == 0 && n) {
         cmd_notify_arg(c, SRV_NOTIFY_ZSET, "zrem", 1);
         cmd_notify_emptied(c, 1);
@@ -129,7 +128,7 @@ void cmd_zrem(struct conn *c)
 void cmd_zscore(struct conn *c)
 {
     double s;
-    int rc = db_zscore(srv.db, c->db, KEY(1), KEY(2), &s);
+    int rc = db_zscore(srv.db, c->db, CMD_ARG(1), CMD_ARG(2), &s);
     if (rc == KV_ENOTFOUND)
         resp_null(OUT(c), c->proto);
     else if (rc)
@@ -143,7 +142,7 @@ void cmd_zmscore(struct conn *c)
 {
     size_t n = c->argc - 2;
     double *s = kv_xmalloc(n * sizeof *s);
-    int rc = db_zmscore(srv.db, c->db, KEY(1), c->argv + 2, n, s);
+    int rc = db_zmscore(srv.db, c->db, CMD_ARG(1), c->argv + 2, n, s);
     if (rc) {
         cmd_reply_err(c, rc);
     } else {
@@ -162,7 +161,7 @@ void cmd_zmscore(struct conn *c)
 void cmd_zcard(struct conn *c)
 {
     uint64_t n;
-    int rc = db_zcard(srv.db, c->db, KEY(1), &n);
+    int rc = db_zcard(srv.db, c->db, CMD_ARG(1), &n);
     cmd_reply_int(c, rc, (int64_t)n);
 }
 
@@ -274,7 +273,7 @@ static void run_range(struct conn *c, size_t keyi, struct db_zspec *sp, bool wit
 {
     struct db_vec v;
     db_vec_init(&v);
-    int rc = db_zrange(srv.db, c->db, KEY(keyi), sp, &v);
+    int rc = db_zrange(srv.db, c->db, CMD_ARG(keyi), sp, &v);
     if (rc)
         cmd_reply_err(c, rc);
     else
@@ -309,7 +308,7 @@ void cmd_zrangestore(struct conn *c)
         return;
     uint64_t n;
     bool had = cmd_notify_had(c, &c->argv[1]);
-    int rc = db_zrangestore(srv.db, c->db, KEY(1), KEY(2), &sp, &n);
+    int rc = db_zrangestore(srv.db, c->db, CMD_ARG(1), CMD_ARG(2), &sp, &n);
     if (rc == 0)
         cmd_notify_store(c, SRV_NOTIFY_ZSET, "zrangestore", &c->argv[1], n, had);
     cmd_reply_int(c, rc, (int64_t)n);
@@ -370,7 +369,7 @@ static void count_generic(struct conn *c, int by)
     if (!range_args(c, &sp, 2, 3))
         return;
     uint64_t n;
-    int rc = db_zcount(srv.db, c->db, KEY(1), &sp, &n);
+    int rc = db_zcount(srv.db, c->db, CMD_ARG(1), &sp, &n);
     cmd_reply_int(c, rc, (int64_t)n);
 }
 
@@ -389,7 +388,7 @@ void cmd_zlexcount(struct conn *c)
 static void rank_generic(struct conn *c, int rev)
 {
     uint64_t r;
-    int rc = db_zrank(srv.db, c->db, KEY(1), KEY(2), rev, &r);
+    int rc = db_zrank(srv.db, c->db, CMD_ARG(1), CMD_ARG(2), rev, &r);
     if (rc == KV_ENOTFOUND)
         resp_null(OUT(c), c->proto);
     else if (rc)
@@ -415,7 +414,7 @@ static void remrange_generic(struct conn *c, int by)
     if (!range_args(c, &sp, 2, 3))
         return;
     uint64_t n;
-    int rc = db_zremrange(srv.db, c->db, KEY(1), &sp, &n);
+    int rc = db_zremrange(srv.db, c->db, CMD_ARG(1), &sp, &n);
     if (rc == 0 && n) {
         cmd_notify_arg(c, SRV_NOTIFY_ZSET,
                        by == DB_ZBY_RANK    ? "zremrangebyrank"
@@ -462,7 +461,7 @@ static void pop_generic(struct conn *c, int max)
         return;
     struct db_vec v;
     db_vec_init(&v);
-    int rc = db_zpop(srv.db, c->db, KEY(1), max, (uint64_t)count, &v);
+    int rc = db_zpop(srv.db, c->db, CMD_ARG(1), max, (uint64_t)count, &v);
     if (rc == 0 && v.n)
         notify_zpop(c, max, 1);
     if (rc) {
@@ -500,7 +499,7 @@ static bool pop_first(struct conn *c, size_t first, size_t last, int max, uint64
     for (size_t i = first; i <= last; i++) {
         struct db_vec v;
         db_vec_init(&v);
-        int rc = db_zpop(srv.db, c->db, KEY(i), max, count, &v);
+        int rc = db_zpop(srv.db, c->db, CMD_ARG(i), max, count, &v);
         bool done = rc != 0 || v.n > 0;
         if (rc == 0 && v.n)
             notify_zpop(c, max, i);
@@ -508,7 +507,7 @@ static bool pop_first(struct conn *c, size_t first, size_t last, int max, uint64
             cmd_reply_err(c, rc);
         } else if (v.n && mpop) {
             resp_array(OUT(c), 2);
-            resp_bulk(OUT(c), KEY(i));
+            resp_bulk(OUT(c), CMD_ARG(i));
             resp_array(OUT(c), v.n);
             for (size_t j = 0; j < v.n; j++) {
                 resp_array(OUT(c), 2);
@@ -517,7 +516,7 @@ static bool pop_first(struct conn *c, size_t first, size_t last, int max, uint64
             }
         } else if (v.n) {
             resp_array(OUT(c), 3);
-            resp_bulk(OUT(c), KEY(i));
+            resp_bulk(OUT(c), CMD_ARG(i));
             resp_bulk(OUT(c), db_vec_ptr(&v, 0), db_vec_len(&v, 0));
             resp_double(OUT(c), v.items[0].score, c->proto);
         }
@@ -564,7 +563,7 @@ void cmd_zrandmember(struct conn *c)
         return;
     struct db_vec v;
     db_vec_init(&v);
-    int rc = db_zrandmember(srv.db, c->db, KEY(1), count, &v);
+    int rc = db_zrandmember(srv.db, c->db, CMD_ARG(1), count, &v);
     if (rc) {
         cmd_reply_err(c, rc);
     } else if (single) {
@@ -639,7 +638,7 @@ static void setop_generic(struct conn *c, int op, bool store)
     if (store) {
         uint64_t n;
         bool had = cmd_notify_had(c, &c->argv[1]);
-        int rc = db_zsetop_store(srv.db, c->db, op, KEY(1), keys, (size_t)nk, weights, agg, &n);
+        int rc = db_zsetop_store(srv.db, c->db, op, CMD_ARG(1), keys, (size_t)nk, weights, agg, &n);
         if (rc) {
             cmd_reply_err(c, rc);
         } else {

@@ -51,6 +51,24 @@ void resp_buf_append(struct resp_buf *b, const void *p, size_t n)
     b->len += n;
 }
 
+void resp_buf_printf(struct resp_buf *b, const char *fmt, ...)
+{
+    size_t room = b->cap - b->len;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(b->p ? b->p + b->len : NULL, room, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n >= room) { /* it did not fit: again, with room for it */
+        char *d = resp_buf_reserve(b, (size_t)n + 1);
+        va_start(ap, fmt);
+        vsnprintf(d, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
+    b->len += (size_t)n;
+}
+
 void resp_buf_consume(struct resp_buf *b, size_t n)
 {
     b->off += n;

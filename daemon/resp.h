@@ -32,6 +32,8 @@ void resp_buf_free(struct resp_buf *b);
 /* Makes room for n more bytes at the end; returns where they go. */
 char *resp_buf_reserve(struct resp_buf *b, size_t n);
 void resp_buf_append(struct resp_buf *b, const void *p, size_t n);
+/* Appends printf's output for fmt, however long: INFO's lines. */
+void resp_buf_printf(struct resp_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Drops n bytes from the front (after they were written or parsed). */
 void resp_buf_consume(struct resp_buf *b, size_t n);
 /* Moves data to the start so the buffer does not creep forward. */

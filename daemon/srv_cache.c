@@ -250,44 +250,37 @@ void srv_cache_resetstat(void)
         shmc_w_stats_reset(srv.cache);
 }
 
-#define LINE(...)                                                                              \
-    do {                                                                                       \
-        char l_[160];                                                                          \
-        int n_ = snprintf(l_, sizeof l_, __VA_ARGS__);                                         \
-        resp_buf_append(out, l_, (size_t)n_);                                                  \
-    } while (0)
-
 void srv_cache_info(struct resp_buf *out)
 {
-    LINE("cache_enabled:%d\r\n", srv.cache != NULL);
+    resp_buf_printf(out, "cache_enabled:%d\r\n", srv.cache != NULL);
     if (!srv.cache)
         return;
     struct shmc_w_stats st;
     shmc_w_stats(srv.cache, &st);
     const struct shmc_hdr *h = shmc_w_hdr(srv.cache);
     unsigned long long looks = st.lookups, hits = st.hits + st.neg_hits;
-    LINE("cache_segment_bytes:%llu\r\n", (unsigned long long)h->seg_size);
-    LINE("cache_huge_pages:%d\r\n", shmc_w_huge(srv.cache));
-    LINE("cache_log_bytes:%llu\r\n", (unsigned long long)st.size);
-    LINE("cache_used_bytes:%llu\r\n", (unsigned long long)st.used);
-    LINE("cache_max_record:%u\r\n", h->max_record);
-    LINE("cache_records:%llu\r\n", (unsigned long long)st.records);
-    LINE("cache_negative_entries:%llu\r\n", (unsigned long long)st.negatives);
-    LINE("cache_fills:%llu\r\n", (unsigned long long)cs.fills);
-    LINE("cache_negative_fills:%llu\r\n", (unsigned long long)cs.fills_absent);
-    LINE("cache_inserts:%llu\r\n", (unsigned long long)st.inserts);
-    LINE("cache_updates:%llu\r\n", (unsigned long long)st.updates);
-    LINE("cache_refused:%llu\r\n", (unsigned long long)st.refused);
-    LINE("cache_evictions:%llu\r\n", (unsigned long long)st.evictions);
-    LINE("cache_index_evictions:%llu\r\n", (unsigned long long)st.index_evictions);
-    LINE("cache_promotions:%llu\r\n", (unsigned long long)st.promotions);
-    LINE("cache_reinserts:%llu\r\n", (unsigned long long)st.reinserts);
-    LINE("cache_ghost_hits:%llu\r\n", (unsigned long long)st.ghost_hits);
-    LINE("cache_lookups:%llu\r\n", looks);
-    LINE("cache_hits:%llu\r\n", hits);
-    LINE("cache_negative_hits:%llu\r\n", (unsigned long long)st.neg_hits);
-    LINE("cache_hit_ratio:%.4f\r\n", looks ? (double)hits / (double)looks : 0.0);
-    LINE("cache_applied_sets:%llu\r\n", (unsigned long long)cs.applied_sets);
-    LINE("cache_generation:%016llx\r\n", (unsigned long long)h->generation);
-    LINE("cache_lease_ms:%u\r\n", h->lease_ms);
+    resp_buf_printf(out, "cache_segment_bytes:%llu\r\n", (unsigned long long)h->seg_size);
+    resp_buf_printf(out, "cache_huge_pages:%d\r\n", shmc_w_huge(srv.cache));
+    resp_buf_printf(out, "cache_log_bytes:%llu\r\n", (unsigned long long)st.size);
+    resp_buf_printf(out, "cache_used_bytes:%llu\r\n", (unsigned long long)st.used);
+    resp_buf_printf(out, "cache_max_record:%u\r\n", h->max_record);
+    resp_buf_printf(out, "cache_records:%llu\r\n", (unsigned long long)st.records);
+    resp_buf_printf(out, "cache_negative_entries:%llu\r\n", (unsigned long long)st.negatives);
+    resp_buf_printf(out, "cache_fills:%llu\r\n", (unsigned long long)cs.fills);
+    resp_buf_printf(out, "cache_negative_fills:%llu\r\n", (unsigned long long)cs.fills_absent);
+    resp_buf_printf(out, "cache_inserts:%llu\r\n", (unsigned long long)st.inserts);
+    resp_buf_printf(out, "cache_updates:%llu\r\n", (unsigned long long)st.updates);
+    resp_buf_printf(out, "cache_refused:%llu\r\n", (unsigned long long)st.refused);
+    resp_buf_printf(out, "cache_evictions:%llu\r\n", (unsigned long long)st.evictions);
+    resp_buf_printf(out, "cache_index_evictions:%llu\r\n", (unsigned long long)st.index_evictions);
+    resp_buf_printf(out, "cache_promotions:%llu\r\n", (unsigned long long)st.promotions);
+    resp_buf_printf(out, "cache_reinserts:%llu\r\n", (unsigned long long)st.reinserts);
+    resp_buf_printf(out, "cache_ghost_hits:%llu\r\n", (unsigned long long)st.ghost_hits);
+    resp_buf_printf(out, "cache_lookups:%llu\r\n", looks);
+    resp_buf_printf(out, "cache_hits:%llu\r\n", hits);
+    resp_buf_printf(out, "cache_negative_hits:%llu\r\n", (unsigned long long)st.neg_hits);
+    resp_buf_printf(out, "cache_hit_ratio:%.4f\r\n", looks ? (double)hits / (double)looks : 0.0);
+    resp_buf_printf(out, "cache_applied_sets:%llu\r\n", (unsigned long long)cs.applied_sets);
+    resp_buf_printf(out, "cache_generation:%016llx\r\n", (unsigned long long)h->generation);
+    resp_buf_printf(out, "cache_lease_ms:%u\r\n", h->lease_ms);
 }

@@ -352,9 +352,35 @@ static void test_resp_peek_len(void **state)
         assert_int_equal(peek_len_of(no[i], strlen(no[i])), 0);
 }
 
+/* resp_buf_printf: short lines into the room there is, a long one past
+ * it, and after data consumed from the front (the buffer may compact). */
+static void test_resp_buf_printf(void **state)
+{
+    (void)state;
+    struct resp_buf b;
+    resp_buf_init(&b);
+    resp_buf_printf(&b, "a:%d\r\n", 1);
+    resp_buf_printf(&b, "%s", "");
+    assert_int_equal(resp_buf_used(&b), 5);
+    char big[1000];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    resp_buf_printf(&b, "b:%s\r\n", big);
+    assert_int_equal(resp_buf_used(&b), 5 + 2 + 999 + 2);
+    assert_memory_equal(resp_buf_data(&b), "a:1\r\nb:xxx", 9);
+    resp_buf_consume(&b, resp_buf_used(&b) - 2);
+    for (int i = 0; i < 200; i++)
+        resp_buf_printf(&b, "%03d", i);
+    assert_int_equal(resp_buf_used(&b), 2 + 600);
+    assert_memory_equal(resp_buf_data(&b), "\r\n000001002", 11);
+    assert_memory_equal(resp_buf_data(&b) + 2 + 597, "199", 3);
+    resp_buf_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_resp_buf_printf),
         cmocka_unit_test(test_resp_multibulk),   cmocka_unit_test(test_resp_byte_by_byte),
         cmocka_unit_test(test_resp_pipeline),    cmocka_unit_test(test_resp_inline),
         cmocka_unit_test(test_resp_protocol_errors), cmocka_unit_test(test_resp_replies),

@@ -1,0 +1,340 @@
+/*
+ * cmd_admin — the server's administration commands: CONFIG, TIME, SLOWLOG,
+ * SHMKV.ATTACH, LASTSAVE, SAVE and BGSAVE, ROLE, WAIT, MEMORY,
+ * SHMKV.COMPACT and SHUTDOWN.
+ */
+#include "cmd.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "kv_mem.h"
+#include <jemalloc/jemalloc.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+
+#include "shmc_w.h"
+#include "srv_cache.h"
+#include "srv_conf.h"
+
+/* ---- CONFIG ---- */
+
+/* CONFIG GET parameter [parameter ...] | SET parameter value [...] | RESETSTAT | HELP */
+void cmd_config(struct conn *c)
+{
+    if (cmd_arg_is(c, 1, "get") && c->argc >= 3) {
+        struct resp_buf b;
+        resp_buf_init(&b);
+        size_t pairs = srv_conf_get(&srv.conf, c->argv + 2, c->argc - 2, &b, c->proto);
+        resp_map(OUT(c), pairs, c->proto);
+        resp_buf_append(OUT(c), resp_buf_data(&b), resp_buf_used(&b));
+        resp_buf_free(&b);
+    } else if (cmd_arg_is(c, 1, "set") && c->argc >= 4 && c->argc % 2 == 0) {
+        char err[512];
+        if (srv_conf_runtime_set(&srv.conf, c->argv + 2, c->argc - 2, err, sizeof err))
+            resp_error(OUT(c), err);
+        else
+            resp_simple(OUT(c), "OK");
+    } else if (cmd_arg_is(c, 1, "rewrite") && c->argc == 2) {
+        char err[600];
+        if (srv_conf_rewrite(&srv.conf, err, sizeof err))
+            resp_error(OUT(c), err);
+        else
+            resp_simple(OUT(c), "OK");
+    } else if (cmd_arg_is(c, 1, "resetstat") && c->argc == 2) {
+        memset(&srv.stats, 0, sizeof srv.stats);
+        srv_cache_resetstat();
+        cmd_stats_reset();
+        resp_simple(OUT(c), "OK");
+    } else if (cmd_arg_is(c, 1, "help") && c->argc == 2) {
+        static const char *const lines[] = {
+            "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "GET <pattern>", "    Return parameters matching the glob-like <pattern> and their values.",
+            "SET <directive> <value>", "    Set the configuration <directive> to <value>.",
+            "RESETSTAT", "    Reset statistics reported by the INFO command.",
+            "REWRITE", "    Write the current configuration back to the config file.",
+            "HELP", "    Print this help.",
+        };
+        cmd_reply_lines(c, lines, sizeof lines / sizeof lines[0]);
+    } else if (cmd_arg_is(c, 1, "get") || cmd_arg_is(c, 1, "set") ||
+               cmd_arg_is(c, 1, "resetstat") || cmd_arg_is(c, 1, "rewrite") ||
+               cmd_arg_is(c, 1, "help")) {
+        resp_errorf(OUT(c), "ERR wrong number of arguments for 'config|%.*s' command",
+                    (int)c->argv[1].n, c->argv[1].p);
+    } else {
+        resp_errorf(OUT(c), "ERR unknown subcommand '%.*s'. Try CONFIG HELP.",
+                    (int)c->argv[1].n, c->argv[1].p);
+    }
+}
+
+/* TIME */
+void cmd_time(struct conn *c)
+{
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    resp_array(OUT(c), 2);
+    resp_bulk_int(OUT(c), tv.tv_sec);
+    resp_bulk_int(OUT(c), tv.tv_usec);
+}
+
+/* ---- SLOWLOG ---- */
+
+void cmd_slowlog(struct conn *c)
+{
+    if (cmd_arg_is(c, 1, "len") && c->argc == 2) {
+        resp_int(OUT(c), (int64_t)srv.slowlog_n);
+    } else if (cmd_arg_is(c, 1, "reset") && c->argc == 2) {
+        srv_slowlog_reset();
+        resp_simple(OUT(c), "OK");
+    } else if (cmd_arg_is(c, 1, "get") && c->argc <= 3) {
+        int64_t want = 10;
+        if (c->argc == 3) {
+            if (kv_str2ll(c->argv[2].p, c->argv[2].n, &want) || want < -1) {
+                resp_error(OUT(c), "ERR count should be greater than or equal to -1");
+                return;
+            }
+        }
+        size_t n = want < 0 || (uint64_t)want > srv.slowlog_n ? srv.slowlog_n : (size_t)want;
+        resp_array(OUT(c), n);
+        for (size_t i = 0; i < n; i++) {
+            const struct srv_slowlog *e = srv_slowlog_at(i);
+            resp_array(OUT(c), 6);
+            resp_int(OUT(c), (int64_t)e->id);
+            resp_int(OUT(c), (int64_t)e->time_s);
+            resp_int(OUT(c), (int64_t)e->micros);
+            resp_array(OUT(c), e->argc);
+            for (size_t j = 0; j < e->argc; j++)
+                resp_bulk(OUT(c), e->argv[j].p, e->argv[j].n);
+            resp_bulk_cstr(OUT(c), e->addr);
+            resp_bulk_cstr(OUT(c), e->name);
+        }
+    } else if (cmd_arg_is(c, 1, "help") && c->argc == 2) {
+        static const char *const lines[] = {
+            "SLOWLOG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "GET [<count>]", "    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
+            "LEN", "    Return the length of the slowlog.",
+            "RESET", "    Reset the slowlog.",
+            "HELP", "    Print this help.",
+        };
+        cmd_reply_lines(c, lines, sizeof lines / sizeof lines[0]);
+    } else {
+        resp_errorf(OUT(c), "ERR unknown subcommand or wrong number of arguments for '%.*s'. "
+                            "Try SLOWLOG HELP.",
+                    (int)c->argv[1].n, c->argv[1].p);
+    }
+}
+
+/* LASTSAVE */
+/* SHMKV.ATTACH: hands a local client the shm cache — the sealed segment
+ * and its hint area, two memfds passed with SCM_RIGHTS along with this
+ * reply — after AUTH like any command. Unix socket only: a descriptor
+ * cannot travel over TCP. Replies [abi, segment bytes, generation]. */
+void cmd_shmkv_attach(struct conn *c)
+{
+    if (!srv.cache) {
+        resp_error(OUT(c), "ERR the shm cache is disabled (shm-cache-size is 0)");
+        return;
+    }
+    if (!(c->flags & CONN_UNIX)) {
+        resp_error(OUT(c), "ERR SHMKV.ATTACH needs a Unix socket connection");
+        return;
+    }
+    const struct shmc_hdr *h = shmc_w_hdr(srv.cache);
+    char gen[24];
+    int n = snprintf(gen, sizeof gen, "%016llx", (unsigned long long)h->generation);
+    resp_array(OUT(c), 3);
+    resp_int(OUT(c), h->abi);
+    resp_int(OUT(c), (int64_t)h->seg_size);
+    resp_bulk(OUT(c), gen, (size_t)n);
+    c->flags |= CONN_PASS_FDS;
+}
+
+void cmd_lastsave(struct conn *c)
+{
+    resp_int(OUT(c), (int64_t)srv.lastsave_s);
+}
+
+/* A RocksDB checkpoint (hard links) under dir/checkpoints; true when made,
+ * else it replied the error. */
+static bool checkpoint(struct conn *c)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/checkpoints", srv.conf.dir);
+    if (mkdir(path, 0700) != 0 && errno != EEXIST) {
+        resp_errorf(OUT(c), "ERR cannot create %s: %s", path, strerror(errno));
+        return false;
+    }
+    uint64_t now = srv_mstime();
+    snprintf(path, sizeof path, "%s/checkpoints/%llu", srv.conf.dir, (unsigned long long)now);
+    int rc = stor_checkpoint(srv.stor, path);
+    if (rc) {
+        cmd_reply_err(c, rc);
+        return false;
+    }
+    srv.lastsave_s = now / 1000;
+    srv_log(LOG_NOTICE, "Checkpoint written to %s", path);
+    return true;
+}
+
+/* BGSAVE [SCHEDULE]: the checkpoint completes before the reply, so there is
+ * never one "in progress". */
+void cmd_bgsave(struct conn *c)
+{
+    if (c->argc > 2 || (c->argc == 2 && !cmd_arg_is(c, 1, "schedule"))) {
+        cmd_reply_syntax(c);
+        return;
+    }
+    if (checkpoint(c))
+        resp_simple(OUT(c), "Background saving started");
+}
+
+/* SAVE: the same checkpoint, with SAVE's reply. */
+void cmd_save(struct conn *c)
+{
+    if (checkpoint(c))
+        resp_simple(OUT(c), "OK");
+}
+
+/* ROLE: a primary without replicas, at replication offset 0. */
+void cmd_role(struct conn *c)
+{
+    resp_array(OUT(c), 3);
+    resp_bulk_cstr(OUT(c), "master");
+    resp_int(OUT(c), 0);
+    resp_array(OUT(c), 0);
+}
+
+/* WAIT numreplicas timeout: shmkvd has no replicas, so no write is ever
+ * acknowledged by one. As on a Redis master without any: 0 at once when
+ * fewer than one is asked for or inside EXEC, else the client waits out
+ * its timeout (milliseconds, 0 for ever) and gets 0 (cmd_blocked_cron). */
+void cmd_wait(struct conn *c)
+{
+    if (c->flags & CONN_BLOCKED)
+        return; /* parked: only its timeout answers it */
+    int64_t n;
+    uint64_t end;
+    if (kv_str2ll(c->argv[1].p, c->argv[1].n, &n)) {
+        resp_error(OUT(c), "ERR value is not an integer or out of range");
+        return;
+    }
+    if (!cmd_arg_timeout_ms(c, 2, &end))
+        return;
+    if (n <= 0 || !cmd_may_block(c)) {
+        resp_int(OUT(c), 0);
+        return;
+    }
+    cmd_block(c, end); /* 0: for ever */
+}
+
+/* ---- MEMORY ---- */
+
+static void stats_write(void *arg, const char *text)
+{
+    resp_buf_append(arg, text, strlen(text));
+}
+
+/* MEMORY USAGE key [SAMPLES n] | MALLOC-STATS | PURGE | HELP. USAGE counts
+ * the key's records as stored (db_usage), since its data lives in RocksDB,
+ * not in the daemon's heap; the other two are jemalloc's. STATS and
+ * DOCTOR, which describe Redis's own memory layout, are not offered. */
+void cmd_memory(struct conn *c)
+{
+    static const struct cmd_subcommand subs[] = {
+        {"usage", -3}, {"malloc-stats", 2}, {"purge", 2}, {"help", 2}, {NULL, 0}};
+    int i = cmd_subcommand(c, subs, "memory");
+    if (i < 0)
+        return;
+    if (i == 0) {
+        int64_t samples = 5; /* Redis's default */
+        for (size_t j = 3; j < c->argc; j += 2) {
+            if (!cmd_arg_is(c, j, "samples") || j + 1 >= c->argc) {
+                cmd_reply_syntax(c);
+                return;
+            }
+            if (kv_str2ll(c->argv[j + 1].p, c->argv[j + 1].n, &samples)) {
+                resp_error(OUT(c), "ERR value is not an integer or out of range");
+                return;
+            }
+            if (samples < 0) {
+                cmd_reply_syntax(c);
+                return;
+            }
+        }
+        uint64_t bytes;
+        int rc = db_usage(srv.db, c->db, c->argv[2].p, c->argv[2].n, (uint64_t)samples, &bytes);
+        if (rc == KV_ENOTFOUND)
+            resp_null(OUT(c), c->proto);
+        else if (rc)
+            cmd_reply_err(c, rc);
+        else
+            resp_int(OUT(c), (int64_t)bytes);
+    } else if (i == 1) {
+        struct resp_buf b;
+        resp_buf_init(&b);
+        malloc_stats_print(stats_write, &b, NULL);
+        resp_verbatim(OUT(c), resp_buf_data(&b), resp_buf_used(&b), c->proto);
+        resp_buf_free(&b);
+    } else if (i == 2) {
+        char name[64];
+        snprintf(name, sizeof name, "arena.%u.purge", (unsigned)MALLCTL_ARENAS_ALL);
+        mallctl(name, NULL, NULL, NULL, 0); /* gives unused dirty pages back to the system */
+        resp_simple(OUT(c), "OK");
+    } else {
+        static const char *const lines[] = {
+            "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "USAGE <key> [SAMPLES <count>]",
+            "    Bytes the key's records take in storage, keys and values as encoded; a",
+            "    collection is sampled (default 5 elements, 0 for all) and its size",
+            "    extrapolated.",
+            "MALLOC-STATS",
+            "    The memory allocator's (jemalloc's) statistics.",
+            "PURGE",
+            "    Ask the allocator to return unused memory to the system.",
+            "HELP",
+            "    Print this help.",
+        };
+        cmd_reply_lines(c, lines, sizeof lines / sizeof lines[0]);
+    }
+}
+
+/* SHMKV.COMPACT: writes everything pending to RocksDB and compacts every
+ * column family, running the garbage-collecting filters over all of it.
+ * It blocks the server meanwhile (as SAVE does Redis): an operator's and a
+ * benchmark's tool, for "bytes on disk after compaction". */
+void cmd_shmkv_compact(struct conn *c)
+{
+    int rc = stor_drain(srv.stor);
+    for (int cf = 0; rc == 0 && cf < STOR_CF_COUNT; cf++)
+        rc = stor_compact(srv.stor, cf);
+    if (rc) {
+        cmd_reply_err(c, rc);
+        return;
+    }
+    srv_log(LOG_NOTICE, "SHMKV.COMPACT: every column family compacted");
+    resp_simple(OUT(c), "OK");
+}
+
+/* SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]: every write is already
+ * durable in RocksDB, so SAVE and NOSAVE end the same way. */
+void cmd_shutdown(struct conn *c)
+{
+    for (size_t i = 1; i < c->argc; i++) {
+        if (!cmd_arg_is(c, i, "nosave") && !cmd_arg_is(c, i, "save") && !cmd_arg_is(c, i, "now") &&
+            !cmd_arg_is(c, i, "force")) {
+            if (cmd_arg_is(c, i, "abort"))
+                resp_error(OUT(c), "ERR No shutdown in progress.");
+            else
+                cmd_reply_syntax(c);
+            return;
+        }
+    }
+    srv_log(LOG_WARNING, "User requested shutdown...");
+    srv_request_shutdown(0);
+    c->flags |= CONN_CLOSE_ASAP; /* like Redis: no reply, the connection just closes */
+}
