@@ -17,33 +17,9 @@ int db_hset(struct db *d, unsigned dbi, const char *key, size_t klen, const stru
     int rc = kc_open_write(d, &kc, dbi, key, klen, ENC_TYPE_HASH);
     if (rc)
         goto out;
-    bool blind = kc.m.coding == ENC_CODING_BLIND;
-    for (size_t i = 0; i < npairs; i++) {
-        size_t kn;
-        const char *k = kc_sub(&kc, fv[2 * i].p, fv[2 * i].n, &kn);
-        int had;
-        if (blind && !nx) {
-            /* Count a field new unless this command already wrote it. */
-            const char *bv;
-            size_t bn;
-            had = stor_batch_lookup(&d->b, STOR_CF_SUB, k, kn, &bv, &bn) == STOR_PUT;
-        } else if ((had = db_rhas(d, STOR_CF_SUB, k, kn, false)) < 0) {
-            rc = had;
-            goto out;
-        }
-        if (had && nx)
-            continue;
-        if (!had) {
-            (*added)++;
-            kc.m.size++;
-        }
-        stor_batch_put(&d->b, STOR_CF_SUB, k, kn, fv[2 * i + 1].p, fv[2 * i + 1].n);
-    }
-    if (blind)
-        kc.m.size = 0;
-    if (d->b.nops && (kc.created || (!blind && *added)))
-        kc_put_meta(d, &kc);
-    rc = db_commit(d);
+    rc = kc_put_fields(d, &kc, fv, npairs, true, nx, added);
+    if (rc == 0)
+        rc = db_commit(d);
 out:
     kc_free(&kc);
     return rc;

@@ -369,6 +369,14 @@ int db_metas(struct db *d, unsigned dbi, const struct db_str *keys, size_t n,
  * that puts the key when it is absent passes false (as db_rget_adding). */
 int db_rhas(struct db *d, int cf, const char *k, size_t kn, bool fill_absent);
 
+/* Puts fields into the open hash or set kc, opened with kc_open_write:
+ * items holds n field, value pairs (pairs: HSET) or n members (a set's
+ * records hold no value). A field present is replaced, or with nx left
+ * alone (HSETNX; SADD passes nx). *added counts the new ones (for a blind
+ * collection, those this command had not written yet); the meta record is
+ * put when the key is new or its size changed. 0 or a read error. */
+int kc_put_fields(struct db *d, struct db_kc *kc, const struct db_str *items, size_t n,
+                  bool pairs, bool nx, uint64_t *added);
 /* Sets kc up for key without reading anything (m.type = NONE). */
 void kc_blank(struct db_kc *kc, unsigned dbi, const char *key, size_t klen);
 /* Loads a key's meta record. 0 (m.type tells presence) or an error. */

@@ -174,6 +174,45 @@ int kc_open_write(struct db *d, struct db_kc *kc, unsigned dbi, const char *key,
     return kc->m.type == type ? 0 : KV_EWRONGTYPE;
 }
 
+int kc_put_fields(struct db *d, struct db_kc *kc, const struct db_str *items, size_t n,
+                  bool pairs, bool nx, uint64_t *added)
+{
+    bool blind = kc->m.coding == ENC_CODING_BLIND;
+    /* A blind collection reads nothing before a write, but where the write
+     * depends on what is there: HSETNX must not replace a value. A set
+     * member written again changes nothing, so SADD never reads. Unread,
+     * a field counts as new unless this command already wrote it. */
+    bool read = !blind || (nx && pairs);
+    for (size_t i = 0; i < n; i++) {
+        const struct db_str *f = &items[pairs ? 2 * i : i];
+        size_t kn;
+        const char *k = kc_sub(kc, f->p, f->n, &kn);
+        int had;
+        if (!read) {
+            const char *bv;
+            size_t bn;
+            had = stor_batch_lookup(&d->b, STOR_CF_SUB, k, kn, &bv, &bn) == STOR_PUT;
+        } else if ((had = db_rhas(d, STOR_CF_SUB, k, kn, false)) < 0) {
+            return had;
+        }
+        if (had && nx)
+            continue;
+        if (!had) {
+            (*added)++;
+            kc->m.size++;
+        }
+        if (pairs)
+            stor_batch_put(&d->b, STOR_CF_SUB, k, kn, f[1].p, f[1].n);
+        else
+            stor_batch_put(&d->b, STOR_CF_SUB, k, kn, "", 0);
+    }
+    if (blind)
+        kc->m.size = 0; /* a blind collection keeps no size */
+    if (kc->created || (!blind && *added))
+        kc_put_meta(d, kc);
+    return 0;
+}
+
 /* Keeps the expiry index in step with a meta record kc->raw held (if it was
  * read) being replaced by one with expiry exp (0: none, or deleted): the
  * new expiry gets an entry unless the old record had the same (every write

@@ -17,29 +17,9 @@ int db_sadd(struct db *d, unsigned dbi, const char *key, size_t klen, const stru
     int rc = kc_open_write(d, &kc, dbi, key, klen, ENC_TYPE_SET);
     if (rc)
         goto out;
-    bool blind = kc.m.coding == ENC_CODING_BLIND;
-    for (size_t i = 0; i < n; i++) {
-        size_t kn;
-        const char *k = kc_sub(&kc, m[i].p, m[i].n, &kn);
-        int had;
-        if (blind) {
-            const char *bv;
-            size_t bn;
-            had = stor_batch_lookup(&d->b, STOR_CF_SUB, k, kn, &bv, &bn) == STOR_PUT;
-        } else if ((had = db_rhas(d, STOR_CF_SUB, k, kn, false)) < 0) {
-            rc = had;
-            goto out;
-        }
-        if (had)
-            continue;
-        (*added)++;
-        if (!blind)
-            kc.m.size++;
-        stor_batch_put(&d->b, STOR_CF_SUB, k, kn, "", 0);
-    }
-    if (kc.created || (!blind && *added))
-        kc_put_meta(d, &kc);
-    rc = db_commit(d);
+    rc = kc_put_fields(d, &kc, m, n, false, true, added);
+    if (rc == 0)
+        rc = db_commit(d);
 out:
     kc_free(&kc);
     return rc;
