@@ -257,14 +257,10 @@ int db_hincrby(struct db *d, unsigned dbi, const char *key, size_t klen, const c
         rc = KV_EHASHINT;
         goto out;
     }
-    if ((delta > 0 && cur > INT64_MAX - delta) || (delta < 0 && cur < INT64_MIN - delta)) {
-        rc = KV_EOVERFLOW;
+    if ((rc = kv_add_ll(&cur, delta)))
         goto out;
-    }
-    cur += delta;
-    char buf[24];
-    int n = snprintf(buf, sizeof buf, "%lld", (long long)cur);
-    rc = hash_field_store(d, &kc, f, fn, buf, (size_t)n, had);
+    char buf[KV_LLSTR_MAX];
+    rc = hash_field_store(d, &kc, f, fn, buf, kv_ll2str(buf, cur), had);
     *out = cur;
 out:
     free(v);

@@ -247,14 +247,10 @@ int db_incrby(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t 
     int64_t cur = 0;
     if (kc.m.type == ENC_TYPE_STRING && (rc = kv_str2ll(kc.m.value, kc.m.vlen, &cur)))
         goto out;
-    if ((delta > 0 && cur > INT64_MAX - delta) || (delta < 0 && cur < INT64_MIN - delta)) {
-        rc = KV_EOVERFLOW;
+    if ((rc = kv_add_ll(&cur, delta)))
         goto out;
-    }
-    cur += delta;
-    char buf[24];
-    int n = snprintf(buf, sizeof buf, "%lld", (long long)cur);
-    put_string(d, &kc, buf, (size_t)n);
+    char buf[KV_LLSTR_MAX];
+    put_string(d, &kc, buf, kv_ll2str(buf, cur));
     rc = commit_or(d, 0);
     *out = cur;
 out:

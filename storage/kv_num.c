@@ -48,6 +48,19 @@ int kv_str2ll(const char *s, size_t n, int64_t *out)
     return 0;
 }
 
+int kv_add_ll(int64_t *v, int64_t delta)
+{
+    if ((delta > 0 && *v > INT64_MAX - delta) || (delta < 0 && *v < INT64_MIN - delta))
+        return KV_EOVERFLOW;
+    *v += delta;
+    return 0;
+}
+
+size_t kv_ll2str(char *out, int64_t v)
+{
+    return (size_t)snprintf(out, KV_LLSTR_MAX, "%lld", (long long)v);
+}
+
 int kv_str2d(const char *s, size_t n, double *out)
 {
     char buf[128];

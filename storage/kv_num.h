@@ -18,6 +18,17 @@
  * int64. 0 or KV_ENOTINT. */
 int kv_str2ll(const char *s, size_t n, int64_t *out);
 
+/* *v += delta, or KV_EOVERFLOW and *v unchanged where int64 would
+ * overflow (INCRBY, HINCRBY). */
+int kv_add_ll(int64_t *v, int64_t delta);
+
+/* The longest text kv_ll2str writes, NUL included. */
+#define KV_LLSTR_MAX 21
+
+/* v in decimal, NUL-terminated, into out (at least KV_LLSTR_MAX bytes);
+ * returns its length. */
+size_t kv_ll2str(char *out, int64_t v);
+
 /* Redis's strict double, as its commands read a float argument: the whole
  * text, no leading space, no NaN, and nothing that overflows to infinity or
  * underflows to zero ("1e999", "1e-999"; "inf" itself is fine). 0 or

@@ -61,6 +61,28 @@ static void test_kv_strerror(void **state)
     assert_string_equal(kv_strerror(12345), "unknown error");
 }
 
+/* INCRBY's arithmetic: the sum, or an overflow that leaves the value. */
+static void test_kv_add_ll(void **state)
+{
+    (void)state;
+    int64_t v = 5;
+    assert_int_equal(kv_add_ll(&v, -7), 0);
+    assert_int_equal(v, -2);
+    v = INT64_MAX - 1;
+    assert_int_equal(kv_add_ll(&v, 1), 0);
+    assert_int_equal(kv_add_ll(&v, 1), KV_EOVERFLOW);
+    assert_true(v == INT64_MAX);
+    v = INT64_MIN + 1;
+    assert_int_equal(kv_add_ll(&v, -2), KV_EOVERFLOW);
+    assert_int_equal(kv_add_ll(&v, INT64_MAX), 0);
+    assert_int_equal(v, 0);
+    char buf[KV_LLSTR_MAX];
+    assert_int_equal(kv_ll2str(buf, INT64_MIN), 20);
+    assert_string_equal(buf, "-9223372036854775808");
+    assert_int_equal(kv_ll2str(buf, 0), 1);
+    assert_string_equal(buf, "0");
+}
+
 /* Redis's float arguments: the whole text, no space, no NaN, no overflow
  * to infinity or underflow to zero; "inf" itself is fine. */
 static void test_kv_str2d(void **state)
@@ -150,6 +172,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kv_str2ll),
+        cmocka_unit_test(test_kv_add_ll),
         cmocka_unit_test(test_kv_str2d),
         cmocka_unit_test(test_kv_long_double),
         cmocka_unit_test(test_kv_d2str),
