@@ -164,8 +164,7 @@ static double run_sieve(const uint32_t *tr, size_t len, size_t warm, uint32_t n,
 
 /* ---- the real cache ---- */
 
-static double run_shmc(const uint32_t *tr, size_t len, size_t warm, uint32_t cap,
-                       uint64_t *held)
+static double run_shmc(const uint32_t *tr, size_t len, size_t warm, uint32_t cap, uint64_t *held)
 {
     /* A segment whose logs hold at most cap records: shrink until they do. */
     uint64_t target = (uint64_t)cap * shmc_rec_size(16, 100);

@@ -76,7 +76,7 @@ static int fill(const char *host, int port, const char *key, const char *type, l
     enum { PER = 1000 };
     const char **argv = malloc((2 + 2 * PER) * sizeof *argv);
     size_t *lens = malloc((2 + 2 * PER) * sizeof *lens);
-    char (*buf)[2][24] = malloc(PER * sizeof *buf);
+    char(*buf)[2][24] = malloc(PER * sizeof *buf);
     if (!argv || !lens || !buf)
         die("out of memory");
     long pending = 0;
@@ -187,8 +187,8 @@ static int cmp_u32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static int timeline(const char *host, int port, int clients, int secs, const char *out,
-                    double rate, bool hset)
+static int timeline(const char *host, int port, int clients, int secs, const char *out, double rate,
+                    bool hset)
 {
     if (clients < 1 || clients > 256 || secs < 1 || secs > 3600 || rate < 0)
         die("bad arguments");
@@ -198,9 +198,14 @@ static int timeline(const char *host, int port, int clients, int secs, const cha
         die("out of memory");
     double t0 = now_s();
     for (int i = 0; i < clients; i++) {
-        t[i] = (struct tl){.host = host, .port = port, .id = i, .clients = clients, .t0 = t0,
+        t[i] = (struct tl){.host = host,
+                           .port = port,
+                           .id = i,
+                           .clients = clients,
+                           .t0 = t0,
                            .secs = secs,
-                           .interval = rate > 0 ? clients / rate : 0, .hset = hset};
+                           .interval = rate > 0 ? clients / rate : 0,
+                           .hset = hset};
         t[i].lat = calloc((size_t)secs + 1, sizeof *t[i].lat);
         t[i].n = calloc((size_t)secs + 1, sizeof *t[i].n);
         t[i].cap = calloc((size_t)secs + 1, sizeof *t[i].cap);
@@ -279,7 +284,7 @@ static int load(const char *host, int port, double mbps, int secs)
     static char val[4096];
     uint64_t rng = 99;
     for (size_t i = 0; i < sizeof val; i++)
-        val[i] = (char)('a' + zipf_rnd(&rng) % 26); /* incompressible enough */
+        val[i] = (char)('a' + zipf_rnd(&rng) % 26);        /* incompressible enough */
     double per_tick = mbps * 1048576.0 / 100 / sizeof val; /* values per 10 ms */
     double t0 = now_s(), owed = 0;
     uint64_t n = 0;
@@ -367,8 +372,7 @@ int main(int argc, char **argv)
     if (argc == 6 && !strcmp(argv[1], "load"))
         return load(argv[2], atoi(argv[3]), atof(argv[4]), atoi(argv[5]));
     if (argc == 7 && !strcmp(argv[1], "zipfread"))
-        return zipfread(argv[2], (uint32_t)atol(argv[3]), atoi(argv[4]), atoi(argv[5]),
-                        argv[6]);
+        return zipfread(argv[2], (uint32_t)atol(argv[3]), atoi(argv[4]), atoi(argv[5]), argv[6]);
     fprintf(stderr, "usage: see the top of bench/kvtool.c\n");
     return 2;
 }

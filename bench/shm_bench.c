@@ -207,8 +207,8 @@ static void chase(size_t mib, bool huge, double npt)
         die("chase: at least 1 MiB");
     char *m = MAP_FAILED;
     if (huge)
-        m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB,
-                 -1, 0);
+        m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1,
+                 0);
     bool got_huge = m != MAP_FAILED;
     if (!got_huge)
         m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -269,7 +269,8 @@ int main(int argc, char **argv)
     if (!keys || !ops || procs < 1 || procs > 64)
         die("bad arguments");
     size_t bytes = sizeof(struct shared) + (size_t)procs * ops * sizeof(uint32_t);
-    struct shared *sh = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    struct shared *sh =
+        mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (sh == MAP_FAILED)
         die("mmap");
     double npt = ns_per_tick();

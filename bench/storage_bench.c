@@ -246,8 +246,8 @@ static void op_zrangebyscore(struct ctx *c, uint64_t i)
     (void)i;
     char k[32];
     int kn = keyf(k, "zset:", rnd() % c->groups);
-    struct db_zspec sp = {.by = DB_ZBY_SCORE, .min = (double)(rnd() % 1000000),
-                          .max = 1e9, .limit = 10};
+    struct db_zspec sp = {
+        .by = DB_ZBY_SCORE, .min = (double)(rnd() % 1000000), .max = 1e9, .limit = 10};
     struct db_vec v;
     db_vec_init(&v);
     int rc = db_zrange(c->d, 0, k, (size_t)kn, &sp, &v);
@@ -320,7 +320,7 @@ static void big_delete(struct ctx *c, uint64_t fields, FILE *out)
 {
     char f[32];
     struct db_str *fv = malloc(2 * 1000 * sizeof *fv);
-    char (*fb)[32] = malloc(1000 * sizeof *fb);
+    char(*fb)[32] = malloc(1000 * sizeof *fb);
     for (uint64_t base = 0; base < fields; base += 1000) {
         uint64_t m = fields - base < 1000 ? fields - base : 1000;
         for (uint64_t j = 0; j < m; j++) {
@@ -396,9 +396,8 @@ int main(int argc, char **argv)
         } else if (!strcmp(argv[i], "--out") && i + 1 < argc) {
             outpath = argv[++i];
         } else {
-            fprintf(stderr,
-                    "usage: storage_bench [--quick] [--records N] [--rounds R] [--big F] "
-                    "[--dir D] [--out FILE]\n");
+            fprintf(stderr, "usage: storage_bench [--quick] [--records N] [--rounds R] [--big F] "
+                            "[--dir D] [--out FILE]\n");
             return 2;
         }
     }
@@ -412,7 +411,8 @@ int main(int argc, char **argv)
         return fprintf(stderr, "storage_bench: --records must be at least 100\n"), 2;
 
     const char *tmp = getenv("TMPDIR");
-    snprintf(datadir, sizeof datadir, "%s/shmkv-bench-XXXXXX", dir ? dir : (tmp && *tmp ? tmp : "/tmp"));
+    snprintf(datadir, sizeof datadir, "%s/shmkv-bench-XXXXXX",
+             dir ? dir : (tmp && *tmp ? tmp : "/tmp"));
     if (!mkdtemp(datadir))
         return perror("mkdtemp"), 1;
     char typed_dir[600], raw_dir[600];

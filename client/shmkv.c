@@ -94,8 +94,8 @@ const char *shmkv_strerror(int code)
 /* Per-handle counters: a relaxed load and store, not a locked add, so a
  * hit pays a few cycles for them. Threads sharing a handle may lose an
  * increment now and then (shmkv.h says the figures are approximate). */
-#define COUNT(h, f)                                                                            \
-    __atomic_store_n(&(h)->st.f, __atomic_load_n(&(h)->st.f, __ATOMIC_RELAXED) + 1,            \
+#define COUNT(h, f)                                                                                \
+    __atomic_store_n(&(h)->st.f, __atomic_load_n(&(h)->st.f, __ATOMIC_RELAXED) + 1,                \
                      __ATOMIC_RELAXED)
 
 /* ---- replies ---- */
@@ -214,8 +214,8 @@ static int raw_cmd(int fd, int argc, const char **argv, redisReply **out, int *f
             struct cmsghdr align;
         } u;
         struct iovec iov = {.iov_base = buf, .iov_len = sizeof buf};
-        struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.c,
-                           .msg_controllen = sizeof u.c};
+        struct msghdr m = {
+            .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.c, .msg_controllen = sizeof u.c};
         ssize_t r = recvmsg(fd, &m, MSG_CMSG_CLOEXEC);
         if (r < 0 && errno == EINTR)
             continue;
@@ -409,6 +409,8 @@ const char *shmkv_cache_error(const shmkv *h)
 
 /* ---- the shared-memory path ---- */
 
+/* Tables laid out by hand. */
+/* clang-format off */
 enum op {
     OP_GET, OP_MGET, OP_EXISTS, OP_TYPE, OP_TTL, OP_PTTL, OP_STRLEN,
     OP_HGET, OP_HMGET, OP_HEXISTS, OP_HLEN,
@@ -432,6 +434,7 @@ static const struct {
     {"zcard", OP_ZCARD, 2, ENC_TYPE_ZSET},      {"llen", OP_LLEN, 2, ENC_TYPE_LIST},
     {"lindex", OP_LINDEX, 3, ENC_TYPE_LIST},
 };
+/* clang-format on */
 #define NOPS (sizeof OPS / sizeof OPS[0])
 
 static int find_op(int argc, const char **argv, const size_t *lens)
@@ -618,7 +621,8 @@ static int cached_once(struct rd *rd, int op, int want, int argc, const char **a
         }
         switch (op) {
         case OP_GET:
-            r = absent ? r_new(SHMKV_REPLY_NIL) : r_str(SHMKV_REPLY_STRING, rd->m.value, rd->m.vlen);
+            r = absent ? r_new(SHMKV_REPLY_NIL)
+                       : r_str(SHMKV_REPLY_STRING, rd->m.value, rd->m.vlen);
             break;
         case OP_STRLEN:
             r = r_int(absent ? 0 : (long long)rd->m.vlen);
@@ -837,8 +841,7 @@ static int via_socket(shmkv *h, int argc, const char **argv, const size_t *lens,
     return rc;
 }
 
-int shmkv_command(shmkv *h, shmkv_reply **out, int argc, const char **argv,
-                  const size_t *argvlen)
+int shmkv_command(shmkv *h, shmkv_reply **out, int argc, const char **argv, const size_t *argvlen)
 {
     *out = NULL;
     if (!h || argc < 1 || !argv)

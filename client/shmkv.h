@@ -74,13 +74,13 @@ extern "C" {
 
 enum {
     SHMKV_OK = 0,
-    SHMKV_NIL = 1,          /* no such key or value */
-    SHMKV_EINVAL = -1,      /* a bad argument */
+    SHMKV_NIL = 1,     /* no such key or value */
+    SHMKV_EINVAL = -1, /* a bad argument */
     SHMKV_ENOMEM = -2,
-    SHMKV_EIO = -3,         /* the connection failed; the next call reconnects */
-    SHMKV_EPROTO = -4,      /* the daemon sent something unexpected */
-    SHMKV_EREPLY = -5,      /* the daemon replied an error (shmkv_errmsg() has it) */
-    SHMKV_ECONNECT = -6,    /* cannot connect or authenticate */
+    SHMKV_EIO = -3,      /* the connection failed; the next call reconnects */
+    SHMKV_EPROTO = -4,   /* the daemon sent something unexpected */
+    SHMKV_EREPLY = -5,   /* the daemon replied an error (shmkv_errmsg() has it) */
+    SHMKV_ECONNECT = -6, /* cannot connect or authenticate */
 };
 
 typedef struct shmkv shmkv;
@@ -96,20 +96,20 @@ enum shmkv_reply_type {
 
 /* A reply, as RESP2 has them. str is NUL-terminated (len excludes it). */
 typedef struct shmkv_reply {
-    int type;                     /* enum shmkv_reply_type */
-    long long integer;            /* INTEGER */
-    size_t len;                   /* STRING, STATUS, ERROR */
+    int type;          /* enum shmkv_reply_type */
+    long long integer; /* INTEGER */
+    size_t len;        /* STRING, STATUS, ERROR */
     char *str;
-    size_t elements;              /* ARRAY */
+    size_t elements; /* ARRAY */
     struct shmkv_reply **element;
 } shmkv_reply;
 
 struct shmkv_stats {
-    uint64_t hits;       /* commands answered from shared memory */
-    uint64_t misses;     /* cacheable reads the daemon answered */
-    uint64_t retries;    /* cache reads tried again: the daemon was writing */
-    uint64_t commands;   /* commands sent to the daemon, misses included */
-    uint64_t attaches;   /* segments mapped (1 + re-attaches after restarts) */
+    uint64_t hits;     /* commands answered from shared memory */
+    uint64_t misses;   /* cacheable reads the daemon answered */
+    uint64_t retries;  /* cache reads tried again: the daemon was writing */
+    uint64_t commands; /* commands sent to the daemon, misses included */
+    uint64_t attaches; /* segments mapped (1 + re-attaches after restarts) */
 };
 
 struct shmkv_opts {
@@ -138,7 +138,7 @@ SHMKV_API int shmkv_get(shmkv *h, const void *key, size_t klen, char **val, size
  * reply: type SHMKV_REPLY_ERROR). SELECT changes the handle's database;
  * between MULTI and EXEC/DISCARD every command goes to the daemon. */
 SHMKV_API int shmkv_command(shmkv *h, shmkv_reply **reply, int argc, const char **argv,
-                  const size_t *argvlen);
+                            const size_t *argvlen);
 SHMKV_API void shmkv_reply_free(shmkv_reply *r);
 
 /* This handle's counters (approximate while other threads use it). */

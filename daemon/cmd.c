@@ -19,7 +19,7 @@
 #include "kv_mem.h"
 
 static const struct cmd table[] = {
-#define CMD_ENTRY(name, fn, arity, flags, first, last, step, group)                            \
+#define CMD_ENTRY(name, fn, arity, flags, first, last, step, group)                                \
     {name, cmd_##fn, arity, flags, first, last, step, group},
     CMD_TABLE(CMD_ENTRY)
 #undef CMD_ENTRY
@@ -108,8 +108,8 @@ static struct cmd_stat *stat_of(const struct conn *c, const struct cmd *cmd)
  * bytes of the subcommand, as Redis reports it). */
 static void sub_name(const struct conn *c, const struct cmd *cmd, char *out, size_t cap)
 {
-    int n = snprintf(out, cap, "%s|%.*s", cmd->name,
-                     (int)(c->argv[1].n < 32 ? c->argv[1].n : 32), c->argv[1].p);
+    int n = snprintf(out, cap, "%s|%.*s", cmd->name, (int)(c->argv[1].n < 32 ? c->argv[1].n : 32),
+                     c->argv[1].p);
     for (int i = (int)strlen(cmd->name) + 1; i < n && i < (int)cap; i++)
         out[i] = (char)tolower((unsigned char)out[i]);
 }
@@ -621,8 +621,7 @@ static void each_key(const struct conn *c, const struct cmd *cmd,
             fn(c, i, arg);
         at = last + 1;
     }
-    if (cmd->fn == cmd_georadius || cmd->fn == cmd_georadiusbymember ||
-        cmd->fn == cmd_sort) {
+    if (cmd->fn == cmd_georadius || cmd->fn == cmd_georadiusbymember || cmd->fn == cmd_sort) {
         size_t store = cmd->fn == cmd_sort ? cmd_sort_store_key(c->argv, argc)
                                            : cmd_geo_store_key(c->argv, argc);
         if (store)
@@ -633,8 +632,7 @@ static void each_key(const struct conn *c, const struct cmd *cmd,
         return;
     int64_t nk;
     if ((cmd->flags & CMD_MOVABLE) && at < argc &&
-        kv_str2ll(c->argv[at].p, c->argv[at].n, &nk) == 0 && nk > 0 &&
-        (uint64_t)nk < argc - at)
+        kv_str2ll(c->argv[at].p, c->argv[at].n, &nk) == 0 && nk > 0 && (uint64_t)nk < argc - at)
         for (size_t i = at + 1; i <= at + (size_t)nk; i++)
             fn(c, i, arg);
 }
@@ -734,7 +732,8 @@ void cmd_call(struct conn *c, const struct cmd *cmd)
         if (srv.conf.latency_tracking)
             srv_lat_hist_record(&st->hist, ns);
     }
-    if (srv.conf.latency_monitor_threshold && us / 1000 >= (uint64_t)srv.conf.latency_monitor_threshold)
+    if (srv.conf.latency_monitor_threshold &&
+        us / 1000 >= (uint64_t)srv.conf.latency_monitor_threshold)
         srv_lat_add(cmd->flags & CMD_FAST ? "fast-command" : "command", (uint32_t)(us / 1000),
                     (int64_t)(srv_mstime() / 1000));
     errors_seen = srv.stats.error_replies;
@@ -1098,8 +1097,7 @@ static bool mpop_args(struct conn *c, bool blocking, const char *end1, const cha
     return !blocking || (c->flags & CONN_BLOCKED) || cmd_timeout_arg(c, 1, deadline);
 }
 
-void cmd_mpop(struct conn *c, cmd_pop_fn pop, bool blocking, const char *end1,
-              const char *end0)
+void cmd_mpop(struct conn *c, cmd_pop_fn pop, bool blocking, const char *end1, const char *end0)
 {
     size_t at = blocking ? 2 : 1;
     int64_t nk, count;
@@ -1131,7 +1129,6 @@ static void blocking_keys(const struct conn *c, size_t *first, size_t *last)
         *last = c->bargc - 2;
     }
 }
-
 
 /* Blocked clients in the order they blocked; a key change sets `ready`. */
 static struct conn **blocked;

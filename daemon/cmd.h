@@ -22,9 +22,9 @@ enum {
     CMD_NOQUEUE = 1 << 4, /* runs at once inside MULTI (EXEC, DISCARD, ...) */
     CMD_FAST = 1 << 5,
     CMD_BLOCKING = 1 << 6,
-    CMD_MOVABLE = 1 << 7, /* key positions come from a numkeys argument */
-    CMD_NOTOUCH = 1 << 8, /* looks at keys without counting as a use (OBJECT IDLETIME) */
-    CMD_SUBCTX = 1 << 9,  /* allowed to a RESP2 client with subscriptions */
+    CMD_MOVABLE = 1 << 7,    /* key positions come from a numkeys argument */
+    CMD_NOTOUCH = 1 << 8,    /* looks at keys without counting as a use (OBJECT IDLETIME) */
+    CMD_SUBCTX = 1 << 9,     /* allowed to a RESP2 client with subscriptions */
     CMD_CONTAINER = 1 << 10, /* has subcommands (CLIENT INFO is "client|info") */
     CMD_NOMULTI = 1 << 11,   /* refused inside MULTI, which it then aborts */
 };
@@ -43,31 +43,31 @@ struct cmd {
 #define CMD_W CMD_WRITE
 #define CMD_R CMD_READONLY
 #define CMD_F CMD_FAST
-#define CMD_TABLE(X)                                                                           \
-    /* strings */                                                                              \
-    X("get", get, 2, CMD_R | CMD_F, 1, 1, 1, "string")                                                 \
+#define CMD_TABLE(X)                                                                               \
+    /* strings */                                                                                  \
+    X("get", get, 2, CMD_R | CMD_F, 1, 1, 1, "string")                                             \
     X("set", set, -3, CMD_W, 1, 1, 1, "string")                                                    \
-    X("setnx", setnx, 3, CMD_W | CMD_F, 1, 1, 1, "string")                                             \
+    X("setnx", setnx, 3, CMD_W | CMD_F, 1, 1, 1, "string")                                         \
     X("setex", setex, 4, CMD_W, 1, 1, 1, "string")                                                 \
     X("psetex", psetex, 4, CMD_W, 1, 1, 1, "string")                                               \
-    X("mget", mget, -2, CMD_R | CMD_F, 1, -1, 1, "string")                                             \
+    X("mget", mget, -2, CMD_R | CMD_F, 1, -1, 1, "string")                                         \
     X("mset", mset, -3, CMD_W, 1, -1, 2, "string")                                                 \
     X("msetnx", msetnx, -3, CMD_W, 1, -1, 2, "string")                                             \
-    X("getset", getset, 3, CMD_W | CMD_F, 1, 1, 1, "string")                                           \
-    X("getdel", getdel, 2, CMD_W | CMD_F, 1, 1, 1, "string")                                           \
-    X("getex", getex, -2, CMD_W | CMD_F, 1, 1, 1, "string")                                            \
+    X("getset", getset, 3, CMD_W | CMD_F, 1, 1, 1, "string")                                       \
+    X("getdel", getdel, 2, CMD_W | CMD_F, 1, 1, 1, "string")                                       \
+    X("getex", getex, -2, CMD_W | CMD_F, 1, 1, 1, "string")                                        \
     X("append", append, 3, CMD_W | CMD_F, 1, 1, 1, "string")                                       \
-    X("strlen", strlen, 2, CMD_R | CMD_F, 1, 1, 1, "string")                                           \
-    X("incr", incr, 2, CMD_W | CMD_F, 1, 1, 1, "string")                                               \
-    X("decr", decr, 2, CMD_W | CMD_F, 1, 1, 1, "string")                                               \
-    X("incrby", incrby, 3, CMD_W | CMD_F, 1, 1, 1, "string")                                           \
-    X("decrby", decrby, 3, CMD_W | CMD_F, 1, 1, 1, "string")                                           \
-    X("incrbyfloat", incrbyfloat, 3, CMD_W | CMD_F, 1, 1, 1, "string")                                 \
+    X("strlen", strlen, 2, CMD_R | CMD_F, 1, 1, 1, "string")                                       \
+    X("incr", incr, 2, CMD_W | CMD_F, 1, 1, 1, "string")                                           \
+    X("decr", decr, 2, CMD_W | CMD_F, 1, 1, 1, "string")                                           \
+    X("incrby", incrby, 3, CMD_W | CMD_F, 1, 1, 1, "string")                                       \
+    X("decrby", decrby, 3, CMD_W | CMD_F, 1, 1, 1, "string")                                       \
+    X("incrbyfloat", incrbyfloat, 3, CMD_W | CMD_F, 1, 1, 1, "string")                             \
     X("getrange", getrange, 4, CMD_R, 1, 1, 1, "string")                                           \
     X("lcs", lcs, -3, CMD_R, 1, 2, 1, "string")                                                    \
     X("substr", getrange, 4, CMD_R, 1, 1, 1, "string")                                             \
     X("setrange", setrange, 4, CMD_W, 1, 1, 1, "string")                                           \
-    /* bitmaps: bit operations on strings */                                                   \
+    /* bitmaps: bit operations on strings */                                                       \
     X("setbit", setbit, 4, CMD_W, 1, 1, 1, "bitmap")                                               \
     X("getbit", getbit, 3, CMD_R | CMD_F, 1, 1, 1, "bitmap")                                       \
     X("bitcount", bitcount, -2, CMD_R, 1, 1, 1, "bitmap")                                          \
@@ -75,11 +75,11 @@ struct cmd {
     X("bitop", bitop, -4, CMD_W, 2, -1, 1, "bitmap")                                               \
     X("bitfield", bitfield, -2, CMD_W, 1, 1, 1, "bitmap")                                          \
     X("bitfield_ro", bitfield_ro, -2, CMD_R | CMD_F, 1, 1, 1, "bitmap")                            \
-    /* HyperLogLog: sketches stored as strings */                                              \
+    /* HyperLogLog: sketches stored as strings */                                                  \
     X("pfadd", pfadd, -2, CMD_W | CMD_F, 1, 1, 1, "hyperloglog")                                   \
     X("pfcount", pfcount, -2, CMD_R, 1, -1, 1, "hyperloglog")                                      \
     X("pfmerge", pfmerge, -2, CMD_W, 1, -1, 1, "hyperloglog")                                      \
-    /* geo */                                                                                  \
+    /* geo */                                                                                      \
     X("geoadd", geoadd, -5, CMD_W, 1, 1, 1, "geo")                                                 \
     X("geodist", geodist, -4, CMD_R, 1, 1, 1, "geo")                                               \
     X("geohash", geohash, -2, CMD_R, 1, 1, 1, "geo")                                               \
@@ -90,23 +90,23 @@ struct cmd {
     X("georadiusbymember_ro", georadiusbymember_ro, -5, CMD_R, 1, 1, 1, "geo")                     \
     X("geosearch", geosearch, -7, CMD_R, 1, 1, 1, "geo")                                           \
     X("geosearchstore", geosearchstore, -8, CMD_W, 1, 2, 1, "geo")                                 \
-    /* keys */                                                                                 \
+    /* keys */                                                                                     \
     X("del", del, -2, CMD_W, 1, -1, 1, "generic")                                                  \
-    X("unlink", del, -2, CMD_W | CMD_F, 1, -1, 1, "generic")                                           \
-    X("exists", exists, -2, CMD_R | CMD_F | CMD_NOTOUCH, 1, -1, 1, "generic")                                        \
-    X("touch", touch, -2, CMD_R | CMD_F, 1, -1, 1, "generic")                                          \
-    X("type", type, 2, CMD_R | CMD_F | CMD_NOTOUCH, 1, 1, 1, "generic")                                              \
-    X("expire", expire, -3, CMD_W | CMD_F, 1, 1, 1, "generic")                                         \
-    X("pexpire", pexpire, -3, CMD_W | CMD_F, 1, 1, 1, "generic")                                       \
-    X("expireat", expireat, -3, CMD_W | CMD_F, 1, 1, 1, "generic")                                     \
-    X("pexpireat", pexpireat, -3, CMD_W | CMD_F, 1, 1, 1, "generic")                                   \
-    X("expiretime", expiretime, 2, CMD_R | CMD_F | CMD_NOTOUCH, 1, 1, 1, "generic")                                  \
-    X("pexpiretime", pexpiretime, 2, CMD_R | CMD_F | CMD_NOTOUCH, 1, 1, 1, "generic")                                \
-    X("ttl", ttl, 2, CMD_R | CMD_F | CMD_NOTOUCH, 1, 1, 1, "generic")                                                \
-    X("pttl", pttl, 2, CMD_R | CMD_F | CMD_NOTOUCH, 1, 1, 1, "generic")                                              \
-    X("persist", persist, 2, CMD_W | CMD_F, 1, 1, 1, "generic")                                        \
+    X("unlink", del, -2, CMD_W | CMD_F, 1, -1, 1, "generic")                                       \
+    X("exists", exists, -2, CMD_R | CMD_F | CMD_NOTOUCH, 1, -1, 1, "generic")                      \
+    X("touch", touch, -2, CMD_R | CMD_F, 1, -1, 1, "generic")                                      \
+    X("type", type, 2, CMD_R | CMD_F | CMD_NOTOUCH, 1, 1, 1, "generic")                            \
+    X("expire", expire, -3, CMD_W | CMD_F, 1, 1, 1, "generic")                                     \
+    X("pexpire", pexpire, -3, CMD_W | CMD_F, 1, 1, 1, "generic")                                   \
+    X("expireat", expireat, -3, CMD_W | CMD_F, 1, 1, 1, "generic")                                 \
+    X("pexpireat", pexpireat, -3, CMD_W | CMD_F, 1, 1, 1, "generic")                               \
+    X("expiretime", expiretime, 2, CMD_R | CMD_F | CMD_NOTOUCH, 1, 1, 1, "generic")                \
+    X("pexpiretime", pexpiretime, 2, CMD_R | CMD_F | CMD_NOTOUCH, 1, 1, 1, "generic")              \
+    X("ttl", ttl, 2, CMD_R | CMD_F | CMD_NOTOUCH, 1, 1, 1, "generic")                              \
+    X("pttl", pttl, 2, CMD_R | CMD_F | CMD_NOTOUCH, 1, 1, 1, "generic")                            \
+    X("persist", persist, 2, CMD_W | CMD_F, 1, 1, 1, "generic")                                    \
     X("rename", rename, 3, CMD_W, 1, 2, 1, "generic")                                              \
-    X("renamenx", renamenx, 3, CMD_W | CMD_F, 1, 2, 1, "generic")                                      \
+    X("renamenx", renamenx, 3, CMD_W | CMD_F, 1, 2, 1, "generic")                                  \
     X("copy", copy, -3, CMD_W, 1, 2, 1, "generic")                                                 \
     X("move", move, 3, CMD_W | CMD_F, 1, 1, 1, "generic")                                          \
     X("dump", dump, 2, CMD_R, 1, 1, 1, "generic")                                                  \
@@ -117,38 +117,38 @@ struct cmd {
     X("keys", keys, 2, CMD_R, 0, 0, 0, "generic")                                                  \
     X("scan", scan, -2, CMD_R, 0, 0, 0, "generic")                                                 \
     X("randomkey", randomkey, 1, CMD_R, 0, 0, 0, "generic")                                        \
-    X("dbsize", dbsize, 1, CMD_R | CMD_F, 0, 0, 0, "server")                                           \
-    X("select", select, 2, CMD_F, 0, 0, 0, "connection")                          \
+    X("dbsize", dbsize, 1, CMD_R | CMD_F, 0, 0, 0, "server")                                       \
+    X("select", select, 2, CMD_F, 0, 0, 0, "connection")                                           \
     X("flushdb", flushdb, -1, CMD_W, 0, 0, 0, "server")                                            \
     X("flushall", flushall, -1, CMD_W, 0, 0, 0, "server")                                          \
-    X("object", object, -2, CMD_CONTAINER, 0, 0, 0, "generic")                                                 \
-    /* hashes */                                                                               \
-    X("hset", hset, -4, CMD_W | CMD_F, 1, 1, 1, "hash")                                                \
-    X("hmset", hmset, -4, CMD_W | CMD_F, 1, 1, 1, "hash")                                              \
-    X("hsetnx", hsetnx, 4, CMD_W | CMD_F, 1, 1, 1, "hash")                                             \
-    X("hget", hget, 3, CMD_R | CMD_F, 1, 1, 1, "hash")                                                 \
-    X("hmget", hmget, -3, CMD_R | CMD_F, 1, 1, 1, "hash")                                              \
+    X("object", object, -2, CMD_CONTAINER, 0, 0, 0, "generic")                                     \
+    /* hashes */                                                                                   \
+    X("hset", hset, -4, CMD_W | CMD_F, 1, 1, 1, "hash")                                            \
+    X("hmset", hmset, -4, CMD_W | CMD_F, 1, 1, 1, "hash")                                          \
+    X("hsetnx", hsetnx, 4, CMD_W | CMD_F, 1, 1, 1, "hash")                                         \
+    X("hget", hget, 3, CMD_R | CMD_F, 1, 1, 1, "hash")                                             \
+    X("hmget", hmget, -3, CMD_R | CMD_F, 1, 1, 1, "hash")                                          \
     X("hgetall", hgetall, 2, CMD_R, 1, 1, 1, "hash")                                               \
     X("hkeys", hkeys, 2, CMD_R, 1, 1, 1, "hash")                                                   \
     X("hvals", hvals, 2, CMD_R, 1, 1, 1, "hash")                                                   \
-    X("hdel", hdel, -3, CMD_W | CMD_F, 1, 1, 1, "hash")                                                \
-    X("hlen", hlen, 2, CMD_R | CMD_F, 1, 1, 1, "hash")                                                 \
-    X("hexists", hexists, 3, CMD_R | CMD_F, 1, 1, 1, "hash")                                           \
-    X("hstrlen", hstrlen, 3, CMD_R | CMD_F, 1, 1, 1, "hash")                                           \
-    X("hincrby", hincrby, 4, CMD_W | CMD_F, 1, 1, 1, "hash")                                           \
-    X("hincrbyfloat", hincrbyfloat, 4, CMD_W | CMD_F, 1, 1, 1, "hash")                                 \
+    X("hdel", hdel, -3, CMD_W | CMD_F, 1, 1, 1, "hash")                                            \
+    X("hlen", hlen, 2, CMD_R | CMD_F, 1, 1, 1, "hash")                                             \
+    X("hexists", hexists, 3, CMD_R | CMD_F, 1, 1, 1, "hash")                                       \
+    X("hstrlen", hstrlen, 3, CMD_R | CMD_F, 1, 1, 1, "hash")                                       \
+    X("hincrby", hincrby, 4, CMD_W | CMD_F, 1, 1, 1, "hash")                                       \
+    X("hincrbyfloat", hincrbyfloat, 4, CMD_W | CMD_F, 1, 1, 1, "hash")                             \
     X("hrandfield", hrandfield, -2, CMD_R, 1, 1, 1, "hash")                                        \
     X("hscan", hscan, -3, CMD_R, 1, 1, 1, "hash")                                                  \
-    /* sets */                                                                                 \
-    X("sadd", sadd, -3, CMD_W | CMD_F, 1, 1, 1, "set")                                                 \
-    X("srem", srem, -3, CMD_W | CMD_F, 1, 1, 1, "set")                                                 \
+    /* sets */                                                                                     \
+    X("sadd", sadd, -3, CMD_W | CMD_F, 1, 1, 1, "set")                                             \
+    X("srem", srem, -3, CMD_W | CMD_F, 1, 1, 1, "set")                                             \
     X("smembers", smembers, 2, CMD_R, 1, 1, 1, "set")                                              \
-    X("sismember", sismember, 3, CMD_R | CMD_F, 1, 1, 1, "set")                                        \
-    X("smismember", smismember, -3, CMD_R | CMD_F, 1, 1, 1, "set")                                     \
-    X("scard", scard, 2, CMD_R | CMD_F, 1, 1, 1, "set")                                                \
-    X("spop", spop, -2, CMD_W | CMD_F, 1, 1, 1, "set")                                                 \
+    X("sismember", sismember, 3, CMD_R | CMD_F, 1, 1, 1, "set")                                    \
+    X("smismember", smismember, -3, CMD_R | CMD_F, 1, 1, 1, "set")                                 \
+    X("scard", scard, 2, CMD_R | CMD_F, 1, 1, 1, "set")                                            \
+    X("spop", spop, -2, CMD_W | CMD_F, 1, 1, 1, "set")                                             \
     X("srandmember", srandmember, -2, CMD_R, 1, 1, 1, "set")                                       \
-    X("smove", smove, 4, CMD_W | CMD_F, 1, 2, 1, "set")                                                \
+    X("smove", smove, 4, CMD_W | CMD_F, 1, 2, 1, "set")                                            \
     X("sinter", sinter, -2, CMD_R, 1, -1, 1, "set")                                                \
     X("sintercard", sintercard, -3, CMD_R | CMD_MOVABLE, 0, 0, 0, "set")                           \
     X("sinterstore", sinterstore, -3, CMD_W, 1, -1, 1, "set")                                      \
@@ -157,15 +157,15 @@ struct cmd {
     X("sdiff", sdiff, -2, CMD_R, 1, -1, 1, "set")                                                  \
     X("sdiffstore", sdiffstore, -3, CMD_W, 1, -1, 1, "set")                                        \
     X("sscan", sscan, -3, CMD_R, 1, 1, 1, "set")                                                   \
-    /* sorted sets */                                                                          \
-    X("zadd", zadd, -4, CMD_W | CMD_F, 1, 1, 1, "sorted-set")                                          \
-    X("zincrby", zincrby, 4, CMD_W | CMD_F, 1, 1, 1, "sorted-set")                                     \
-    X("zrem", zrem, -3, CMD_W | CMD_F, 1, 1, 1, "sorted-set")                                          \
-    X("zscore", zscore, 3, CMD_R | CMD_F, 1, 1, 1, "sorted-set")                                       \
-    X("zmscore", zmscore, -3, CMD_R | CMD_F, 1, 1, 1, "sorted-set")                                    \
-    X("zcard", zcard, 2, CMD_R | CMD_F, 1, 1, 1, "sorted-set")                                         \
-    X("zcount", zcount, 4, CMD_R | CMD_F, 1, 1, 1, "sorted-set")                                       \
-    X("zlexcount", zlexcount, 4, CMD_R | CMD_F, 1, 1, 1, "sorted-set")                                 \
+    /* sorted sets */                                                                              \
+    X("zadd", zadd, -4, CMD_W | CMD_F, 1, 1, 1, "sorted-set")                                      \
+    X("zincrby", zincrby, 4, CMD_W | CMD_F, 1, 1, 1, "sorted-set")                                 \
+    X("zrem", zrem, -3, CMD_W | CMD_F, 1, 1, 1, "sorted-set")                                      \
+    X("zscore", zscore, 3, CMD_R | CMD_F, 1, 1, 1, "sorted-set")                                   \
+    X("zmscore", zmscore, -3, CMD_R | CMD_F, 1, 1, 1, "sorted-set")                                \
+    X("zcard", zcard, 2, CMD_R | CMD_F, 1, 1, 1, "sorted-set")                                     \
+    X("zcount", zcount, 4, CMD_R | CMD_F, 1, 1, 1, "sorted-set")                                   \
+    X("zlexcount", zlexcount, 4, CMD_R | CMD_F, 1, 1, 1, "sorted-set")                             \
     X("zrange", zrange, -4, CMD_R, 1, 1, 1, "sorted-set")                                          \
     X("zrangestore", zrangestore, -5, CMD_W, 1, 2, 1, "sorted-set")                                \
     X("zrangebyscore", zrangebyscore, -4, CMD_R, 1, 1, 1, "sorted-set")                            \
@@ -173,13 +173,13 @@ struct cmd {
     X("zrangebylex", zrangebylex, -4, CMD_R, 1, 1, 1, "sorted-set")                                \
     X("zrevrangebylex", zrevrangebylex, -4, CMD_R, 1, 1, 1, "sorted-set")                          \
     X("zrevrange", zrevrange, -4, CMD_R, 1, 1, 1, "sorted-set")                                    \
-    X("zrank", zrank, 3, CMD_R | CMD_F, 1, 1, 1, "sorted-set")                                         \
-    X("zrevrank", zrevrank, 3, CMD_R | CMD_F, 1, 1, 1, "sorted-set")                                   \
+    X("zrank", zrank, 3, CMD_R | CMD_F, 1, 1, 1, "sorted-set")                                     \
+    X("zrevrank", zrevrank, 3, CMD_R | CMD_F, 1, 1, 1, "sorted-set")                               \
     X("zremrangebyrank", zremrangebyrank, 4, CMD_W, 1, 1, 1, "sorted-set")                         \
     X("zremrangebyscore", zremrangebyscore, 4, CMD_W, 1, 1, 1, "sorted-set")                       \
     X("zremrangebylex", zremrangebylex, 4, CMD_W, 1, 1, 1, "sorted-set")                           \
-    X("zpopmin", zpopmin, -2, CMD_W | CMD_F, 1, 1, 1, "sorted-set")                                    \
-    X("zpopmax", zpopmax, -2, CMD_W | CMD_F, 1, 1, 1, "sorted-set")                                    \
+    X("zpopmin", zpopmin, -2, CMD_W | CMD_F, 1, 1, 1, "sorted-set")                                \
+    X("zpopmax", zpopmax, -2, CMD_W | CMD_F, 1, 1, 1, "sorted-set")                                \
     X("zrandmember", zrandmember, -2, CMD_R, 1, 1, 1, "sorted-set")                                \
     X("zunionstore", zunionstore, -4, CMD_W | CMD_MOVABLE, 1, 1, 1, "sorted-set")                  \
     X("zinterstore", zinterstore, -4, CMD_W | CMD_MOVABLE, 1, 1, 1, "sorted-set")                  \
@@ -193,14 +193,14 @@ struct cmd {
     X("bzpopmin", bzpopmin, -3, CMD_W | CMD_F | CMD_BLOCKING, 1, -2, 1, "sorted-set")              \
     X("bzpopmax", bzpopmax, -3, CMD_W | CMD_F | CMD_BLOCKING, 1, -2, 1, "sorted-set")              \
     X("zscan", zscan, -3, CMD_R, 1, 1, 1, "sorted-set")                                            \
-    /* lists */                                                                                \
-    X("lpush", lpush, -3, CMD_W | CMD_F, 1, 1, 1, "list")                                              \
-    X("rpush", rpush, -3, CMD_W | CMD_F, 1, 1, 1, "list")                                              \
-    X("lpushx", lpushx, -3, CMD_W | CMD_F, 1, 1, 1, "list")                                            \
-    X("rpushx", rpushx, -3, CMD_W | CMD_F, 1, 1, 1, "list")                                            \
-    X("lpop", lpop, -2, CMD_W | CMD_F, 1, 1, 1, "list")                                                \
-    X("rpop", rpop, -2, CMD_W | CMD_F, 1, 1, 1, "list")                                                \
-    X("llen", llen, 2, CMD_R | CMD_F, 1, 1, 1, "list")                                                 \
+    /* lists */                                                                                    \
+    X("lpush", lpush, -3, CMD_W | CMD_F, 1, 1, 1, "list")                                          \
+    X("rpush", rpush, -3, CMD_W | CMD_F, 1, 1, 1, "list")                                          \
+    X("lpushx", lpushx, -3, CMD_W | CMD_F, 1, 1, 1, "list")                                        \
+    X("rpushx", rpushx, -3, CMD_W | CMD_F, 1, 1, 1, "list")                                        \
+    X("lpop", lpop, -2, CMD_W | CMD_F, 1, 1, 1, "list")                                            \
+    X("rpop", rpop, -2, CMD_W | CMD_F, 1, 1, 1, "list")                                            \
+    X("llen", llen, 2, CMD_R | CMD_F, 1, 1, 1, "list")                                             \
     X("lrange", lrange, 4, CMD_R, 1, 1, 1, "list")                                                 \
     X("lindex", lindex, 3, CMD_R, 1, 1, 1, "list")                                                 \
     X("lset", lset, 4, CMD_W, 1, 1, 1, "list")                                                     \
@@ -216,13 +216,13 @@ struct cmd {
     X("brpoplpush", brpoplpush, 4, CMD_W | CMD_BLOCKING, 1, 2, 1, "list")                          \
     X("lmpop", lmpop, -4, CMD_W | CMD_MOVABLE, 0, 0, 0, "list")                                    \
     X("blmpop", blmpop, -5, CMD_W | CMD_BLOCKING | CMD_MOVABLE, 0, 0, 0, "list")                   \
-    /* transactions */                                                                         \
+    /* transactions */                                                                             \
     X("multi", multi, 1, CMD_NOQUEUE | CMD_F, 0, 0, 0, "transactions")                             \
-    X("exec", exec, 1, CMD_NOQUEUE, 0, 0, 0, "transactions")                                   \
+    X("exec", exec, 1, CMD_NOQUEUE, 0, 0, 0, "transactions")                                       \
     X("discard", discard, 1, CMD_NOQUEUE | CMD_F, 0, 0, 0, "transactions")                         \
-    X("watch", watch, -2, CMD_NOQUEUE | CMD_F | CMD_NOTOUCH, 1, -1, 1, "transactions")                           \
+    X("watch", watch, -2, CMD_NOQUEUE | CMD_F | CMD_NOTOUCH, 1, -1, 1, "transactions")             \
     X("unwatch", unwatch, 1, CMD_F, 0, 0, 0, "transactions")                                       \
-    /* pub/sub */                                                                              \
+    /* pub/sub */                                                                                  \
     X("subscribe", subscribe, -2, CMD_SUBCTX, 0, 0, 0, "pubsub")                                   \
     X("unsubscribe", unsubscribe, -1, CMD_SUBCTX, 0, 0, 0, "pubsub")                               \
     X("psubscribe", psubscribe, -2, CMD_SUBCTX, 0, 0, 0, "pubsub")                                 \
@@ -232,29 +232,29 @@ struct cmd {
     X("publish", publish, 3, CMD_F, 0, 0, 0, "pubsub")                                             \
     X("spublish", spublish, 3, CMD_F | CMD_NOTOUCH, 1, 1, 1, "pubsub")                             \
     X("pubsub", pubsub, -2, CMD_CONTAINER, 0, 0, 0, "pubsub")                                      \
-    /* connection and server */                                                                \
-    X("ping", ping, -1, CMD_F | CMD_SUBCTX, 0, 0, 0, "connection")                                              \
+    /* connection and server */                                                                    \
+    X("ping", ping, -1, CMD_F | CMD_SUBCTX, 0, 0, 0, "connection")                                 \
     X("echo", echo, 2, CMD_F, 0, 0, 0, "connection")                                               \
     X("auth", auth, -2, CMD_NOAUTH | CMD_F, 0, 0, 0, "connection")                                 \
     X("hello", hello, -1, CMD_NOAUTH | CMD_F, 0, 0, 0, "connection")                               \
-    X("quit", quit, -1, CMD_NOAUTH | CMD_NOQUEUE | CMD_F | CMD_SUBCTX, 0, 0, 0, "connection")                   \
-    X("reset", reset, 1, CMD_NOAUTH | CMD_NOQUEUE | CMD_F | CMD_SUBCTX, 0, 0, 0, "connection")                  \
-    X("client", client, -2, CMD_CONTAINER, 0, 0, 0, "connection")                                          \
-    X("info", info, -1, 0, 0, 0, 0, "server")                                                  \
-    X("config", config, -2, CMD_CONTAINER, 0, 0, 0, "server")                                              \
-    X("command", command, -1, CMD_CONTAINER, 0, 0, 0, "server")                                            \
+    X("quit", quit, -1, CMD_NOAUTH | CMD_NOQUEUE | CMD_F | CMD_SUBCTX, 0, 0, 0, "connection")      \
+    X("reset", reset, 1, CMD_NOAUTH | CMD_NOQUEUE | CMD_F | CMD_SUBCTX, 0, 0, 0, "connection")     \
+    X("client", client, -2, CMD_CONTAINER, 0, 0, 0, "connection")                                  \
+    X("info", info, -1, 0, 0, 0, 0, "server")                                                      \
+    X("config", config, -2, CMD_CONTAINER, 0, 0, 0, "server")                                      \
+    X("command", command, -1, CMD_CONTAINER, 0, 0, 0, "server")                                    \
     X("time", time, 1, CMD_F, 0, 0, 0, "server")                                                   \
-    X("slowlog", slowlog, -2, CMD_CONTAINER, 0, 0, 0, "server")                                            \
+    X("slowlog", slowlog, -2, CMD_CONTAINER, 0, 0, 0, "server")                                    \
     X("lastsave", lastsave, 1, CMD_F, 0, 0, 0, "server")                                           \
-    X("bgsave", bgsave, -1, CMD_ADMIN, 0, 0, 0, "server")                                      \
-    X("save", save, 1, CMD_ADMIN | CMD_NOMULTI, 0, 0, 0, "server")                             \
-    X("role", role, 1, CMD_F, 0, 0, 0, "server")                                               \
-    X("wait", wait, 3, 0, 0, 0, 0, "generic")                                                  \
-    X("monitor", monitor, 1, CMD_ADMIN, 0, 0, 0, "server")                                     \
-    X("memory", memory, -2, CMD_CONTAINER, 0, 0, 0, "server")                                  \
-    X("latency", latency, -2, CMD_CONTAINER, 0, 0, 0, "server")                                \
-    X("shmkv.attach", shmkv_attach, 1, 0, 0, 0, 0, "server")                                   \
-    X("shmkv.compact", shmkv_compact, 1, CMD_ADMIN, 0, 0, 0, "server")                         \
+    X("bgsave", bgsave, -1, CMD_ADMIN, 0, 0, 0, "server")                                          \
+    X("save", save, 1, CMD_ADMIN | CMD_NOMULTI, 0, 0, 0, "server")                                 \
+    X("role", role, 1, CMD_F, 0, 0, 0, "server")                                                   \
+    X("wait", wait, 3, 0, 0, 0, 0, "generic")                                                      \
+    X("monitor", monitor, 1, CMD_ADMIN, 0, 0, 0, "server")                                         \
+    X("memory", memory, -2, CMD_CONTAINER, 0, 0, 0, "server")                                      \
+    X("latency", latency, -2, CMD_CONTAINER, 0, 0, 0, "server")                                    \
+    X("shmkv.attach", shmkv_attach, 1, 0, 0, 0, 0, "server")                                       \
+    X("shmkv.compact", shmkv_compact, 1, CMD_ADMIN, 0, 0, 0, "server")                             \
     X("shutdown", shutdown, -1, CMD_ADMIN | CMD_NOMULTI, 0, 0, 0, "server")
 
 #define CMD_PROTO(name, fn, ...) void cmd_##fn(struct conn *c);
@@ -312,8 +312,8 @@ const struct cmd *cmd_at(size_t i);
 /* A container's subcommand ("client|list"), as COMMAND INFO describes it. */
 struct cmd_sub {
     const char *name;
-    int arity;        /* the container's name counted */
-    uint32_t flags;   /* CMD_ADMIN, CMD_READONLY */
+    int arity;      /* the container's name counted */
+    uint32_t flags; /* CMD_ADMIN, CMD_READONLY */
     int first, last, step;
     const char *cats; /* ACL categories, in Redis's order, space-separated */
 };
@@ -389,15 +389,14 @@ typedef bool (*cmd_pop_fn)(struct conn *c, size_t first, size_t last, int end, u
 void cmd_bpop(struct conn *c, cmd_pop_fn pop, int end);
 /* LMPOP-shaped: "[timeout] numkeys key [key ...] END [COUNT count]", END
  * one of end1 (pop's end 1) and end0; the timeout only when blocking. */
-void cmd_mpop(struct conn *c, cmd_pop_fn pop, bool blocking, const char *end1,
-              const char *end0);
-void cmd_reply_vec(struct conn *c, const struct db_vec *v);     /* array of bulks/nils */
+void cmd_mpop(struct conn *c, cmd_pop_fn pop, bool blocking, const char *end1, const char *end0);
+void cmd_reply_vec(struct conn *c, const struct db_vec *v); /* array of bulks/nils */
 /* The common reply tails: rc < 0 is an error reply, else the value. */
 void cmd_reply_int(struct conn *c, int rc, int64_t v);
 void cmd_reply_ok(struct conn *c, int rc);
 /* KV_ENOTFOUND → nil; other rc < 0 → error; else the bulk v, then free(v). */
 void cmd_reply_bulk(struct conn *c, int rc, char *v, size_t vn);
-void cmd_reply_syntax(struct conn *c);                          /* ERR syntax error */
+void cmd_reply_syntax(struct conn *c); /* ERR syntax error */
 /* A HELP reply: the lines as an array of simple strings. */
 void cmd_reply_lines(struct conn *c, const char *const *lines, size_t n);
 /* HSCAN/SSCAN/ZSCAN over a collection of type (enum enc_type). */
@@ -530,6 +529,5 @@ bool cmd_notify_had(struct conn *c, const struct db_str *key);
  * from cmd_notify_had). */
 void cmd_notify_store(struct conn *c, int cls, const char *event, const struct db_str *key,
                       uint64_t n, bool had);
-
 
 #endif

@@ -54,11 +54,16 @@ void cmd_config(struct conn *c)
     } else if (cmd_arg_is(c, 1, "help") && c->argc == 2) {
         static const char *const lines[] = {
             "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-            "GET <pattern>", "    Return parameters matching the glob-like <pattern> and their values.",
-            "SET <directive> <value>", "    Set the configuration <directive> to <value>.",
-            "RESETSTAT", "    Reset statistics reported by the INFO command.",
-            "REWRITE", "    Write the current configuration back to the config file.",
-            "HELP", "    Print this help.",
+            "GET <pattern>",
+            "    Return parameters matching the glob-like <pattern> and their values.",
+            "SET <directive> <value>",
+            "    Set the configuration <directive> to <value>.",
+            "RESETSTAT",
+            "    Reset statistics reported by the INFO command.",
+            "REWRITE",
+            "    Write the current configuration back to the config file.",
+            "HELP",
+            "    Print this help.",
         };
         cmd_reply_lines(c, lines, sizeof lines / sizeof lines[0]);
     } else if (cmd_arg_is(c, 1, "get") || cmd_arg_is(c, 1, "set") ||
@@ -67,8 +72,8 @@ void cmd_config(struct conn *c)
         resp_errorf(OUT(c), "ERR wrong number of arguments for 'config|%.*s' command",
                     (int)c->argv[1].n, c->argv[1].p);
     } else {
-        resp_errorf(OUT(c), "ERR unknown subcommand '%.*s'. Try CONFIG HELP.",
-                    (int)c->argv[1].n, c->argv[1].p);
+        resp_errorf(OUT(c), "ERR unknown subcommand '%.*s'. Try CONFIG HELP.", (int)c->argv[1].n,
+                    c->argv[1].p);
     }
 }
 
@@ -116,15 +121,20 @@ void cmd_slowlog(struct conn *c)
     } else if (cmd_arg_is(c, 1, "help") && c->argc == 2) {
         static const char *const lines[] = {
             "SLOWLOG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-            "GET [<count>]", "    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
-            "LEN", "    Return the length of the slowlog.",
-            "RESET", "    Reset the slowlog.",
-            "HELP", "    Print this help.",
+            "GET [<count>]",
+            "    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
+            "LEN",
+            "    Return the length of the slowlog.",
+            "RESET",
+            "    Reset the slowlog.",
+            "HELP",
+            "    Print this help.",
         };
         cmd_reply_lines(c, lines, sizeof lines / sizeof lines[0]);
     } else {
-        resp_errorf(OUT(c), "ERR unknown subcommand or wrong number of arguments for '%.*s'. "
-                            "Try SLOWLOG HELP.",
+        resp_errorf(OUT(c),
+                    "ERR unknown subcommand or wrong number of arguments for '%.*s'. "
+                    "Try SLOWLOG HELP.",
                     (int)c->argv[1].n, c->argv[1].p);
     }
 }

@@ -9,7 +9,6 @@
 
 #include "kv_mem.h"
 
-
 /* A bit offset within the longest string allowed (proto-max-bulk-len). */
 static bool offset_arg(struct conn *c, size_t i, uint64_t *off)
 {
@@ -270,8 +269,7 @@ static bool bf_offset_arg(struct conn *c, size_t i, struct db_bfop *o)
     size_t n = c->argv[i].n;
     bool fields = n > 1 && p[0] == '#';
     int64_t v;
-    if (kv_str2ll(p + fields, n - fields, &v) || v < 0 ||
-        (fields && v > INT64_MAX / o->bits) ||
+    if (kv_str2ll(p + fields, n - fields, &v) || v < 0 || (fields && v > INT64_MAX / o->bits) ||
         (((uint64_t)v * (fields ? o->bits : 1)) >> 3) >= (uint64_t)srv.conf.proto_max_bulk_len) {
         resp_error(OUT(c), "ERR bit offset is not an integer or out of range");
         return false;

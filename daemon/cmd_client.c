@@ -159,8 +159,8 @@ void cmd_reset(struct conn *c)
     c->db = 0;
     c->proto = 2;
     c->name[0] = '\0';
-    c->flags &= ~(uint32_t)(CONN_REPLY_OFF | CONN_REPLY_SKIP | CONN_REPLY_SKIP_NEXT |
-                            CONN_NO_EVICT);
+    c->flags &=
+        ~(uint32_t)(CONN_REPLY_OFF | CONN_REPLY_SKIP | CONN_REPLY_SKIP_NEXT | CONN_NO_EVICT);
     if (srv.conf.requirepass)
         c->flags &= ~(uint32_t)CONN_AUTHED;
     resp_simple(OUT(c), "RESET");
@@ -198,19 +198,19 @@ static int client_line(const struct conn *c, char *buf, size_t cap)
         *f++ = 'N';
     *f = '\0';
     long long redir = (c->tflags & CONN_TRK_ON) ? (long long)c->tredir : -1;
-    return snprintf(buf, cap,
-                    "id=%llu addr=%s laddr=%s fd=%d name=%s age=%llu idle=%llu flags=%s db=%u "
-                    "sub=%zu psub=%zu ssub=%zu multi=%d qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 "
-                    "rbs=%zu rbp=0 obl=0 oll=0 omem=%zu tot-mem=%zu events=r cmd=%s user=default "
-                    "redir=%lld resp=%d",
-                    (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name,
-                    (unsigned long long)((now - c->ctime_ms) / 1000),
-                    (unsigned long long)((now - c->last_ms) / 1000), flags, c->db,
-                    cmd_pubsub_subscriptions(c, CMD_PS_CHANNEL),
-                    cmd_pubsub_subscriptions(c, CMD_PS_PATTERN),
-                    cmd_pubsub_subscriptions(c, CMD_PS_SHARD), (c->flags & CONN_MULTI) ? (int)c->mqn : -1, resp_buf_used(&c->in),
-                    c->in.cap - c->in.len, c->in.cap, resp_buf_used(&c->out),
-                    c->in.cap + c->out.cap, c->lastcmd ? c->lastcmd : "NULL", redir, c->proto);
+    return snprintf(
+        buf, cap,
+        "id=%llu addr=%s laddr=%s fd=%d name=%s age=%llu idle=%llu flags=%s db=%u "
+        "sub=%zu psub=%zu ssub=%zu multi=%d qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 "
+        "rbs=%zu rbp=0 obl=0 oll=0 omem=%zu tot-mem=%zu events=r cmd=%s user=default "
+        "redir=%lld resp=%d",
+        (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name,
+        (unsigned long long)((now - c->ctime_ms) / 1000),
+        (unsigned long long)((now - c->last_ms) / 1000), flags, c->db,
+        cmd_pubsub_subscriptions(c, CMD_PS_CHANNEL), cmd_pubsub_subscriptions(c, CMD_PS_PATTERN),
+        cmd_pubsub_subscriptions(c, CMD_PS_SHARD), (c->flags & CONN_MULTI) ? (int)c->mqn : -1,
+        resp_buf_used(&c->in), c->in.cap - c->in.len, c->in.cap, resp_buf_used(&c->out),
+        c->in.cap + c->out.cap, c->lastcmd ? c->lastcmd : "NULL", redir, c->proto);
 }
 
 /* CLIENT LIST [TYPE normal|master|replica|pubsub] [ID id [id ...]]: one
@@ -477,11 +477,16 @@ void cmd_client(struct conn *c)
             "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
             "CACHING (YES|NO)",
             "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
-            "GETREDIR", "    Return the client ID we are redirecting to when tracking is enabled.",
-            "GETNAME", "    Return the name of the current connection.",
-            "ID", "    Return the ID of the current connection.",
-            "INFO", "    Return information about the current client connection.",
-            "KILL <ip:port>", "    Kill connection made from <ip:port>.",
+            "GETREDIR",
+            "    Return the client ID we are redirecting to when tracking is enabled.",
+            "GETNAME",
+            "    Return the name of the current connection.",
+            "ID",
+            "    Return the ID of the current connection.",
+            "INFO",
+            "    Return information about the current client connection.",
+            "KILL <ip:port>",
+            "    Kill connection made from <ip:port>.",
             "KILL <option> <value> [<option> <value> [...]]",
             "    Kill connections. Options are:",
             "    * ADDR (<ip:port>|<unixsocket>:0)",
@@ -507,17 +512,21 @@ void cmd_client(struct conn *c)
             "    evicts clients).",
             "PAUSE <timeout> [WRITE|ALL]",
             "    Hold every command, or only writes, for <timeout> milliseconds.",
-            "UNPAUSE", "    End a pause: the held commands run.",
+            "UNPAUSE",
+            "    End a pause: the held commands run.",
             "REPLY (ON|OFF|SKIP)",
             "    Turn replies to this connection on or off, or skip the next one.",
-            "SETNAME <name>", "    Assign the name <name> to the current connection.",
+            "SETNAME <name>",
+            "    Assign the name <name> to the current connection.",
             "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
             "         [OPTIN] [OPTOUT] [NOLOOP]",
             "    Control server assisted client side caching.",
-            "TRACKINGINFO", "    Report tracking status for the current connection.",
+            "TRACKINGINFO",
+            "    Report tracking status for the current connection.",
             "UNBLOCK <clientid> [TIMEOUT|ERROR]",
             "    End a client's blocking command as its timeout would, or with an error.",
-            "HELP", "    Print this help.",
+            "HELP",
+            "    Print this help.",
         };
         cmd_reply_lines(c, lines, sizeof lines / sizeof lines[0]);
     } else if (c->lastcmd == c->lastsub && cmd_doc_exists(c->lastsub, strlen(c->lastsub))) {

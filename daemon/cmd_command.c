@@ -46,10 +46,18 @@ static void command_flags(struct conn *c, uint32_t flags)
 static const char *acl_category(const char *group)
 {
     static const char *const map[][2] = {
-        {"string", "@string"},         {"generic", "@keyspace"}, {"hash", "@hash"},
-        {"set", "@set"},               {"sorted-set", "@sortedset"}, {"list", "@list"},
-        {"transactions", "@transaction"}, {"connection", "@connection"}, {"bitmap", "@bitmap"},
-        {"pubsub", "@pubsub"},         {"hyperloglog", "@hyperloglog"}, {"geo", "@geo"},
+        {"string", "@string"},
+        {"generic", "@keyspace"},
+        {"hash", "@hash"},
+        {"set", "@set"},
+        {"sorted-set", "@sortedset"},
+        {"list", "@list"},
+        {"transactions", "@transaction"},
+        {"connection", "@connection"},
+        {"bitmap", "@bitmap"},
+        {"pubsub", "@pubsub"},
+        {"hyperloglog", "@hyperloglog"},
+        {"geo", "@geo"},
     };
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         if (!strcmp(map[i][0], group))
@@ -194,8 +202,8 @@ static void command_list(struct conn *c)
 {
     int by = 0;
     if (c->argc == 5 && cmd_arg_is(c, 2, "filterby")) {
-        by = cmd_arg_is(c, 3, "module")   ? 'm'
-             : cmd_arg_is(c, 3, "aclcat") ? 'a'
+        by = cmd_arg_is(c, 3, "module")    ? 'm'
+             : cmd_arg_is(c, 3, "aclcat")  ? 'a'
              : cmd_arg_is(c, 3, "pattern") ? 'p'
                                            : 0;
     }
@@ -298,8 +306,9 @@ static void command_getkeys(struct conn *c)
         resp_error(OUT(c), "ERR Invalid number of arguments specified for command");
         return;
     }
-    bool has_keys = (k->first > 0 || (k->flags & CMD_MOVABLE) || k->fn == cmd_object ||
-                     k->fn == cmd_memory) && strcmp(k->group, "pubsub");
+    bool has_keys =
+        (k->first > 0 || (k->flags & CMD_MOVABLE) || k->fn == cmd_object || k->fn == cmd_memory) &&
+        strcmp(k->group, "pubsub");
     if (!has_keys) {
         resp_error(OUT(c), "ERR The command has no key arguments");
         return;
@@ -352,9 +361,12 @@ void cmd_command(struct conn *c)
     } else if (cmd_arg_is(c, 1, "help") && c->argc == 2) {
         static const char *const lines[] = {
             "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-            "(no subcommand)", "    Return details about all Redis commands.",
-            "COUNT", "    Return the total number of commands in this Redis server.",
-            "LIST", "    Return a list of all commands in this Redis server.",
+            "(no subcommand)",
+            "    Return details about all Redis commands.",
+            "COUNT",
+            "    Return the total number of commands in this Redis server.",
+            "LIST",
+            "    Return a list of all commands in this Redis server.",
             "INFO [<command-name> ...]",
             "    Return details about multiple Redis commands.",
             "DOCS [<command-name> ...]",
@@ -363,11 +375,12 @@ void cmd_command(struct conn *c)
             "    commands are returned.",
             "GETKEYS <full-command>",
             "    The keys named by a whole command (its name and arguments).",
-            "HELP", "    Print this help.",
+            "HELP",
+            "    Print this help.",
         };
         cmd_reply_lines(c, lines, sizeof lines / sizeof lines[0]);
     } else {
-        resp_errorf(OUT(c), "ERR unknown subcommand '%.*s'. Try COMMAND HELP.",
-                    (int)c->argv[1].n, c->argv[1].p);
+        resp_errorf(OUT(c), "ERR unknown subcommand '%.*s'. Try COMMAND HELP.", (int)c->argv[1].n,
+                    c->argv[1].p);
     }
 }

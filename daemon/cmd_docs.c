@@ -41,14 +41,16 @@ struct doc {
 #define ZRANGE_LIMIT "[LIMIT=(offset@i count@i)]"
 #define GEO_UNIT "M|KM|FT|MI"
 #define GEO_COST "O(N + log M): N members in the cells around the area, M in the set"
-#define GEO_RADIUS_OPTS                                                                        \
+#define GEO_RADIUS_OPTS                                                                            \
     "[WITHCOORD] [WITHDIST] [WITHHASH] [(COUNT=count@i [ANY])#count] [ASC|DESC]#order"
-#define GEO_SEARCH_AREA                                                                        \
-    "(FROMMEMBER=member|FROMLONLAT=(longitude@d latitude@d))#from "                           \
-    "((BYRADIUS=radius@d (" GEO_UNIT ")#unit)#circle|"                                         \
+#define GEO_SEARCH_AREA                                                                            \
+    "(FROMMEMBER=member|FROMLONLAT=(longitude@d latitude@d))#from "                                \
+    "((BYRADIUS=radius@d (" GEO_UNIT ")#unit)#circle|"                                             \
     "(BYBOX=width@d height@d (" GEO_UNIT ")#unit)#box)#by"
 #define ZSTORE_OPTS "[WEIGHTS=weight@d...] [AGGREGATE=(SUM|MIN|MAX)#aggregate]"
 
+/* One entry a command: macro calls the formatter would run together. */
+/* clang-format off */
 static const struct doc DOCS[] = {
     /* strings */
     D("get", "1.0.0", "O(1)", "Read the string stored at a key", "key@k")
@@ -504,6 +506,7 @@ static const struct doc DOCS[] = {
     D("shmkv.compact", "0.1.0", "O(N) for N bytes of data",
       "Compact RocksDB fully, so garbage is reclaimed now", "")
 };
+/* clang-format on */
 
 static const struct doc *doc_find(const char *name, size_t n)
 {
@@ -521,8 +524,8 @@ bool cmd_doc_exists(const char *name, size_t n)
 /* ---- the argument syntax ---- */
 
 enum { A_STRING, A_INTEGER, A_DOUBLE, A_KEY, A_PATTERN, A_UNIXTIME, A_TOKEN, A_ONEOF, A_BLOCK };
-static const char *const TYPE_NAMES[] = {"string",     "integer",    "double", "key",  "pattern",
-                                          "unix-time", "pure-token", "oneof",  "block"};
+static const char *const TYPE_NAMES[] = {"string",    "integer",    "double", "key",  "pattern",
+                                         "unix-time", "pure-token", "oneof",  "block"};
 
 #define ARG_MAX 64
 #define NAME_MAX_LEN 64
@@ -770,8 +773,8 @@ static void reply_args(struct conn *c, const struct tree *t, int x)
     for (; x >= 0; x = t->a[x].next) {
         const struct arg *a = &t->a[x];
         bool group = a->type == A_ONEOF || a->type == A_BLOCK;
-        size_t fields = 2 + (a->key_index >= 0) + (a->token != NULL) +
-                        (a->optional || a->multiple) + group;
+        size_t fields =
+            2 + (a->key_index >= 0) + (a->token != NULL) + (a->optional || a->multiple) + group;
         resp_map(OUT(c), fields, c->proto);
         resp_bulk_cstr(OUT(c), "name");
         resp_bulk_cstr(OUT(c), a->name);

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-
 /* A unit's size in metres, or -1 after replying the error. */
 static double unit_arg(struct conn *c, size_t i)
 {
@@ -344,7 +343,8 @@ static bool search_opts(struct conn *c, int kind, size_t at, bool exists, struct
             frommember = true;
             if (!exists)
                 continue; /* parsing goes on; the reply is an empty one */
-            if (db_zscore(srv.db, c->db, CMD_ARG(1 + !!(kind & GEO_STORE)), CMD_ARG(i), &score) != 0) {
+            if (db_zscore(srv.db, c->db, CMD_ARG(1 + !!(kind & GEO_STORE)), CMD_ARG(i), &score) !=
+                0) {
                 resp_error(OUT(c), "ERR could not decode requested zset member");
                 return false;
             }
@@ -370,7 +370,8 @@ static bool search_opts(struct conn *c, int kind, size_t at, bool exists, struct
         }
     }
     if ((o->store || (kind & GEO_STORE)) && (o->withdist || o->withhash || o->withcoord)) {
-        resp_errorf(OUT(c), "ERR %s is not compatible with WITHDIST, WITHHASH and WITHCOORD options",
+        resp_errorf(OUT(c),
+                    "ERR %s is not compatible with WITHDIST, WITHHASH and WITHCOORD options",
                     kind & GEO_STORE ? "GEOSEARCHSTORE" : "STORE option in GEORADIUS");
         return false;
     }

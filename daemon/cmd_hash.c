@@ -6,7 +6,6 @@
 #include <math.h>
 #include <stdlib.h>
 
-
 static void hset_generic(struct conn *c, bool ok_reply)
 {
     if (c->argc % 2 != 0) {

@@ -9,8 +9,8 @@
 void cmd_pfadd(struct conn *c)
 {
     int changed = 0;
-    int rc = db_pfadd(srv.db, c->db, c->argv[1].p, c->argv[1].n, c->argv + 2, c->argc - 2,
-                      &changed);
+    int rc =
+        db_pfadd(srv.db, c->db, c->argv[1].p, c->argv[1].n, c->argv + 2, c->argc - 2, &changed);
     if (rc == 0 && changed)
         cmd_notify_arg(c, SRV_NOTIFY_STRING, "pfadd", 1);
     cmd_reply_int(c, rc, changed);

@@ -69,12 +69,12 @@ void cmd_info(struct conn *c)
     resp_buf_init(&b);
     uint64_t now = srv_mstime();
     bool first = true;
-#define SECTION(title)                                                                         \
-    do {                                                                                       \
-        if (!first)                                                                            \
-            resp_buf_append(&b, "\r\n", 2);                                                    \
-        first = false;                                                                         \
-        INFO("# %s\r\n", title);                                                               \
+#define SECTION(title)                                                                             \
+    do {                                                                                           \
+        if (!first)                                                                                \
+            resp_buf_append(&b, "\r\n", 2);                                                        \
+        first = false;                                                                             \
+        INFO("# %s\r\n", title);                                                                   \
     } while (0)
 
     if (want_section(c, "server", true)) {
@@ -89,7 +89,8 @@ void cmd_info(struct conn *c)
         INFO("multiplexing_api:epoll\r\n");
         if (srv_lat_clock.tsc) /* the command clock (srv_lat.h), as Redis names its own */
             INFO("monotonic_clock:X86 TSC @ %llu ticks/us\r\n",
-                 (unsigned long long)(((1ull << 32) * 1000 + srv_lat_clock.mult / 2) / srv_lat_clock.mult));
+                 (unsigned long long)(((1ull << 32) * 1000 + srv_lat_clock.mult / 2) /
+                                      srv_lat_clock.mult));
         else
             INFO("monotonic_clock:POSIX clock_gettime\r\n");
         INFO("process_id:%d\r\n", (int)getpid());
@@ -116,8 +117,8 @@ void cmd_info(struct conn *c)
         uint64_t epoch = 1;
         size_t sz = sizeof epoch;
         mallctl("epoch", &epoch, &sz, &epoch, sz); /* refresh jemalloc's statistics */
-        size_t allocated = mallctl_size("stats.allocated"),
-               active = mallctl_size("stats.active"), resident = mallctl_size("stats.resident");
+        size_t allocated = mallctl_size("stats.allocated"), active = mallctl_size("stats.active"),
+               resident = mallctl_size("stats.resident");
         struct rusage ru;
         getrusage(RUSAGE_SELF, &ru);
         char h[32];
@@ -265,8 +266,9 @@ void cmd_info(struct conn *c)
             stor_property(srv.stor, cf, "rocksdb.estimate-num-keys", &keys);
             stor_property(srv.stor, cf, "rocksdb.total-sst-files-size", &sst);
             stor_property(srv.stor, cf, "rocksdb.cur-size-all-mem-tables", &mem);
-            INFO("cf_%s:estimated_keys=%llu,sst_bytes=%llu,memtable_bytes=%llu\r\n", stor_cf_name(cf),
-                 (unsigned long long)keys, (unsigned long long)sst, (unsigned long long)mem);
+            INFO("cf_%s:estimated_keys=%llu,sst_bytes=%llu,memtable_bytes=%llu\r\n",
+                 stor_cf_name(cf), (unsigned long long)keys, (unsigned long long)sst,
+                 (unsigned long long)mem);
         }
     }
     if (want_section(c, "cache", true)) {

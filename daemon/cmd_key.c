@@ -13,7 +13,6 @@
 
 #include "rdb.h"
 
-
 /* DEL key [key ...] (also UNLINK: a delete is O(1) either way) */
 void cmd_del(struct conn *c)
 {
@@ -193,8 +192,8 @@ void cmd_persist(struct conn *c)
 static void rename_generic(struct conn *c, int nx)
 {
     int rc = db_rename(srv.db, c->db, CMD_ARG(1), CMD_ARG(2), nx);
-    bool same = c->argv[1].n == c->argv[2].n &&
-                memcmp(c->argv[1].p, c->argv[2].p, c->argv[1].n) == 0;
+    bool same =
+        c->argv[1].n == c->argv[2].n && memcmp(c->argv[1].p, c->argv[2].p, c->argv[1].n) == 0;
     if (rc == 1 && !same) {
         cmd_notify_new(c->db, CMD_ARG(2), true); /* Redis adds the destination anew */
         cmd_notify_arg(c, SRV_NOTIFY_GENERIC, "rename_from", 1);
@@ -506,8 +505,8 @@ void cmd_scan(struct conn *c)
         srv_cursor_find(cursor, &from, &fromn);
     char *next;
     size_t nextn;
-    int rc = db_scan(srv.db, c->db, from, fromn, pat ? pat->p : NULL, pat ? pat->n : 0, type,
-                     count, &v, &next, &nextn);
+    int rc = db_scan(srv.db, c->db, from, fromn, pat ? pat->p : NULL, pat ? pat->n : 0, type, count,
+                     &v, &next, &nextn);
     if (rc)
         cmd_reply_err(c, rc);
     else
@@ -667,8 +666,10 @@ void cmd_object(struct conn *c)
         return;
     }
     if (c->argc != 3) {
-        resp_errorf(OUT(c), "ERR unknown subcommand or wrong number of arguments for '%.*s'. Try OBJECT HELP.",
-                    (int)c->argv[1].n, c->argv[1].p);
+        resp_errorf(
+            OUT(c),
+            "ERR unknown subcommand or wrong number of arguments for '%.*s'. Try OBJECT HELP.",
+            (int)c->argv[1].n, c->argv[1].p);
         return;
     }
     struct db_keyinfo ki;
@@ -692,7 +693,7 @@ void cmd_object(struct conn *c)
     } else if (cmd_arg_is(c, 1, "idletime")) {
         resp_int(OUT(c), (int64_t)srv_idle_seconds(&srv.idle, c->db, CMD_ARG(2), srv.loop_ms));
     } else {
-        resp_errorf(OUT(c), "ERR unknown subcommand '%.*s'. Try OBJECT HELP.",
-                    (int)c->argv[1].n, c->argv[1].p);
+        resp_errorf(OUT(c), "ERR unknown subcommand '%.*s'. Try OBJECT HELP.", (int)c->argv[1].n,
+                    c->argv[1].p);
     }
 }

@@ -87,8 +87,8 @@ static void latency_graph(struct conn *c, const struct srv_lat_event *e)
         lo = ms < lo ? ms : lo;
     }
     char line[SRV_LAT_SAMPLES + 128];
-    int n = snprintf(line, sizeof line,
-                     "%s - high %u ms, low %u ms (all time high %u ms)\n", e->name, hi, lo, e->max);
+    int n = snprintf(line, sizeof line, "%s - high %u ms, low %u ms (all time high %u ms)\n",
+                     e->name, hi, lo, e->max);
     resp_buf_append(&b, line, (size_t)n);
     memset(line, '-', e->n);
     line[e->n] = '\n';
@@ -115,14 +115,13 @@ static void latency_graph(struct conn *c, const struct srv_lat_event *e)
  * DOCTOR | HISTOGRAM [command ...] | HELP */
 void cmd_latency(struct conn *c)
 {
-    static const struct cmd_subcommand subs[] = {
-        {"latest", 2}, {"history", 3}, {"reset", -2}, {"graph", 3}, {"doctor", 2},
-        {"histogram", -2}, {"help", 2}, {NULL, 0}};
+    static const struct cmd_subcommand subs[] = {{"latest", 2}, {"history", 3}, {"reset", -2},
+                                                 {"graph", 3},  {"doctor", 2},  {"histogram", -2},
+                                                 {"help", 2},   {NULL, 0}};
     int i = cmd_subcommand(c, subs, "latency");
     if (i < 0)
         return;
-    const struct srv_lat_event *e =
-        c->argc > 2 ? srv_lat_find(c->argv[2].p, c->argv[2].n) : NULL;
+    const struct srv_lat_event *e = c->argc > 2 ? srv_lat_find(c->argv[2].p, c->argv[2].n) : NULL;
     switch (i) {
     case 0: /* LATEST */
         resp_array(OUT(c), srv_lat_nevents());

@@ -10,7 +10,6 @@
 #include <math.h>
 #include <stdlib.h>
 
-
 /* After a pop from the list in argument i: "lpop"/"rpop", then "del" if it
  * is gone. */
 static void notify_pop(struct conn *c, int left, size_t i)

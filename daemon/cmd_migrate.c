@@ -22,7 +22,6 @@
 #include "rdb.h"
 #include "kv_mem.h"
 
-
 /* Milliseconds left until deadline (at least 0). */
 static int left_ms(uint64_t deadline)
 {
@@ -54,8 +53,7 @@ static int connect_to(const char *host, int port, int64_t timeout_ms)
         return -1;
     int fd = -1;
     for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
-        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
-                    ai->ai_protocol);
+        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
         if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) != 0 && errno != EINPROGRESS) {
             close(fd);
             fd = -1;
@@ -198,7 +196,9 @@ void cmd_migrate(struct conn *c)
         uint64_t now = srv_mstime();
         char ttl[24];
         snprintf(ttl, sizeof ttl, "%llu",
-                 (unsigned long long)(!v.expire_ms ? 0 : v.expire_ms > now ? v.expire_ms - now : 1));
+                 (unsigned long long)(!v.expire_ms        ? 0
+                                      : v.expire_ms > now ? v.expire_ms - now
+                                                          : 1));
         size_t n;
         char *p = rdb_dump(&v, &n);
         resp_array(&out, replace ? 5 : 4);
@@ -233,8 +233,7 @@ void cmd_migrate(struct conn *c)
 
     char host[256], port[16]; /* the port as atoi() reads it, as in Redis */
     snprintf(host, sizeof host, "%.*s", (int)c->argv[1].n, c->argv[1].p);
-    snprintf(port, sizeof port, "%.*s", (int)(c->argv[2].n < 15 ? c->argv[2].n : 15),
-             c->argv[2].p);
+    snprintf(port, sizeof port, "%.*s", (int)(c->argv[2].n < 15 ? c->argv[2].n : 15), c->argv[2].p);
     struct lines l = {.fd = connect_to(host, atoi(port), timeout)};
     if (l.fd < 0) {
         resp_error(OUT(c), "IOERR error or timeout connecting to the client");

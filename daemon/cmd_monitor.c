@@ -115,13 +115,27 @@ static void repr_append(struct resp_buf *b, const char *p, size_t n)
         unsigned char ch = (unsigned char)p[i];
         const char *esc = NULL;
         switch (ch) {
-        case '\\': esc = "\\\\"; break;
-        case '"': esc = "\\\""; break;
-        case '\n': esc = "\\n"; break;
-        case '\r': esc = "\\r"; break;
-        case '\t': esc = "\\t"; break;
-        case '\a': esc = "\\a"; break;
-        case '\b': esc = "\\b"; break;
+        case '\\':
+            esc = "\\\\";
+            break;
+        case '"':
+            esc = "\\\"";
+            break;
+        case '\n':
+            esc = "\\n";
+            break;
+        case '\r':
+            esc = "\\r";
+            break;
+        case '\t':
+            esc = "\\t";
+            break;
+        case '\a':
+            esc = "\\a";
+            break;
+        case '\b':
+            esc = "\\b";
+            break;
         }
         if (esc) {
             resp_buf_append(b, esc, 2);
@@ -149,8 +163,8 @@ void cmd_monitor_feed(const struct conn *c, const struct cmd *cmd)
         n = snprintf(head, sizeof head, "+%ld.%06ld [%u unix:%s]", (long)tv.tv_sec,
                      (long)tv.tv_usec, c->db, srv.conf.unixsocket ? srv.conf.unixsocket : "");
     else
-        n = snprintf(head, sizeof head, "+%ld.%06ld [%u %s]", (long)tv.tv_sec,
-                     (long)tv.tv_usec, c->db, c->addr);
+        n = snprintf(head, sizeof head, "+%ld.%06ld [%u %s]", (long)tv.tv_sec, (long)tv.tv_usec,
+                     c->db, c->addr);
     resp_buf_append(&line, head, (size_t)n < sizeof head ? (size_t)n : sizeof head - 1);
     for (size_t i = 0; i < c->argc; i++) {
         resp_buf_append(&line, " ", 1);

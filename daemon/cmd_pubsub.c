@@ -102,8 +102,7 @@ static void drop(int kind, struct ps_chan *e)
 /* ---- one client's subscriptions ---- */
 
 static const char *const SUB_WORD[CMD_PS_KINDS] = {"subscribe", "psubscribe", "ssubscribe"};
-static const char *const UNSUB_WORD[CMD_PS_KINDS] = {"unsubscribe", "punsubscribe",
-                                                     "sunsubscribe"};
+static const char *const UNSUB_WORD[CMD_PS_KINDS] = {"unsubscribe", "punsubscribe", "sunsubscribe"};
 
 /* What a (un)subscribe reply counts: channels and patterns together, or
  * shard channels alone. */
@@ -358,8 +357,8 @@ void cmd_notify_new_rest(void)
     struct db_vec *v = db_created(srv.db);
     for (size_t j = 0; j < v->n; j++)
         if (v->items[j].score >= 0)
-            cmd_notify_publish(SRV_NOTIFY_NEW, "new", (unsigned)v->items[j].score,
-                               db_vec_ptr(v, j), db_vec_len(v, j));
+            cmd_notify_publish(SRV_NOTIFY_NEW, "new", (unsigned)v->items[j].score, db_vec_ptr(v, j),
+                               db_vec_len(v, j));
     db_vec_clear(v);
 }
 
@@ -465,7 +464,7 @@ void cmd_pubsub(struct conn *c)
                     "Try PUBSUB HELP.",
                     (int)c->argv[1].n, c->argv[1].p);
     } else {
-        resp_errorf(OUT(c), "ERR unknown subcommand '%.*s'. Try PUBSUB HELP.",
-                    (int)c->argv[1].n, c->argv[1].p);
+        resp_errorf(OUT(c), "ERR unknown subcommand '%.*s'. Try PUBSUB HELP.", (int)c->argv[1].n,
+                    c->argv[1].p);
     }
 }

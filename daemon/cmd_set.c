@@ -6,7 +6,6 @@
 
 #include <stdlib.h>
 
-
 static void reply_set(struct conn *c, const struct db_vec *v)
 {
     resp_set(OUT(c), v->n, c->proto);
@@ -144,8 +143,8 @@ void cmd_srandmember(struct conn *c)
 /* SMOVE source destination member */
 void cmd_smove(struct conn *c)
 {
-    bool same = c->argv[1].n == c->argv[2].n &&
-                memcmp(c->argv[1].p, c->argv[2].p, c->argv[1].n) == 0;
+    bool same =
+        c->argv[1].n == c->argv[2].n && memcmp(c->argv[1].p, c->argv[2].p, c->argv[1].n) == 0;
     /* "sadd" only if the destination did not have the member */
     bool had = !same && cmd_notify_on(SRV_NOTIFY_SET) &&
                db_sismember(srv.db, c->db, CMD_ARG(2), CMD_ARG(3)) == 1;
@@ -178,8 +177,9 @@ static void setop_store_generic(struct conn *c, int op)
     int rc = db_setop_store(srv.db, c->db, op, CMD_ARG(1), c->argv + 2, c->argc - 2, &n);
     if (rc == 0)
         cmd_notify_store(c, SRV_NOTIFY_SET,
-                         op == DB_SINTER ? "sinterstore" : op == DB_SUNION ? "sunionstore"
-                                                                           : "sdiffstore",
+                         op == DB_SINTER   ? "sinterstore"
+                         : op == DB_SUNION ? "sunionstore"
+                                           : "sdiffstore",
                          &c->argv[1], n, had);
     cmd_reply_int(c, rc, (int64_t)n);
 }

@@ -17,12 +17,11 @@
 
 #include "kv_mem.h"
 
-
 struct sort_item {
     const char *p; /* the element, in the loaded vec */
     size_t n;
-    double score;   /* numeric order */
-    char *by;       /* ALPHA with BY: the value compared; NULL when none */
+    double score; /* numeric order */
+    char *by;     /* ALPHA with BY: the value compared; NULL when none */
     size_t byn;
 };
 
@@ -44,9 +43,7 @@ static int item_cmp(const void *x, const void *y)
     const struct sort_item *a = x, *b = y;
     int c;
     if (!order.alpha)
-        c = a->score > b->score   ? 1
-            : a->score < b->score ? -1
-                                  : bytes_cmp(a->p, a->n, b->p, b->n);
+        c = a->score > b->score ? 1 : a->score < b->score ? -1 : bytes_cmp(a->p, a->n, b->p, b->n);
     else if (order.by)
         c = !a->by || !b->by ? (a->by != NULL) - (b->by != NULL)
                              : bytes_cmp(a->by, a->byn, b->by, b->byn);

@@ -9,7 +9,6 @@
 
 #include "kv_mem.h"
 
-
 /* Turns an expiry argument into absolute ms. unit_ms: 1000 for seconds;
  * absolute: EXAT/PXAT. Replies "invalid expire time in '<cmd>'" when the
  * value is not positive or overflows. */
@@ -89,8 +88,8 @@ void cmd_set(struct conn *c)
         } else if (cmd_arg_is(c, i, "keepttl") && !have_exp) {
             flags |= DB_SET_KEEPTTL;
         } else if (more && !have_exp && !(flags & DB_SET_KEEPTTL) &&
-                   (cmd_arg_is(c, i, "ex") || cmd_arg_is(c, i, "px") ||
-                    cmd_arg_is(c, i, "exat") || cmd_arg_is(c, i, "pxat"))) {
+                   (cmd_arg_is(c, i, "ex") || cmd_arg_is(c, i, "px") || cmd_arg_is(c, i, "exat") ||
+                    cmd_arg_is(c, i, "pxat"))) {
             exp_secs = cmd_arg_is(c, i, "ex") || cmd_arg_is(c, i, "exat");
             exp_abs = cmd_arg_is(c, i, "exat") || cmd_arg_is(c, i, "pxat");
             have_exp = true;
@@ -240,8 +239,8 @@ void cmd_getex(struct conn *c)
         if (cmd_arg_is(c, i, "persist") && mode == DB_GETEX_KEEP) {
             mode = DB_GETEX_PERSIST;
         } else if (more && mode == DB_GETEX_KEEP &&
-                   (cmd_arg_is(c, i, "ex") || cmd_arg_is(c, i, "px") ||
-                    cmd_arg_is(c, i, "exat") || cmd_arg_is(c, i, "pxat"))) {
+                   (cmd_arg_is(c, i, "ex") || cmd_arg_is(c, i, "px") || cmd_arg_is(c, i, "exat") ||
+                    cmd_arg_is(c, i, "pxat"))) {
             exp_secs = cmd_arg_is(c, i, "ex") || cmd_arg_is(c, i, "exat");
             exp_abs = cmd_arg_is(c, i, "exat") || cmd_arg_is(c, i, "pxat");
             exp_at = ++i;
@@ -251,15 +250,17 @@ void cmd_getex(struct conn *c)
             return;
         }
     }
-    if (mode == DB_GETEX_SET &&
-        !expire_arg(c, exp_at, exp_secs ? 1000 : 1, exp_abs, &exp, "getex"))
+    if (mode == DB_GETEX_SET && !expire_arg(c, exp_at, exp_secs ? 1000 : 1, exp_abs, &exp, "getex"))
         return;
     char *v;
     size_t vn;
     int rc = db_getex(srv.db, c->db, CMD_ARG(1), mode, exp, &v, &vn);
     if (rc > 0) /* a time to live was set or removed, or a past one deleted the key */
         cmd_notify_arg(c, SRV_NOTIFY_GENERIC,
-                       mode == DB_GETEX_PERSIST ? "persist" : rc == 2 ? "del" : "expire", 1);
+                       mode == DB_GETEX_PERSIST ? "persist"
+                       : rc == 2                ? "del"
+                                                : "expire",
+                       1);
     cmd_reply_bulk(c, rc > 0 ? 0 : rc, v, vn);
 }
 

@@ -511,8 +511,7 @@ void cmd_client_tracking(struct conn *c)
                         resp_errorf(OUT(c),
                                     "ERR Prefix '%.*s' overlaps with an existing prefix '%.*s'. "
                                     "Prefixes for a single client must not overlap.",
-                                    (int)pfx[i].n, pfx[i].p, (int)c->tprefix[j].n,
-                                    c->tprefix[j].p);
+                                    (int)pfx[i].n, pfx[i].p, (int)c->tprefix[j].n, c->tprefix[j].p);
                         goto out;
                     }
                 for (size_t j = i + 1; j < np; j++)

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-
 /* Members with scores: flat in RESP2, [member, score] pairs in RESP3. */
 static void reply_scored(struct conn *c, const struct db_vec *v, bool withscores)
 {
@@ -254,8 +253,7 @@ static bool zrange_opts(struct conn *c, size_t at, struct db_zspec *sp, bool *wi
         return false;
     }
     if (*withscores && sp->by == DB_ZBY_LEX) {
-        resp_error(OUT(c),
-                   "ERR syntax error, WITHSCORES not supported in combination with BYLEX");
+        resp_error(OUT(c), "ERR syntax error, WITHSCORES not supported in combination with BYLEX");
         return false;
     }
     return true;
@@ -493,8 +491,7 @@ void cmd_zpopmax(struct conn *c)
  * and returns true, or returns false having replied nothing when all are
  * empty. mpop: ZMPOP's [key, [[member, score] ...]]; else BZPOPMIN's flat
  * [key, member, score]. */
-static bool pop_first(struct conn *c, size_t first, size_t last, int max, uint64_t count,
-                      bool mpop)
+static bool pop_first(struct conn *c, size_t first, size_t last, int max, uint64_t count, bool mpop)
 {
     for (size_t i = first; i <= last; i++) {
         struct db_vec v;

@@ -185,7 +185,7 @@ static unsigned estimate_step(double range, double lat)
         range *= 2;
         step++;
     }
-    step -= 2; /* cells twice as wide: the radius fits in most cases */
+    step -= 2;                   /* cells twice as wide: the radius fits in most cases */
     if (lat > 66 || lat < -66) { /* meridians converge: wider still */
         step--;
         if (lat > 80 || lat < -80)
@@ -225,7 +225,7 @@ static void bounding_box(const struct geo_shape *s, double b[4])
  * north-west, south-east, south-west. */
 static void neighbours(struct geo_hash c, struct geo_hash cells[9])
 {
-    static const int d[9][2] = {{0, 0},  {0, 1},  {0, -1}, {1, 0},  {-1, 0},
+    static const int d[9][2] = {{0, 0}, {0, 1},  {0, -1}, {1, 0},  {-1, 0},
                                 {1, 1}, {-1, 1}, {1, -1}, {-1, -1}};
     for (int i = 0; i < 9; i++)
         cells[i] = move(c, d[i][0], d[i][1]);
@@ -236,8 +236,9 @@ void geo_cells(const struct geo_shape *s, struct geo_hash cells[9])
     double b[4];
     bounding_box(s, b);
     double min_lon = b[0], min_lat = b[1], max_lon = b[2], max_lat = b[3];
-    double range = s->box ? sqrt((s->width / 2) * (s->width / 2) + (s->height / 2) * (s->height / 2))
-                          : s->radius;
+    double range = s->box
+                       ? sqrt((s->width / 2) * (s->width / 2) + (s->height / 2) * (s->height / 2))
+                       : s->radius;
     range *= s->conv;
     unsigned step = estimate_step(range, s->lat);
     struct geo_hash c = {0, 0};
@@ -250,8 +251,8 @@ void geo_cells(const struct geo_shape *s, struct geo_hash cells[9])
     geo_decode(GEO_LAT_MIN, GEO_LAT_MAX, cells[2], &so);
     geo_decode(GEO_LAT_MIN, GEO_LAT_MAX, cells[3], &e);
     geo_decode(GEO_LAT_MIN, GEO_LAT_MAX, cells[4], &w);
-    bool coarser = n.lat_max < max_lat || so.lat_min > min_lat || e.lon_max < max_lon ||
-                   w.lon_min > min_lon;
+    bool coarser =
+        n.lat_max < max_lat || so.lat_min > min_lat || e.lon_max < max_lon || w.lon_min > min_lon;
     if (step > 1 && coarser) {
         step--;
         geo_encode(GEO_LAT_MIN, GEO_LAT_MAX, s->lon, s->lat, step, &c);

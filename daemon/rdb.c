@@ -277,12 +277,23 @@ static bool zl_each(const unsigned char *z, size_t n, struct db_vec *out)
             continue;
         } else {
             switch (b) {
-            case 0xc0: iw = 2; break;
-            case 0xd0: iw = 4; break;
-            case 0xe0: iw = 8; break;
-            case 0xf0: iw = 3; break;
-            case 0xfe: iw = 1; break;
-            default: return false;
+            case 0xc0:
+                iw = 2;
+                break;
+            case 0xd0:
+                iw = 4;
+                break;
+            case 0xe0:
+                iw = 8;
+                break;
+            case 0xf0:
+                iw = 3;
+                break;
+            case 0xfe:
+                iw = 1;
+                break;
+            default:
+                return false;
             }
             hdr = 1;
         }
@@ -652,8 +663,8 @@ char *rdb_dump(const struct db_value *v, size_t *n)
      * with no reallocation on the way. */
     size_t size = 1 + len_size(it->n) + 10;
     for (size_t i = 0; i < it->n; i++)
-        size += len_size(db_vec_len(it, i)) + db_vec_len(it, i) +
-                (v->type == ENC_TYPE_ZSET ? 8 : 0);
+        size +=
+            len_size(db_vec_len(it, i)) + db_vec_len(it, i) + (v->type == ENC_TYPE_ZSET ? 8 : 0);
     struct wr w = {kv_xmalloc(size), 0, size};
     static const unsigned char kind[] = {
         [ENC_TYPE_STRING] = T_STRING, [ENC_TYPE_HASH] = T_HASH, [ENC_TYPE_SET] = T_SET,

@@ -166,16 +166,16 @@ static int split_inline(struct resp_req *r, const char *line, size_t n)
                     hexval((unsigned char)line[i + 2]) >= 0 &&
                     hexval((unsigned char)line[i + 3]) >= 0) {
                     out[w++] = (char)(hexval((unsigned char)line[i + 2]) * 16 +
-                                          hexval((unsigned char)line[i + 3]));
+                                      hexval((unsigned char)line[i + 3]));
                     i += 4;
                 } else if (q == '"' && c == '\\' && i + 1 < n) {
                     char e = line[i + 1];
                     out[w++] = e == 'n'   ? '\n'
-                                   : e == 'r' ? '\r'
-                                   : e == 't' ? '\t'
-                                   : e == 'b' ? '\b'
-                                   : e == 'a' ? '\a'
-                                              : e;
+                               : e == 'r' ? '\r'
+                               : e == 't' ? '\t'
+                               : e == 'b' ? '\b'
+                               : e == 'a' ? '\a'
+                                          : e;
                     i += 2;
                 } else if (q == '\'' && c == '\\' && i + 1 < n && line[i + 1] == '\'') {
                     out[w++] = '\'';
@@ -336,8 +336,8 @@ int resp_peek_arg1(const char *p, size_t n, const char **a, size_t *an, size_t *
     return peek_args(p, n, a, an, NULL, NULL, len, 1);
 }
 
-int resp_peek_arg2(const char *p, size_t n, const char **a, size_t *an, const char **b,
-                   size_t *bn, size_t *len)
+int resp_peek_arg2(const char *p, size_t n, const char **a, size_t *an, const char **b, size_t *bn,
+                   size_t *len)
 {
     return peek_args(p, n, a, an, b, bn, len, 2);
 }

@@ -33,7 +33,8 @@ void resp_buf_free(struct resp_buf *b);
 char *resp_buf_reserve(struct resp_buf *b, size_t n);
 void resp_buf_append(struct resp_buf *b, const void *p, size_t n);
 /* Appends printf's output for fmt, however long: INFO's lines. */
-void resp_buf_printf(struct resp_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void resp_buf_printf(struct resp_buf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 /* Drops n bytes from the front (after they were written or parsed). */
 void resp_buf_consume(struct resp_buf *b, size_t n);
 /* Moves data to the start so the buffer does not creep forward. */
@@ -50,22 +51,22 @@ static inline const char *resp_buf_data(const struct resp_buf *b)
 /* ---- requests ---- */
 
 struct resp_limits {
-    int64_t max_bulk;     /* proto-max-bulk-len */
-    int64_t max_args;     /* most arguments in one multibulk */
-    size_t max_inline;    /* longest inline command line */
+    int64_t max_bulk;  /* proto-max-bulk-len */
+    int64_t max_args;  /* most arguments in one multibulk */
+    size_t max_inline; /* longest inline command line */
 };
 
 /* The parse state of one client. argv offsets are relative to the data
  * start the parser was given (resp_buf_data()), which must not move while a
  * command is half parsed. */
 struct resp_req {
-    size_t pos;         /* bytes consumed so far for this command */
-    int64_t want;       /* multibulk arguments announced, -1 before '*N' */
-    int64_t bulk;       /* length of the bulk being read, -1 before '$N' */
+    size_t pos;   /* bytes consumed so far for this command */
+    int64_t want; /* multibulk arguments announced, -1 before '*N' */
+    int64_t bulk; /* length of the bulk being read, -1 before '$N' */
     size_t argc, cap;
-    size_t *off, *len;  /* argument i: bytes [off[i], off[i] + len[i]) */
-    int is_inline;      /* then offsets point into scratch, not the data */
-    char *scratch;      /* unquoted inline arguments */
+    size_t *off, *len; /* argument i: bytes [off[i], off[i] + len[i]) */
+    int is_inline;     /* then offsets point into scratch, not the data */
+    char *scratch;     /* unquoted inline arguments */
     size_t scratchcap;
 };
 
@@ -98,8 +99,8 @@ int resp_split(struct resp_req *r, const char *line, size_t n);
 int resp_peek_arg1(const char *p, size_t n, const char **a, size_t *an, size_t *len);
 /* resp_peek_arg1, and the third argument (a field or member) too: 2 with
  * both, 1 with the second only, 0 without it. */
-int resp_peek_arg2(const char *p, size_t n, const char **a, size_t *an, const char **b,
-                   size_t *bn, size_t *len);
+int resp_peek_arg2(const char *p, size_t n, const char **a, size_t *an, const char **b, size_t *bn,
+                   size_t *len);
 /* Argument i of a parsed command. */
 const char *resp_req_arg(const struct resp_req *r, const char *data, size_t i, size_t *n);
 
@@ -109,22 +110,21 @@ const char *resp_req_arg(const struct resp_req *r, const char *data, size_t i, s
  * the daemon counts them (INFO errorstats). NULL calls nothing. */
 extern void (*resp_error_hook)(const char *s, size_t n);
 
-void resp_simple(struct resp_buf *b, const char *s);           /* +s */
-void resp_error(struct resp_buf *b, const char *s);            /* -s (s without '-') */
-void resp_errorf(struct resp_buf *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-void resp_int(struct resp_buf *b, int64_t v);                  /* :v */
-void resp_bulk(struct resp_buf *b, const char *p, size_t n);   /* $n p */
+void resp_simple(struct resp_buf *b, const char *s); /* +s */
+void resp_error(struct resp_buf *b, const char *s);  /* -s (s without '-') */
+void resp_errorf(struct resp_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void resp_int(struct resp_buf *b, int64_t v);                /* :v */
+void resp_bulk(struct resp_buf *b, const char *p, size_t n); /* $n p */
 void resp_bulk_cstr(struct resp_buf *b, const char *s);
-void resp_bulk_int(struct resp_buf *b, int64_t v);             /* an integer as a bulk */
-void resp_null(struct resp_buf *b, int proto);                 /* $-1 / _ */
-void resp_null_array(struct resp_buf *b, int proto);           /* *-1 / _ */
-void resp_array(struct resp_buf *b, size_t n);                 /* *n */
-void resp_push(struct resp_buf *b, size_t n, int proto);       /* >n / *n (pub/sub) */
-void resp_map(struct resp_buf *b, size_t n, int proto);        /* %n / *2n */
-void resp_set(struct resp_buf *b, size_t n, int proto);        /* ~n / *n */
-void resp_double(struct resp_buf *b, double d, int proto);     /* ,d / bulk %.17g */
-void resp_bool(struct resp_buf *b, int v, int proto);          /* #t / :1 */
+void resp_bulk_int(struct resp_buf *b, int64_t v);         /* an integer as a bulk */
+void resp_null(struct resp_buf *b, int proto);             /* $-1 / _ */
+void resp_null_array(struct resp_buf *b, int proto);       /* *-1 / _ */
+void resp_array(struct resp_buf *b, size_t n);             /* *n */
+void resp_push(struct resp_buf *b, size_t n, int proto);   /* >n / *n (pub/sub) */
+void resp_map(struct resp_buf *b, size_t n, int proto);    /* %n / *2n */
+void resp_set(struct resp_buf *b, size_t n, int proto);    /* ~n / *n */
+void resp_double(struct resp_buf *b, double d, int proto); /* ,d / bulk %.17g */
+void resp_bool(struct resp_buf *b, int v, int proto);      /* #t / :1 */
 void resp_verbatim(struct resp_buf *b, const char *p, size_t n, int proto); /* =txt: / bulk */
 
 #endif

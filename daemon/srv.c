@@ -37,9 +37,9 @@ struct srv srv;
 
 #define LISTENER_TAG (1ull << 63)
 #define READ_CHUNK (16 * 1024)
-#define READ_BULK_MAX (64u * 1024 * 1024) /* the most one read takes */
+#define READ_BULK_MAX (64u * 1024 * 1024)     /* the most one read takes */
 #define QUERY_BUF_MAX (1024ull * 1024 * 1024) /* Redis's client-query-buffer-limit */
-#define BUF_KEEP_MAX (1024u * 1024) /* larger query or reply buffers go back once empty */
+#define BUF_KEEP_MAX (1024u * 1024)           /* larger query or reply buffers go back once empty */
 #define CURSOR_SLOTS 4096
 #define EXPIRE_BUDGET 100 /* expiry index entries per record set of active expiry */
 
@@ -440,8 +440,8 @@ static ssize_t send_fds(struct conn *c)
     } u;
     struct iovec iov = {.iov_base = (void *)resp_buf_data(&c->out),
                         .iov_len = resp_buf_used(&c->out)};
-    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                       .msg_controllen = sizeof u.buf};
+    struct msghdr m = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
     struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
     cm->cmsg_level = SOL_SOCKET;
     cm->cmsg_type = SCM_RIGHTS;
@@ -536,8 +536,8 @@ static void flush_pending(void)
             struct conn *c = pending[i];
             if (!c)
                 continue;
-            jobs[nj] = (struct srv_io_job){.fd = c->fd, .buf = resp_buf_data(&c->out),
-                                           .len = resp_buf_used(&c->out)};
+            jobs[nj] = (struct srv_io_job){
+                .fd = c->fd, .buf = resp_buf_data(&c->out), .len = resp_buf_used(&c->out)};
             at[nj++] = i;
         }
         srv_io_write(jobs, nj);
@@ -693,8 +693,9 @@ static void conn_read(struct conn *c)
         c->in.len += (size_t)r;
         srv.stats.net_in += (uint64_t)r;
         if (resp_buf_used(&c->in) > QUERY_BUF_MAX) {
-            srv_log(LOG_WARNING, "Closing client that reached max query buffer length: "
-                                 "id=%llu addr=%s",
+            srv_log(LOG_WARNING,
+                    "Closing client that reached max query buffer length: "
+                    "id=%llu addr=%s",
                     (unsigned long long)c->id, c->addr);
             conn_free(c);
             return;
@@ -713,7 +714,8 @@ static int listen_tcp(const char *addr, int port)
     bool optional = addr[0] == '-';
     if (optional)
         addr++;
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+    struct addrinfo hints = {.ai_family = AF_UNSPEC,
+                             .ai_socktype = SOCK_STREAM,
                              .ai_flags = AI_PASSIVE | AI_NUMERICHOST},
                     *res;
     char ps[16];
@@ -739,8 +741,8 @@ static int listen_tcp(const char *addr, int port)
         freeaddrinfo(res);
         if (optional && (e == EADDRNOTAVAIL || e == EAFNOSUPPORT || e == EPROTONOSUPPORT))
             return -2;
-        srv_log(LOG_WARNING, "Could not create server TCP listening socket %s:%d: %s", addr,
-                port, strerror(e));
+        srv_log(LOG_WARNING, "Could not create server TCP listening socket %s:%d: %s", addr, port,
+                strerror(e));
         return -1;
     }
     freeaddrinfo(res);
@@ -774,7 +776,6 @@ static void add_listener(int fd)
 }
 
 /* ---- periodic work ---- */
-
 
 static void active_expire(void)
 {
@@ -973,7 +974,7 @@ int srv_main(void)
     if (!srv.conf.unixsocket) {
         /* Local clients (libshmkv) reach the cache through a Unix socket:
          * by default one inside the data folder, private to this daemon. */
-        char p[sizeof ((struct sockaddr_un *)0)->sun_path];
+        char p[sizeof((struct sockaddr_un *)0)->sun_path];
         int n = snprintf(p, sizeof p, "%s/shmkv.sock", srv.conf.dir);
         if (n > 0 && (size_t)n < sizeof p)
             srv.conf.unixsocket = kv_xmemdup(p, (size_t)n + 1);
@@ -1027,8 +1028,8 @@ int srv_main(void)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
-    srv_log(LOG_NOTICE, "shmkvd %s (Redis %s compatible) ready, port %d, data in %s",
-            SHMKV_VERSION, SRV_VERSION, srv.conf.port, srv.conf.dir);
+    srv_log(LOG_NOTICE, "shmkvd %s (Redis %s compatible) ready, port %d, data in %s", SHMKV_VERSION,
+            SRV_VERSION, srv.conf.port, srv.conf.dir);
 
     uint64_t next_cron = srv_mstime();
     struct epoll_event evs[256];
@@ -1067,7 +1068,7 @@ int srv_main(void)
         resume_unblocked();
         cmd_serve_ready();
         cmd_tracking_broadcast(); /* BCAST clients: this iteration's changes at once */
-        sync_before_reply(); /* one journal write (and fsync) for the whole iteration */
+        sync_before_reply();      /* one journal write (and fsync) for the whole iteration */
         flush_pending();
         uint64_t hk = lat_start();
         stor_housekeep(srv.stor);

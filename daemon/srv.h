@@ -50,10 +50,10 @@ struct srv_conf {
     int64_t flush_batch_bytes;
     int flush_interval_ms;
     int64_t overlay_max_bytes;
-    int flusher_threads;         /* 0: one per 4 CPUs, 1 to 4 */
-    int io_threads;              /* reply writers, the loop included (srv_io) */
-    int64_t min_free_disk;       /* below it, write commands are refused (MISCONF) */
-    char *journal_shm_dir; /* NULL: the journal stays on disk */
+    int flusher_threads;     /* 0: one per 4 CPUs, 1 to 4 */
+    int io_threads;          /* reply writers, the loop included (srv_io) */
+    int64_t min_free_disk;   /* below it, write commands are refused (MISCONF) */
+    char *journal_shm_dir;   /* NULL: the journal stays on disk */
     int64_t shm_cache_bytes; /* 0: no shared-memory cache */
     int64_t shm_max_record;
     int shm_huge_pages; /* try the hugetlb pool for the segment first */
@@ -107,14 +107,14 @@ struct ps_chan;
 enum {
     CONN_CLOSE_AFTER_REPLY = 1 << 0,
     CONN_MULTI = 1 << 1,
-    CONN_DIRTY_CAS = 1 << 2, /* a watched key changed: EXEC fails */
+    CONN_DIRTY_CAS = 1 << 2,  /* a watched key changed: EXEC fails */
     CONN_DIRTY_EXEC = 1 << 3, /* a command failed to queue: EXEC fails */
     CONN_BLOCKED = 1 << 4,
     CONN_UNIX = 1 << 5,
     CONN_AUTHED = 1 << 6,
     CONN_PENDING_WRITE = 1 << 7,
     CONN_CLOSE_ASAP = 1 << 8,
-    CONN_IN_EXEC = 1 << 9, /* running EXEC's queue: blocking commands do not block */
+    CONN_IN_EXEC = 1 << 9,   /* running EXEC's queue: blocking commands do not block */
     CONN_PASS_FDS = 1 << 10, /* the next write carries the shm cache's memfds */
     CONN_MONITOR = 1 << 11,  /* gets every command run (MONITOR) */
     CONN_NO_EVICT = 1 << 12, /* CLIENT NO-EVICT on: only shown (no client eviction here) */
@@ -127,8 +127,8 @@ enum {
     CONN_TRK_OPTIN = 1 << 2,
     CONN_TRK_OPTOUT = 1 << 3,
     CONN_TRK_NOLOOP = 1 << 4,
-    CONN_TRK_CACHING = 1 << 5, /* CLIENT CACHING given for the next command */
-    CONN_TRK_BROKEN = 1 << 6,  /* the redirect client is gone */
+    CONN_TRK_CACHING = 1 << 5,      /* CLIENT CACHING given for the next command */
+    CONN_TRK_BROKEN = 1 << 6,       /* the redirect client is gone */
     CONN_REPLY_OFF = 1 << 13,       /* CLIENT REPLY OFF: nothing is sent */
     CONN_REPLY_SKIP_NEXT = 1 << 14, /* CLIENT REPLY SKIP ran: the next command's reply goes */
     CONN_REPLY_SKIP = 1 << 15,      /* this command's reply goes */

@@ -71,7 +71,8 @@ static int lookup(int cf, const char *k, size_t kn, const char **v, size_t *vn, 
     size_t n;
     const char *ck = cache_key(cf, k, kn, &n);
     unsigned g = (unsigned char)k[0];
-    switch (count ? shmc_w_get(srv.cache, g, ck, n, v, vn) : shmc_w_peek(srv.cache, g, ck, n, v, vn)) {
+    switch (count ? shmc_w_get(srv.cache, g, ck, n, v, vn)
+                  : shmc_w_peek(srv.cache, g, ck, n, v, vn)) {
     case SHMC_W_HIT:
         return DB_CACHE_HIT;
     case SHMC_W_NEG:
@@ -199,8 +200,10 @@ int srv_cache_open(void)
         return -1;
     }
     cs.beating = true;
-    static const struct db_cache_ops hooks = {.get = hook_get, .peek = hook_peek,
-                                              .fill = hook_fill, .prefetch1 = hook_prefetch1,
+    static const struct db_cache_ops hooks = {.get = hook_get,
+                                              .peek = hook_peek,
+                                              .fill = hook_fill,
+                                              .prefetch1 = hook_prefetch1,
                                               .prefetch2 = hook_prefetch2};
     db_set_cache(srv.db, &hooks, NULL);
     const struct shmc_hdr *h = shmc_w_hdr(srv.cache);

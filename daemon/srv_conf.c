@@ -21,9 +21,9 @@ enum ptype { P_INT, P_MEM, P_STR, P_BOOL, P_ENUM, P_OCTAL, P_BIND, P_CONST, P_PC
 struct param {
     const char *name;
     enum ptype type;
-    size_t off;       /* into struct srv_conf (int, int64_t or char *) */
-    bool runtime;     /* CONFIG SET may change it */
-    int64_t min, max; /* P_INT / P_MEM bounds */
+    size_t off;               /* into struct srv_conf (int, int64_t or char *) */
+    bool runtime;             /* CONFIG SET may change it */
+    int64_t min, max;         /* P_INT / P_MEM bounds */
     const char *const *names; /* P_ENUM values, index = stored int */
     const char *constval;     /* P_CONST: what CONFIG GET reports */
 };
@@ -386,8 +386,8 @@ int srv_conf_load(struct srv_conf *c, const char *path, char *errbuf, size_t err
             if (ok == 0)
                 continue;
         }
-        snprintf(errbuf, errlen, "*** FATAL CONFIG FILE ERROR ***\nline %d: '%s'\n%s", lineno,
-                 line, err);
+        snprintf(errbuf, errlen, "*** FATAL CONFIG FILE ERROR ***\nline %d: '%s'\n%s", lineno, line,
+                 err);
         rc = -1;
         break;
     }
@@ -451,8 +451,8 @@ static void format(const struct srv_conf *c, const struct param *p, char *out, s
         size_t used = 0;
         out[0] = '\0';
         for (int i = 0; i < c->latency_npcts && used < cap; i++)
-            used += (size_t)snprintf(out + used, cap - used, "%s%g", i ? " " : "",
-                                     c->latency_pcts[i]);
+            used +=
+                (size_t)snprintf(out + used, cap - used, "%s%g", i ? " " : "", c->latency_pcts[i]);
         break;
     }
     }
@@ -668,7 +668,8 @@ int srv_conf_rewrite(const struct srv_conf *c, char *err, size_t errlen)
     FILE *w = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (fd >= 0 && !w)
         close(fd);
-    if (w && fchmod(fileno(w), mode) == 0 && fwrite(resp_buf_data(&out), 1, resp_buf_used(&out), w) == resp_buf_used(&out) &&
+    if (w && fchmod(fileno(w), mode) == 0 &&
+        fwrite(resp_buf_data(&out), 1, resp_buf_used(&out), w) == resp_buf_used(&out) &&
         fflush(w) == 0 && fsync(fileno(w)) == 0) {
         if (fclose(w) == 0 && rename(tmp, srv_conf_file) == 0)
             rc = 0;

@@ -95,8 +95,7 @@ uint64_t srv_idle_key(const struct srv_idle *t, unsigned db, const char *key, si
     return fp;
 }
 
-void srv_idle_touch(struct srv_idle *t, unsigned db, const char *key, size_t klen,
-                    uint64_t now_ms)
+void srv_idle_touch(struct srv_idle *t, unsigned db, const char *key, size_t klen, uint64_t now_ms)
 {
     srv_idle_touch_key(t, fp_of(db, key, klen), now_ms);
 }

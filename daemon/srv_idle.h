@@ -50,8 +50,7 @@ void srv_idle_init(struct srv_idle *t, size_t gen_keys, uint64_t now_ms);
 void srv_idle_free(struct srv_idle *t);
 
 /* Records a use of (db, key) at now_ms. */
-void srv_idle_touch(struct srv_idle *t, unsigned db, const char *key, size_t klen,
-                    uint64_t now_ms);
+void srv_idle_touch(struct srv_idle *t, unsigned db, const char *key, size_t klen, uint64_t now_ms);
 /* The same in two steps, so that the table's cache miss overlaps other
  * work: srv_idle_key() hashes the key and prefetches its slot,
  * srv_idle_touch_key() records the use of what it returned. */

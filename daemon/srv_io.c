@@ -5,8 +5,9 @@
  * generation and writes its own share; each helper, seeing the bump, writes
  * its share and counts itself done. Helpers spin for SPIN_NS after each
  * hand-off (under load the next one follows sooner) and then sleep on a
- * condition variable; the caller wakes sleepers only when there are some. The generation and the sleeper count are sequentially consistent, so
- * a helper going to sleep either sees the new generation or is seen asleep.
+ * condition variable; the caller wakes sleepers only when there are some. The generation and the
+ * sleeper count are sequentially consistent, so a helper going to sleep either sees the new
+ * generation or is seen asleep.
  */
 #include "srv_io.h"
 

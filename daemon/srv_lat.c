@@ -72,7 +72,8 @@ bool srv_lat_clock_init(bool allow_tsc)
     static const char *const flags[] = {"constant_tsc", "nonstop_tsc", NULL};
     static const char *const source[] = {"tsc", NULL};
     if (!allow_tsc || !file_has_words("/proc/cpuinfo", "flags", flags) ||
-        !file_has_words("/sys/devices/system/clocksource/clocksource0/current_clocksource", "", source))
+        !file_has_words("/sys/devices/system/clocksource/clocksource0/current_clocksource", "",
+                        source))
         return false;
     /* The rate over 5 ms, between two pairs each known to within a few µs:
      * off by a tenth of a percent at most. A counter outside 100 MHz to
@@ -195,8 +196,8 @@ void srv_lat_add(const char *event, uint32_t ms, int64_t now)
     }
     if (ms > e->max)
         e->max = ms;
-    struct srv_lat_sample *prev = e->n ? &e->s[(e->next + SRV_LAT_SAMPLES - 1) % SRV_LAT_SAMPLES]
-                                       : NULL;
+    struct srv_lat_sample *prev =
+        e->n ? &e->s[(e->next + SRV_LAT_SAMPLES - 1) % SRV_LAT_SAMPLES] : NULL;
     if (prev && prev->time == now) {
         if (ms > prev->ms)
             prev->ms = ms;

@@ -5,7 +5,7 @@
 # because the release build links librocksdb.a and them directly.
 set -euo pipefail
 
-PKGS=(build-essential cmake pkg-config
+PKGS=(build-essential cmake pkg-config clang-format
       librocksdb-dev libck-dev libjemalloc-dev libhiredis-dev libcmocka-dev
       libsnappy-dev zlib1g-dev libbz2-dev liblz4-dev libzstd-dev
       redis-server redis-tools gnuplot-nox)

@@ -8,8 +8,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-__attribute__((format(printf, 4, 5))) static inline int shmc_fail(char *err, size_t errlen,
-                                                                  int e, const char *fmt, ...)
+__attribute__((format(printf, 4, 5))) static inline int shmc_fail(char *err, size_t errlen, int e,
+                                                                  const char *fmt, ...)
 {
     if (err && errlen) {
         va_list ap;

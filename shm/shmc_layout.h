@@ -36,9 +36,9 @@
 #define SHMC_ABI 2u
 #define SHMC_HDR_SIZE 4096u
 #define SHMC_BUCKET_SIZE 64u
-#define SHMC_SLOTS 7u          /* slots per bucket */
-#define SHMC_HINT_STRIDE 8u    /* hint bytes per bucket */
-#define SHMC_GROUPS 256u       /* generations: one per Redis database */
+#define SHMC_SLOTS 7u       /* slots per bucket */
+#define SHMC_HINT_STRIDE 8u /* hint bytes per bucket */
+#define SHMC_GROUPS 256u    /* generations: one per Redis database */
 #define SHMC_SOCK_MAX 108u
 
 enum shmc_state {
@@ -56,18 +56,18 @@ struct shmc_hdr {
     /* written once, before any client can map the segment */
     uint64_t magic;
     uint32_t abi;
-    uint32_t hdr_size;     /* SHMC_HDR_SIZE */
-    uint64_t seg_size;     /* bytes of the segment */
-    uint64_t generation;   /* random, new for every segment */
+    uint32_t hdr_size;   /* SHMC_HDR_SIZE */
+    uint64_t seg_size;   /* bytes of the segment */
+    uint64_t generation; /* random, new for every segment */
     uint64_t index_off;
-    uint32_t nbuckets;     /* a power of two */
-    uint32_t max_record;   /* no record is larger than this */
+    uint32_t nbuckets;                      /* a power of two */
+    uint32_t max_record;                    /* no record is larger than this */
     uint64_t log_off, log_size, small_size; /* small log first, then main */
-    uint64_t hint_size;    /* bytes of the hint segment: nbuckets * 8 */
-    uint32_t daemon_pid;   /* for humans only: liveness is the lease below */
-    uint32_t lease_ms;     /* how long one heartbeat keeps the cache valid */
+    uint64_t hint_size;                     /* bytes of the hint segment: nbuckets * 8 */
+    uint32_t daemon_pid;                    /* for humans only: liveness is the lease below */
+    uint32_t lease_ms;                      /* how long one heartbeat keeps the cache valid */
     char socket_path[SHMC_SOCK_MAX];
-    uint32_t hdr_crc;      /* CRC32C of the bytes above it */
+    uint32_t hdr_crc; /* CRC32C of the bytes above it */
     uint32_t pad0;
     /* written while running (own cache lines, so hits never share them with
      * anything written often) */
@@ -85,16 +85,17 @@ struct shmc_bucket {
 };
 
 struct shmc_rec {
-    uint32_t size;      /* bytes of the whole record, header and padding: a multiple of 8 */
+    uint32_t size; /* bytes of the whole record, header and padding: a multiple of 8 */
     uint32_t klen;
     uint32_t vlen;
-    uint8_t flags;      /* SHMC_REC_* */
-    uint8_t freq;       /* the daemon's eviction counter (0..3); readers ignore it */
-    uint8_t group;      /* a database: the record is dead when group_gen moved on */
-    uint8_t queue;      /* the daemon's: which log holds it */
+    uint8_t flags; /* SHMC_REC_* */
+    uint8_t freq;  /* the daemon's eviction counter (0..3); readers ignore it */
+    uint8_t group; /* a database: the record is dead when group_gen moved on */
+    uint8_t queue; /* the daemon's: which log holds it */
     uint64_t hash;
-    uint64_t expire_ms; /* absolute Unix ms, 0 for none: a reader treats an expired record as a miss */
-    uint32_t gen;       /* group_gen[group] when written */
+    uint64_t
+        expire_ms; /* absolute Unix ms, 0 for none: a reader treats an expired record as a miss */
+    uint32_t gen;  /* group_gen[group] when written */
     uint32_t pad;
 };
 
@@ -103,7 +104,7 @@ _Static_assert(sizeof(struct shmc_rec) == 40, "record header layout");
 _Static_assert(sizeof(struct shmc_hdr) <= SHMC_HDR_SIZE, "header fits its page");
 _Static_assert(offsetof(struct shmc_hdr, hdr_crc) % 4 == 0, "crc aligned");
 
-#define SHMC_SLOT_OFF(s) (((s) & 0xffffffffffffull) << 3)
+#define SHMC_SLOT_OFF(s) (((s)&0xffffffffffffull) << 3)
 #define SHMC_SLOT_TAG(s) ((uint16_t)((s) >> 48))
 #define SHMC_SLOT_MAKE(tag, off) (((uint64_t)(tag) << 48) | ((uint64_t)(off) >> 3))
 
@@ -163,8 +164,7 @@ static inline uint64_t shmc_hash(const void *key, size_t n)
     } else {
         a = b = 0;
     }
-    return shmc_fold(0x3ceaaf308142c8ebull ^ seed,
-                     shmc_fold(a ^ 0x627655daa05f1119ull, b ^ seed));
+    return shmc_fold(0x3ceaaf308142c8ebull ^ seed, shmc_fold(a ^ 0x627655daa05f1119ull, b ^ seed));
 }
 
 /* The bucket of a hash: its low bits. The tag: its top 16 bits, never 0

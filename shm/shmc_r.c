@@ -17,7 +17,6 @@
 #include "kv_crc.h"
 #include "shmc_err.h"
 
-
 /* Every region must lie inside the segment, in order, 8-aligned. */
 static const char *hdr_problem(const struct shmc_hdr *h, size_t size, size_t hint_size)
 {
@@ -60,8 +59,8 @@ int shmc_r_attach(struct shmc_r *r, int fd, int hint_fd, char *err, size_t errle
     if (h->magic != SHMC_MAGIC) {
         rc = shmc_fail(err, errlen, EBADMSG, "shm cache: not a shmkv segment (bad magic)");
     } else if (h->abi != SHMC_ABI) {
-        rc = shmc_fail(err, errlen, EPROTO, "shm cache: ABI version %u, this library reads %u", h->abi,
-                  SHMC_ABI);
+        rc = shmc_fail(err, errlen, EPROTO, "shm cache: ABI version %u, this library reads %u",
+                       h->abi, SHMC_ABI);
     } else if ((why = hdr_problem(h, size, hint_fd >= 0 ? (size_t)hst.st_size : 0))) {
         rc = shmc_fail(err, errlen, EBADMSG, "shm cache: corrupt header: %s", why);
     }
@@ -73,7 +72,8 @@ int shmc_r_attach(struct shmc_r *r, int fd, int hint_fd, char *err, size_t errle
         void *hp = mmap(NULL, (size_t)hst.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, hint_fd, 0);
         if (hp == MAP_FAILED) {
             munmap((void *)seg, size);
-            return shmc_fail(err, errlen, errno, "shm cache hints: cannot map: %s", strerror(errno));
+            return shmc_fail(err, errlen, errno, "shm cache hints: cannot map: %s",
+                             strerror(errno));
         }
         r->hints = hp;
         r->hint_size = (size_t)hst.st_size;
@@ -162,8 +162,7 @@ static uint64_t expiry_now(void)
     return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000 + res_ms;
 }
 
-int shmc_rtx_peek(struct shmc_rtx *t, const void *key, size_t klen, const char **v,
-                  size_t *vlen)
+int shmc_rtx_peek(struct shmc_rtx *t, const void *key, size_t klen, const char **v, size_t *vlen)
 {
     const struct shmc_r *r = t->r;
     uint64_t hash = shmc_hash(key, klen);
@@ -185,8 +184,8 @@ int shmc_rtx_peek(struct shmc_rtx *t, const void *key, size_t klen, const char *
         memcpy(&h, r->seg + off, sizeof h);
         if (!rec_sane(r, off, &h))
             return SHMC_RETRY;
-        if (h.hash != hash || h.klen != klen || h.group != t->group ||
-            (h.flags & SHMC_REC_PAD) || memcmp(r->seg + off + sizeof h, key, klen) != 0)
+        if (h.hash != hash || h.klen != klen || h.group != t->group || (h.flags & SHMC_REC_PAD) ||
+            memcmp(r->seg + off + sizeof h, key, klen) != 0)
             continue;
         if (h.gen != t->gen)
             return SHMC_MISS;

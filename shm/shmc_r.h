@@ -85,8 +85,7 @@ int shmc_rtx_get(struct shmc_rtx *t, const void *key, size_t klen, struct shmc_b
  * value inside the segment (bounds-checked). The bytes may change under
  * the caller: copy what is needed, decide nothing before shmc_rtx_end()
  * says the copy stands, and never hand the pointer on. */
-int shmc_rtx_peek(struct shmc_rtx *t, const void *key, size_t klen, const char **v,
-                  size_t *vlen);
+int shmc_rtx_peek(struct shmc_rtx *t, const void *key, size_t klen, const char **v, size_t *vlen);
 /* 0 if every look-up since begin still stands, else SHMC_RETRY. Releases
  * what the transaction allocated; t may be begun again. */
 int shmc_rtx_end(struct shmc_rtx *t);

@@ -43,13 +43,13 @@ struct shmc_w {
     uint32_t nb;
     struct wlog q[2];
     size_t max_record;
-    bool huge; /* the segment is on 2 MiB hugetlb pages */
+    bool huge;       /* the segment is on 2 MiB hugetlb pages */
     uint32_t *ghost; /* S3-FIFO's ghost queue, lossy: one fingerprint per cell */
     uint32_t ghost_mask;
     uint32_t *touched; /* buckets made odd in this transaction */
     size_t ntouched, captouched;
     int depth;
-    char *tmp; /* a record being given another round */
+    char *tmp;             /* a record being given another round */
     uint64_t slot_changes; /* any slot set: a slot found before may have moved */
     /* The slot the last shmc_w_get or shmc_w_peek found its key in: the
      * daemon peeks at a key it is about to write (the key counts) and then
@@ -70,7 +70,6 @@ static void *xrealloc(void *p, size_t n)
         abort(); /* as the rest of the daemon: out of memory is fatal */
     return q;
 }
-
 
 /* ---- creation ---- */
 
@@ -310,8 +309,8 @@ static bool rec_live(const struct shmc_w *w, const struct shmc_rec *r)
 }
 
 /* The slot holding (group, key), or -1. */
-static int find(const struct shmc_w *w, uint64_t hash, unsigned group, const void *key,
-                size_t klen, uint32_t *bi)
+static int find(const struct shmc_w *w, uint64_t hash, unsigned group, const void *key, size_t klen,
+                uint32_t *bi)
 {
     *bi = shmc_bucket_of(hash, w->nb);
     const struct shmc_bucket *b = &w->bk[*bi];
@@ -329,8 +328,8 @@ static int find(const struct shmc_w *w, uint64_t hash, unsigned group, const voi
 }
 
 /* find() for a look-up, which notes where it found the key (w->last). */
-static int find_noted(struct shmc_w *w, uint64_t hash, unsigned group, const void *key,
-                      size_t klen, uint32_t *bi)
+static int find_noted(struct shmc_w *w, uint64_t hash, unsigned group, const void *key, size_t klen,
+                      uint32_t *bi)
 {
     int si = find(w, hash, group, key, klen, bi);
     w->last.set = si >= 0;
@@ -413,8 +412,7 @@ static void slot_insert(struct shmc_w *w, uint32_t bi, uint64_t v, uint64_t hash
 
 /* The slot referencing the record at off, or -1: records nothing reaches
  * (replaced, dropped from a full bucket) are garbage. */
-static int referenced(const struct shmc_w *w, const struct shmc_rec *r, uint64_t off,
-                      uint32_t *bi)
+static int referenced(const struct shmc_w *w, const struct shmc_rec *r, uint64_t off, uint32_t *bi)
 {
     *bi = shmc_bucket_of(r->hash, w->nb);
     const struct shmc_bucket *b = &w->bk[*bi];
@@ -564,9 +562,8 @@ static void evict_head(struct shmc_w *w, int qi)
 /* ---- records ---- */
 
 /* Writes key's record; with only_cached, only over one already cached. */
-static void put_rec(struct shmc_w *w, unsigned group, const void *key, size_t klen,
-                    const void *val, size_t vlen, uint64_t expire_ms, uint8_t flags,
-                    bool only_cached)
+static void put_rec(struct shmc_w *w, unsigned group, const void *key, size_t klen, const void *val,
+                    size_t vlen, uint64_t expire_ms, uint8_t flags, bool only_cached)
 {
     uint64_t hash;
     size_t r = shmc_rec_size(klen, vlen);
@@ -652,8 +649,8 @@ void shmc_w_put(struct shmc_w *w, unsigned group, const void *key, size_t klen, 
     shmc_w_end(w);
 }
 
-void shmc_w_refresh(struct shmc_w *w, unsigned group, const void *key, size_t klen,
-                    const void *val, size_t vlen, uint64_t expire_ms)
+void shmc_w_refresh(struct shmc_w *w, unsigned group, const void *key, size_t klen, const void *val,
+                    size_t vlen, uint64_t expire_ms)
 {
     shmc_w_begin(w);
     put_rec(w, group, key, klen, val, vlen, expire_ms, 0, true);
@@ -719,8 +716,8 @@ void shmc_w_drop_group(struct shmc_w *w, unsigned group)
     ck_pr_store_32(g, *g + 1);
 }
 
-int shmc_w_get(struct shmc_w *w, unsigned group, const void *key, size_t klen,
-               const char **val, size_t *vlen)
+int shmc_w_get(struct shmc_w *w, unsigned group, const void *key, size_t klen, const char **val,
+               size_t *vlen)
 {
     w->st.lookups++;
     uint32_t bi;
@@ -744,8 +741,8 @@ int shmc_w_get(struct shmc_w *w, unsigned group, const void *key, size_t klen,
     return SHMC_W_HIT;
 }
 
-int shmc_w_peek(struct shmc_w *w, unsigned group, const void *key, size_t klen,
-                const char **val, size_t *vlen)
+int shmc_w_peek(struct shmc_w *w, unsigned group, const void *key, size_t klen, const char **val,
+                size_t *vlen)
 {
     uint32_t bi;
     int si = find_noted(w, shmc_hash(key, klen), group, key, klen, &bi);
@@ -805,12 +802,12 @@ const char *shmc_w_check(const struct shmc_w *w)
                 continue;
             uint64_t off = SHMC_SLOT_OFF(s);
             const struct shmc_rec *r = rec_at(w, off);
-            int qi = in_log(&w->q[Q_SMALL], off) ? Q_SMALL
+            int qi = in_log(&w->q[Q_SMALL], off)  ? Q_SMALL
                      : in_log(&w->q[Q_MAIN], off) ? Q_MAIN
-                                                   : -1;
+                                                  : -1;
             if (qi < 0 || r->queue != qi) {
-                snprintf(msg, sizeof msg, "bucket %u slot %u: offset %llu outside its log", bi,
-                         i, (unsigned long long)off);
+                snprintf(msg, sizeof msg, "bucket %u slot %u: offset %llu outside its log", bi, i,
+                         (unsigned long long)off);
                 return msg;
             }
             if (shmc_bucket_of(r->hash, w->nb) != bi || shmc_tag_of(r->hash) != SHMC_SLOT_TAG(s) ||

@@ -39,13 +39,13 @@ struct shmc_w_opts {
 };
 
 struct shmc_w_stats {
-    uint64_t size, used;       /* log bytes, and bytes between heads and tails */
+    uint64_t size, used;         /* log bytes, and bytes between heads and tails */
     uint64_t records, negatives; /* live slots, and how many of them are negative */
     uint64_t inserts, updates, removes, refused;
-    uint64_t evictions;        /* records dropped at a log head */
-    uint64_t index_evictions;  /* records dropped because their bucket was full */
-    uint64_t promotions;       /* small → main */
-    uint64_t reinserts;        /* main → main, another round */
+    uint64_t evictions;       /* records dropped at a log head */
+    uint64_t index_evictions; /* records dropped because their bucket was full */
+    uint64_t promotions;      /* small → main */
+    uint64_t reinserts;       /* main → main, another round */
     uint64_t ghost_hits;
     uint64_t lookups, hits, neg_hits; /* the daemon's own look-ups */
 };
@@ -91,8 +91,8 @@ void shmc_w_put(struct shmc_w *w, unsigned group, const void *key, size_t klen, 
                 size_t vlen, uint64_t expire_ms);
 /* As shmc_w_put where key is cached, a record or a negative entry; an
  * uncached key stays uncached. */
-void shmc_w_refresh(struct shmc_w *w, unsigned group, const void *key, size_t klen,
-                    const void *val, size_t vlen, uint64_t expire_ms);
+void shmc_w_refresh(struct shmc_w *w, unsigned group, const void *key, size_t klen, const void *val,
+                    size_t vlen, uint64_t expire_ms);
 /* Caches key as absent (a negative entry). */
 void shmc_w_put_neg(struct shmc_w *w, unsigned group, const void *key, size_t klen);
 /* The key was deleted: a cached record becomes a negative entry; an
@@ -106,14 +106,14 @@ void shmc_w_drop_group(struct shmc_w *w, unsigned group);
 /* The daemon's own look-up (counts as an access for eviction). On HIT,
  * *val and *vlen point into the segment until the next change. Expiry is not
  * judged here: the caller decides what an expired record means. */
-int shmc_w_get(struct shmc_w *w, unsigned group, const void *key, size_t klen,
-               const char **val, size_t *vlen);
+int shmc_w_get(struct shmc_w *w, unsigned group, const void *key, size_t klen, const char **val,
+               size_t *vlen);
 /* The same answer without counting as an access or in the statistics: for
  * the daemon's bookkeeping (does a key it is about to write exist?). Both
  * note where they found the key, and a put of that key before any slot
  * changes starts there instead of searching again. */
-int shmc_w_peek(struct shmc_w *w, unsigned group, const void *key, size_t klen,
-                const char **val, size_t *vlen);
+int shmc_w_peek(struct shmc_w *w, unsigned group, const void *key, size_t klen, const char **val,
+                size_t *vlen);
 
 void shmc_w_stats(const struct shmc_w *w, struct shmc_w_stats *st);
 /* Zeroes the event counters (not size, used, records, negatives). */

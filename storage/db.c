@@ -316,8 +316,8 @@ static inline bool near_get(struct db *d, int cf, const char *k, size_t kn, char
 
 /* Puts the engine's answer to a read of (cf, k) in the cache: rc, and on 0
  * *v, *vn. */
-static void fill_cache(struct db *d, int cf, const char *k, size_t kn, int rc,
-                       char *const *v, const size_t *vn)
+static void fill_cache(struct db *d, int cf, const char *k, size_t kn, int rc, char *const *v,
+                       const size_t *vn)
 {
     if (!d->cache.get || cf == STOR_CF_SCORE)
         return;
@@ -340,7 +340,7 @@ static bool absence_counted(const struct db *d, int cf, const char *k, size_t kn
  * engine's, which fills the cache if fill, an absence only if fill_absent
  * too (or absence_counted). */
 int db_rget_with(struct db *d, int cf, const char *k, size_t kn, char **v, size_t *vn, size_t cap,
-                bool fill, bool fill_absent)
+                 bool fill, bool fill_absent)
 {
     int rc;
     if (near_get(d, cf, k, kn, v, vn, &rc, cap))

@@ -72,9 +72,9 @@ static inline size_t db_vec_len(const struct db_vec *v, size_t i)
 /* ---- handle ---- */
 
 struct db_opts {
-    uint8_t hash_coding;   /* enum enc_coding for new hashes */
-    uint8_t set_coding;    /* enum enc_coding for new sets */
-    uint64_t max_string;   /* APPEND/SETRANGE limit (0: 512 MiB, Redis's default) */
+    uint8_t hash_coding; /* enum enc_coding for new hashes */
+    uint8_t set_coding;  /* enum enc_coding for new sets */
+    uint64_t max_string; /* APPEND/SETRANGE limit (0: 512 MiB, Redis's default) */
 };
 
 /* The type layer over one open engine; opaque (db_int.h). */
@@ -103,21 +103,20 @@ struct db_cache_ops {
 
 /* The type layer's own figures, for INFO storage. */
 struct db_info {
-    unsigned key_filters;       /* Bloom filters in the key filter */
+    unsigned key_filters; /* Bloom filters in the key filter */
     uint64_t key_filter_bytes, key_filter_keys;
-    bool key_filter_building;   /* a rebuild is under way */
+    bool key_filter_building; /* a rebuild is under way */
     uint64_t key_filter_rebuilds;
     bool counts_loaded;         /* the key counts came from the last shutdown's file */
     uint64_t defer_outstanding; /* writes whose prior state write-back still reads */
     uint64_t defer_total;       /* writes deferred so, since the start */
     unsigned pick_indexes;      /* collections with a random-pick index */
     size_t pick_bytes;
-    uint64_t tidied;            /* collections rewritten without their deletes */
+    uint64_t tidied;             /* collections rewritten without their deletes */
     unsigned scache_collections; /* small collections kept for walks */
     size_t scache_bytes;
     uint64_t scache_hits, scache_fills;
 };
-
 
 /* For an on_commit hook: the (db, user key) a committed record belongs to.
  * 0, KV_ECORRUPT for a key of no known layout, or KV_EINVAL for an
@@ -203,8 +202,7 @@ struct db_pf {
     size_t sub_cache_klen;
     bool sub_set;
 };
-void db_prefetch1(const struct db *d, unsigned dbi, const char *key, size_t klen,
-                  struct db_pf *pf);
+void db_prefetch1(const struct db *d, unsigned dbi, const char *key, size_t klen, struct db_pf *pf);
 /* db_prefetch1, and when key is the hash, set or sorted set kc_load last
  * found, the sub record of field in it too (HSET key field ..., SADD key
  * member, HGET, SISMEMBER ...). */
@@ -227,8 +225,8 @@ int db_exists_many(struct db *d, unsigned dbi, const struct db_str *keys, size_t
  * twice is deleted once). Their records are read a batch at a time and fill
  * no cache; the first `prefetched` keys were prefetched (db_prefetch1).
  * 0, or an error and nothing deleted. */
-int db_del_many(struct db *d, unsigned dbi, const struct db_str *keys, size_t n,
-                size_t prefetched, unsigned char *deleted);
+int db_del_many(struct db *d, unsigned dbi, const struct db_str *keys, size_t n, size_t prefetched,
+                unsigned char *deleted);
 /* Deletes any type in O(1). 1 deleted, 0 absent. */
 int db_del(struct db *d, unsigned dbi, const char *key, size_t klen);
 
@@ -249,8 +247,8 @@ int db_rename(struct db *d, unsigned dbi, const char *src, size_t srcn, const ch
               size_t dstn, int nx);
 /* Copies src (db sdb) to dst (db ddb). 1 copied, 0 dst exists and !replace,
  * KV_ENOTFOUND src absent. */
-int db_copy(struct db *d, unsigned sdb, const char *src, size_t srcn, unsigned ddb,
-            const char *dst, size_t dstn, int replace);
+int db_copy(struct db *d, unsigned sdb, const char *src, size_t srcn, unsigned ddb, const char *dst,
+            size_t dstn, int replace);
 /* MOVE: key from db sdb to db ddb (sdb != ddb), keeping its expiry. 1 moved,
  * 0 already in ddb, KV_ENOTFOUND absent from sdb. O(size of the value). */
 int db_move(struct db *d, unsigned sdb, unsigned ddb, const char *key, size_t klen);
@@ -270,8 +268,8 @@ int db_dump(struct db *d, unsigned dbi, const char *key, size_t klen, struct db_
  * v->expire_ms, in one record set. v is not empty, a hash's fields and a
  * set's or sorted set's members are distinct. 1 done, 0 key exists and
  * !replace. */
-int db_restore(struct db *d, unsigned dbi, const char *key, size_t klen,
-               const struct db_value *v, int replace);
+int db_restore(struct db *d, unsigned dbi, const char *key, size_t klen, const struct db_value *v,
+               int replace);
 
 /* One step of a cursor scan over db dbi's keys, in (slot, key) order.
  * cursor/cn: a position an earlier step returned (opaque bytes; NULL to
@@ -281,9 +279,8 @@ int db_restore(struct db *d, unsigned dbi, const char *key, size_t klen,
  * complete. A step's work is bounded (db.c, SCAN_CALL_US): over a key
  * space RocksDB still holds many tombstones of, it may return fewer keys
  * than count, or none, and a position that goes on. */
-int db_scan(struct db *d, unsigned dbi, const char *cursor, size_t cn, const char *pat,
-            size_t patn, int type, uint64_t count, struct db_vec *out, char **next,
-            size_t *nextn);
+int db_scan(struct db *d, unsigned dbi, const char *cursor, size_t cn, const char *pat, size_t patn,
+            int type, uint64_t count, struct db_vec *out, char **next, size_t *nextn);
 /* A key chosen at random (not uniformly), KV_ENOTFOUND if db is empty. */
 int db_randomkey(struct db *d, unsigned dbi, char **key, size_t *klen);
 /* The keys of one db, and how many of them have an expiry, from the counts
@@ -315,9 +312,9 @@ int db_flushall(struct db *d);
 
 /* What OBJECT and INFO want to know about one key. */
 struct db_keyinfo {
-    int type;       /* enum enc_type */
-    int coding;     /* enum enc_coding */
-    uint64_t size;  /* string length, or collection size (counted by scan if blind) */
+    int type;      /* enum enc_type */
+    int coding;    /* enum enc_coding */
+    uint64_t size; /* string length, or collection size (counted by scan if blind) */
     uint64_t expire_ms;
 };
 int db_keyinfo(struct db *d, unsigned dbi, const char *key, size_t klen, struct db_keyinfo *ki);
@@ -376,17 +373,16 @@ int db_bitop(struct db *d, unsigned dbi, int op, const char *dst, size_t dstn,
  * up, KV_EHLLCORRUPT. PFADD: adds the elements to key's sketch, made
  * empty when absent; *changed is 1 if it was made or a register grew (only
  * then is it written). */
-int db_pfadd(struct db *d, unsigned dbi, const char *key, size_t klen,
-             const struct db_str *elems, size_t n, int *changed);
+int db_pfadd(struct db *d, unsigned dbi, const char *key, size_t klen, const struct db_str *elems,
+             size_t n, int *changed);
 /* PFCOUNT: the estimated number of distinct elements in the union of the
  * sketches at keys (absent keys are empty). One key's estimate is cached in
  * its header, written back when it was stale, as Redis does. */
-int db_pfcount(struct db *d, unsigned dbi, const struct db_str *keys, size_t n,
-               uint64_t *card);
+int db_pfcount(struct db *d, unsigned dbi, const struct db_str *keys, size_t n, uint64_t *card);
 /* PFMERGE: dst becomes the union of itself and srcs, dense if any of them
  * was; its expiry stays. */
-int db_pfmerge(struct db *d, unsigned dbi, const char *dst, size_t dstn,
-               const struct db_str *srcs, size_t n);
+int db_pfmerge(struct db *d, unsigned dbi, const char *dst, size_t dstn, const struct db_str *srcs,
+               size_t n);
 
 enum { DB_SET_NX = 1, DB_SET_XX = 2, DB_SET_KEEPTTL = 4, DB_SET_GET = 8 };
 /* SET with its options. expire_ms applies unless KEEPTTL. With GET, *old
@@ -400,8 +396,8 @@ enum { DB_GETEX_KEEP = 0, DB_GETEX_SET = 1, DB_GETEX_PERSIST = 2 };
 /* GETEX: *v is the value (malloc'd). 0: the expiry is unchanged; 1: it was
  * set (SET) or removed (PERSIST); 2: a time not in the future deleted the
  * key. */
-int db_getex(struct db *d, unsigned dbi, const char *key, size_t klen, int mode,
-             uint64_t expire_ms, char **v, size_t *vn);
+int db_getex(struct db *d, unsigned dbi, const char *key, size_t klen, int mode, uint64_t expire_ms,
+             char **v, size_t *vn);
 /* kv: 2*npairs strings, key then value. nx: MSETNX (all or none).
  * 1 written, 0 nx and some key existed. */
 int db_mset(struct db *d, unsigned dbi, const struct db_str *kv, size_t npairs, int nx);
@@ -437,16 +433,15 @@ int db_hmget(struct db *d, unsigned dbi, const char *key, size_t klen, const str
 int db_hdel(struct db *d, unsigned dbi, const char *key, size_t klen, const struct db_str *f,
             size_t n, uint64_t *removed);
 int db_hlen(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t *n);
-int db_hexists(struct db *d, unsigned dbi, const char *key, size_t klen, const char *f,
-               size_t fn);
-int db_hstrlen(struct db *d, unsigned dbi, const char *key, size_t klen, const char *f,
-               size_t fn, uint64_t *n);
+int db_hexists(struct db *d, unsigned dbi, const char *key, size_t klen, const char *f, size_t fn);
+int db_hstrlen(struct db *d, unsigned dbi, const char *key, size_t klen, const char *f, size_t fn,
+               uint64_t *n);
 enum { DB_H_FIELDS = 1, DB_H_VALUES = 2, DB_H_BOTH = 3 };
 /* Fields and/or values in field byte order (pairs when DB_H_BOTH). */
 int db_hgetall(struct db *d, unsigned dbi, const char *key, size_t klen, int what,
                struct db_vec *out);
-int db_hincrby(struct db *d, unsigned dbi, const char *key, size_t klen, const char *f,
-               size_t fn, int64_t delta, int64_t *out);
+int db_hincrby(struct db *d, unsigned dbi, const char *key, size_t klen, const char *f, size_t fn,
+               int64_t delta, int64_t *out);
 int db_hincrbyfloat(struct db *d, unsigned dbi, const char *key, size_t klen, const char *f,
                     size_t fn, long double delta, char *out, size_t *outn);
 /* HRANDFIELD with a count: count > 0 distinct fields (at most all), count < 0
@@ -456,9 +451,9 @@ int db_hrandfield(struct db *d, unsigned dbi, const char *key, size_t klen, int6
 
 /* HSCAN/SSCAN/ZSCAN: like db_scan, over one collection. Items: field,value
  * pairs (hash), members (set), member,score-string pairs (zset). */
-int db_cscan(struct db *d, unsigned dbi, const char *key, size_t klen, int type,
-             const char *cursor, size_t cn, const char *pat, size_t patn, uint64_t count,
-             struct db_vec *out, char **next, size_t *nextn);
+int db_cscan(struct db *d, unsigned dbi, const char *key, size_t klen, int type, const char *cursor,
+             size_t cn, const char *pat, size_t patn, uint64_t count, struct db_vec *out,
+             char **next, size_t *nextn);
 
 /* ---- sets ---- */
 
@@ -472,8 +467,8 @@ int db_sismember(struct db *d, unsigned dbi, const char *key, size_t klen, const
 /* SMISMEMBER: is[i] = 1 where m[i] is a member, else 0 (all 0 for an
  * absent key). Records neither cached nor pending are read from the engine
  * a batch at a time. 0, KV_EWRONGTYPE or the first read error. */
-int db_smismember(struct db *d, unsigned dbi, const char *key, size_t klen,
-                  const struct db_str *m, size_t n, unsigned char *is);
+int db_smismember(struct db *d, unsigned dbi, const char *key, size_t klen, const struct db_str *m,
+                  size_t n, unsigned char *is);
 int db_scard(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t *n);
 /* Removes and returns up to count random members. */
 int db_spop(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t count,
@@ -482,8 +477,8 @@ int db_spop(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t c
 int db_srandmember(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t count,
                    struct db_vec *out);
 /* 1 moved, 0 not a member of src. */
-int db_smove(struct db *d, unsigned dbi, const char *src, size_t srcn, const char *dst,
-             size_t dstn, const char *m, size_t mn);
+int db_smove(struct db *d, unsigned dbi, const char *src, size_t srcn, const char *dst, size_t dstn,
+             const char *m, size_t mn);
 enum { DB_SINTER = 1, DB_SUNION = 2, DB_SDIFF = 3 };
 /* Set algebra over keys (absent keys are empty sets). limit: stop after that
  * many results (0: no limit; SINTERCARD). Results in byte order. */
@@ -511,13 +506,13 @@ int db_zadd(struct db *d, unsigned dbi, const char *key, size_t klen, const doub
 int db_zrem(struct db *d, unsigned dbi, const char *key, size_t klen, const struct db_str *m,
             size_t n, uint64_t *removed);
 /* KV_ENOTFOUND when key or member is absent. */
-int db_zscore(struct db *d, unsigned dbi, const char *key, size_t klen, const char *m,
-              size_t mn, double *score);
+int db_zscore(struct db *d, unsigned dbi, const char *key, size_t klen, const char *m, size_t mn,
+              double *score);
 /* ZMSCORE: score[i] = m[i]'s score, or NaN where it is not a member (a
  * stored score is never NaN; all NaN for an absent key). Batched as
  * db_smismember. 0, KV_EWRONGTYPE or the first read error. */
-int db_zmscore(struct db *d, unsigned dbi, const char *key, size_t klen,
-               const struct db_str *m, size_t n, double *score);
+int db_zmscore(struct db *d, unsigned dbi, const char *key, size_t klen, const struct db_str *m,
+               size_t n, double *score);
 int db_zcard(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t *n);
 
 enum { DB_ZBY_RANK = 0, DB_ZBY_SCORE = 1, DB_ZBY_LEX = 2 };
@@ -538,27 +533,27 @@ struct db_zspec {
     int64_t offset, limit; /* LIMIT; limit < 0: no limit */
 };
 /* Members in range, each with its score. */
-int db_zrange(struct db *d, unsigned dbi, const char *key, size_t klen,
-              const struct db_zspec *sp, struct db_vec *out);
+int db_zrange(struct db *d, unsigned dbi, const char *key, size_t klen, const struct db_zspec *sp,
+              struct db_vec *out);
 /* ZRANGESTORE: the range of src stored into dst; *n its size. */
 int db_zrangestore(struct db *d, unsigned dbi, const char *dst, size_t dstn, const char *src,
                    size_t srcn, const struct db_zspec *sp, uint64_t *n);
 /* ZCOUNT (BY_SCORE) / ZLEXCOUNT (BY_LEX). */
-int db_zcount(struct db *d, unsigned dbi, const char *key, size_t klen,
-              const struct db_zspec *sp, uint64_t *n);
+int db_zcount(struct db *d, unsigned dbi, const char *key, size_t klen, const struct db_zspec *sp,
+              uint64_t *n);
 /* Calls fn for each member scored in each range [ranges[2i], ranges[2i+1])
  * of n, range by range, in score order (ties by member) within a range,
  * until fn returns nonzero; m is valid during the call only. An absent key
  * calls nothing; another type is KV_EWRONGTYPE. */
 typedef int db_zeach_fn(const char *m, size_t mn, double score, void *arg);
-int db_zeach_score(struct db *d, unsigned dbi, const char *key, size_t klen,
-                   const double *ranges, size_t n, db_zeach_fn *fn, void *arg);
+int db_zeach_score(struct db *d, unsigned dbi, const char *key, size_t klen, const double *ranges,
+                   size_t n, db_zeach_fn *fn, void *arg);
 /* Replaces dst with the members and scores of v (distinct members); an
  * empty v deletes dst. */
 int db_zstore(struct db *d, unsigned dbi, const char *dst, size_t dstn, const struct db_vec *v);
 /* KV_ENOTFOUND when key or member is absent. */
-int db_zrank(struct db *d, unsigned dbi, const char *key, size_t klen, const char *m,
-             size_t mn, int rev, uint64_t *rank);
+int db_zrank(struct db *d, unsigned dbi, const char *key, size_t klen, const char *m, size_t mn,
+             int rev, uint64_t *rank);
 /* ZREMRANGEBYRANK/SCORE/LEX. */
 int db_zremrange(struct db *d, unsigned dbi, const char *key, size_t klen,
                  const struct db_zspec *sp, uint64_t *removed);
@@ -590,29 +585,28 @@ int db_llen(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t *
 /* SORT ... STORE: dst becomes a list of v's items (nil as ""), with no
  * expiry, whatever it held; an empty v deletes dst. */
 int db_lstore(struct db *d, unsigned dbi, const char *dst, size_t dstn, const struct db_vec *v);
-int db_lrange(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t start,
-              int64_t stop, struct db_vec *out);
+int db_lrange(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t start, int64_t stop,
+              struct db_vec *out);
 /* KV_ENOTFOUND when absent or out of range. */
 int db_lindex(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t idx, char **v,
               size_t *vn);
 /* KV_ENOTFOUND: no such key; KV_ERANGE: index out of range. */
-int db_lset(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t idx,
-            const char *v, size_t vn);
-int db_lrem(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t count,
-            const char *v, size_t vn, uint64_t *removed);
+int db_lset(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t idx, const char *v,
+            size_t vn);
+int db_lrem(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t count, const char *v,
+            size_t vn, uint64_t *removed);
 /* *len: new length, -1 pivot not found, 0 key absent. */
 int db_linsert(struct db *d, unsigned dbi, const char *key, size_t klen, int before,
                const char *pivot, size_t pn, const char *v, size_t vn, int64_t *len);
 /* 1 trimmed (the key goes if nothing is left), 0 key absent. */
-int db_ltrim(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t start,
-             int64_t stop);
+int db_ltrim(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t start, int64_t stop);
 /* LPOS: positions of elem. rank != 0 (negative: from the tail), count 0 =
  * all, maxlen 0 = whole list. *pos is malloc'd (NULL when none). */
 int db_lpos(struct db *d, unsigned dbi, const char *key, size_t klen, const char *e, size_t en,
             int64_t rank, uint64_t count, uint64_t maxlen, int64_t **pos, size_t *npos);
 /* LMOVE/RPOPLPUSH. KV_ENOTFOUND when src is absent. */
-int db_lmove(struct db *d, unsigned dbi, const char *src, size_t srcn, const char *dst,
-             size_t dstn, int from_left, int to_left, char **v, size_t *vn);
+int db_lmove(struct db *d, unsigned dbi, const char *src, size_t srcn, const char *dst, size_t dstn,
+             int from_left, int to_left, char **v, size_t *vn);
 
 /* ---- helpers shared with the daemon ---- */
 

@@ -120,7 +120,6 @@ bool db_surely_empty(const struct db *d, unsigned dbi)
     return !d->nkeys[dbi] && !d->defer_out[dbi];
 }
 
-
 /* Slots a slice's iterator covers at most: it skips no more deleted keys
  * than these slots hold. One iterator from the start of the meta family
  * skipped every record 2.5M deletes in key order had left (1.15 s once). */
@@ -278,8 +277,8 @@ bool db_counts_load(struct db *d)
               memcmp(h.magic, COUNTS_MAGIC, sizeof h.magic) == 0 && h.probe == counts_probe() &&
               h.seq == stor_latest_seq(d->s) && st.replayed_sets == 0 &&
               db_keyf_load(&d->keyf, fd, &crc) == 0 &&
-              db_read_all(fd, &sum, sizeof sum, &ignored) == 0 &&
-              sum == crc && read(fd, &extra, 1) == 0;
+              db_read_all(fd, &sum, sizeof sum, &ignored) == 0 && sum == crc &&
+              read(fd, &extra, 1) == 0;
     close(fd);
     if (!ok) {
         db_keyf_destroy(&d->keyf);
@@ -463,8 +462,8 @@ int db_count_keys(struct db *d, struct stor_batch *b, struct db_key_counts *kc)
     /* Keyspace events need to know now (db_note_keys has looked already). */
     if (d->defer_total >= DB_DEFER_MAX) /* take in what was resolved, if it costs no wait */
         stor_resolve_fold_try(d->s, counts_fold, d);
-    bool may_defer = !d->track_new && !d->track_expired &&
-                     d->defer_total < DB_DEFER_MAX && stor_can_defer(d->s);
+    bool may_defer =
+        !d->track_new && !d->track_expired && d->defer_total < DB_DEFER_MAX && stor_can_defer(d->s);
     size_t pc = 0; /* the next prior, by op */
     for (size_t i = 0; i < b->nops; i++) {
         const struct stor_op *op = &b->ops[i];
@@ -511,8 +510,8 @@ int db_count_keys(struct db *d, struct stor_batch *b, struct db_key_counts *kc)
 
 /* stor's resolver (db_init): a deferred write and the record RocksDB held
  * before it. Under stor's resolver lock, on the flusher's thread or ours. */
-void db_counts_resolve(void *arg, int kind, const char *k, size_t kn, const char *v,
-                           size_t vn, const char *old, size_t oldn, bool had)
+void db_counts_resolve(void *arg, int kind, const char *k, size_t kn, const char *v, size_t vn,
+                       const char *old, size_t oldn, bool had)
 {
     struct db *d = arg;
     int64_t dk, de;

@@ -16,7 +16,7 @@
 static void efloor_reset(struct db *d, unsigned dbi, uint64_t exp);
 
 void db_put_expiry(struct db *d, unsigned dbi, uint64_t exp, uint16_t slot, const char *key,
-                       size_t klen)
+                   size_t klen)
 {
     struct db_buf ek;
     dbb_init(&ek);
@@ -104,8 +104,7 @@ int db_expiry_index_check(struct db *d)
     return rc;
 }
 
-int db_expire(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t when_ms,
-              int flags)
+int db_expire(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t when_ms, int flags)
 {
     struct db_kc kc;
     db_begin(d);

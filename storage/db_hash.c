@@ -131,8 +131,7 @@ int db_hdel(struct db *d, unsigned dbi, const char *key, size_t klen, const stru
     return db_remove_members(d, dbi, key, klen, ENC_TYPE_HASH, f, n, removed);
 }
 
-int db_coll_size(struct db *d, unsigned dbi, const char *key, size_t klen, int type,
-                 uint64_t *n)
+int db_coll_size(struct db *d, unsigned dbi, const char *key, size_t klen, int type, uint64_t *n)
 {
     struct db_kc kc;
     *n = 0;
@@ -148,8 +147,8 @@ int db_hlen(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t *
     return db_coll_size(d, dbi, key, klen, ENC_TYPE_HASH, n);
 }
 
-int db_has_member(struct db *d, unsigned dbi, const char *key, size_t klen, int type,
-                  const char *f, size_t fn)
+int db_has_member(struct db *d, unsigned dbi, const char *key, size_t klen, int type, const char *f,
+                  size_t fn)
 {
     struct db_kc kc;
     int rc = kc_open(d, &kc, dbi, key, klen, type);
@@ -162,14 +161,13 @@ int db_has_member(struct db *d, unsigned dbi, const char *key, size_t klen, int 
     return rc == KV_ENOTFOUND ? 0 : rc;
 }
 
-int db_hexists(struct db *d, unsigned dbi, const char *key, size_t klen, const char *f,
-               size_t fn)
+int db_hexists(struct db *d, unsigned dbi, const char *key, size_t klen, const char *f, size_t fn)
 {
     return db_has_member(d, dbi, key, klen, ENC_TYPE_HASH, f, fn);
 }
 
-int db_hstrlen(struct db *d, unsigned dbi, const char *key, size_t klen, const char *f,
-               size_t fn, uint64_t *n)
+int db_hstrlen(struct db *d, unsigned dbi, const char *key, size_t klen, const char *f, size_t fn,
+               uint64_t *n)
 {
     char *v;
     size_t vn;
@@ -209,8 +207,7 @@ int db_hgetall(struct db *d, unsigned dbi, const char *key, size_t klen, int wha
 /* Shared read-modify-write of one hash field for HINCRBY/HINCRBYFLOAT: loads
  * the field (absent reads as "0") and stages fn(value). */
 static int hash_field_rmw(struct db *d, struct db_kc *kc, unsigned dbi, const char *key,
-                          size_t klen, const char *f, size_t fn, char **v, size_t *vn,
-                          bool *had)
+                          size_t klen, const char *f, size_t fn, char **v, size_t *vn, bool *had)
 {
     int rc = kc_open_write(d, kc, dbi, key, klen, ENC_TYPE_HASH);
     if (rc)
@@ -227,8 +224,8 @@ static int hash_field_rmw(struct db *d, struct db_kc *kc, unsigned dbi, const ch
     return rc;
 }
 
-static int hash_field_store(struct db *d, struct db_kc *kc, const char *f, size_t fn,
-                            const char *v, size_t vn, bool had)
+static int hash_field_store(struct db *d, struct db_kc *kc, const char *f, size_t fn, const char *v,
+                            size_t vn, bool had)
 {
     size_t kn;
     const char *k = kc_sub(kc, f, fn, &kn);
@@ -241,8 +238,8 @@ static int hash_field_store(struct db *d, struct db_kc *kc, const char *f, size_
     return db_commit(d);
 }
 
-int db_hincrby(struct db *d, unsigned dbi, const char *key, size_t klen, const char *f,
-               size_t fn, int64_t delta, int64_t *out)
+int db_hincrby(struct db *d, unsigned dbi, const char *key, size_t klen, const char *f, size_t fn,
+               int64_t delta, int64_t *out)
 {
     struct db_kc kc;
     char *v = NULL;

@@ -114,10 +114,10 @@ struct db_pick_ix {
     size_t k, cap;    /* buckets, and room for them */
     char **piv;       /* piv[i]: bucket i's first member bound (piv[0] unused) */
     uint32_t *pivn;
-    uint32_t *ub;     /* ub[i] >= the members in bucket i */
+    uint32_t *ub; /* ub[i] >= the members in bucket i */
     size_t pivbytes;
-    bool over;        /* some ub[i] > DB_PICK_BMAX */
-    uint64_t used;    /* for dropping the least recently used */
+    bool over;     /* some ub[i] > DB_PICK_BMAX */
+    uint64_t used; /* for dropping the least recently used */
 };
 struct db_picks {
     struct db_pick_ix *ix[DB_PICK_MAX];
@@ -136,7 +136,7 @@ struct db_picks {
  * outside them moves them out to it. */
 #define DB_ZEDGE_N 64
 struct db_zedge {
-    uint64_t h; /* the collection prefix's hash; 0: an empty entry */
+    uint64_t h;          /* the collection prefix's hash; 0: an empty entry */
     char *pre, *lo, *hi; /* lo, hi: NULL until learned */
     size_t pn, lon, hin;
 };
@@ -147,13 +147,13 @@ struct db_zedges {
 
 /* db_scache.c: small collections' records kept for walks. */
 #define DB_SCACHE_SLOTS 2048u /* a power of two */
-#define DB_SCACHE_MEMBERS 64             /* kept when first walked */
-#define DB_SCACHE_BYTES 4096             /* ... their key and value bytes, a family */
-#define DB_SCACHE_LARGE 1024             /* kept once walks have read as many */
+#define DB_SCACHE_MEMBERS 64  /* kept when first walked */
+#define DB_SCACHE_BYTES 4096  /* ... their key and value bytes, a family */
+#define DB_SCACHE_LARGE 1024  /* kept once walks have read as many */
 #define DB_SCACHE_LARGE_BYTES 65536
-#define DB_SCACHE_LIST_MAX 1024          /* elements in a list's window */
-#define DB_SCACHE_LIST_BYTES 65536       /* their key and value bytes */
-#define DB_SCACHE_TOTAL (16u << 20)      /* bytes of all entries together */
+#define DB_SCACHE_LIST_MAX 1024     /* elements in a list's window */
+#define DB_SCACHE_LIST_BYTES 65536  /* their key and value bytes */
+#define DB_SCACHE_TOTAL (16u << 20) /* bytes of all entries together */
 struct stor_snap;
 struct db_scache {
     struct db_scache_e {
@@ -167,9 +167,9 @@ struct db_scache {
         uint64_t walked[2];        /* records read by walks of each family meanwhile */
         unsigned big;              /* bit per family: found over the limits */
         unsigned lazy;             /* bit per family: over DB_SCACHE_BYTES, kept as a large one */
-    } *e;                          /* DB_SCACHE_SLOTS of them, from the first use; key NULL: free */
-    unsigned n;                 /* slots in use */
-    unsigned hand;              /* the next slot to drop when over DB_SCACHE_TOTAL */
+    } * e;                         /* DB_SCACHE_SLOTS of them, from the first use; key NULL: free */
+    unsigned n;                    /* slots in use */
+    unsigned hand;                 /* the next slot to drop when over DB_SCACHE_TOTAL */
     size_t bytes;
     uint64_t hits, fills;
 };
@@ -241,7 +241,7 @@ struct db {
     struct db_prior {
         size_t op;
         uint64_t exp;
-    } *priors;
+    } * priors;
     size_t npriors, cappriors;
     uint64_t defer_done; /* writes deferred since db_init (INFO storage) */
     int64_t res_keys[ENC_DB_MAX + 1], res_exp[ENC_DB_MAX + 1];
@@ -305,13 +305,13 @@ struct db_kc {
     const char *key;
     size_t klen;
     uint16_t slot;
-    struct db_buf mk;   /* meta key */
-    struct db_buf sk;   /* scratch: sub/score keys of the current version */
-    size_t plen;        /* length of the sub-key prefix in sk (0: not built) */
-    char *raw;          /* the meta value bytes m points into */
+    struct db_buf mk; /* meta key */
+    struct db_buf sk; /* scratch: sub/score keys of the current version */
+    size_t plen;      /* length of the sub-key prefix in sk (0: not built) */
+    char *raw;        /* the meta value bytes m points into */
     size_t rawn;
     struct enc_meta m;
-    bool created; /* kc_open_write made a fresh key: its meta must be written */
+    bool created;   /* kc_open_write made a fresh key: its meta must be written */
     struct db *wd;  /* set once kc_iter walks it: kc_free ends the walk's count */
     uint64_t skip0; /* stor_skips() when the count began */
     struct db *sd;  /* set when its walk counts toward a copy (db_scache_walked) */
@@ -361,9 +361,8 @@ void db_prefetch_key(const struct db *d, int cf, const char *k, size_t kn);
  * type and expiry (enc_meta_peek), for a caller that asks only which keys
  * are live; a cached value is then not copied past its header. Returns 0
  * or the first error. */
-int db_metas(struct db *d, unsigned dbi, const struct db_str *keys, size_t n,
-             size_t prefetched, bool peek,
-             void (*each)(void *arg, size_t i, const struct enc_meta *m), void *arg);
+int db_metas(struct db *d, unsigned dbi, const struct db_str *keys, size_t n, size_t prefetched,
+             bool peek, void (*each)(void *arg, size_t i, const struct enc_meta *m), void *arg);
 /* 1 if present, 0 if absent, <0 error; no copy kept. What the engine
  * answers fills the cache, an absence only if fill_absent: a write path
  * that puts the key when it is absent passes false (as db_rget_adding). */
@@ -375,8 +374,8 @@ int db_rhas(struct db *d, int cf, const char *k, size_t kn, bool fill_absent);
  * alone (HSETNX; SADD passes nx). *added counts the new ones (for a blind
  * collection, those this command had not written yet); the meta record is
  * put when the key is new or its size changed. 0 or a read error. */
-int kc_put_fields(struct db *d, struct db_kc *kc, const struct db_str *items, size_t n,
-                  bool pairs, bool nx, uint64_t *added);
+int kc_put_fields(struct db *d, struct db_kc *kc, const struct db_str *items, size_t n, bool pairs,
+                  bool nx, uint64_t *added);
 /* Sets kc up for key without reading anything (m.type = NONE). */
 void kc_blank(struct db_kc *kc, unsigned dbi, const char *key, size_t klen);
 /* Loads a key's meta record. 0 (m.type tells presence) or an error. */
@@ -389,8 +388,7 @@ void kc_free(struct db_kc *kc);
 /* 0 if the key holds type, KV_ENOTFOUND if absent, KV_EWRONGTYPE. */
 int kc_want(const struct db_kc *kc, int type);
 /* Loads and checks in one step: 0, KV_ENOTFOUND, KV_EWRONGTYPE or error. */
-int kc_open(struct db *d, struct db_kc *kc, unsigned dbi, const char *key, size_t klen,
-            int type);
+int kc_open(struct db *d, struct db_kc *kc, unsigned dbi, const char *key, size_t klen, int type);
 /* Loads for a write: 0 if the key holds type or is absent (then m is set up
  * as a fresh empty collection with a new version), KV_EWRONGTYPE otherwise.
  * An absence is not cached, the write putting the meta record, unless the
@@ -438,8 +436,7 @@ void db_prefix_successor(char *p, size_t n);
 /* An iterator over the current version's records in cf. */
 struct stor_it *kc_iter(struct db *d, struct db_kc *kc, int cf);
 /* Bytes after the prefix of an iterated key. */
-static inline const char *kc_suffix(const struct db_kc *kc, const char *k, size_t kn,
-                                    size_t *sn)
+static inline const char *kc_suffix(const struct db_kc *kc, const char *k, size_t kn, size_t *sn)
 {
     *sn = kn - kc->plen;
     return k + kc->plen;
@@ -458,8 +455,8 @@ static inline bool db_counted_coll(const struct enc_meta *m)
  * or score), from the cache of small collections (filled from storage on
  * a miss, a walk db_walk_start counts), or NULL when kc is not one: a
  * blind or larger collection, or a read error. */
-struct stor_it *db_scache_iter(struct db *d, struct db_kc *kc, int cf, const char *lo,
-                               size_t lon, const char *hi, size_t hin);
+struct stor_it *db_scache_iter(struct db *d, struct db_kc *kc, int cf, const char *lo, size_t lon,
+                               const char *hi, size_t hin);
 /* db_list.c. A storage iterator over the open list kc's positions
  * [lo, hi) alone (not the tombstones of popped elements past its ends). */
 struct stor_it *db_list_iter(struct db *d, struct db_kc *kc, uint64_t lo, uint64_t hi);
@@ -469,8 +466,8 @@ struct stor_it *db_list_iter(struct db *d, struct db_kc *kc, uint64_t lo, uint64
  * ends, the window too large, or on a read error (the caller then reads
  * storage itself). Owned by the cache: valid until the next commit or
  * fill. */
-const struct stor_snap *db_scache_list(struct db *d, struct db_kc *kc, uint64_t at,
-                                       uint64_t count, size_t *first);
+const struct stor_snap *db_scache_list(struct db *d, struct db_kc *kc, uint64_t at, uint64_t count,
+                                       size_t *first);
 /* kc_free: credits the records kc's walk read to its cache entry. */
 void db_scache_walked(struct db_kc *kc);
 /* After a commit while anything is cached: drops the collections whose
@@ -551,11 +548,10 @@ void db_sample(struct db *d, const struct db_vec *all, size_t stride, int64_t co
 int db_remove_members(struct db *d, unsigned dbi, const char *key, size_t klen, int type,
                       const struct db_str *f, size_t n, uint64_t *removed);
 /* Size of a collection of type, 0 when absent. */
-int db_coll_size(struct db *d, unsigned dbi, const char *key, size_t klen, int type,
-                 uint64_t *n);
+int db_coll_size(struct db *d, unsigned dbi, const char *key, size_t klen, int type, uint64_t *n);
 /* 1 if the hash/set has the field/member, 0 if not or absent. */
-int db_has_member(struct db *d, unsigned dbi, const char *key, size_t klen, int type,
-                  const char *f, size_t fn);
+int db_has_member(struct db *d, unsigned dbi, const char *key, size_t klen, int type, const char *f,
+                  size_t fn);
 
 /* Sorts a vec's items by bytes and drops duplicates. */
 void db_vec_sort_unique(struct db_vec *v);

@@ -15,8 +15,7 @@
 
 /* ---- key contexts ---- */
 
-void db_prefetch1(const struct db *d, unsigned dbi, const char *key, size_t klen,
-                  struct db_pf *pf)
+void db_prefetch1(const struct db *d, unsigned dbi, const char *key, size_t klen, struct db_pf *pf)
 {
     char mk[128];
     *pf = (struct db_pf){.set = false};
@@ -42,7 +41,8 @@ void db_prefetch1f(const struct db *d, unsigned dbi, const char *key, size_t kle
     n += flen;
     pf->sub_ov_hash = stor_prefetch_slot(d->s, STOR_CF_SUB, sk, n);
     if (d->cache.prefetch1)
-        pf->sub_cache_hash = d->cache.prefetch1(d->cache_arg, STOR_CF_SUB, sk, n, &pf->sub_cache_klen);
+        pf->sub_cache_hash =
+            d->cache.prefetch1(d->cache_arg, STOR_CF_SUB, sk, n, &pf->sub_cache_klen);
     pf->sub_set = true;
 }
 
@@ -83,7 +83,7 @@ static int kc_read(struct db *d, struct db_kc *kc, unsigned dbi, const char *key
 {
     kc_blank(kc, dbi, key, klen);
     int rc = db_rget_with(d, STOR_CF_META, kc->mk.p, kc->mk.n, &kc->raw, &kc->rawn, SIZE_MAX, fill,
-                  fill_absent);
+                          fill_absent);
     if (rc == KV_ENOTFOUND)
         return 0;
     if (rc)
@@ -137,8 +137,7 @@ int kc_want(const struct db_kc *kc, int type)
     return kc->m.type == type ? 0 : KV_EWRONGTYPE;
 }
 
-int kc_open(struct db *d, struct db_kc *kc, unsigned dbi, const char *key, size_t klen,
-            int type)
+int kc_open(struct db *d, struct db_kc *kc, unsigned dbi, const char *key, size_t klen, int type)
 {
     int rc = kc_load(d, kc, dbi, key, klen);
     return rc ? rc : kc_want(kc, type);
@@ -174,8 +173,8 @@ int kc_open_write(struct db *d, struct db_kc *kc, unsigned dbi, const char *key,
     return kc->m.type == type ? 0 : KV_EWRONGTYPE;
 }
 
-int kc_put_fields(struct db *d, struct db_kc *kc, const struct db_str *items, size_t n,
-                  bool pairs, bool nx, uint64_t *added)
+int kc_put_fields(struct db *d, struct db_kc *kc, const struct db_str *items, size_t n, bool pairs,
+                  bool nx, uint64_t *added)
 {
     bool blind = kc->m.coding == ENC_CODING_BLIND;
     /* A blind collection reads nothing before a write, but where the write

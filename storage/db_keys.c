@@ -42,15 +42,14 @@ static void meta_keys(struct db_buf *buf, unsigned dbi, const struct db_str *key
     dbb_reserve(buf, total); /* once, so that the keys laid in it stay put */
     for (size_t i = 0; i < m; i++) {
         r->k[i] = buf->p + buf->n;
-        r->kn[i] = enc_meta_key(buf->p + buf->n, dbi, enc_slot(keys[i].p, keys[i].n),
-                                keys[i].p, keys[i].n);
+        r->kn[i] = enc_meta_key(buf->p + buf->n, dbi, enc_slot(keys[i].p, keys[i].n), keys[i].p,
+                                keys[i].n);
         buf->n += r->kn[i];
     }
 }
 
-int db_metas(struct db *d, unsigned dbi, const struct db_str *keys, size_t n,
-             size_t prefetched, bool peek,
-             void (*each)(void *arg, size_t i, const struct enc_meta *m), void *arg)
+int db_metas(struct db *d, unsigned dbi, const struct db_str *keys, size_t n, size_t prefetched,
+             bool peek, void (*each)(void *arg, size_t i, const struct enc_meta *m), void *arg)
 {
     struct db_many r;
     struct db_buf buf;
@@ -99,8 +98,8 @@ int db_exists_many(struct db *d, unsigned dbi, const struct db_str *keys, size_t
     return db_metas(d, dbi, keys, n, prefetched, true, exists_one, count);
 }
 
-int db_del_many(struct db *d, unsigned dbi, const struct db_str *keys, size_t n,
-                size_t prefetched, unsigned char *deleted)
+int db_del_many(struct db *d, unsigned dbi, const struct db_str *keys, size_t n, size_t prefetched,
+                unsigned char *deleted)
 {
     struct db_many r;
     struct db_buf buf;
@@ -208,8 +207,8 @@ int db_rename(struct db *d, unsigned dbi, const char *src, size_t srcn, const ch
     return move_key(d, dbi, src, srcn, dbi, dst, dstn, nx, 1);
 }
 
-int db_copy(struct db *d, unsigned sdb, const char *src, size_t srcn, unsigned ddb,
-            const char *dst, size_t dstn, int replace)
+int db_copy(struct db *d, unsigned sdb, const char *src, size_t srcn, unsigned ddb, const char *dst,
+            size_t dstn, int replace)
 {
     return move_key(d, sdb, src, srcn, ddb, dst, dstn, !replace, 0);
 }
@@ -267,8 +266,8 @@ out:
     return rc;
 }
 
-int db_restore(struct db *d, unsigned dbi, const char *key, size_t klen,
-               const struct db_value *v, int replace)
+int db_restore(struct db *d, unsigned dbi, const char *key, size_t klen, const struct db_value *v,
+               int replace)
 {
     struct db_kc kc;
     db_begin(d);

@@ -55,8 +55,8 @@ static void list_push(struct db *d, struct db_kc *kc, int left, const struct db_
 
 /* Pops up to count elements; settle: delete the key if it is left empty (a
  * rotation onto the same key must not, or the key would lose its TTL). */
-static int list_pop(struct db *d, struct db_kc *kc, int left, uint64_t count,
-                    struct db_vec *out, bool settle)
+static int list_pop(struct db *d, struct db_kc *kc, int left, uint64_t count, struct db_vec *out,
+                    bool settle)
 {
     for (uint64_t i = 0; i < count && kc->m.size > 0; i++) {
         uint64_t pos = left ? kc->m.head : kc->m.tail - 1;
@@ -165,8 +165,8 @@ static int list_read(struct db *d, struct db_kc *kc, uint64_t from, uint64_t cou
     return rc == 0 && got != count ? KV_ECORRUPT : rc;
 }
 
-int db_lrange(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t start,
-              int64_t stop, struct db_vec *out)
+int db_lrange(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t start, int64_t stop,
+              struct db_vec *out)
 {
     struct db_kc kc;
     int rc = kc_open(d, &kc, dbi, key, klen, ENC_TYPE_LIST);
@@ -208,8 +208,8 @@ int db_lindex(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t 
     return rc;
 }
 
-int db_lset(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t idx,
-            const char *v, size_t vn)
+int db_lset(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t idx, const char *v,
+            size_t vn)
 {
     struct db_kc kc;
     uint64_t pos;
@@ -230,8 +230,7 @@ int db_lset(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t id
 /* Rewrites an open list as the elements of all whose keep[i] is set,
  * touching only the records that change: elements before the first dropped
  * one keep their positions. */
-static int list_rewrite(struct db *d, struct db_kc *kc, const struct db_vec *all,
-                        const bool *keep)
+static int list_rewrite(struct db *d, struct db_kc *kc, const struct db_vec *all, const bool *keep)
 {
     size_t first = 0;
     while (first < all->n && keep[first])
@@ -252,8 +251,8 @@ static bool eq(const struct db_vec *v, size_t i, const char *p, size_t n)
     return db_vec_len(v, i) == n && memcmp(db_vec_ptr(v, i), p, n) == 0;
 }
 
-int db_lrem(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t count,
-            const char *v, size_t vn, uint64_t *removed)
+int db_lrem(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t count, const char *v,
+            size_t vn, uint64_t *removed)
 {
     struct db_kc kc;
     struct db_vec all;
@@ -268,7 +267,9 @@ int db_lrem(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t co
         goto out;
     keep = kv_xmalloc(all.n ? all.n : 1);
     memset(keep, 1, all.n);
-    uint64_t limit = count == 0 ? UINT64_MAX : count < 0 ? (uint64_t)-(count + 1) + 1 : (uint64_t)count;
+    uint64_t limit = count == 0  ? UINT64_MAX
+                     : count < 0 ? (uint64_t) - (count + 1) + 1
+                                 : (uint64_t)count;
     for (size_t j = 0; j < all.n && *removed < limit; j++) {
         size_t i = count < 0 ? all.n - 1 - j : j;
         if (eq(&all, i, v, vn)) {
@@ -328,8 +329,7 @@ out:
     return rc == KV_ENOTFOUND ? 0 : rc;
 }
 
-int db_ltrim(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t start,
-             int64_t stop)
+int db_ltrim(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t start, int64_t stop)
 {
     struct db_kc kc;
     db_begin(d);
@@ -368,7 +368,7 @@ int db_lpos(struct db *d, unsigned dbi, const char *key, size_t klen, const char
         return rc == KV_ENOTFOUND ? 0 : rc;
     }
     bool back = rank < 0;
-    uint64_t skip = back ? (uint64_t)-(rank + 1) : (uint64_t)(rank - 1);
+    uint64_t skip = back ? (uint64_t) - (rank + 1) : (uint64_t)(rank - 1);
     size_t cap = 0;
     struct stor_it *it = db_list_iter(d, &kc, kc.m.head, kc.m.tail);
     if (back)
@@ -407,8 +407,8 @@ int db_lpos(struct db *d, unsigned dbi, const char *key, size_t klen, const char
     return rc;
 }
 
-int db_lmove(struct db *d, unsigned dbi, const char *src, size_t srcn, const char *dst,
-             size_t dstn, int from_left, int to_left, char **v, size_t *vn)
+int db_lmove(struct db *d, unsigned dbi, const char *src, size_t srcn, const char *dst, size_t dstn,
+             int from_left, int to_left, char **v, size_t *vn)
 {
     struct db_kc s, t;
     struct db_vec one;

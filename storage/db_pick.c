@@ -71,8 +71,8 @@ static void drop(struct db_picks *p, unsigned j)
     p->ix[j] = p->ix[--p->n];
 }
 
-static struct db_pick_ix *find(const struct db_picks *p, unsigned dbi, const char *key,
-                               size_t klen, uint64_t version, unsigned *at)
+static struct db_pick_ix *find(const struct db_picks *p, unsigned dbi, const char *key, size_t klen,
+                               uint64_t version, unsigned *at)
 {
     for (unsigned j = 0; j < p->n; j++) {
         const struct db_pick_ix *ix = p->ix[j];
@@ -101,8 +101,7 @@ static void reserve(struct db_pick_ix *ix, size_t need)
 }
 
 /* Inserts a bucket starting at member m before bucket at. */
-static void insert_bucket(struct db_pick_ix *ix, size_t at, const char *m, size_t mn,
-                          uint32_t ub)
+static void insert_bucket(struct db_pick_ix *ix, size_t at, const char *m, size_t mn, uint32_t ub)
 {
     reserve(ix, ix->k + 1);
     memmove(ix->piv + at + 1, ix->piv + at, (ix->k - at) * sizeof *ix->piv);
@@ -131,8 +130,7 @@ static size_t bucket_of(const struct db_pick_ix *ix, const char *m, size_t mn)
 }
 
 /* Puts it at bucket i's start: 0 or a storage error. */
-static int seek_bucket(struct db_kc *kc, struct stor_it *it, const struct db_pick_ix *ix,
-                       size_t i)
+static int seek_bucket(struct db_kc *kc, struct stor_it *it, const struct db_pick_ix *ix, size_t i)
 {
     if (i == 0) {
         stor_it_first(it);
@@ -275,8 +273,7 @@ struct seen {
 
 /* Whether m is in seen already; if not, it is noted as pick number j,
  * which the caller pushes next. */
-static bool seen_add(struct seen *s, const struct db_vec *out, const char *m, size_t mn,
-                     uint64_t j)
+static bool seen_add(struct seen *s, const struct db_vec *out, const char *m, size_t mn, uint64_t j)
 {
     for (size_t i = stor_key_hash(STOR_CF_SUB, m, mn) & s->mask;; i = (i + 1) & s->mask) {
         if (!s->slot[i]) {

@@ -118,8 +118,8 @@ static struct db_scache_e *entry(struct db_scache *c, const struct db_kc *kc, bo
     if (!c->e)
         c->e = kv_xcalloc(DB_SCACHE_SLOTS, sizeof *c->e);
     struct db_scache_e *e = &c->e[slot_of(kc->dbi, kc->key, kc->klen)];
-    *same = e->key && e->dbi == kc->dbi && e->version == kc->m.version &&
-            e->klen == kc->klen && memcmp(e->key, kc->key, kc->klen) == 0;
+    *same = e->key && e->dbi == kc->dbi && e->version == kc->m.version && e->klen == kc->klen &&
+            memcmp(e->key, kc->key, kc->klen) == 0;
     return e;
 }
 
@@ -148,8 +148,8 @@ void db_scache_reset(struct db_scache *c)
     c->e = NULL;
 }
 
-struct stor_it *db_scache_iter(struct db *d, struct db_kc *kc, int cf, const char *lo,
-                               size_t lon, const char *hi, size_t hin)
+struct stor_it *db_scache_iter(struct db *d, struct db_kc *kc, int cf, const char *lo, size_t lon,
+                               const char *hi, size_t hin)
 {
     const struct enc_meta *m = &kc->m;
     if ((cf != STOR_CF_SUB && cf != STOR_CF_SCORE) || !db_counted_coll(m) || !d->scache_max ||
@@ -230,8 +230,8 @@ void db_scache_walked(struct db_kc *kc)
         e->walked[kc->sci] += stor_moves() - kc->move0;
 }
 
-const struct stor_snap *db_scache_list(struct db *d, struct db_kc *kc, uint64_t at,
-                                       uint64_t count, size_t *first)
+const struct stor_snap *db_scache_list(struct db *d, struct db_kc *kc, uint64_t at, uint64_t count,
+                                       size_t *first)
 {
     const struct enc_meta *m = &kc->m;
     if (!d->scache_max || m->type != ENC_TYPE_LIST || !count)

@@ -49,8 +49,8 @@ void db_range(unsigned dbi, char lo[3], char hi[3])
 
 /* The user key, slot, type and expiry of the meta record it stands on;
  * false for one that does not decode, which walks pass over. */
-static bool meta_at(struct stor_it *it, const char **uk, size_t *ukn, uint16_t *slot,
-                    uint8_t *type, uint64_t *exp)
+static bool meta_at(struct stor_it *it, const char **uk, size_t *ukn, uint16_t *slot, uint8_t *type,
+                    uint64_t *exp)
 {
     size_t kn, vn;
     const char *k = stor_it_key(it, &kn);
@@ -63,8 +63,7 @@ static bool meta_at(struct stor_it *it, const char **uk, size_t *ukn, uint16_t *
 /* The position a SCAN cursor holds: the range width to go on with (its
  * log2, so that the next call does not learn it again), slot(2), then the
  * key to start at, inclusive (empty: the slot's start). */
-static char *scan_pos(unsigned span, uint16_t slot, const char *k, size_t kn, bool after,
-                      size_t *n)
+static char *scan_pos(unsigned span, uint16_t slot, const char *k, size_t kn, bool after, size_t *n)
 {
     *n = 3 + kn + after;
     char *p = kv_xmalloc(*n);
@@ -80,9 +79,8 @@ static char *scan_pos(unsigned span, uint16_t slot, const char *k, size_t kn, bo
     return p;
 }
 
-int db_scan(struct db *d, unsigned dbi, const char *cursor, size_t cn, const char *pat,
-            size_t patn, int type, uint64_t count, struct db_vec *out, char **next,
-            size_t *nextn)
+int db_scan(struct db *d, unsigned dbi, const char *cursor, size_t cn, const char *pat, size_t patn,
+            int type, uint64_t count, struct db_vec *out, char **next, size_t *nextn)
 {
     *next = NULL;
     *nextn = 0;
@@ -91,8 +89,8 @@ int db_scan(struct db *d, unsigned dbi, const char *cursor, size_t cn, const cha
     if (count == 0)
         count = 10;
     unsigned slot = 0;
-    unsigned span = stor_waiting(d->s, STOR_CF_META) > SCAN_WAITING_MAX ? SCAN_FIRST_NARROW
-                                                                          : ENC_SLOTS;
+    unsigned span =
+        stor_waiting(d->s, STOR_CF_META) > SCAN_WAITING_MAX ? SCAN_FIRST_NARROW : ENC_SLOTS;
     const char *from = "";
     size_t fromn = 0;
     if (cursor && cn >= 3 && (unsigned char)cursor[0] <= 14) {
@@ -143,7 +141,8 @@ int db_scan(struct db *d, unsigned dbi, const char *cursor, size_t cn, const cha
                 stopped = stor_it_stopped(it);
                 full = true;
                 if (!stopped) {
-                    char *pos = scan_pos(span, ks, uk, ukn, true, nextn); /* uk dies with the move */
+                    char *pos =
+                        scan_pos(span, ks, uk, ukn, true, nextn); /* uk dies with the move */
                     stor_it_next(it);
                     if (stor_it_valid(it) || stor_it_stopped(it) || end < ENC_SLOTS)
                         *next = pos;
@@ -285,9 +284,9 @@ void db_sample(struct db *d, const struct db_vec *all, size_t stride, int64_t co
 
 /* ---- HSCAN / SSCAN / ZSCAN ---- */
 
-int db_cscan(struct db *d, unsigned dbi, const char *key, size_t klen, int type,
-             const char *cursor, size_t cn, const char *pat, size_t patn, uint64_t count,
-             struct db_vec *out, char **next, size_t *nextn)
+int db_cscan(struct db *d, unsigned dbi, const char *key, size_t klen, int type, const char *cursor,
+             size_t cn, const char *pat, size_t patn, uint64_t count, struct db_vec *out,
+             char **next, size_t *nextn)
 {
     struct db_kc kc;
     *next = NULL;

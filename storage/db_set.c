@@ -56,8 +56,7 @@ int db_smembers(struct db *d, unsigned dbi, const char *key, size_t klen, struct
     return rc == KV_ENOTFOUND ? 0 : rc;
 }
 
-int db_sismember(struct db *d, unsigned dbi, const char *key, size_t klen, const char *m,
-                 size_t mn)
+int db_sismember(struct db *d, unsigned dbi, const char *key, size_t klen, const char *m, size_t mn)
 {
     return db_has_member(d, dbi, key, klen, ENC_TYPE_SET, m, mn);
 }
@@ -68,8 +67,8 @@ static void ismember_one(void *arg, size_t i, const char *v, size_t vn)
     ((unsigned char *)arg)[i] = v != NULL;
 }
 
-int db_smismember(struct db *d, unsigned dbi, const char *key, size_t klen,
-                  const struct db_str *m, size_t n, unsigned char *is)
+int db_smismember(struct db *d, unsigned dbi, const char *key, size_t klen, const struct db_str *m,
+                  size_t n, unsigned char *is)
 {
     struct db_kc kc;
     memset(is, 0, n);
@@ -142,8 +141,8 @@ out:
     return rc;
 }
 
-int db_smove(struct db *d, unsigned dbi, const char *src, size_t srcn, const char *dst,
-             size_t dstn, const char *m, size_t mn)
+int db_smove(struct db *d, unsigned dbi, const char *src, size_t srcn, const char *dst, size_t dstn,
+             const char *m, size_t mn)
 {
     struct db_kc s, t;
     db_begin(d);

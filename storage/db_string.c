@@ -133,8 +133,8 @@ int db_getdel(struct db *d, unsigned dbi, const char *key, size_t klen, char **v
     return rc;
 }
 
-int db_getex(struct db *d, unsigned dbi, const char *key, size_t klen, int mode,
-             uint64_t expire_ms, char **v, size_t *vn)
+int db_getex(struct db *d, unsigned dbi, const char *key, size_t klen, int mode, uint64_t expire_ms,
+             char **v, size_t *vn)
 {
     struct db_kc kc;
     db_begin(d);
@@ -236,8 +236,7 @@ int db_strlen(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t
     return rc == KV_ENOTFOUND ? 0 : rc;
 }
 
-int db_incrby(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t delta,
-              int64_t *out)
+int db_incrby(struct db *d, unsigned dbi, const char *key, size_t klen, int64_t delta, int64_t *out)
 {
     struct db_kc kc;
     db_begin(d);
@@ -428,7 +427,7 @@ int db_bitop(struct db *d, unsigned dbi, int op, const char *dst, size_t dstn,
             acc = (unsigned char)~acc;
         for (size_t j = 1; j < nkeys; j++) {
             unsigned char b = i < src[j].m.vlen ? (unsigned char)src[j].m.value[i] : 0;
-            acc = op == DB_BITOP_AND ? (unsigned char)(acc & b)
+            acc = op == DB_BITOP_AND  ? (unsigned char)(acc & b)
                   : op == DB_BITOP_OR ? (unsigned char)(acc | b)
                                       : (unsigned char)(acc ^ b);
         }
@@ -489,7 +488,7 @@ static int bf_overflow(const struct db_bfop *o, uint64_t value, int64_t incr)
         uint64_t max = ((uint64_t)1 << o->bits) - 1;
         if (value > max || (incr > 0 && (uint64_t)incr > max - value))
             return 1;
-        return incr < 0 && (uint64_t)-(incr + 1) + 1 > value ? -1 : 0;
+        return incr < 0 && (uint64_t) - (incr + 1) + 1 > value ? -1 : 0;
     }
     int64_t v = (int64_t)value;
     int64_t max = o->bits == 64 ? INT64_MAX : ((int64_t)1 << (o->bits - 1)) - 1, min = -max - 1;
@@ -590,8 +589,8 @@ static int open_hll(struct db *d, struct db_kc *kc, unsigned dbi, const char *ke
     return rc;
 }
 
-int db_pfadd(struct db *d, unsigned dbi, const char *key, size_t klen,
-             const struct db_str *elems, size_t n, int *changed)
+int db_pfadd(struct db *d, unsigned dbi, const char *key, size_t klen, const struct db_str *elems,
+             size_t n, int *changed)
 {
     struct db_kc kc;
     bool dense;
@@ -681,8 +680,7 @@ static int pfcount_one(struct db *d, unsigned dbi, const char *key, size_t klen,
     return rc;
 }
 
-int db_pfcount(struct db *d, unsigned dbi, const struct db_str *keys, size_t n,
-               uint64_t *card)
+int db_pfcount(struct db *d, unsigned dbi, const struct db_str *keys, size_t n, uint64_t *card)
 {
     uint8_t *all = kv_xmalloc(HLL_REGS), *regs = kv_xmalloc(HLL_REGS);
     memset(all, 0, HLL_REGS);
@@ -700,8 +698,8 @@ int db_pfcount(struct db *d, unsigned dbi, const struct db_str *keys, size_t n,
     return rc;
 }
 
-int db_pfmerge(struct db *d, unsigned dbi, const char *dst, size_t dstn,
-               const struct db_str *srcs, size_t n)
+int db_pfmerge(struct db *d, unsigned dbi, const char *dst, size_t dstn, const struct db_str *srcs,
+               size_t n)
 {
     uint8_t *all = kv_xmalloc(HLL_REGS), *regs = kv_xmalloc(HLL_REGS);
     memset(all, 0, HLL_REGS);
@@ -717,8 +715,8 @@ int db_pfmerge(struct db *d, unsigned dbi, const char *dst, size_t dstn,
         struct db_kc t;
         if ((rc = kc_load(d, &t, dbi, dst, dstn)) == 0) {
             size_t vn;
-            char *v = hll_encode(all, any_dense,
-                                 t.m.type == ENC_TYPE_STRING ? t.m.value : NULL, &vn);
+            char *v =
+                hll_encode(all, any_dense, t.m.type == ENC_TYPE_STRING ? t.m.value : NULL, &vn);
             put_string(d, &t, v, vn);
             rc = db_commit(d);
             free(v);

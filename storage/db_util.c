@@ -46,7 +46,8 @@ static bool glob_one(const char *pat, size_t patn, size_t *pi, unsigned char c, 
                 match = true;
             i += 2;
         } else if (i + 2 < patn && pat[i + 1] == '-' && pat[i + 2] != ']') {
-            int lo = fold((unsigned char)pat[i], nocase), hi = fold((unsigned char)pat[i + 2], nocase);
+            int lo = fold((unsigned char)pat[i], nocase),
+                hi = fold((unsigned char)pat[i + 2], nocase);
             if (lo > hi) {
                 int t = lo;
                 lo = hi;

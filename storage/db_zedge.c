@@ -101,8 +101,8 @@ struct stor_it *db_zedge_iter(struct db *d, const char *pre, size_t pn, const ch
     } else {
         memcpy(hi, succ, pn);
     }
-    struct stor_it *it = stor_it_create(d->s, STOR_CF_SCORE, e->lo ? e->lo : pre,
-                                        e->lo ? e->lon : pn, hi, hin);
+    struct stor_it *it =
+        stor_it_create(d->s, STOR_CF_SCORE, e->lo ? e->lo : pre, e->lo ? e->lon : pn, hi, hin);
     if (hi != small)
         free(hi);
     stor_it_on_edge(it, learn, &d->zedges);

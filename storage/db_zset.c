@@ -121,8 +121,8 @@ int db_zrem(struct db *d, unsigned dbi, const char *key, size_t klen, const stru
     return db_remove_members(d, dbi, key, klen, ENC_TYPE_ZSET, m, n, removed);
 }
 
-int db_zscore(struct db *d, unsigned dbi, const char *key, size_t klen, const char *m,
-              size_t mn, double *score)
+int db_zscore(struct db *d, unsigned dbi, const char *key, size_t klen, const char *m, size_t mn,
+              double *score)
 {
     struct db_kc kc;
     int rc = kc_open(d, &kc, dbi, key, klen, ENC_TYPE_ZSET);
@@ -147,8 +147,8 @@ static void zmscore_one(void *arg, size_t i, const char *v, size_t vn)
         o->rc = KV_ECORRUPT;
 }
 
-int db_zmscore(struct db *d, unsigned dbi, const char *key, size_t klen,
-               const struct db_str *m, size_t n, double *score)
+int db_zmscore(struct db *d, unsigned dbi, const char *key, size_t klen, const struct db_str *m,
+               size_t n, double *score)
 {
     struct db_kc kc;
     struct zmscore_out o = {score, 0};
@@ -180,8 +180,8 @@ static uint64_t mono_ns(void)
 
 /* Collects the range sp of an open zset into out (members with scores, in
  * result order) or, with out == NULL, only counts it into *n. */
-static int zcollect(struct db *d, struct db_kc *kc, const struct db_zspec *sp,
-                    struct db_vec *out, uint64_t *n)
+static int zcollect(struct db *d, struct db_kc *kc, const struct db_zspec *sp, struct db_vec *out,
+                    uint64_t *n)
 {
     *n = 0;
     int64_t skip = 0, take = -1;
@@ -363,8 +363,8 @@ static int zcollect(struct db *d, struct db_kc *kc, const struct db_zspec *sp,
     return rc;
 }
 
-int db_zrange(struct db *d, unsigned dbi, const char *key, size_t klen,
-              const struct db_zspec *sp, struct db_vec *out)
+int db_zrange(struct db *d, unsigned dbi, const char *key, size_t klen, const struct db_zspec *sp,
+              struct db_vec *out)
 {
     struct db_kc kc;
     uint64_t n;
@@ -375,8 +375,8 @@ int db_zrange(struct db *d, unsigned dbi, const char *key, size_t klen,
     return rc == KV_ENOTFOUND ? 0 : rc;
 }
 
-int db_zcount(struct db *d, unsigned dbi, const char *key, size_t klen,
-              const struct db_zspec *sp, uint64_t *n)
+int db_zcount(struct db *d, unsigned dbi, const char *key, size_t klen, const struct db_zspec *sp,
+              uint64_t *n)
 {
     struct db_kc kc;
     struct db_zspec s = *sp;
@@ -404,8 +404,8 @@ int db_zrangestore(struct db *d, unsigned dbi, const char *dst, size_t dstn, con
     return rc;
 }
 
-int db_zeach_score(struct db *d, unsigned dbi, const char *key, size_t klen,
-                   const double *ranges, size_t n, db_zeach_fn *fn, void *arg)
+int db_zeach_score(struct db *d, unsigned dbi, const char *key, size_t klen, const double *ranges,
+                   size_t n, db_zeach_fn *fn, void *arg)
 {
     struct db_kc kc;
     int rc = kc_open(d, &kc, dbi, key, klen, ENC_TYPE_ZSET);
@@ -460,8 +460,8 @@ int db_zstore(struct db *d, unsigned dbi, const char *dst, size_t dstn, const st
     return rc;
 }
 
-int db_zrank(struct db *d, unsigned dbi, const char *key, size_t klen, const char *m,
-             size_t mn, int rev, uint64_t *rank)
+int db_zrank(struct db *d, unsigned dbi, const char *key, size_t klen, const char *m, size_t mn,
+             int rev, uint64_t *rank)
 {
     struct db_kc kc;
     double score;
@@ -725,8 +725,8 @@ int db_zsetop(struct db *d, unsigned dbi, int op, const struct db_str *keys, siz
         double acc = 0;
         for (size_t j = 0; j < nkeys; j++) {
             size_t i = op == DB_ZDIFF ? j : order[j];
-            if (pos[i] >= in[i].n || db_bytes_cmp(db_vec_ptr(&in[i], pos[i]),
-                                               db_vec_len(&in[i], pos[i]), mm, mmn) != 0)
+            if (pos[i] >= in[i].n ||
+                db_bytes_cmp(db_vec_ptr(&in[i], pos[i]), db_vec_len(&in[i], pos[i]), mm, mmn) != 0)
                 continue;
             double v = in[i].items[pos[i]].score;
             if (op != DB_ZDIFF) {
@@ -747,8 +747,8 @@ int db_zsetop(struct db *d, unsigned dbi, int op, const struct db_str *keys, siz
         /* Advance every input past mm (inputs are never modified, so mm
          * stays valid while positions move). */
         for (size_t i = 0; i < nkeys; i++)
-            if (pos[i] < in[i].n && db_bytes_cmp(db_vec_ptr(&in[i], pos[i]),
-                                              db_vec_len(&in[i], pos[i]), mm, mmn) == 0)
+            if (pos[i] < in[i].n &&
+                db_bytes_cmp(db_vec_ptr(&in[i], pos[i]), db_vec_len(&in[i], pos[i]), mm, mmn) == 0)
                 pos[i]++;
     }
     if (out->n > 1) /* qsort of a NULL array is undefined even for zero items */

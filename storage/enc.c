@@ -44,8 +44,8 @@ uint16_t enc_crc16(const char *p, size_t n)
     uint16_t crc = 0;
     for (; n >= 8; n -= 8, b += 8)
         crc = crc16_tab[7][(crc >> 8) ^ b[0]] ^ crc16_tab[6][(crc & 0xff) ^ b[1]] ^
-              crc16_tab[5][b[2]] ^ crc16_tab[4][b[3]] ^ crc16_tab[3][b[4]] ^
-              crc16_tab[2][b[5]] ^ crc16_tab[1][b[6]] ^ crc16_tab[0][b[7]];
+              crc16_tab[5][b[2]] ^ crc16_tab[4][b[3]] ^ crc16_tab[3][b[4]] ^ crc16_tab[2][b[5]] ^
+              crc16_tab[1][b[6]] ^ crc16_tab[0][b[7]];
     if (n >= 4) {
         crc = crc16_tab[3][(crc >> 8) ^ b[0]] ^ crc16_tab[2][(crc & 0xff) ^ b[1]] ^
               crc16_tab[1][b[2]] ^ crc16_tab[0][b[3]];

@@ -48,8 +48,8 @@ enum enc_coding {
 };
 
 #define ENC_SLOTS 16384u
-#define ENC_DB_MAX 255           /* db is one byte */
-#define ENC_META_HDR 9           /* flags + expire_ms */
+#define ENC_DB_MAX 255            /* db is one byte */
+#define ENC_META_HDR 9            /* flags + expire_ms */
 #define ENC_LIST_MID (1ull << 63) /* initial head and tail of a new list */
 
 /* Big-endian load/store. p need not be aligned. Inline: every record key

@@ -370,8 +370,8 @@ char *hll_runs_encode(const struct hll_runs *r, const char *old, size_t *n)
     size_t u = 0;
     bool fits = true;
     for (size_t i = 0; i < r->n && fits; i++)
-        fits = run_ops(r->len[i], r->val[i], (unsigned char *)v + HLL_HDR,
-                       HLL_SPARSE_MAX - HLL_HDR, &u);
+        fits = run_ops(r->len[i], r->val[i], (unsigned char *)v + HLL_HDR, HLL_SPARSE_MAX - HLL_HDR,
+                       &u);
     if (!fits) {
         free(v);
         uint8_t *regs = malloc(HLL_REGS);

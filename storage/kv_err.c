@@ -10,8 +10,8 @@ const char *kv_strerror(int err)
     switch (err) {
     case 0:
         return "success";
-#define KV_ERR_CASE(name, off, msg)                                                            \
-    case name:                                                                                 \
+#define KV_ERR_CASE(name, off, msg)                                                                \
+    case name:                                                                                     \
         return msg;
         KV_ERRORS(KV_ERR_CASE)
 #undef KV_ERR_CASE

@@ -250,7 +250,8 @@ static rocksdb_options_t *cf_options(struct stor *s, int cf, const struct stor_o
     /* Point reads hit the meta CF (every command) and the sub CF (HGET,
      * SISMEMBER, ZSCORE, LINDEX); the score and expiry indexes are scanned. */
     if (cf == STOR_CF_META || cf == STOR_CF_SUB) {
-        rocksdb_block_based_options_set_filter_policy(t, rocksdb_filterpolicy_create_bloom_full(10));
+        rocksdb_block_based_options_set_filter_policy(t,
+                                                      rocksdb_filterpolicy_create_bloom_full(10));
         /* Most look-ups before a write miss (a new key, field or member): a
          * memtable bloom filter answers those without a skiplist search,
          * which profiling showed to be the dominant cost. */
@@ -484,8 +485,8 @@ int stor_peek(const struct stor *s, uint64_t h, int cf, const char *k, size_t kn
 /* The overlay's answer to a point read, where RocksDB's would be stale: it
  * holds every write RocksDB does not have yet, and the range deletes still
  * pending. True with *rc (and *v, *vn on 0) when it answers. */
-static inline bool ov_get(struct stor *s, int cf, const char *k, size_t kn, char **v,
-                          size_t *vn, int *rc)
+static inline bool ov_get(struct stor *s, int cf, const char *k, size_t kn, char **v, size_t *vn,
+                          int *rc)
 {
     const struct wb_ov_node *on = wb_ov_find(&s->ov, cf, k, kn);
     if (on) {
@@ -595,8 +596,8 @@ int stor_property(struct stor *s, int cf, const char *name, uint64_t *out)
     return rocksdb_property_int_cf(s->db, s->cf[cf], name, out) == 0 ? 0 : KV_EINVAL;
 }
 
-int stor_approx_size(struct stor *s, int cf, const char *lo, size_t lon, const char *hi,
-                     size_t hin, uint64_t *out)
+int stor_approx_size(struct stor *s, int cf, const char *lo, size_t lon, const char *hi, size_t hin,
+                     uint64_t *out)
 {
     char *err = NULL;
     rocksdb_approximate_sizes_cf(s->db, s->cf[cf], 1, &lo, &lon, &hi, &hin, out, &err);

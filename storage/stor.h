@@ -15,10 +15,10 @@
  * the queued record sets to the crash-safe journal (and fsyncs it with
  * appendfsync always; under everysec and no the journal can live in a
  * shared-memory folder, o->journal_shm_dir, with RocksDB's WAL as the disk
- * log). A flusher thread writes them to RocksDB in large batches; stor_housekeep() then drops what became durable from the overlay
- * and the journal. On open, whatever the journal holds beyond RocksDB's last
- * applied sequence number is replayed. Without write-back, stor_commit()
- * writes RocksDB directly.
+ * log). A flusher thread writes them to RocksDB in large batches; stor_housekeep() then drops what
+ * became durable from the overlay and the journal. On open, whatever the journal holds beyond
+ * RocksDB's last applied sequence number is replayed. Without write-back, stor_commit() writes
+ * RocksDB directly.
  *
  * Read path: stor_get() for point reads, struct stor_it for ordered ranges;
  * both see the overlay first, so every write is readable at once.
@@ -43,9 +43,9 @@
 
 /* Column families. */
 enum stor_cf {
-    STOR_CF_META = 0,  /* "metadata": one record per user key */
-    STOR_CF_SUB = 1,   /* "default": hash fields, set members, list elements, zset member->score */
-    STOR_CF_SCORE = 2, /* "zset_score": the score index */
+    STOR_CF_META = 0,   /* "metadata": one record per user key */
+    STOR_CF_SUB = 1,    /* "default": hash fields, set members, list elements, zset member->score */
+    STOR_CF_SCORE = 2,  /* "zset_score": the score index */
     STOR_CF_EXPIRY = 3, /* "expiry": the expiry index, what active expiry reads */
     STOR_CF_COUNT = 4,
 };
@@ -59,21 +59,21 @@ struct stor_opts {
     /* RocksDB's flush and compaction writes, bytes per second (0: no limit):
      * leaves disk bandwidth to reads and the WAL on a shared or slow disk. */
     size_t compaction_io_bytes;
-    int background_jobs;       /* flush + compaction threads (0: number of CPUs, at least 2) */
-    int fsync;                 /* STOR_FSYNC_*: Redis's appendfsync, for journal and WAL */
-    int compression;           /* 1: LZ4 on upper levels, ZSTD at the bottom; 0: none */
+    int background_jobs; /* flush + compaction threads (0: number of CPUs, at least 2) */
+    int fsync;           /* STOR_FSYNC_*: Redis's appendfsync, for journal and WAL */
+    int compression;     /* 1: LZ4 on upper levels, ZSTD at the bottom; 0: none */
     /* write-back */
-    int writeback;             /* 1: journal + overlay + flusher; 0: RocksDB on every commit */
-    size_t flush_batch_bytes;  /* the flusher's batch: the most it takes, and the
-                                * fill it waits for (0: 16 MiB; at most a quarter
-                                * of write_buffer_bytes) */
-    int flush_interval_ms;     /* the flusher waits this long to fill a batch (0: none) */
+    int writeback;            /* 1: journal + overlay + flusher; 0: RocksDB on every commit */
+    size_t flush_batch_bytes; /* the flusher's batch: the most it takes, and the
+                               * fill it waits for (0: 16 MiB; at most a quarter
+                               * of write_buffer_bytes) */
+    int flush_interval_ms;    /* the flusher waits this long to fill a batch (0: none) */
     /* Threads writing a flush batch to RocksDB at once, each a share of its
      * keys (0: one per 4 CPUs, 1 to 4, while writes keep coming, and one
      * per CPU, up to 8, once they stop): RocksDB's memtable inserts are
      * most of the flusher's work, and they run in parallel. */
     int flusher_threads;
-    size_t overlay_max_bytes;  /* back-pressure above this much pending data (0: 256 MiB) */
+    size_t overlay_max_bytes;     /* back-pressure above this much pending data (0: 256 MiB) */
     size_t journal_segment_bytes; /* journal file size before a new one (0: 64 MiB) */
     /* Under appendfsync everysec and no: keep the journal in a new folder in
      * this tmpfs (it survives a killed daemon, not a power loss) and let the
@@ -85,16 +85,16 @@ struct stor_opts {
 /* What write-back has done, for INFO persistence. */
 struct stor_wb_stats {
     uint64_t last_seq, durable_seq;
-    uint64_t journal_bytes;      /* live journal files */
+    uint64_t journal_bytes; /* live journal files */
     uint64_t overlay_entries, overlay_bytes;
     uint64_t flush_batches, flushed_sets;
     uint64_t flush_us_total, flush_us_last, flush_us_max;
-    uint64_t waits, wait_us;     /* back-pressure */
-    uint64_t replayed_sets;      /* at the last open */
+    uint64_t waits, wait_us; /* back-pressure */
+    uint64_t replayed_sets;  /* at the last open */
     int flusher_threads;
-    uint64_t flush_batch_bytes;  /* flusher-batch-size, at most write-buffer-size / 4 */
-    const char *journal_dir;     /* where the journal files are; the handle's */
-    int journal_shm;             /* 1: that folder is in shared memory */
+    uint64_t flush_batch_bytes; /* flusher-batch-size, at most write-buffer-size / 4 */
+    const char *journal_dir;    /* where the journal files are; the handle's */
+    int journal_shm;            /* 1: that folder is in shared memory */
 };
 
 struct stor;
@@ -160,8 +160,8 @@ enum stor_op_kind {
 
 struct stor_op {
     uint8_t kind, cf;
-    bool defer; /* its prior state is resolved later (stor_batch_defer) */
-    bool cold;  /* a put that refreshes a cached copy but fills none (stor_batch_put_cold) */
+    bool defer;     /* its prior state is resolved later (stor_batch_defer) */
+    bool cold;      /* a put that refreshes a cached copy but fills none (stor_batch_put_cold) */
     uint32_t islot; /* the batch's index slot that held it (stor_batch_clear) */
     size_t koff, klen, voff, vlen; /* into the batch's arena */
     /* The key's hash (the write-back overlay's, wb_ov_key_hash), computed
@@ -197,8 +197,8 @@ void stor_batch_put(struct stor_batch *b, int cf, const char *k, size_t kn, cons
 void stor_batch_put_cold(struct stor_batch *b, int cf, const char *k, size_t kn, const char *v,
                          size_t vn);
 void stor_batch_del(struct stor_batch *b, int cf, const char *k, size_t kn);
-void stor_batch_del_range(struct stor_batch *b, int cf, const char *lo, size_t lon,
-                          const char *hi, size_t hin);
+void stor_batch_del_range(struct stor_batch *b, int cf, const char *lo, size_t lon, const char *hi,
+                          size_t hin);
 
 /* ---- prior states resolved later (write-back only) ----
  *
@@ -232,8 +232,8 @@ enum stor_lookup {
     STOR_PUT = 1,    /* *v, *vn: the pending value, valid until the batch changes */
     STOR_DELETED = 2,
 };
-int stor_batch_lookup(const struct stor_batch *b, int cf, const char *k, size_t kn,
-                      const char **v, size_t *vn);
+int stor_batch_lookup(const struct stor_batch *b, int cf, const char *k, size_t kn, const char **v,
+                      size_t *vn);
 
 static inline const char *stor_op_key(const struct stor_batch *b, const struct stor_op *op)
 {
@@ -286,8 +286,8 @@ void stor_prefetch_node(const struct stor *s, uint64_t hash);
  * NULL for "unbounded"; both are copied. Never NULL (aborts on OOM). Free
  * with stor_it_free(). key/value pointers stay valid until the next move. */
 struct stor_it;
-struct stor_it *stor_it_create(struct stor *s, int cf, const char *lo, size_t lon,
-                               const char *hi, size_t hin);
+struct stor_it *stor_it_create(struct stor *s, int cf, const char *lo, size_t lon, const char *hi,
+                               size_t hin);
 /* The same over RocksDB alone, without the overlay's pending writes: a
  * seek never sorts the overlay, whatever a write burst left waiting in it
  * (the key filter's rebuild pairs it with stor_ov_each). */
@@ -335,7 +335,7 @@ struct stor_snap {
     unsigned refs;
     struct stor_snap_rec {
         size_t koff, kn, voff, vn;
-    } *rec;
+    } * rec;
     char *data;
 };
 struct stor_snap *stor_snap_new(size_t n, size_t bytes);
@@ -414,8 +414,8 @@ uint64_t stor_latest_seq(struct stor *s);
 /* The data folder (stor_opts.dir); the handle's. */
 const char *stor_dir(const struct stor *s);
 /* RocksDB's estimate of the on-disk bytes of cf in [lo, hi). */
-int stor_approx_size(struct stor *s, int cf, const char *lo, size_t lon, const char *hi,
-                     size_t hin, uint64_t *out);
+int stor_approx_size(struct stor *s, int cf, const char *lo, size_t lon, const char *hi, size_t hin,
+                     uint64_t *out);
 /* Counts records of cf in [lo, hi) by iteration (tests and tools). */
 int stor_count(struct stor *s, int cf, const char *lo, size_t lon, const char *hi, size_t hin,
                uint64_t *out);

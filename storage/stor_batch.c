@@ -166,8 +166,8 @@ void stor_batch_del(struct stor_batch *b, int cf, const char *k, size_t kn)
     batch_add(b, STOR_OP_DEL, cf, k, kn, NULL, 0);
 }
 
-void stor_batch_del_range(struct stor_batch *b, int cf, const char *lo, size_t lon,
-                          const char *hi, size_t hin)
+void stor_batch_del_range(struct stor_batch *b, int cf, const char *lo, size_t lon, const char *hi,
+                          size_t hin)
 {
     batch_add(b, STOR_OP_DELRANGE, cf, lo, lon, hi, hin);
 }
@@ -183,8 +183,8 @@ static int bytes_cmp(const char *a, size_t an, const char *b, size_t bn)
     return c ? c : (an > bn) - (an < bn);
 }
 
-int stor_batch_lookup(const struct stor_batch *b, int cf, const char *k, size_t kn,
-                      const char **v, size_t *vn)
+int stor_batch_lookup(const struct stor_batch *b, int cf, const char *k, size_t kn, const char **v,
+                      size_t *vn)
 {
     size_t found = 0; /* op number + 1 */
     if (!b->nops)

@@ -220,7 +220,8 @@ bool stor_compact_async(struct stor *s, const struct stor_range *r, size_t n)
         return false;
     uint64_t now = stor_mono_us();
     pthread_mutex_lock(&s->cmp.mu);
-    bool take = !s->cmp.stop && !s->cmp.nreq && (!s->cmp.asked || now - s->cmp.last_us >= STOR_COMPACT_GAP_US);
+    bool take = !s->cmp.stop && !s->cmp.nreq &&
+                (!s->cmp.asked || now - s->cmp.last_us >= STOR_COMPACT_GAP_US);
     if (take && !s->cmp.started) {
         if (pthread_create(&s->cmp.th, NULL, compact_main, s) == 0)
             s->cmp.started = true;

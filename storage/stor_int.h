@@ -18,7 +18,9 @@
 /* The reserved key holding the last record set RocksDB applied, written to
  * every column family with each flusher batch: db 255, slot 0xffff, beyond
  * every user key (slots stay below 0x4000) and not a valid sub key. */
-#define STOR_APPLIED_KEY "\xff\xff\xff" "applied"
+#define STOR_APPLIED_KEY                                                                           \
+    "\xff\xff\xff"                                                                                 \
+    "applied"
 #define STOR_APPLIED_KEYLEN 10
 
 /* The range compactor (stor_compact_async): at most one set of ranges

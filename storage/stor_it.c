@@ -33,16 +33,16 @@ struct stor_it {
     int cur, dir;
     char *save; /* the current key, kept across a change of direction */
     size_t savecap;
-    bool raw; /* RocksDB alone: the overlay's pending writes not merged */
-    bool limited; /* a skip limit: where it lands says nothing of what it passed */
+    bool raw;             /* RocksDB alone: the overlay's pending writes not merged */
+    bool limited;         /* a skip limit: where it lands says nothing of what it passed */
     stor_it_edge_fn edge; /* stor_it_on_edge */
     void *edge_arg;
     struct stor_snap *snap; /* a snapshot iterator's records; it->it is NULL */
     size_t pos;             /* its current record (cur IT_SNAP) */
 };
 
-struct stor_it *stor_it_create(struct stor *s, int cf, const char *lo, size_t lon,
-                               const char *hi, size_t hin)
+struct stor_it *stor_it_create(struct stor *s, int cf, const char *lo, size_t lon, const char *hi,
+                               size_t hin)
 {
     return stor_it_create_limited(s, cf, lo, lon, hi, hin, 0);
 }
@@ -111,8 +111,8 @@ static void o_step(struct stor_it *it, int dir)
     it->o = dir > 0 ? wb_ov_next(it->o) : wb_ov_prev(&it->s->ov, it->o);
 }
 
-static __thread uint64_t ov_skips;   /* the overlay's deletes stepped over */
-static __thread uint64_t it_moves;   /* moves of storage iterators (stor_moves) */
+static __thread uint64_t ov_skips; /* the overlay's deletes stepped over */
+static __thread uint64_t it_moves; /* moves of storage iterators (stor_moves) */
 static __thread bool skips_on;
 static __thread rocksdb_perfcontext_t *perf; /* the thread's, for its life */
 
@@ -334,7 +334,8 @@ void stor_it_first(struct stor_it *it)
     it_moves++;
     rocksdb_iter_seek_to_first(it->it);
     o_order(it);
-    it->o = it->raw ? NULL : wb_ov_seek(&it->s->ov, it->cf, it->lo ? it->lo : "", it->lo ? it->lon : 0);
+    it->o =
+        it->raw ? NULL : wb_ov_seek(&it->s->ov, it->cf, it->lo ? it->lo : "", it->lo ? it->lon : 0);
     settle(it, 1);
     edge_note(it, 1);
 }

@@ -126,7 +126,7 @@ size_t wb_queued_bytes(struct stor *s)
 }
 
 #define HK_SLICE (64u << 10) /* journal bytes forgotten per call, beyond the credit */
-#define HK_AHEAD 4             /* records between a prefetch step and the next */
+#define HK_AHEAD 4           /* records between a prefetch step and the next */
 
 /* Runs a prefetch step over r's ops if r is durable; the record after. */
 static struct wb_rec *hk_prefetch(struct stor *s, struct wb_rec *r, uint64_t d, int step)

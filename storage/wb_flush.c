@@ -247,8 +247,8 @@ static void op_to_fops(void *arg, int kind, int cf, const char *k, size_t kn, co
         s->fl.capfops = s->fl.capfops ? s->fl.capfops * 2 : 1024;
         s->fl.fops = kv_xrealloc(s->fl.fops, s->fl.capfops * sizeof *s->fl.fops);
     }
-    s->fl.fops[s->fl.nfops] = (struct wb_fop){k, v, (uint32_t)kn, (uint32_t)vn, (uint32_t)s->fl.nfops,
-                                         (uint8_t)kind, (uint8_t)cf};
+    s->fl.fops[s->fl.nfops] = (struct wb_fop){
+        k, v, (uint32_t)kn, (uint32_t)vn, (uint32_t)s->fl.nfops, (uint8_t)kind, (uint8_t)cf};
     s->fl.nfops++;
 }
 
@@ -331,7 +331,7 @@ static int flush_batch_build(struct stor *s, struct wb_rec *first, struct wb_rec
         fops_emit(s, s->fl.fops + run, i - run, 1);
         struct wb_to_batch t = {s, s->fl.parts[0].wb};
         wb_op_to_batch(&t, STOR_OP_DELRANGE, s->fl.fops[i].cf, s->fl.fops[i].k, s->fl.fops[i].kn,
-                    s->fl.fops[i].v, s->fl.fops[i].vn);
+                       s->fl.fops[i].v, s->fl.fops[i].vn);
         run = i + 1;
     }
     fops_emit(s, s->fl.fops + run, s->fl.nfops - run, nparts);

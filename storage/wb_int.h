@@ -136,7 +136,7 @@ struct wb_part {
 struct wb_flusher {
     pthread_t th;
     bool running;
-    size_t batch_max;       /* bytes a batch takes at most (set at open) */
+    size_t batch_max; /* bytes a batch takes at most (set at open) */
     uint64_t last_fsync_ms;
     uint64_t wal_synced_seq; /* with a shared-memory journal, RocksDB's WAL is synced up to here */
     /* a batch's ops, sorted before they go to RocksDB */

@@ -148,8 +148,7 @@ int wb_payload_walk(const char *p, size_t n, wb_op_fn fn, void *arg)
     return 0;
 }
 
-void wb_op_to_batch(void *arg, int kind, int cf, const char *k, size_t kn, const char *v,
-                        size_t vn)
+void wb_op_to_batch(void *arg, int kind, int cf, const char *k, size_t kn, const char *v, size_t vn)
 {
     struct wb_to_batch *t = arg;
     rocksdb_column_family_handle_t *h = t->s->cf[cf];
@@ -364,7 +363,8 @@ int wb_seg_open_new(struct stor *s, uint64_t first, bool at_start)
         int d = fcntl(fd, F_DUPFD_CLOEXEC, 0);
         if (d >= 0) {
             pthread_mutex_lock(&s->q.mu);
-            s->q.sync_fds = kv_xrealloc(s->q.sync_fds, (s->q.nsync_fds + 1) * sizeof *s->q.sync_fds);
+            s->q.sync_fds =
+                kv_xrealloc(s->q.sync_fds, (s->q.nsync_fds + 1) * sizeof *s->q.sync_fds);
             s->q.sync_fds[s->q.nsync_fds++] = d;
             pthread_mutex_unlock(&s->q.mu);
         }

@@ -96,8 +96,7 @@ static void node_set_val(struct wb_ov_node *n, const char *v, size_t vn)
 
 static size_t node_bytes(const struct wb_ov_node *n)
 {
-    return sizeof *n + node_links(n->level) + n->klen + n->vroom +
-           (val_on_heap(n) ? n->vlen : 0);
+    return sizeof *n + node_links(n->level) + n->klen + n->vroom + (val_on_heap(n) ? n->vlen : 0);
 }
 
 /* ---- the hash index ---- */
@@ -134,8 +133,8 @@ static size_t tab_slot(const struct wb_ov *o, uint64_t h, int cf, const char *k,
     size_t i = h & o->tabmask;
     for (;; i = (i + 1) & o->tabmask) {
         const struct wb_ov_slot *t = &o->tab[i];
-        if (!t->n || (t->hash == h && t->n->cf == cf && t->n->klen == kn &&
-                      memcmp(t->n->key, k, kn) == 0))
+        if (!t->n ||
+            (t->hash == h && t->n->cf == cf && t->n->klen == kn && memcmp(t->n->key, k, kn) == 0))
             return i;
     }
 }
@@ -253,7 +252,7 @@ void wb_ov_destroy(struct wb_ov *o)
 
 /* For each level, the last node before (cf, k). */
 static struct wb_ov_node *find_preds(const struct wb_ov *o, int cf, const char *k, size_t kn,
-                                  struct wb_ov_node **preds)
+                                     struct wb_ov_node **preds)
 {
     struct wb_ov_node *x = o->head;
     for (int l = o->level - 1; l >= 0; l--) {
@@ -284,7 +283,8 @@ static int random_level(struct wb_ov *o)
 /* The counter of (cf, k)'s group in ov.grp. */
 static size_t grp_index(int cf, const char *k, size_t kn)
 {
-    _Static_assert(WB_OV_GROUP_BYTES == 3 && WB_OV_GROUPS == 1 << 14, "grp_index packs 3 bytes, 14 bits");
+    _Static_assert(WB_OV_GROUP_BYTES == 3 && WB_OV_GROUPS == 1 << 14,
+                   "grp_index packs 3 bytes, 14 bits");
     const unsigned char *b = (const unsigned char *)k;
     uint32_t v = (uint32_t)cf << 24;
     if (kn >= 3) /* byte by byte: a memcpy of a variable length is a call */
@@ -472,7 +472,7 @@ static void order_bands(struct wb_ov *o, int cf, unsigned b0, unsigned nb)
         for (int l = o->level - 1; l >= 0; l--) {
             if (preds[l] != o->head &&
                 (p == o->head || wb_ov_cmp(preds[l]->cf, preds[l]->key, preds[l]->klen, p->cf,
-                                        p->key, p->klen) > 0))
+                                           p->key, p->klen) > 0))
                 p = preds[l];
             while (p->next[l] && node_cmp(p->next[l], x->cf, x->key, x->klen) < 0)
                 p = p->next[l];
@@ -515,8 +515,8 @@ void wb_ov_order(struct wb_ov *o, int cf, const char *lo, size_t lon, const char
     order_bands(o, cf, 0, WB_OV_BANDS);
 }
 
-void wb_ov_set(struct wb_ov *o, uint64_t h, int cf, const char *k, size_t kn, const char *v, size_t vn,
-            uint64_t seq)
+void wb_ov_set(struct wb_ov *o, uint64_t h, int cf, const char *k, size_t kn, const char *v,
+               size_t vn, uint64_t seq)
 {
     size_t slot = tab_slot(o, h, cf, k, kn);
     struct wb_ov_node *x = o->tab[slot].n;
@@ -569,8 +569,8 @@ void wb_ov_forget(struct wb_ov *o, uint64_t h, int cf, const char *k, size_t kn,
         unlink_node(o, x);
 }
 
-void wb_ov_set_range(struct wb_ov *o, int cf, const char *lo, size_t lon, const char *hi, size_t hin,
-                  uint64_t seq)
+void wb_ov_set_range(struct wb_ov *o, int cf, const char *lo, size_t lon, const char *hi,
+                     size_t hin, uint64_t seq)
 {
     /* Nodes inside the range are superseded by it: one seek, then a walk
      * (a node leaves through its own back links). */

@@ -38,17 +38,17 @@
 #define WB_OV_BANDS 64
 
 struct wb_ov_node {
-    uint64_t seq;    /* the record set that last wrote it */
-    uint64_t hash;   /* of (cf, key): its slot in the hash index */
-    char *val;       /* NULL: a tombstone; the node's own room, or the heap */
+    uint64_t seq;  /* the record set that last wrote it */
+    uint64_t hash; /* of (cf, key): its slot in the hash index */
+    char *val;     /* NULL: a tombstone; the node's own room, or the heap */
     size_t vlen, klen;
     uint8_t cf;
     uint8_t level;
-    bool linked;          /* in the skiplist; else waiting in ov.pend[cf][band] */
-    uint8_t vroom;        /* bytes for a value after the key, in the node */
-    uint32_t pidx;        /* its index there while waiting */
+    bool linked;             /* in the skiplist; else waiting in ov.pend[cf][band] */
+    uint8_t vroom;           /* bytes for a value after the key, in the node */
+    uint32_t pidx;           /* its index there while waiting */
     struct wb_ov_node *prev; /* level 0, backwards */
-    char *key;            /* points into the node allocation */
+    char *key;               /* points into the node allocation */
     /* next[0 .. level-1], then the backward links of levels 1 .. level-1:
      * with a link back on every level a node leaves in O(level), no search. */
     struct wb_ov_node *next[];
@@ -115,12 +115,12 @@ uint64_t wb_ov_key_hash(int cf, const char *k, size_t kn);
  * computed it when the op was added, and the write-back keeps it beside
  * the journal record for wb_ov_forget and wb_ov_prefetch, so no step hashes the
  * key again. */
-void wb_ov_set(struct wb_ov *o, uint64_t h, int cf, const char *k, size_t kn, const char *v, size_t vn,
-            uint64_t seq);
+void wb_ov_set(struct wb_ov *o, uint64_t h, int cf, const char *k, size_t kn, const char *v,
+               size_t vn, uint64_t seq);
 /* A range delete [lo, hi) of cf: drops the nodes it covers and remembers the
  * range until it is durable, to hide RocksDB's older records. */
-void wb_ov_set_range(struct wb_ov *o, int cf, const char *lo, size_t lon, const char *hi, size_t hin,
-                  uint64_t seq);
+void wb_ov_set_range(struct wb_ov *o, int cf, const char *lo, size_t lon, const char *hi,
+                     size_t hin, uint64_t seq);
 /* Removes (cf, k) if its node was last written by record set seq; h is
  * the hash wb_ov_set returned for (cf, k). */
 void wb_ov_forget(struct wb_ov *o, uint64_t h, int cf, const char *k, size_t kn, uint64_t seq);
@@ -144,7 +144,8 @@ void wb_ov_prefetch(const struct wb_ov *o, uint64_t h, int step);
 /* The node for (cf, k), or NULL. */
 struct wb_ov_node *wb_ov_find(const struct wb_ov *o, int cf, const char *k, size_t kn);
 /* The same, given h = wb_ov_key_hash(cf, k, kn). */
-struct wb_ov_node *wb_ov_find_h(const struct wb_ov *o, uint64_t h, int cf, const char *k, size_t kn);
+struct wb_ov_node *wb_ov_find_h(const struct wb_ov *o, uint64_t h, int cf, const char *k,
+                                size_t kn);
 /* Whether a pending range delete covers (cf, k). */
 int wb_ov_range_covers(const struct wb_ov *o, int cf, const char *k, size_t kn);
 /* Links the waiting nodes of cf that the range [lo, hi) of cf may hold

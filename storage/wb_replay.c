@@ -35,8 +35,7 @@ static int cmp_jfile(const void *a, const void *b)
 }
 
 /* Adds the journal files in folder to *out. A missing folder holds none. */
-static int list_segments(const char *folder, int where, struct jfile **out, size_t *n,
-                         size_t *cap)
+static int list_segments(const char *folder, int where, struct jfile **out, size_t *n, size_t *cap)
 {
     DIR *d = opendir(folder);
     if (!d)
@@ -128,7 +127,8 @@ int wb_replay(struct stor *s, const char **errmsg)
             bool ok = n - off >= WB_HDR && enc_get_u32(buf + off) == WB_MAGIC;
             size_t len = ok ? enc_get_u32(buf + off + 12) : 0;
             bool whole = ok && len <= n - off - WB_HDR;
-            ok = whole && enc_get_u32(buf + off + 16) == wb_rec_crc(buf + off, buf + off + WB_HDR, len);
+            ok = whole &&
+                 enc_get_u32(buf + off + 16) == wb_rec_crc(buf + off, buf + off + WB_HDR, len);
             uint64_t seq = ok ? enc_get_u64(buf + off + 4) : 0;
             if (ok && seq != last + 1 && seq > applied)
                 ok = false; /* a gap: something is missing */
@@ -144,8 +144,8 @@ int wb_replay(struct stor *s, const char **errmsg)
                     break;
                 }
                 snprintf(wb_errbuf, sizeof wb_errbuf,
-                         "journal %s: bad record at offset %zu (after sequence %" PRIu64 ")",
-                         path, off, last);
+                         "journal %s: bad record at offset %zu (after sequence %" PRIu64 ")", path,
+                         off, last);
                 *errmsg = wb_errbuf;
                 rc = KV_ECORRUPT;
                 break;

@@ -79,8 +79,7 @@ char *wb_resolve_upto(struct stor *s, const struct wb_rec *upto)
         }
         if (!n)
             return NULL;
-        rocksdb_batched_multi_get_cf(s->db, s->ropts, s->cf[cf], n, keys, kns, vals, errs,
-                                     false);
+        rocksdb_batched_multi_get_cf(s->db, s->ropts, s->cf[cf], n, keys, kns, vals, errs, false);
         char *err = NULL;
         for (size_t i = 0; i < n; i++)
             if (errs[i] && !err)
@@ -94,7 +93,7 @@ char *wb_resolve_upto(struct stor *s, const struct wb_rec *upto)
                 size_t on = 0;
                 const char *old = vals[i] ? rocksdb_pinnableslice_value(vals[i], &on) : NULL;
                 s->rs.fn(s->rs.arg, (unsigned char)p[0], p + 10, kn, p + 10 + kn, vn, old, on,
-                       vals[i] != NULL);
+                         vals[i] != NULL);
             }
             rocksdb_pinnableslice_destroy(vals[i]);
         }

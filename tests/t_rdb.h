@@ -111,8 +111,8 @@ static inline void tz_begin(struct t_zl *z)
     tb_le(&z->b, 0, 2);
 }
 
-static inline void tz_entry(struct t_zl *z, const unsigned char *enc, size_t encn,
-                            const void *data, size_t n)
+static inline void tz_entry(struct t_zl *z, const unsigned char *enc, size_t encn, const void *data,
+                            size_t n)
 {
     size_t start = z->b.n;
     if (z->prev < 254) {

@@ -14,12 +14,10 @@
 /* Whether a libshmkv reply says exactly what a hiredis reply says. */
 static inline bool h_same_reply(const shmkv_reply *a, const redisReply *b)
 {
-    static const int map[] = {[REDIS_REPLY_STRING] = SHMKV_REPLY_STRING,
-                              [REDIS_REPLY_ARRAY] = SHMKV_REPLY_ARRAY,
-                              [REDIS_REPLY_INTEGER] = SHMKV_REPLY_INTEGER,
-                              [REDIS_REPLY_NIL] = SHMKV_REPLY_NIL,
-                              [REDIS_REPLY_STATUS] = SHMKV_REPLY_STATUS,
-                              [REDIS_REPLY_ERROR] = SHMKV_REPLY_ERROR};
+    static const int map[] = {
+        [REDIS_REPLY_STRING] = SHMKV_REPLY_STRING,   [REDIS_REPLY_ARRAY] = SHMKV_REPLY_ARRAY,
+        [REDIS_REPLY_INTEGER] = SHMKV_REPLY_INTEGER, [REDIS_REPLY_NIL] = SHMKV_REPLY_NIL,
+        [REDIS_REPLY_STATUS] = SHMKV_REPLY_STATUS,   [REDIS_REPLY_ERROR] = SHMKV_REPLY_ERROR};
     if (b->type < 1 || b->type > 6 || a->type != map[b->type])
         return false;
     switch (a->type) {

@@ -164,8 +164,9 @@ static inline void h_start_shmkvd_opts(struct server *s, const char *const *extr
     char port[16], data[300];
     snprintf(port, sizeof port, "%d", s->port);
     snprintf(data, sizeof data, "%s/data", s->dir);
-    const char *argv[64] = {SHMKVD_PATH, "--port", port, "--bind", "127.0.0.1", "--dir", data,
-                            "--unixsocket", s->sock, "--loglevel", "verbose"};
+    const char *argv[64] = {SHMKVD_PATH, "--port",     port,     "--bind",
+                            "127.0.0.1", "--dir",      data,     "--unixsocket",
+                            s->sock,     "--loglevel", "verbose"};
     int n = 11;
     for (int i = 0; extra && extra[i] && n < 62; i++)
         argv[n++] = extra[i];
@@ -186,8 +187,8 @@ static inline void h_start_redis(struct server *s, const char *tag)
     h_prepare(s, tag);
     char port[16];
     snprintf(port, sizeof port, "%d", s->port);
-    char *const argv[] = {REDIS_SERVER_PATH, "--port", port, "--bind", "127.0.0.1", "--save",
-                          "", "--appendonly", "no", "--dir", s->dir, NULL};
+    char *const argv[] = {REDIS_SERVER_PATH, "--port", port,    "--bind", "127.0.0.1", "--save", "",
+                          "--appendonly",    "no",     "--dir", s->dir,   NULL};
     /* SORT ... ALPHA compares with the server's locale; shmkvd compares
      * bytes, as the C locale does. */
     setenv("LC_ALL", "C", 1);

@@ -65,10 +65,10 @@ static void cmp(shmkv *h, bool want_hit, int argc, const char **argv)
     freeReplyObject(b);
 }
 
-#define CMP(h, hit, ...)                                                                       \
-    do {                                                                                       \
-        const char *argv_[] = {__VA_ARGS__};                                                   \
-        cmp((h), (hit), (int)(sizeof argv_ / sizeof argv_[0]), argv_);                         \
+#define CMP(h, hit, ...)                                                                           \
+    do {                                                                                           \
+        const char *argv_[] = {__VA_ARGS__};                                                       \
+        cmp((h), (hit), (int)(sizeof argv_ / sizeof argv_[0]), argv_);                             \
     } while (0)
 
 static void run(shmkv *h, const char *fmt)
@@ -453,12 +453,9 @@ static void test_threads(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_reads_agree),
-        cmocka_unit_test(test_writes_visible),
-        cmocka_unit_test(test_blind_and_select),
-        cmocka_unit_test(test_multi),
-        cmocka_unit_test(test_threads),
-        cmocka_unit_test(test_attach_rules),
+        cmocka_unit_test(test_reads_agree),      cmocka_unit_test(test_writes_visible),
+        cmocka_unit_test(test_blind_and_select), cmocka_unit_test(test_multi),
+        cmocka_unit_test(test_threads),          cmocka_unit_test(test_attach_rules),
         cmocka_unit_test(test_restart),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -103,12 +103,12 @@ static char *dump(redisContext *c)
     size_t cap = 1 << 16, len = 0;
     char *out = malloc(cap);
     out[0] = '\0';
-#define APPEND(...)                                                                            \
-    do {                                                                                       \
-        int n_ = snprintf(NULL, 0, __VA_ARGS__);                                               \
-        while (len + (size_t)n_ + 1 > cap)                                                     \
-            out = realloc(out, cap *= 2);                                                      \
-        len += (size_t)snprintf(out + len, cap - len, __VA_ARGS__);                            \
+#define APPEND(...)                                                                                \
+    do {                                                                                           \
+        int n_ = snprintf(NULL, 0, __VA_ARGS__);                                                   \
+        while (len + (size_t)n_ + 1 > cap)                                                         \
+            out = realloc(out, cap *= 2);                                                          \
+        len += (size_t)snprintf(out + len, cap - len, __VA_ARGS__);                                \
     } while (0)
     /* The kept key count too: counted again at each start, after the
      * journal's replay (docs/storage.md, "Key counts"). */
@@ -120,7 +120,8 @@ static char *dump(redisContext *c)
     assert_non_null(keys);
     /* sort key names */
     for (size_t i = 1; i < keys->elements; i++)
-        for (size_t j = i; j > 0 && strcmp(keys->element[j - 1]->str, keys->element[j]->str) > 0; j--) {
+        for (size_t j = i; j > 0 && strcmp(keys->element[j - 1]->str, keys->element[j]->str) > 0;
+             j--) {
             redisReply *t = keys->element[j];
             keys->element[j] = keys->element[j - 1];
             keys->element[j - 1] = t;

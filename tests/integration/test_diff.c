@@ -84,8 +84,8 @@ static const char *const keys[] = {"k0", "k1", "k2", "{t}a", "{t}b"};
 static char fam; /* 's' strings, 'h' hashes, 'S' sets, 'z' zsets, 'l' lists, 0 any */
 static const char *const lexkeys[] = {"L0", "L1"}; /* zsets where every score is 0 */
 static const char *const mems[] = {"a", "b", "c", "d", "e", "1", "2", "10", "-3", ""};
-static const char *const scores[] = {"0", "1", "2", "2.5", "-1.5", "10", "-inf", "+inf",
-                                     "1e-5", "3"};
+static const char *const scores[] = {"0",  "1",    "2",    "2.5",  "-1.5",
+                                     "10", "-inf", "+inf", "1e-5", "3"};
 static const char *const floats[] = {"1.5", "-0.25", "10", "1e2", "abc", "0", "3.0e-3"};
 
 /* The argument the cache probe reads after a command: its first key. */
@@ -273,11 +273,19 @@ static enum cmp gen_extra(void)
     case 18: {
         /* BITFIELD: small signed and unsigned fields over the strings'
          * values, each overflow rule, now and then an argument error. */
-        static const char *const types[] = {"u1", "i1", "u4", "i5", "u8", "i8", "i16", "u63",
-                                            "i64", "u64"};
+        static const char *const types[] = {"u1", "i1",  "u4",  "i5",  "u8",
+                                            "i8", "i16", "u63", "i64", "u64"};
         static const char *const rules[] = {"WRAP", "SAT", "FAIL"};
-        static const char *const vals[] = {"0", "1", "-1", "7", "100", "-100", "300",
-                                           "9223372036854775807", "-9223372036854775808", "x"};
+        static const char *const vals[] = {"0",
+                                           "1",
+                                           "-1",
+                                           "7",
+                                           "100",
+                                           "-100",
+                                           "300",
+                                           "9223372036854775807",
+                                           "-9223372036854775808",
+                                           "x"};
         fam = 's';
         bool ro = pick(5) == 0;
         add(ro ? "BITFIELD_RO" : "BITFIELD"), key();
@@ -352,8 +360,13 @@ static enum cmp gen(void)
     if (pick(20) == 0)
         return gen_extra();
     int which = pick(100);
-    fam = which < 17 ? 's' : which < 27 ? 0 : which < 39 ? 'h' : which < 49 ? 'S'
-        : which < 67 ? 'z' : which < 83 ? 'l' : 0;
+    fam = which < 17   ? 's'
+          : which < 27 ? 0
+          : which < 39 ? 'h'
+          : which < 49 ? 'S'
+          : which < 67 ? 'z'
+          : which < 83 ? 'l'
+                       : 0;
     /* Strings */
     if (which < 4) {
         add("SET"), key(), value();
@@ -551,7 +564,7 @@ static enum cmp gen(void)
         return EXACT;
     }
     if (which < 49) {
-        static const char *const c[] = {"SINTER", "SUNION", "SDIFF", "SINTERSTORE",
+        static const char *const c[] = {"SINTER",      "SUNION",     "SDIFF",     "SINTERSTORE",
                                         "SUNIONSTORE", "SDIFFSTORE", "SINTERCARD"};
         int i = pick(7);
         add(c[i]);
@@ -574,8 +587,7 @@ static enum cmp gen(void)
     }
     if (which < 56) {
         int i = pick(6);
-        static const char *const c[] = {"ZSCORE", "ZRANK", "ZREVRANK", "ZREM", "ZCARD",
-                                        "ZINCRBY"};
+        static const char *const c[] = {"ZSCORE", "ZRANK", "ZREVRANK", "ZREM", "ZCARD", "ZINCRBY"};
         add(c[i]), key();
         if (i == 5)
             add(scores[pick(10)]);
@@ -615,8 +627,9 @@ static enum cmp gen(void)
     if (which < 62) {
         /* Lex ranges only mean something where all scores are equal. */
         int i = pick(7);
-        static const char *const c[] = {"ZADD", "ZRANGEBYLEX", "ZREVRANGEBYLEX", "ZLEXCOUNT",
-                                        "ZREMRANGEBYLEX", "ZRANGE", "ZREM"};
+        static const char *const c[] = {"ZADD",      "ZRANGEBYLEX",    "ZREVRANGEBYLEX",
+                                        "ZLEXCOUNT", "ZREMRANGEBYLEX", "ZRANGE",
+                                        "ZREM"};
         add(c[i]), add(lexkeys[pick(2)]);
         if (i == 0)
             add("0"), mem(), add("0"), mem();
@@ -644,7 +657,7 @@ static enum cmp gen(void)
         return LENGTH;
     }
     if (which < 66) {
-        static const char *const c[] = {"ZUNION", "ZINTER", "ZDIFF", "ZUNIONSTORE",
+        static const char *const c[] = {"ZUNION",      "ZINTER",     "ZDIFF",  "ZUNIONSTORE",
                                         "ZINTERSTORE", "ZDIFFSTORE", "ZMSCORE"};
         int i = pick(7);
         add(c[i]);
@@ -735,10 +748,16 @@ static enum cmp gen(void)
      * differ, since Redis counts an expired key until it is reaped. */
     if (which < 86) {
         static const char *const c[][4] = {
-            {"GET", NULL},           {"SET", "k0", NULL},    {"INCRBY", "k0", "x", NULL},
-            {"ZADD", "k0", "nan", "a"}, {"LRANGE", "k0", "a", "b"}, {"EXPIRE", "k0", "1000", "NX"},
-            {"HSET", "k0", "f", NULL}, {"ZRANGEBYSCORE", "k0", "x", "1"},
-            {"ZRANGEBYLEX", "k0", "a", "b"}, {"NOSUCHCMD", "a", NULL},
+            {"GET", NULL},
+            {"SET", "k0", NULL},
+            {"INCRBY", "k0", "x", NULL},
+            {"ZADD", "k0", "nan", "a"},
+            {"LRANGE", "k0", "a", "b"},
+            {"EXPIRE", "k0", "1000", "NX"},
+            {"HSET", "k0", "f", NULL},
+            {"ZRANGEBYSCORE", "k0", "x", "1"},
+            {"ZRANGEBYLEX", "k0", "a", "b"},
+            {"NOSUCHCMD", "a", NULL},
         };
         int i = pick(10);
         for (int j = 0; j < 4 && c[i][j]; j++)
@@ -843,8 +862,9 @@ static void sort_groups(redisReply *r, size_t stride)
         idx[i] = i;
     /* insertion sort on group keys: replies are small */
     for (size_t i = 1; i < n; i++)
-        for (size_t j = i; j > 0 && cmp_str(&r->element[idx[j - 1] * stride],
-                                            &r->element[idx[j] * stride]) > 0; j--) {
+        for (size_t j = i;
+             j > 0 && cmp_str(&r->element[idx[j - 1] * stride], &r->element[idx[j] * stride]) > 0;
+             j--) {
             size_t t = idx[j];
             idx[j] = idx[j - 1];
             idx[j - 1] = t;
@@ -869,8 +889,7 @@ static bool equivalent(enum cmp how, redisReply *a, redisReply *b)
         sort_groups(a, 2), sort_groups(b, 2);
         return same(a, b);
     case LENGTH:
-        return a->type == b->type &&
-               (a->type != REDIS_REPLY_ARRAY || a->elements == b->elements);
+        return a->type == b->type && (a->type != REDIS_REPLY_ARRAY || a->elements == b->elements);
     case SCAN:
         if (a->type != REDIS_REPLY_ARRAY || b->type != REDIS_REPLY_ARRAY)
             return same(a, b);
@@ -911,8 +930,8 @@ static const char *ppick(const char *const *v, int n)
 static int probe_cmd(const char *key, const char **pv)
 {
     static const char *const idx[] = {"0", "1", "-1", "-2", "5"};
-    static const char *const any[] = {"TYPE", "EXISTS", "GET", "STRLEN", "HLEN",
-                                      "SCARD", "ZCARD", "LLEN"};
+    static const char *const any[] = {"TYPE", "EXISTS", "GET",   "STRLEN",
+                                      "HLEN", "SCARD",  "ZCARD", "LLEN"};
     char f = key[0];
     if (strchr("shSzl", f) == NULL || key[1] < '0' || key[1] > '9')
         f = "shSzl"[t_rnd(&prng) % 5];
@@ -987,8 +1006,7 @@ static int group_setup(void **state)
 {
     (void)state;
     if (access(REDIS_SERVER_PATH, X_OK) != 0) {
-        fprintf(stderr, "test_diff: %s not found: nothing to compare against\n",
-                REDIS_SERVER_PATH);
+        fprintf(stderr, "test_diff: %s not found: nothing to compare against\n", REDIS_SERVER_PATH);
         return -1;
     }
     h_start_redis(&R, "redis");
@@ -1025,10 +1043,10 @@ static int group_teardown(void **state)
  * the sync channel, and each subscriber's messages are read up to it (a
  * server's messages to one subscriber keep their order). */
 struct evwatch {
-    redisContext *sub[2];   /* redis-server's, shmkvd's */
-    redisContext *cmd[2];   /* the connections the commands go through */
+    redisContext *sub[2]; /* redis-server's, shmkvd's */
+    redisContext *cmd[2]; /* the connections the commands go through */
     long marks, events, steps;
-    char recent[16][256];   /* the last commands, shown on a mismatch */
+    char recent[16][256]; /* the last commands, shown on a mismatch */
     size_t nrecent;
 };
 
@@ -1088,8 +1106,7 @@ static bool ev_collect(redisContext *sub, const char *mark, char *buf, size_t ca
         }
         if (ok && r->elements == 4 && u < cap - 1) {
             u += (size_t)snprintf(buf + u, cap - u, "%.*s %.*s\n", (int)r->element[2]->len,
-                                  r->element[2]->str, (int)r->element[3]->len,
-                                  r->element[3]->str);
+                                  r->element[2]->str, (int)r->element[3]->len, r->element[3]->str);
             (*n)++;
         }
         freeReplyObject(r);
@@ -1181,8 +1198,7 @@ static void test_diff_random_commands(void **state)
             char line[1024] = "", ra[4096], rb[4096];
             size_t u = 0;
             for (int j = 0; j < argc && u < sizeof line - 2; j++)
-                u += (size_t)snprintf(line + u, sizeof line - u, "%s'%s'", j ? " " : "",
-                                      argv[j]);
+                u += (size_t)snprintf(line + u, sizeof line - u, "%s'%s'", j ? " " : "", argv[j]);
             fail_msg("seed %llu, command %ld: %s\n  redis:  %s\n  shmkvd: %s",
                      (unsigned long long)seed, i, line, show(a, ra, sizeof ra),
                      show(b, rb, sizeof rb));
@@ -1294,17 +1310,19 @@ static void compare_docs(const char *name, const redisReply *dr, const redisRepl
  * a container's whole documentation holds COMMAND LIST, which has no
  * FILTERBY in shmkvd. */
 static const char *const SUBCOMMANDS[] = {
-    "client|id", "client|setname", "client|getname", "client|list", "client|info", "client|help",
-    "client|unblock", "client|no-evict", "client|reply", "client|pause", "client|unpause",
-    "client|tracking", "client|caching", "client|getredir", "client|trackinginfo", "client|kill",
-    "command|count", "command|info", "command|docs", "command|help", "command|getkeys",
-    "config|get", "config|set", "config|resetstat", "config|rewrite", "config|help",
-    "object|encoding", "object|freq", "object|idletime", "object|refcount", "object|help",
-    "slowlog|get", "slowlog|len", "slowlog|reset", "slowlog|help",
-    "pubsub|channels", "pubsub|numsub", "pubsub|numpat", "pubsub|shardchannels",
-    "pubsub|shardnumsub", "pubsub|help", "memory|usage", "memory|malloc-stats", "memory|purge",
-    "memory|help", "latency|latest", "latency|history", "latency|reset", "latency|graph",
-    "latency|doctor", "latency|histogram", "latency|help",
+    "client|id",       "client|setname",  "client|getname",       "client|list",
+    "client|info",     "client|help",     "client|unblock",       "client|no-evict",
+    "client|reply",    "client|pause",    "client|unpause",       "client|tracking",
+    "client|caching",  "client|getredir", "client|trackinginfo",  "client|kill",
+    "command|count",   "command|info",    "command|docs",         "command|help",
+    "command|getkeys", "config|get",      "config|set",           "config|resetstat",
+    "config|rewrite",  "config|help",     "object|encoding",      "object|freq",
+    "object|idletime", "object|refcount", "object|help",          "slowlog|get",
+    "slowlog|len",     "slowlog|reset",   "slowlog|help",         "pubsub|channels",
+    "pubsub|numsub",   "pubsub|numpat",   "pubsub|shardchannels", "pubsub|shardnumsub",
+    "pubsub|help",     "memory|usage",    "memory|malloc-stats",  "memory|purge",
+    "memory|help",     "latency|latest",  "latency|history",      "latency|reset",
+    "latency|graph",   "latency|doctor",  "latency|histogram",    "latency|help",
 };
 
 static bool is_container(const char *name)
@@ -1422,7 +1440,7 @@ static void test_diff_command_docs(void **state)
 static void test_diff_command_info(void **state)
 {
     (void)state;
-    static const char *const FLAGS[] = {"write", "readonly", "admin", "no_auth",
+    static const char *const FLAGS[] = {"write", "readonly", "admin",      "no_auth",
                                         "fast",  "blocking", "movablekeys"};
     redisContext *dr = h_connect_port(R.port), *dk = h_connect_port(K.port);
     assert_true(dr && dk);
@@ -1451,9 +1469,10 @@ static void test_diff_command_info(void **state)
         for (size_t j = 0; same_cats && j < ca->elements; j++)
             same_cats = !strcmp(ca->element[j]->str, cb->element[j]->str);
         if (!same_cats)
-            fail_msg("COMMAND INFO %s: ACL categories %zu (first %s), redis-server's %zu (first %s)",
-                     name, cb->elements, cb->elements ? cb->element[0]->str : "-", ca->elements,
-                     ca->elements ? ca->element[0]->str : "-");
+            fail_msg(
+                "COMMAND INFO %s: ACL categories %zu (first %s), redis-server's %zu (first %s)",
+                name, cb->elements, cb->elements ? cb->element[0]->str : "-", ca->elements,
+                ca->elements ? ca->element[0]->str : "-");
         for (size_t f = 0; f < sizeof FLAGS / sizeof FLAGS[0]; f++) {
             bool in_a = false, in_b = false;
             for (size_t j = 0; j < a->element[2]->elements; j++)
@@ -1482,12 +1501,24 @@ static void test_diff_command_info(void **state)
     /* COMMAND LIST and its filters: shmkvd lists exactly the names it has
      * among those redis-server lists. */
     static const char *const filters[][2] = {
-        {NULL, NULL},          {"PATTERN", "ob*"},   {"PATTERN", "*|HELP"},
-        {"PATTERN", "c?ient*"}, {"ACLCAT", "keyspace"}, {"ACLCAT", "READ"},
-        {"ACLCAT", "write"},   {"ACLCAT", "admin"},  {"ACLCAT", "dangerous"},
-        {"ACLCAT", "connection"}, {"ACLCAT", "slow"}, {"ACLCAT", "fast"},
-        {"ACLCAT", "pubsub"},  {"ACLCAT", "string"}, {"ACLCAT", "blocking"},
-        {"ACLCAT", "@read"},   {"ACLCAT", "nosuch"}, {"MODULE", "x"},
+        {NULL, NULL},
+        {"PATTERN", "ob*"},
+        {"PATTERN", "*|HELP"},
+        {"PATTERN", "c?ient*"},
+        {"ACLCAT", "keyspace"},
+        {"ACLCAT", "READ"},
+        {"ACLCAT", "write"},
+        {"ACLCAT", "admin"},
+        {"ACLCAT", "dangerous"},
+        {"ACLCAT", "connection"},
+        {"ACLCAT", "slow"},
+        {"ACLCAT", "fast"},
+        {"ACLCAT", "pubsub"},
+        {"ACLCAT", "string"},
+        {"ACLCAT", "blocking"},
+        {"ACLCAT", "@read"},
+        {"ACLCAT", "nosuch"},
+        {"MODULE", "x"},
     };
     size_t listed = 0;
     for (size_t f = 0; f < sizeof filters / sizeof filters[0]; f++) {
@@ -1508,8 +1539,8 @@ static void test_diff_command_info(void **state)
             for (size_t j = 0; j < lk->elements && !in; j++)
                 in = !strcmp(lk->element[j]->str, lr->element[i]->str);
             if (known != in)
-                fail_msg("COMMAND LIST %s %s: %s is %s shmkvd's list", filters[f][0] ?
-                         filters[f][0] : "", filters[f][1] ? filters[f][1] : "",
+                fail_msg("COMMAND LIST %s %s: %s is %s shmkvd's list",
+                         filters[f][0] ? filters[f][0] : "", filters[f][1] ? filters[f][1] : "",
                          lr->element[i]->str, in ? "in" : "not in");
             have += in;
         }
@@ -1547,104 +1578,336 @@ static void test_diff_command_info(void **state)
  * than one unordered element. */
 
 static const char *const RESP3_SCRIPT[] = {
-    "FLUSHALL", "SET s 10", "GET s", "GET nokey", "INCRBYFLOAT s 1.5", "MGET s nokey",
-    "SET s2 v EX 100", "TTL s2", "EXPIRETIME nokey", "SET k v GET", "SET k2 v NX GET",
-    "GETEX s2 PERSIST", "COPY s scopy", "DEL scopy nokey", "EXISTS s nokey", "TYPE s",
-    "HSET h f 1", "HGETALL h", "HGETALL nokey", "HINCRBYFLOAT h f 2.5", "HMGET h f nope",
-    "HRANDFIELD h 1 WITHVALUES", "HRANDFIELD h -1 WITHVALUES", "HRANDFIELD nokey 2 WITHVALUES",
-    "HSCAN h 0", "HKEYS h", "HVALS nokey", "SADD st a", "SMEMBERS st", "SMEMBERS nokey",
-    "SINTER st nokey", "SUNION st", "SDIFF st nokey", "SMISMEMBER st a b", "SPOP nokey",
-    "SPOP nokey 2", "SRANDMEMBER st 5", "SRANDMEMBER nokey", "SSCAN st 0", "SINTERCARD 1 st",
-    "ZADD z 1.5 a 2 b 3e10 c", "ZADD z INCR 1 a", "ZADD z XX INCR 1 nope", "ZSCORE z a",
-    "ZSCORE z nope", "ZMSCORE z a nope b", "ZMSCORE nokey a", "ZINCRBY z 0.25 a",
-    "ZRANGE z 0 -1 WITHSCORES", "ZRANGE z 0 -1", "ZRANGE z (1 +inf BYSCORE LIMIT 0 2",
-    "ZRANGEBYSCORE z -inf +inf WITHSCORES LIMIT 0 2", "ZREVRANGE z 0 0 WITHSCORES",
-    "ZRANGESTORE z2 z 0 1", "ZPOPMIN z", "ZPOPMIN nokey", "ZPOPMIN nokey 2", "ZPOPMIN z 5",
-    "ZADD z 1 a 2 b", "ZPOPMAX z 1", "ZRANDMEMBER z 1 WITHSCORES", "ZRANDMEMBER nokey 2",
-    "ZRANK z a", "ZRANK z nope", "ZUNION 1 z WITHSCORES", "ZINTER 2 z z2 WITHSCORES",
-    "ZDIFF 1 z WITHSCORES", "ZUNIONSTORE z3 2 z z2 WEIGHTS 0.5 2", "ZRANGE z3 0 -1 WITHSCORES",
-    "ZSCAN z 0", "ZCOUNT z -inf +inf", "ZLEXCOUNT z - +", "ZINTERCARD 2 z z3 LIMIT 5",
-    "ZADD zm 1 a 2 b 3 c", "ZMPOP 2 nokey zm MIN COUNT 2", "ZMPOP 1 nokey MAX",
-    "BZMPOP 0.01 1 zm MAX", "BZMPOP 0.01 1 zm MAX", "ZADD zm 4 d", "BZPOPMIN nokey zm 0.01",
-    "BZPOPMAX zm 0.01", "LPUSH l a b c", "LRANGE l 0 -1", "LMPOP 2 nokey l RIGHT COUNT 2",
-    "LMPOP 1 nokey LEFT", "BLMPOP 0.01 1 l LEFT COUNT 5", "BLMPOP 0.01 1 l LEFT",
-    "LPUSH l a b c", "MOVE l 1", "MOVE l 1", "SELECT 1", "LRANGE l 0 -1", "MOVE l 0", "SELECT 0",
-    "SETBIT bits 9 1", "GETBIT bits 9", "BITCOUNT bits 0 -1 BIT", "BITPOS bits 1 2",
-    "BITOP NOT bits2 bits", "BITPOS nokey 0", "SET bits3 12", "BITCOUNT bits3 -4 -7",
-    "BITPOS bits3 1 -4 -7", "BITPOS bits3 1 -40 -70 BIT",
+    "FLUSHALL",
+    "SET s 10",
+    "GET s",
+    "GET nokey",
+    "INCRBYFLOAT s 1.5",
+    "MGET s nokey",
+    "SET s2 v EX 100",
+    "TTL s2",
+    "EXPIRETIME nokey",
+    "SET k v GET",
+    "SET k2 v NX GET",
+    "GETEX s2 PERSIST",
+    "COPY s scopy",
+    "DEL scopy nokey",
+    "EXISTS s nokey",
+    "TYPE s",
+    "HSET h f 1",
+    "HGETALL h",
+    "HGETALL nokey",
+    "HINCRBYFLOAT h f 2.5",
+    "HMGET h f nope",
+    "HRANDFIELD h 1 WITHVALUES",
+    "HRANDFIELD h -1 WITHVALUES",
+    "HRANDFIELD nokey 2 WITHVALUES",
+    "HSCAN h 0",
+    "HKEYS h",
+    "HVALS nokey",
+    "SADD st a",
+    "SMEMBERS st",
+    "SMEMBERS nokey",
+    "SINTER st nokey",
+    "SUNION st",
+    "SDIFF st nokey",
+    "SMISMEMBER st a b",
+    "SPOP nokey",
+    "SPOP nokey 2",
+    "SRANDMEMBER st 5",
+    "SRANDMEMBER nokey",
+    "SSCAN st 0",
+    "SINTERCARD 1 st",
+    "ZADD z 1.5 a 2 b 3e10 c",
+    "ZADD z INCR 1 a",
+    "ZADD z XX INCR 1 nope",
+    "ZSCORE z a",
+    "ZSCORE z nope",
+    "ZMSCORE z a nope b",
+    "ZMSCORE nokey a",
+    "ZINCRBY z 0.25 a",
+    "ZRANGE z 0 -1 WITHSCORES",
+    "ZRANGE z 0 -1",
+    "ZRANGE z (1 +inf BYSCORE LIMIT 0 2",
+    "ZRANGEBYSCORE z -inf +inf WITHSCORES LIMIT 0 2",
+    "ZREVRANGE z 0 0 WITHSCORES",
+    "ZRANGESTORE z2 z 0 1",
+    "ZPOPMIN z",
+    "ZPOPMIN nokey",
+    "ZPOPMIN nokey 2",
+    "ZPOPMIN z 5",
+    "ZADD z 1 a 2 b",
+    "ZPOPMAX z 1",
+    "ZRANDMEMBER z 1 WITHSCORES",
+    "ZRANDMEMBER nokey 2",
+    "ZRANK z a",
+    "ZRANK z nope",
+    "ZUNION 1 z WITHSCORES",
+    "ZINTER 2 z z2 WITHSCORES",
+    "ZDIFF 1 z WITHSCORES",
+    "ZUNIONSTORE z3 2 z z2 WEIGHTS 0.5 2",
+    "ZRANGE z3 0 -1 WITHSCORES",
+    "ZSCAN z 0",
+    "ZCOUNT z -inf +inf",
+    "ZLEXCOUNT z - +",
+    "ZINTERCARD 2 z z3 LIMIT 5",
+    "ZADD zm 1 a 2 b 3 c",
+    "ZMPOP 2 nokey zm MIN COUNT 2",
+    "ZMPOP 1 nokey MAX",
+    "BZMPOP 0.01 1 zm MAX",
+    "BZMPOP 0.01 1 zm MAX",
+    "ZADD zm 4 d",
+    "BZPOPMIN nokey zm 0.01",
+    "BZPOPMAX zm 0.01",
+    "LPUSH l a b c",
+    "LRANGE l 0 -1",
+    "LMPOP 2 nokey l RIGHT COUNT 2",
+    "LMPOP 1 nokey LEFT",
+    "BLMPOP 0.01 1 l LEFT COUNT 5",
+    "BLMPOP 0.01 1 l LEFT",
+    "LPUSH l a b c",
+    "MOVE l 1",
+    "MOVE l 1",
+    "SELECT 1",
+    "LRANGE l 0 -1",
+    "MOVE l 0",
+    "SELECT 0",
+    "SETBIT bits 9 1",
+    "GETBIT bits 9",
+    "BITCOUNT bits 0 -1 BIT",
+    "BITPOS bits 1 2",
+    "BITOP NOT bits2 bits",
+    "BITPOS nokey 0",
+    "SET bits3 12",
+    "BITCOUNT bits3 -4 -7",
+    "BITPOS bits3 1 -4 -7",
+    "BITPOS bits3 1 -40 -70 BIT",
     "BITFIELD bits3 OVERFLOW FAIL INCRBY u2 0 100 GET u2 0 SET i8 #1 -3",
-    "BITFIELD_RO bits3 GET i8 #1", "BITFIELD nokey", "RPUSH sl 3 1 2 10", "SORT sl", "SORT nokey",
-    "SORT sl DESC LIMIT 0 2", "SORT sl ALPHA GET # GET nokey*", "SORT_RO sl BY nosort",
-    "SORT sl STORE sdst", "LRANGE sdst 0 -1", "SET w_3 30", "SET w_1 100", "HSET h_3 f x3",
-    "SORT sl BY w_*", "SORT sl BY nosort DESC LIMIT 1 2", "SORT sl GET # GET w_* GET h_*->f",
-    "SORT sl BY w_* GET # STORE sdst", "LRANGE sdst 0 -1", "SADD sset 5 2 9",
-    "SORT sset BY nosort STORE sdst", "LRANGE sdst 0 -1", "ZADD sz 1 c 2 a",
-    "SORT sz BY nosort DESC", "SET w_10 abc", "SORT sl BY w_*", "SORT s",
-    "LPOP l 2", "LPOP nokey 2", "RPOP nokey", "LPOS l a", "LPOS l zz COUNT 0", "LINDEX l 9",
-    "BLPOP nokey 0.01", "BLPOP l 0.01", "BRPOP nokey 0.01", "BLMOVE nokey l2 LEFT LEFT 0.01",
-    "LMOVE l l2 LEFT RIGHT", "RPOPLPUSH nokey l2", "OBJECT ENCODING z", "OBJECT FREQ s",
-    "OBJECT IDLETIME nokey", "TOUCH s nokey s",
-    "DBSIZE", "CONFIG GET maxclients", "CONFIG GET nosuchparam",
-    "CLIENT GETNAME", "CLIENT SETNAME x", "CLIENT GETNAME", "ECHO hi", "PING", "PING x",
-    "MULTI", "SET a 1", "INCRBYFLOAT a 0.5", "ZSCORE z a", "HGETALL h", "SMEMBERS st",
-    "BLPOP nokey 1", "EXEC", "MULTI", "DISCARD", "EXEC", "WATCH a", "UNWATCH", "SLOWLOG GET 0",
-    "SELECT 1", "HGETALL h", "SELECT 0", "GET a", "WRONGTYPE", "HGET s f", "ZSCORE z notanumber",
-    "ROLE", "MULTI", "AUTH nopass", "SHUTDOWN NOSAVE", "SAVE", "PING", "EXEC", "MULTI",
-    "AUTH nopass", "PING", "EXEC", "MULTI", "SET a 2", "EXEC x", "EXEC", "GET a", "EXEC x",
-    "WAIT 0 0", "WAIT 1 1", "WAIT x x", "WAIT 0 x", "MULTI", "WAIT 2 0", "EXEC",
-    "MEMORY USAGE nokey", "MEMORY USAGE s SAMPLES -1", "MEMORY USAGE s SAMPLES x", "MEMORY FOO",
-    "MEMORY USAGE", "MEMORY PURGE", "MEMORY PURGE x",
-    "CLIENT UNBLOCK 999999", "CLIENT UNBLOCK 999999 ERROR", "CLIENT UNBLOCK 1 X",
-    "CLIENT UNBLOCK x", "CLIENT NO-EVICT on", "CLIENT NO-EVICT off", "CLIENT NO-EVICT x",
-    "CLIENT ID x", "CLIENT GETNAME x", "CLIENT NO-EVICT", "CLIENT UNBLOCK", "CLIENT KILL",
-    "CLIENT SETNAME", "CLIENT NOSUCH",
-    "CLIENT PAUSE x", "CLIENT PAUSE -1", "CLIENT PAUSE 10 FOO", "CLIENT PAUSE",
-    "CLIENT UNPAUSE x", "CLIENT PAUSE 10 WRITE x", "CLIENT PAUSE 0 WRITE", "CLIENT UNPAUSE",
-    "HRANDFIELD h -9223372036854775808", "ZRANDMEMBER z -9223372036854775808",
-    "SRANDMEMBER st -9223372036854775808", "SET l1 ohmytext", "SET l2 mynewtext",
-    "LCS l1 l2 IDX WITHMATCHLEN", "LCS l1 l2 IDX MINMATCHLEN -5", "LCS l1 nokey IDX",
-    "LCS l1 l2 LEN IDX", "LCS l1 l2 MINMATCHLEN", "LCS l1 l2 MINMATCHLEN x", "LCS l1 l2 FOO",
+    "BITFIELD_RO bits3 GET i8 #1",
+    "BITFIELD nokey",
+    "RPUSH sl 3 1 2 10",
+    "SORT sl",
+    "SORT nokey",
+    "SORT sl DESC LIMIT 0 2",
+    "SORT sl ALPHA GET # GET nokey*",
+    "SORT_RO sl BY nosort",
+    "SORT sl STORE sdst",
+    "LRANGE sdst 0 -1",
+    "SET w_3 30",
+    "SET w_1 100",
+    "HSET h_3 f x3",
+    "SORT sl BY w_*",
+    "SORT sl BY nosort DESC LIMIT 1 2",
+    "SORT sl GET # GET w_* GET h_*->f",
+    "SORT sl BY w_* GET # STORE sdst",
+    "LRANGE sdst 0 -1",
+    "SADD sset 5 2 9",
+    "SORT sset BY nosort STORE sdst",
+    "LRANGE sdst 0 -1",
+    "ZADD sz 1 c 2 a",
+    "SORT sz BY nosort DESC",
+    "SET w_10 abc",
+    "SORT sl BY w_*",
+    "SORT s",
+    "LPOP l 2",
+    "LPOP nokey 2",
+    "RPOP nokey",
+    "LPOS l a",
+    "LPOS l zz COUNT 0",
+    "LINDEX l 9",
+    "BLPOP nokey 0.01",
+    "BLPOP l 0.01",
+    "BRPOP nokey 0.01",
+    "BLMOVE nokey l2 LEFT LEFT 0.01",
+    "LMOVE l l2 LEFT RIGHT",
+    "RPOPLPUSH nokey l2",
+    "OBJECT ENCODING z",
+    "OBJECT FREQ s",
+    "OBJECT IDLETIME nokey",
+    "TOUCH s nokey s",
+    "DBSIZE",
+    "CONFIG GET maxclients",
+    "CONFIG GET nosuchparam",
+    "CLIENT GETNAME",
+    "CLIENT SETNAME x",
+    "CLIENT GETNAME",
+    "ECHO hi",
+    "PING",
+    "PING x",
+    "MULTI",
+    "SET a 1",
+    "INCRBYFLOAT a 0.5",
+    "ZSCORE z a",
+    "HGETALL h",
+    "SMEMBERS st",
+    "BLPOP nokey 1",
+    "EXEC",
+    "MULTI",
+    "DISCARD",
+    "EXEC",
+    "WATCH a",
+    "UNWATCH",
+    "SLOWLOG GET 0",
+    "SELECT 1",
+    "HGETALL h",
+    "SELECT 0",
+    "GET a",
+    "WRONGTYPE",
+    "HGET s f",
+    "ZSCORE z notanumber",
+    "ROLE",
+    "MULTI",
+    "AUTH nopass",
+    "SHUTDOWN NOSAVE",
+    "SAVE",
+    "PING",
+    "EXEC",
+    "MULTI",
+    "AUTH nopass",
+    "PING",
+    "EXEC",
+    "MULTI",
+    "SET a 2",
+    "EXEC x",
+    "EXEC",
+    "GET a",
+    "EXEC x",
+    "WAIT 0 0",
+    "WAIT 1 1",
+    "WAIT x x",
+    "WAIT 0 x",
+    "MULTI",
+    "WAIT 2 0",
+    "EXEC",
+    "MEMORY USAGE nokey",
+    "MEMORY USAGE s SAMPLES -1",
+    "MEMORY USAGE s SAMPLES x",
+    "MEMORY FOO",
+    "MEMORY USAGE",
+    "MEMORY PURGE",
+    "MEMORY PURGE x",
+    "CLIENT UNBLOCK 999999",
+    "CLIENT UNBLOCK 999999 ERROR",
+    "CLIENT UNBLOCK 1 X",
+    "CLIENT UNBLOCK x",
+    "CLIENT NO-EVICT on",
+    "CLIENT NO-EVICT off",
+    "CLIENT NO-EVICT x",
+    "CLIENT ID x",
+    "CLIENT GETNAME x",
+    "CLIENT NO-EVICT",
+    "CLIENT UNBLOCK",
+    "CLIENT KILL",
+    "CLIENT SETNAME",
+    "CLIENT NOSUCH",
+    "CLIENT PAUSE x",
+    "CLIENT PAUSE -1",
+    "CLIENT PAUSE 10 FOO",
+    "CLIENT PAUSE",
+    "CLIENT UNPAUSE x",
+    "CLIENT PAUSE 10 WRITE x",
+    "CLIENT PAUSE 0 WRITE",
+    "CLIENT UNPAUSE",
+    "HRANDFIELD h -9223372036854775808",
+    "ZRANDMEMBER z -9223372036854775808",
+    "SRANDMEMBER st -9223372036854775808",
+    "SET l1 ohmytext",
+    "SET l2 mynewtext",
+    "LCS l1 l2 IDX WITHMATCHLEN",
+    "LCS l1 l2 IDX MINMATCHLEN -5",
+    "LCS l1 nokey IDX",
+    "LCS l1 l2 LEN IDX",
+    "LCS l1 l2 MINMATCHLEN",
+    "LCS l1 l2 MINMATCHLEN x",
+    "LCS l1 l2 FOO",
     "LCS l1 h",
-    "COMMAND GETKEYS", "COMMAND GETKEYS get", "COMMAND GETKEYS get a", "COMMAND GETKEYS GET a b",
-    "COMMAND GETKEYS nosuch a", "COMMAND GETKEYS ping", "COMMAND GETKEYS mset a 1 b 2",
-    "COMMAND GETKEYS mset a 1 b", "COMMAND GETKEYS del a b c", "COMMAND GETKEYS blpop a b 0",
-    "COMMAND GETKEYS zunionstore d 2 a b", "COMMAND GETKEYS zunionstore d 3 a b",
-    "COMMAND GETKEYS zunionstore d x a b", "COMMAND GETKEYS zunionstore d 0 a b",
-    "COMMAND GETKEYS zunionstore d -1 a", "COMMAND GETKEYS zunion 2 a b WEIGHTS 1 2",
-    "COMMAND GETKEYS lmpop 2 a b LEFT", "COMMAND GETKEYS blmpop 0 2 a b LEFT",
-    "COMMAND GETKEYS zmpop 1 a MIN", "COMMAND GETKEYS bzmpop 1 1 a MIN",
-    "COMMAND GETKEYS sintercard 2 a b LIMIT 1", "COMMAND GETKEYS zintercard 1 a",
-    "COMMAND GETKEYS sort a", "COMMAND GETKEYS sort a STORE b",
-    "COMMAND GETKEYS sort a LIMIT 0 1 STORE b GET x BY y", "COMMAND GETKEYS sort a STORE",
-    "COMMAND GETKEYS sort_ro a BY x", "COMMAND GETKEYS sort_ro a STORE b",
-    "COMMAND GETKEYS sort a LIMIT 0 STORE b", "COMMAND GETKEYS sort a GET store STORE b STORE c",
+    "COMMAND GETKEYS",
+    "COMMAND GETKEYS get",
+    "COMMAND GETKEYS get a",
+    "COMMAND GETKEYS GET a b",
+    "COMMAND GETKEYS nosuch a",
+    "COMMAND GETKEYS ping",
+    "COMMAND GETKEYS mset a 1 b 2",
+    "COMMAND GETKEYS mset a 1 b",
+    "COMMAND GETKEYS del a b c",
+    "COMMAND GETKEYS blpop a b 0",
+    "COMMAND GETKEYS zunionstore d 2 a b",
+    "COMMAND GETKEYS zunionstore d 3 a b",
+    "COMMAND GETKEYS zunionstore d x a b",
+    "COMMAND GETKEYS zunionstore d 0 a b",
+    "COMMAND GETKEYS zunionstore d -1 a",
+    "COMMAND GETKEYS zunion 2 a b WEIGHTS 1 2",
+    "COMMAND GETKEYS lmpop 2 a b LEFT",
+    "COMMAND GETKEYS blmpop 0 2 a b LEFT",
+    "COMMAND GETKEYS zmpop 1 a MIN",
+    "COMMAND GETKEYS bzmpop 1 1 a MIN",
+    "COMMAND GETKEYS sintercard 2 a b LIMIT 1",
+    "COMMAND GETKEYS zintercard 1 a",
+    "COMMAND GETKEYS sort a",
+    "COMMAND GETKEYS sort a STORE b",
+    "COMMAND GETKEYS sort a LIMIT 0 1 STORE b GET x BY y",
+    "COMMAND GETKEYS sort a STORE",
+    "COMMAND GETKEYS sort_ro a BY x",
+    "COMMAND GETKEYS sort_ro a STORE b",
+    "COMMAND GETKEYS sort a LIMIT 0 STORE b",
+    "COMMAND GETKEYS sort a GET store STORE b STORE c",
     "COMMAND GETKEYS lmove a b LEFT RIGHT",
-    "COMMAND GETKEYS rename a b", "COMMAND GETKEYS publish a b", "COMMAND GETKEYS ssubscribe a b",
-    "COMMAND GETKEYS spublish a b", "COMMAND GETKEYS watch a b",
-    "COMMAND GETKEYS object encoding a", "COMMAND GETKEYS memory usage a",
-    "COMMAND GETKEYS client list", "COMMAND GETKEYS msetnx a 1", "COMMAND GETKEYS set a b EX 10",
-    "COMMAND GETKEYS pfmerge a b c", "COMMAND GETKEYS bitop and d a b",
-    "COMMAND GETKEYS zrangestore d s 0 1", "COMMAND GETKEYS copy a b",
+    "COMMAND GETKEYS rename a b",
+    "COMMAND GETKEYS publish a b",
+    "COMMAND GETKEYS ssubscribe a b",
+    "COMMAND GETKEYS spublish a b",
+    "COMMAND GETKEYS watch a b",
+    "COMMAND GETKEYS object encoding a",
+    "COMMAND GETKEYS memory usage a",
+    "COMMAND GETKEYS client list",
+    "COMMAND GETKEYS msetnx a 1",
+    "COMMAND GETKEYS set a b EX 10",
+    "COMMAND GETKEYS pfmerge a b c",
+    "COMMAND GETKEYS bitop and d a b",
+    "COMMAND GETKEYS zrangestore d s 0 1",
+    "COMMAND GETKEYS copy a b",
     "COMMAND GETKEYS smove a b c",
-    "ZADD zf 1e999 a", "ZADD zf 1e-999 a", "ZADD zf 2e-310 a", "ZADD zf inf b",
+    "ZADD zf 1e999 a",
+    "ZADD zf 1e-999 a",
+    "ZADD zf 2e-310 a",
+    "ZADD zf inf b",
     "ZUNIONSTORE zu 1 zf WEIGHTS 1e400",
-    "MULTI", "CLIENT GETNAME x", "OBJECT ENCODING", "EXEC", "CLIENT PAUSE",
-    "SLOWLOG GET 1 2", "PUBSUB NUMPAT x",
-    "LATENCY LATEST", "LATENCY HISTORY command", "LATENCY RESET", "LATENCY RESET command x",
-    "LATENCY GRAPH command", "LATENCY HISTOGRAM nosuch", "LATENCY foo", "LATENCY HISTORY",
-    "CONFIG GET latency-tracking-info-percentiles", "CONFIG GET latency-monitor-threshold",
+    "MULTI",
+    "CLIENT GETNAME x",
+    "OBJECT ENCODING",
+    "EXEC",
+    "CLIENT PAUSE",
+    "SLOWLOG GET 1 2",
+    "PUBSUB NUMPAT x",
+    "LATENCY LATEST",
+    "LATENCY HISTORY command",
+    "LATENCY RESET",
+    "LATENCY RESET command x",
+    "LATENCY GRAPH command",
+    "LATENCY HISTOGRAM nosuch",
+    "LATENCY foo",
+    "LATENCY HISTORY",
+    "CONFIG GET latency-tracking-info-percentiles",
+    "CONFIG GET latency-monitor-threshold",
     "CONFIG SET latency-tracking-info-percentiles 99.99",
     "CONFIG GET latency-tracking-info-percentiles",
     "CONFIG SET latency-tracking-info-percentiles 101",
     "CONFIG SET latency-tracking-info-percentiles abc",
-    "CONFIG SET maxclients 123 timeout abc", "CONFIG GET maxclients",
-    "CONFIG SET maxclients 123 nosuch 1", "CONFIG SET maxclients 1 maxclients 2",
-    "CONFIG SET maxclients 123 daemonize yes", "CONFIG GET maxclients",
+    "CONFIG SET maxclients 123 timeout abc",
+    "CONFIG GET maxclients",
+    "CONFIG SET maxclients 123 nosuch 1",
+    "CONFIG SET maxclients 1 maxclients 2",
+    "CONFIG SET maxclients 123 daemonize yes",
+    "CONFIG GET maxclients",
     "GEOADD gr 13.361389 38.115556 Palermo 15.087269 37.502669 Catania",
-    "GEOPOS gr Palermo nope", "GEOPOS nokey a", "GEOHASH gr Catania nope",
-    "GEODIST gr Palermo Catania km", "GEODIST gr Palermo nope",
+    "GEOPOS gr Palermo nope",
+    "GEOPOS nokey a",
+    "GEOHASH gr Catania nope",
+    "GEODIST gr Palermo Catania km",
+    "GEODIST gr Palermo nope",
     "GEOSEARCH gr FROMLONLAT 15 37 BYRADIUS 200 km ASC WITHCOORD WITHDIST WITHHASH",
-    "GEORADIUS gr 15 37 200 km WITHCOORD COUNT 1", "GEOSEARCH nokey FROMLONLAT 1 2 BYBOX 1 1 m",
+    "GEORADIUS gr 15 37 200 km WITHCOORD COUNT 1",
+    "GEOSEARCH nokey FROMLONLAT 1 2 BYBOX 1 1 m",
     "GEOSEARCHSTORE gd gr FROMMEMBER Palermo BYBOX 400 400 km STOREDIST",
     "ZRANGE gd 0 -1 WITHSCORES",
 };
@@ -1652,7 +1915,8 @@ static const char *const RESP3_SCRIPT[] = {
 static int r3_connect(int port)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+    struct sockaddr_in sa = {.sin_family = AF_INET,
+                             .sin_port = htons((uint16_t)port),
                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
     struct timeval tv = {5, 0};
@@ -1669,11 +1933,16 @@ static size_t r3_reply_len(const char *p, size_t n)
     size_t head = (size_t)(eol - p) + 1;
     long long v = strtoll(p + 1, NULL, 10);
     switch (p[0]) {
-    case '$': case '=': case '!': /* a length, then that many bytes */
+    case '$':
+    case '=':
+    case '!': /* a length, then that many bytes */
         if (v < 0)
             return head;
         return n >= head + (size_t)v + 2 ? head + (size_t)v + 2 : 0;
-    case '*': case '~': case '>': case '%': { /* v elements, or v pairs */
+    case '*':
+    case '~':
+    case '>':
+    case '%': { /* v elements, or v pairs */
         size_t at = head, count = v < 0 ? 0 : (size_t)v * (p[0] == '%' ? 2 : 1);
         for (size_t i = 0; i < count; i++) {
             size_t len = r3_reply_len(p + at, n - at);
@@ -1723,7 +1992,7 @@ static void r3_show(char *out, size_t cap, const char *p, size_t n)
 {
     size_t u = 0;
     for (size_t i = 0; i < n && u + 5 < cap; i++)
-        u += (size_t)(p[i] == '\r' ? snprintf(out + u, cap - u, "\\r")
+        u += (size_t)(p[i] == '\r'   ? snprintf(out + u, cap - u, "\\r")
                       : p[i] == '\n' ? snprintf(out + u, cap - u, "\\n")
                                      : snprintf(out + u, cap - u, "%c", p[i]));
     out[u] = 0;
@@ -1770,24 +2039,59 @@ struct conn_step {
 };
 
 static const struct conn_step PUBSUB_SCRIPT[] = {
-    {2, "HELLO 3"}, {3, "HELLO 3"},
-    {0, "SUBSCRIBE news sport news"}, {0, "GET x"}, {0, "PING"}, {0, "PING hi"},
-    {0, "CLIENT INFO"}, {0, "MULTI"}, {0, "PSUBSCRIBE n*"}, {0, "EXEC"},
-    {1, "PUBLISH news hello"}, {1, "PUBLISH sport x"}, {1, "PUBLISH nothing y"},
-    {2, "PSUBSCRIBE n* ?port"}, {2, "GET x"}, {2, "PING"},
-    {1, "PUBLISH news again"}, {3, "PUBLISH sport ball"}, {1, "PUBSUB NUMPAT"},
-    {1, "PUBSUB NUMSUB news sport nothing"}, {1, "PUBSUB CHANNELS s*"},
-    {1, "PUBSUB CHANNELS n*"}, {1, "PUBSUB CHANNELS a b"}, {1, "PUBSUB NUMPAT x"},
-    {1, "PUBSUB NOSUCH"}, {1, "SUBSCRIBE"}, {1, "PUBLISH a"},
-    {3, "SUBSCRIBE self"}, {3, "PUBLISH self loop"}, {3, "UNSUBSCRIBE"},
-    {3, "UNSUBSCRIBE"}, {3, "PUNSUBSCRIBE"}, {3, "SSUBSCRIBE shard"},
-    {1, "SPUBLISH shard s1"}, {1, "PUBLISH shard s2"}, {1, "PUBSUB SHARDCHANNELS"},
-    {1, "PUBSUB SHARDNUMSUB shard nope"}, {3, "SUNSUBSCRIBE shard"},
-    {0, "UNSUBSCRIBE sport nope"}, {0, "UNSUBSCRIBE"}, {0, "UNSUBSCRIBE"},
-    {0, "PUNSUBSCRIBE"}, {0, "GET x"}, {0, "SUBSCRIBE news"}, {0, "RESET"},
-    {0, "GET x"}, {1, "PUBLISH news after-reset"}, {2, "PUNSUBSCRIBE ?port"},
-    {1, "PUBLISH news 2"}, {2, "QUIT"}, {1, "PUBLISH news 3"},
-    {1, "PUBSUB NUMPAT"}, {1, "PUBSUB NUMSUB news"},
+    {2, "HELLO 3"},
+    {3, "HELLO 3"},
+    {0, "SUBSCRIBE news sport news"},
+    {0, "GET x"},
+    {0, "PING"},
+    {0, "PING hi"},
+    {0, "CLIENT INFO"},
+    {0, "MULTI"},
+    {0, "PSUBSCRIBE n*"},
+    {0, "EXEC"},
+    {1, "PUBLISH news hello"},
+    {1, "PUBLISH sport x"},
+    {1, "PUBLISH nothing y"},
+    {2, "PSUBSCRIBE n* ?port"},
+    {2, "GET x"},
+    {2, "PING"},
+    {1, "PUBLISH news again"},
+    {3, "PUBLISH sport ball"},
+    {1, "PUBSUB NUMPAT"},
+    {1, "PUBSUB NUMSUB news sport nothing"},
+    {1, "PUBSUB CHANNELS s*"},
+    {1, "PUBSUB CHANNELS n*"},
+    {1, "PUBSUB CHANNELS a b"},
+    {1, "PUBSUB NUMPAT x"},
+    {1, "PUBSUB NOSUCH"},
+    {1, "SUBSCRIBE"},
+    {1, "PUBLISH a"},
+    {3, "SUBSCRIBE self"},
+    {3, "PUBLISH self loop"},
+    {3, "UNSUBSCRIBE"},
+    {3, "UNSUBSCRIBE"},
+    {3, "PUNSUBSCRIBE"},
+    {3, "SSUBSCRIBE shard"},
+    {1, "SPUBLISH shard s1"},
+    {1, "PUBLISH shard s2"},
+    {1, "PUBSUB SHARDCHANNELS"},
+    {1, "PUBSUB SHARDNUMSUB shard nope"},
+    {3, "SUNSUBSCRIBE shard"},
+    {0, "UNSUBSCRIBE sport nope"},
+    {0, "UNSUBSCRIBE"},
+    {0, "UNSUBSCRIBE"},
+    {0, "PUNSUBSCRIBE"},
+    {0, "GET x"},
+    {0, "SUBSCRIBE news"},
+    {0, "RESET"},
+    {0, "GET x"},
+    {1, "PUBLISH news after-reset"},
+    {2, "PUNSUBSCRIBE ?port"},
+    {1, "PUBLISH news 2"},
+    {2, "QUIT"},
+    {1, "PUBLISH news 3"},
+    {1, "PUBSUB NUMPAT"},
+    {1, "PUBSUB NUMSUB news"},
 };
 
 /* Everything fd received until it stays quiet for 20 ms. */
@@ -1918,37 +2222,118 @@ static void test_diff_pubsub(void **state)
  * __redis__:invalidate, inside MULTI, and the errors. Connections 0 and 1
  * speak RESP2, 2 and 3 RESP3. */
 static const struct conn_step TRACKING_SCRIPT[] = {
-    {2, "HELLO 3"}, {3, "HELLO 3"}, {0, "FLUSHALL"},
-    {2, "CLIENT TRACKING on"}, {2, "GET a"}, {2, "MGET b c"}, {0, "SET a 1"},
-    {0, "MSET b 1 c 2 d 3"}, {2, "GET a"}, {2, "SET a 2"}, {2, "HGET h f"}, {0, "HSET h f v"},
-    {0, "HSET h f v2"}, {2, "EXISTS h"}, {0, "DEL h nokey"}, {2, "LRANGE l 0 -1"},
-    {0, "RPUSH l x y"}, {2, "LLEN l"}, {0, "LPOP l"}, {2, "ZSCORE z m"}, {0, "ZADD z 1 m"},
-    {2, "SMEMBERS s"}, {0, "SADD s x"}, {0, "SADD s x"}, {2, "SCARD s"}, {0, "SREM s nope"},
-    {0, "SREM s x"}, {2, "GET i"}, {0, "INCR i"}, {2, "STRLEN i"}, {0, "EXPIRE i 100"},
-    {2, "TTL i"}, {0, "PERSIST i"}, {2, "GET r1"}, {0, "SET r1 x"}, {2, "GET r1"},
-    {0, "RENAME r1 r2"}, {2, "CLIENT TRACKINGINFO"}, {2, "CLIENT GETREDIR"}, {2, "GET a"},
-    {0, "FLUSHDB"}, {2, "SELECT 1"}, {2, "GET a"}, {2, "SELECT 0"}, {0, "SET a x"},
-    {2, "MULTI"}, {2, "GET m"}, {2, "SET m 1"}, {2, "GET m"}, {2, "EXEC"}, {0, "SET m 2"},
-    {2, "CLIENT TRACKING on NOLOOP"}, {2, "GET n"}, {2, "SET n 1"}, {2, "GET n"},
-    {0, "SET n 2"}, {2, "CLIENT TRACKINGINFO"},
-    {3, "CLIENT CACHING yes"}, {3, "CLIENT TRACKING on OPTIN"}, {3, "GET o"}, {0, "SET o 1"},
-    {3, "CLIENT CACHING yes"}, {3, "GET o"}, {0, "SET o 2"}, {3, "CLIENT CACHING yes"},
-    {3, "PING"}, {3, "GET o"}, {0, "SET o 3"}, {3, "CLIENT CACHING no"},
-    {3, "CLIENT CACHING maybe"}, {3, "CLIENT TRACKINGINFO"}, {3, "CLIENT TRACKING on OPTOUT"},
-    {3, "CLIENT TRACKING off"}, {3, "CLIENT TRACKING on OPTOUT"}, {3, "CLIENT CACHING no"},
-    {3, "GET p"}, {0, "SET p 1"}, {3, "GET p"}, {0, "SET p 2"}, {3, "CLIENT TRACKING off"},
+    {2, "HELLO 3"},
+    {3, "HELLO 3"},
+    {0, "FLUSHALL"},
+    {2, "CLIENT TRACKING on"},
+    {2, "GET a"},
+    {2, "MGET b c"},
+    {0, "SET a 1"},
+    {0, "MSET b 1 c 2 d 3"},
+    {2, "GET a"},
+    {2, "SET a 2"},
+    {2, "HGET h f"},
+    {0, "HSET h f v"},
+    {0, "HSET h f v2"},
+    {2, "EXISTS h"},
+    {0, "DEL h nokey"},
+    {2, "LRANGE l 0 -1"},
+    {0, "RPUSH l x y"},
+    {2, "LLEN l"},
+    {0, "LPOP l"},
+    {2, "ZSCORE z m"},
+    {0, "ZADD z 1 m"},
+    {2, "SMEMBERS s"},
+    {0, "SADD s x"},
+    {0, "SADD s x"},
+    {2, "SCARD s"},
+    {0, "SREM s nope"},
+    {0, "SREM s x"},
+    {2, "GET i"},
+    {0, "INCR i"},
+    {2, "STRLEN i"},
+    {0, "EXPIRE i 100"},
+    {2, "TTL i"},
+    {0, "PERSIST i"},
+    {2, "GET r1"},
+    {0, "SET r1 x"},
+    {2, "GET r1"},
+    {0, "RENAME r1 r2"},
+    {2, "CLIENT TRACKINGINFO"},
+    {2, "CLIENT GETREDIR"},
+    {2, "GET a"},
+    {0, "FLUSHDB"},
+    {2, "SELECT 1"},
+    {2, "GET a"},
+    {2, "SELECT 0"},
+    {0, "SET a x"},
+    {2, "MULTI"},
+    {2, "GET m"},
+    {2, "SET m 1"},
+    {2, "GET m"},
+    {2, "EXEC"},
+    {0, "SET m 2"},
+    {2, "CLIENT TRACKING on NOLOOP"},
+    {2, "GET n"},
+    {2, "SET n 1"},
+    {2, "GET n"},
+    {0, "SET n 2"},
+    {2, "CLIENT TRACKINGINFO"},
+    {3, "CLIENT CACHING yes"},
+    {3, "CLIENT TRACKING on OPTIN"},
+    {3, "GET o"},
+    {0, "SET o 1"},
+    {3, "CLIENT CACHING yes"},
+    {3, "GET o"},
+    {0, "SET o 2"},
+    {3, "CLIENT CACHING yes"},
+    {3, "PING"},
+    {3, "GET o"},
+    {0, "SET o 3"},
+    {3, "CLIENT CACHING no"},
+    {3, "CLIENT CACHING maybe"},
+    {3, "CLIENT TRACKINGINFO"},
+    {3, "CLIENT TRACKING on OPTOUT"},
+    {3, "CLIENT TRACKING off"},
+    {3, "CLIENT TRACKING on OPTOUT"},
+    {3, "CLIENT CACHING no"},
+    {3, "GET p"},
+    {0, "SET p 1"},
+    {3, "GET p"},
+    {0, "SET p 2"},
+    {3, "CLIENT TRACKING off"},
     {3, "CLIENT TRACKING on BCAST PREFIX user: PREFIX item:"},
-    {0, "MSET user:1 a item:2 b other c user:0 d"}, {0, "DEL user:1 user:1"},
-    {3, "CLIENT TRACKING on BCAST PREFIX us"}, {3, "CLIENT TRACKING on BCAST PREFIX a PREFIX ab"},
-    {3, "CLIENT TRACKING on PREFIX x"}, {3, "CLIENT TRACKING on BCAST OPTIN"},
-    {3, "CLIENT TRACKING on"}, {3, "CLIENT TRACKINGINFO"}, {3, "CLIENT TRACKING off"},
-    {3, "CLIENT TRACKING on BCAST NOLOOP"}, {3, "SET z1 1"}, {0, "SET y1 1"},
-    {3, "CLIENT TRACKING on OPTIN OPTOUT"}, {0, "CLIENT TRACKING maybe"},
-    {0, "CLIENT TRACKING on REDIRECT 999999999"}, {0, "CLIENT TRACKING on BOGUS"},
-    {1, "SUBSCRIBE __redis__:invalidate"}, {0, "CLIENT TRACKING on REDIRECT $ID1"},
-    {0, "GET r"}, {2, "SET r 1"}, {0, "GET r"}, {0, "FLUSHALL"}, {0, "CLIENT TRACKING off"},
-    {0, "CLIENT TRACKING on"}, {0, "GET q"}, {2, "SET q 1"}, {0, "CLIENT GETREDIR"},
-    {2, "CLIENT TRACKING off"}, {2, "GET a"}, {0, "SET a 3"}, {2, "CLIENT GETREDIR"},
+    {0, "MSET user:1 a item:2 b other c user:0 d"},
+    {0, "DEL user:1 user:1"},
+    {3, "CLIENT TRACKING on BCAST PREFIX us"},
+    {3, "CLIENT TRACKING on BCAST PREFIX a PREFIX ab"},
+    {3, "CLIENT TRACKING on PREFIX x"},
+    {3, "CLIENT TRACKING on BCAST OPTIN"},
+    {3, "CLIENT TRACKING on"},
+    {3, "CLIENT TRACKINGINFO"},
+    {3, "CLIENT TRACKING off"},
+    {3, "CLIENT TRACKING on BCAST NOLOOP"},
+    {3, "SET z1 1"},
+    {0, "SET y1 1"},
+    {3, "CLIENT TRACKING on OPTIN OPTOUT"},
+    {0, "CLIENT TRACKING maybe"},
+    {0, "CLIENT TRACKING on REDIRECT 999999999"},
+    {0, "CLIENT TRACKING on BOGUS"},
+    {1, "SUBSCRIBE __redis__:invalidate"},
+    {0, "CLIENT TRACKING on REDIRECT $ID1"},
+    {0, "GET r"},
+    {2, "SET r 1"},
+    {0, "GET r"},
+    {0, "FLUSHALL"},
+    {0, "CLIENT TRACKING off"},
+    {0, "CLIENT TRACKING on"},
+    {0, "GET q"},
+    {2, "SET q 1"},
+    {0, "CLIENT GETREDIR"},
+    {2, "CLIENT TRACKING off"},
+    {2, "GET a"},
+    {0, "SET a 3"},
+    {2, "CLIENT GETREDIR"},
     {2, "CLIENT TRACKINGINFO"},
 };
 
@@ -2008,20 +2393,53 @@ static void test_diff_tracking(void **state)
  * own, and a RESP3 client subscribed to its own events (the pushes come
  * before the reply, byte for byte). */
 static const struct conn_step KEYSPACE_SCRIPT[] = {
-    {1, "CONFIG SET notify-keyspace-events KEAn"}, {0, "PSUBSCRIBE __key*__:*"},
-    {2, "BLPOP kq 5"}, {1, "RPUSH kq a b"}, {2, "BLMOVE kq kd RIGHT LEFT 5"},
-    {2, "BZPOPMIN kz 5"}, {1, "ZADD kz 1 a 2 b"}, {1, "ZINCRBY kz 0 b"},
-    {1, "ZADD kz INCR 1 b"}, {1, "MULTI"}, {1, "SET km 1"}, {1, "INCR km"},
-    {1, "EXPIRE km 100"}, {1, "EXEC"}, {1, "PERSIST km"}, {1, "PERSIST km"},
-    {1, "GETEX km PXAT 1"}, {1, "SET kr 1"}, {1, "RENAME kr kr"}, {1, "RENAME kr kr2"},
-    {1, "RENAMENX kr2 kd"}, {1, "COPY kr2 kr3 DB 2"}, {1, "MOVE kr2 3"}, {1, "SELECT 3"},
-    {1, "DEL kr2 nokey"}, {1, "SELECT 0"}, {1, "SADD ks a b"}, {1, "SMOVE ks ks a"},
-    {1, "SMOVE ks ks2 a"}, {1, "SADD ks a"}, {1, "SMOVE ks ks2 a"}, {1, "SMOVE ks ks2 b"},
-    {1, "RPUSH kl 3 1 2"}, {1, "SORT kl STORE ksorted"}, {1, "SORT nokey STORE ksorted"},
-    {1, "LTRIM kl 5 6"}, {1, "EXPIRE kd -1"}, {1, "HSET kh a 1 b 2"}, {1, "HDEL kh a b c"},
+    {1, "CONFIG SET notify-keyspace-events KEAn"},
+    {0, "PSUBSCRIBE __key*__:*"},
+    {2, "BLPOP kq 5"},
+    {1, "RPUSH kq a b"},
+    {2, "BLMOVE kq kd RIGHT LEFT 5"},
+    {2, "BZPOPMIN kz 5"},
+    {1, "ZADD kz 1 a 2 b"},
+    {1, "ZINCRBY kz 0 b"},
+    {1, "ZADD kz INCR 1 b"},
+    {1, "MULTI"},
+    {1, "SET km 1"},
+    {1, "INCR km"},
+    {1, "EXPIRE km 100"},
+    {1, "EXEC"},
+    {1, "PERSIST km"},
+    {1, "PERSIST km"},
+    {1, "GETEX km PXAT 1"},
+    {1, "SET kr 1"},
+    {1, "RENAME kr kr"},
+    {1, "RENAME kr kr2"},
+    {1, "RENAMENX kr2 kd"},
+    {1, "COPY kr2 kr3 DB 2"},
+    {1, "MOVE kr2 3"},
+    {1, "SELECT 3"},
+    {1, "DEL kr2 nokey"},
+    {1, "SELECT 0"},
+    {1, "SADD ks a b"},
+    {1, "SMOVE ks ks a"},
+    {1, "SMOVE ks ks2 a"},
+    {1, "SADD ks a"},
+    {1, "SMOVE ks ks2 a"},
+    {1, "SMOVE ks ks2 b"},
+    {1, "RPUSH kl 3 1 2"},
+    {1, "SORT kl STORE ksorted"},
+    {1, "SORT nokey STORE ksorted"},
+    {1, "LTRIM kl 5 6"},
+    {1, "EXPIRE kd -1"},
+    {1, "HSET kh a 1 b 2"},
+    {1, "HDEL kh a b c"},
     {1, "BITFIELD kbf OVERFLOW FAIL INCRBY i8 0 200"}, /* creates the key: "new" alone */
-    {3, "HELLO 3"}, {3, "PSUBSCRIBE __keyevent@0__:*"}, {3, "SET self 1"},
-    {3, "APPEND self 2"}, {3, "DEL self"}, {3, "PUNSUBSCRIBE"}, {1, "FLUSHALL"},
+    {3, "HELLO 3"},
+    {3, "PSUBSCRIBE __keyevent@0__:*"},
+    {3, "SET self 1"},
+    {3, "APPEND self 2"},
+    {3, "DEL self"},
+    {3, "PUNSUBSCRIBE"},
+    {1, "FLUSHALL"},
     {0, "PUNSUBSCRIBE"},
 };
 
@@ -2071,16 +2489,20 @@ static void test_diff_lcs(void **state)
                                     : redisCommand(both[sv], "SET lcs%d %s", k, s[k]));
         }
         static const char *const forms[] = {
-            "LCS lcs0 lcs1", "LCS lcs0 lcs1 LEN", "LCS lcs0 lcs1 IDX",
-            "LCS lcs0 lcs1 IDX WITHMATCHLEN", "LCS lcs0 lcs1 IDX MINMATCHLEN 2",
-            "LCS lcs0 lcs1 IDX MINMATCHLEN 3 WITHMATCHLEN", "LCS lcs1 lcs0 IDX WITHMATCHLEN",
+            "LCS lcs0 lcs1",
+            "LCS lcs0 lcs1 LEN",
+            "LCS lcs0 lcs1 IDX",
+            "LCS lcs0 lcs1 IDX WITHMATCHLEN",
+            "LCS lcs0 lcs1 IDX MINMATCHLEN 2",
+            "LCS lcs0 lcs1 IDX MINMATCHLEN 3 WITHMATCHLEN",
+            "LCS lcs1 lcs0 IDX WITHMATCHLEN",
         };
         for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++) {
             redisReply *a = redisCommand(dr, forms[f]), *b = redisCommand(dk, forms[f]);
             if (!same(a, b)) {
                 char ra[2048], rb[2048];
-                fail_msg("%s with \"%s\", \"%s\": redis-server %s, shmkvd %s", forms[f], s[0],
-                         s[1], show(a, ra, sizeof ra), show(b, rb, sizeof rb));
+                fail_msg("%s with \"%s\", \"%s\": redis-server %s, shmkvd %s", forms[f], s[0], s[1],
+                         show(a, ra, sizeof ra), show(b, rb, sizeof rb));
             }
             freeReplyObject(a);
             freeReplyObject(b);
@@ -2101,13 +2523,43 @@ static void test_diff_lcs(void **state)
  * subcommands ("config|get") and a transaction with a failing command.
  * The lines are compared with their usec figures masked, in any order. */
 static const char *const STATS_SCRIPT[] = {
-    "SET st 1", "GET st", "LPUSH st x", "GET", "NOSUCH a", "INCR st", "INCRBY st x",
-    "HSET sth f v", "HGET sth", "MULTI", "INCR st", "LPUSH st y", "GET st", "EXEC",
-    "MULTI", "GET", "SET st 2", "EXEC", "EXEC x", "CONFIG GET port", "CONFIG FOO",
-    "CLIENT SETNAME n", "CLIENT GETNAME", "OBJECT ENCODING st", "OBJECT FREQ st",
-    "ZADD stz 1 a", "ZADD stz x a", "DEL st sth stz", "PING", "ECHO",
-    "OBJECT ENCODING", "MEMORY USAGE", "CLIENT GETNAME x", "CONFIG GET", "MULTI",
-    "CLIENT GETNAME x", "EXEC",
+    "SET st 1",
+    "GET st",
+    "LPUSH st x",
+    "GET",
+    "NOSUCH a",
+    "INCR st",
+    "INCRBY st x",
+    "HSET sth f v",
+    "HGET sth",
+    "MULTI",
+    "INCR st",
+    "LPUSH st y",
+    "GET st",
+    "EXEC",
+    "MULTI",
+    "GET",
+    "SET st 2",
+    "EXEC",
+    "EXEC x",
+    "CONFIG GET port",
+    "CONFIG FOO",
+    "CLIENT SETNAME n",
+    "CLIENT GETNAME",
+    "OBJECT ENCODING st",
+    "OBJECT FREQ st",
+    "ZADD stz 1 a",
+    "ZADD stz x a",
+    "DEL st sth stz",
+    "PING",
+    "ECHO",
+    "OBJECT ENCODING",
+    "MEMORY USAGE",
+    "CLIENT GETNAME x",
+    "CONFIG GET",
+    "MULTI",
+    "CLIENT GETNAME x",
+    "EXEC",
 };
 
 /* Sorted lines of an INFO section, usec figures masked. */
@@ -2180,13 +2632,33 @@ static void test_diff_info_stats(void **state)
  * addresses are masked; everything else is compared byte for byte. */
 
 static const char *const MONITOR_SCRIPT[][8] = {
-    {"SET", "k", "v"}, {"GET", "k"}, {"set", "K", "\"x\ny\\z\x01 \t\r\x7f\xff\a\b"},
-    {"MULTI"}, {"INCR", "n"}, {"GET", "n"}, {"EXEC"}, {"NOSUCH", "x"}, {"GET"},
-    {"CONFIG", "GET", "port"}, {"CONFIG", "HELP"}, {"AUTH", "foo"},
-    {"HELLO", "2", "AUTH", "default", "foo"}, {"HELLO", "2", "SETNAME", "n1", "AUTH", "u", "p"},
-    {"SELECT", "3"}, {"SET", "a", "1"}, {"DEL", "a"}, {"SELECT", "0"}, {"BLPOP", "q", "0.01"},
-    {"CLIENT", "SETNAME", "x"}, {"CLIENT", "LIST", "ID", "1"}, {"CLIENT", "GETNAME"},
-    {"SLOWLOG", "LEN"}, {"WAIT", "0", "0"}, {"BGSAVE", "x"}, {"PING"}, {"ECHO", "12"},
+    {"SET", "k", "v"},
+    {"GET", "k"},
+    {"set", "K", "\"x\ny\\z\x01 \t\r\x7f\xff\a\b"},
+    {"MULTI"},
+    {"INCR", "n"},
+    {"GET", "n"},
+    {"EXEC"},
+    {"NOSUCH", "x"},
+    {"GET"},
+    {"CONFIG", "GET", "port"},
+    {"CONFIG", "HELP"},
+    {"AUTH", "foo"},
+    {"HELLO", "2", "AUTH", "default", "foo"},
+    {"HELLO", "2", "SETNAME", "n1", "AUTH", "u", "p"},
+    {"SELECT", "3"},
+    {"SET", "a", "1"},
+    {"DEL", "a"},
+    {"SELECT", "0"},
+    {"BLPOP", "q", "0.01"},
+    {"CLIENT", "SETNAME", "x"},
+    {"CLIENT", "LIST", "ID", "1"},
+    {"CLIENT", "GETNAME"},
+    {"SLOWLOG", "LEN"},
+    {"WAIT", "0", "0"},
+    {"BGSAVE", "x"},
+    {"PING"},
+    {"ECHO", "12"},
     {"MIGRATE", "127.0.0.1", "1", "k", "0", "10", "AUTH", "pw"},
     {"MIGRATE", "127.0.0.1", "1", "k", "0", "10", "AUTH2", "u"},
     {"MIGRATE", "127.0.0.1", "1", "k", "0", "10", "COPY", "AUTH2"},
@@ -2212,7 +2684,8 @@ static size_t monitor_mask(char *p, size_t n)
     for (size_t i = 0; i < n;) {
         bool line_start = i == 0 || p[i - 1] == '\n';
         if (line_start && p[i] == '+' && i + 1 < n && p[i + 1] >= '0' && p[i + 1] <= '9') {
-            const char *lb = memchr(p + i, '[', n - i), *sp = lb ? memchr(lb, ' ', (size_t)(p + n - lb)) : NULL;
+            const char *lb = memchr(p + i, '[', n - i),
+                       *sp = lb ? memchr(lb, ' ', (size_t)(p + n - lb)) : NULL;
             const char *rb = sp ? memchr(sp, ']', (size_t)(p + n - sp)) : NULL;
             if (rb) {
                 o += (size_t)sprintf(p + o, "+T ");
@@ -2278,13 +2751,34 @@ static void test_diff_monitor(void **state)
  * back on. Everything each connection received is compared byte for byte
  * after every step. */
 static const struct conn_step REPLY_SCRIPT[] = {
-    {0, "SET ra 1"}, {0, "CLIENT REPLY OFF"}, {0, "SET rb 2"}, {0, "GET rb"}, {0, "NOSUCH"},
-    {0, "CLIENT REPLY SKIP"}, {0, "SUBSCRIBE rch"}, {1, "PUBLISH rch m1"}, {0, "UNSUBSCRIBE"},
-    {0, "BLPOP rl 2"}, {1, "RPUSH rl x"}, {0, "CLIENT REPLY ON"}, {0, "GET rb"},
-    {0, "CLIENT REPLY SKIP"}, {0, "GET ra"}, {0, "GET rb"}, {0, "CLIENT REPLY SKIP"},
-    {0, "CLIENT REPLY SKIP"}, {0, "GET ra"}, {0, "GET rb"}, {0, "CLIENT REPLY x"},
-    {0, "CLIENT REPLY"}, {0, "CLIENT REPLY OFF"}, {0, "CLIENT REPLY SKIP"}, {0, "GET ra"},
-    {0, "RESET"}, {0, "GET ra"}, {1, "DEL ra rb rl"},
+    {0, "SET ra 1"},
+    {0, "CLIENT REPLY OFF"},
+    {0, "SET rb 2"},
+    {0, "GET rb"},
+    {0, "NOSUCH"},
+    {0, "CLIENT REPLY SKIP"},
+    {0, "SUBSCRIBE rch"},
+    {1, "PUBLISH rch m1"},
+    {0, "UNSUBSCRIBE"},
+    {0, "BLPOP rl 2"},
+    {1, "RPUSH rl x"},
+    {0, "CLIENT REPLY ON"},
+    {0, "GET rb"},
+    {0, "CLIENT REPLY SKIP"},
+    {0, "GET ra"},
+    {0, "GET rb"},
+    {0, "CLIENT REPLY SKIP"},
+    {0, "CLIENT REPLY SKIP"},
+    {0, "GET ra"},
+    {0, "GET rb"},
+    {0, "CLIENT REPLY x"},
+    {0, "CLIENT REPLY"},
+    {0, "CLIENT REPLY OFF"},
+    {0, "CLIENT REPLY SKIP"},
+    {0, "GET ra"},
+    {0, "RESET"},
+    {0, "GET ra"},
+    {1, "DEL ra rb rl"},
 };
 
 static void test_diff_client_reply(void **state)
@@ -2312,7 +2806,7 @@ static void test_diff_hyperloglog(void **state)
     enum { STEPS = 600, MAXARGS = 3002 };
     const char **av = malloc(MAXARGS * sizeof *av);
     size_t *al = malloc(MAXARGS * sizeof *al);
-    char (*words)[16] = malloc(MAXARGS * sizeof *words);
+    char(*words)[16] = malloc(MAXARGS * sizeof *words);
     uint64_t r = 0x4c4c5948; /* "HYLL" */
     size_t compared = 0, dense = 0;
     struct evwatch ev;
@@ -2321,9 +2815,10 @@ static void test_diff_hyperloglog(void **state)
         int ac = 0, op = (int)(t_rnd(&r) % 20);
         const char *name = op < 11 ? "PFADD" : op < 16 ? "PFCOUNT" : op < 18 ? "PFMERGE" : "GET";
         av[ac++] = name;
-        size_t n = op < 11 ? sizes[t_rnd(&r) % 6] : op < 16 ? 1 + t_rnd(&r) % 3
-                   : op < 18                        ? 1 + t_rnd(&r) % 3
-                                                    : 1;
+        size_t n = op < 11   ? sizes[t_rnd(&r) % 6]
+                   : op < 16 ? 1 + t_rnd(&r) % 3
+                   : op < 18 ? 1 + t_rnd(&r) % 3
+                             : 1;
         for (size_t i = 0; i < n; i++) {
             if (op < 11 && i > 0)
                 snprintf(words[ac], sizeof words[ac], "e%llu",
@@ -2345,8 +2840,8 @@ static void test_diff_hyperloglog(void **state)
         assert_true(a && b);
         if (!same(a, b)) {
             char ra[256], rb[256];
-            fail_msg("HLL step %d: %s %s (%d args): redis-server %s, shmkvd %s", step, av[0],
-                     av[1], ac, show(a, ra, sizeof ra), show(b, rb, sizeof rb));
+            fail_msg("HLL step %d: %s %s (%d args): redis-server %s, shmkvd %s", step, av[0], av[1],
+                     ac, show(a, ra, sizeof ra), show(b, rb, sizeof rb));
         }
         if (op >= 18 && a->type == REDIS_REPLY_STRING && a->len > 4 && a->str[4] == 0)
             dense++;
@@ -2358,11 +2853,23 @@ static void test_diff_hyperloglog(void **state)
     ev_stop(&ev, "HyperLogLog");
     /* The errors, and a sketch written as a plain string. */
     static const char *script[][4] = {
-        {"SET", "hs", "not a sketch"}, {"PFADD", "hs", "x"}, {"PFCOUNT", "hs"},
-        {"PFMERGE", "hll0", "hs"}, {"RPUSH", "hl", "x"}, {"PFADD", "hl", "x"},
-        {"PFCOUNT", "hll1", "hl"}, {"PFMERGE", "hl"}, {"PFMERGE", "hnew"}, {"GET", "hnew"},
-        {"PFADD", "hnew2"}, {"GET", "hnew2"}, {"PFCOUNT", "nokey"},
-        {"PFCOUNT", "nokey", "hll2"}, {"PFADD"}, {"PFCOUNT"}, {"PFMERGE"},
+        {"SET", "hs", "not a sketch"},
+        {"PFADD", "hs", "x"},
+        {"PFCOUNT", "hs"},
+        {"PFMERGE", "hll0", "hs"},
+        {"RPUSH", "hl", "x"},
+        {"PFADD", "hl", "x"},
+        {"PFCOUNT", "hll1", "hl"},
+        {"PFMERGE", "hl"},
+        {"PFMERGE", "hnew"},
+        {"GET", "hnew"},
+        {"PFADD", "hnew2"},
+        {"GET", "hnew2"},
+        {"PFCOUNT", "nokey"},
+        {"PFCOUNT", "nokey", "hll2"},
+        {"PFADD"},
+        {"PFCOUNT"},
+        {"PFMERGE"},
     };
     for (size_t i = 0; i < sizeof script / sizeof script[0]; i++) {
         int ac = 0;
@@ -2612,7 +3119,7 @@ static void test_diff_geo(void **state)
                 ga_add(&g, "WITHCOORD");
         }
         redisReply *peek = redisCommandArgv(dr, g.n, g.v, NULL);
-        hits += peek && peek->type == REDIS_REPLY_ARRAY ? peek->elements
+        hits += peek && peek->type == REDIS_REPLY_ARRAY     ? peek->elements
                 : peek && peek->type == REDIS_REPLY_INTEGER ? (size_t)peek->integer
                                                             : 0;
         freeReplyObject(peek);
@@ -2642,8 +3149,7 @@ static void test_diff_geo(void **state)
         {"GEOADD", "geo0", "180", "85.05112878", "edge1", "-180", "-85.05112878", "edge2"},
         {"GEOPOS", "geo0", "edge1", "edge2"},
         {"GEOHASH", "geo0", "edge1", "edge2"},
-        {"ZADD", "geo0", "-1", "neg", "1.5", "frac", "1e300", "big", "-inf", "ninf", "inf",
-         "pinf"},
+        {"ZADD", "geo0", "-1", "neg", "1.5", "frac", "1e300", "big", "-inf", "ninf", "inf", "pinf"},
         {"GEOPOS", "geo0", "neg", "frac", "big", "ninf", "pinf"},
         {"GEOHASH", "geo0", "neg", "frac", "big", "ninf", "pinf"},
         {"GEODIST", "geo0", "neg", "big", "km"},
@@ -2668,8 +3174,7 @@ static void test_diff_geo(void **state)
         {"EXISTS", "geodst"},
         {"GEORADIUSBYMEMBER", "geo0", "nom", "5", "km"},
         {"GEORADIUSBYMEMBER", "geo0", "edge1", "x", "km"},
-        {"GEOSEARCH", "geo0", "FROMMEMBER", "edge1", "FROMLONLAT", "1", "2", "BYRADIUS", "1",
-         "km"},
+        {"GEOSEARCH", "geo0", "FROMMEMBER", "edge1", "FROMLONLAT", "1", "2", "BYRADIUS", "1", "km"},
         {"GEOSEARCH", "geo0", "BYRADIUS", "1", "km", "BYBOX", "1", "1", "km", "FROMLONLAT", "1",
          "2"},
         {"GEOSEARCH", "geo0", "FROMMEMBER", "edge1", "BYBOX", "-1", "2", "km"},
@@ -2700,8 +3205,8 @@ static void test_diff_geo(void **state)
         {"COMMAND", "GETKEYS", "GEORADIUS", "g", "1", "2", "3", "km", "STORE", "a", "STOREDIST",
          "b", "STORE", "c"},
         {"COMMAND", "GETKEYS", "GEORADIUSBYMEMBER", "g", "m", "3", "km", "STOREDIST", "b"},
-        {"COMMAND", "GETKEYS", "GEOSEARCHSTORE", "d", "s", "FROMLONLAT", "1", "2", "BYRADIUS",
-         "1", "m"},
+        {"COMMAND", "GETKEYS", "GEOSEARCHSTORE", "d", "s", "FROMLONLAT", "1", "2", "BYRADIUS", "1",
+         "m"},
     };
     for (size_t i = 0; i < sizeof script / sizeof script[0]; i++) {
         g.n = 0;
@@ -2771,8 +3276,8 @@ static void same_value(redisContext *a, const char *ka, redisContext *b, const c
 
 /* The same command on both servers (av[i] of length al[i]); the replies
  * must be identical. */
-static void dr_both(redisContext *dr, redisContext *dk, int ac, const char **av,
-                    const size_t *al, const char *what, size_t *compared)
+static void dr_both(redisContext *dr, redisContext *dk, int ac, const char **av, const size_t *al,
+                    const char *what, size_t *compared)
 {
     redisReply *a = redisCommandArgv(dr, ac, av, al), *b = redisCommandArgv(dk, ac, av, al);
     assert_true(a && b);
@@ -2891,13 +3396,13 @@ static redisReply *dr_dump(redisContext *c, const char *key)
 }
 
 /* The payloads of the tests' writer (t_rdb.h): each restored into both. */
-static size_t dr_crafted(redisContext *dr, redisContext *dk, size_t *compared,
-                         struct evwatch *ev)
+static size_t dr_crafted(redisContext *dr, redisContext *dk, size_t *compared, struct evwatch *ev)
 {
     struct t_buf b[24] = {{0}};
     size_t nb = 0, good;
-    static const int64_t ints[] = {0, 12, 13, -1, 127, -128, 300, -32768, 8388607, -8388608,
-                                   2147483647, -2147483648LL, 1LL << 40, INT64_MIN};
+    static const int64_t ints[] = {
+        0,      12,      13,       -1,         127,           -128,      300,
+        -32768, 8388607, -8388608, 2147483647, -2147483648LL, 1LL << 40, INT64_MIN};
     const size_t ni = sizeof ints / sizeof ints[0];
     char long_str[300];
     memset(long_str, 'z', sizeof long_str);
@@ -2991,7 +3496,11 @@ static size_t dr_crafted(redisContext *dr, redisContext *dk, size_t *compared,
     tb_intstr(&b[nb], 70000);
     tb_footer(&b[nb++], 7);
     tb_byte(&b[nb], 0);
-    tb_put(&b[nb], "\xc3\x06\x0c\x01" "ab" "\xe0\x01\x01", 9);
+    tb_put(&b[nb],
+           "\xc3\x06\x0c\x01"
+           "ab"
+           "\xe0\x01\x01",
+           9);
     tb_footer(&b[nb++], 10);
     good = nb;
     /* refused by both: a newer version, a wrong CRC, too short, an empty
@@ -3014,11 +3523,27 @@ static size_t dr_crafted(redisContext *dr, redisContext *dk, size_t *compared,
         size_t n;
     } bad[] = {
         {"\x02\x00", 2},
-        {"\x02\x02\x01" "a\x01" "a", 6},
-        {"\x05\x02\x01" "m" "\0\0\0\0\0\0\0\0" "\x01" "m" "\0\0\0\0\0\0\0\0", 22},
-        {"\x05\x01\x01" "m" "\0\0\0\0\0\0\xf8\x7f", 12},
-        {"\x03\x01\x01" "m\xfd", 5},
-        {"\x12\x01\x03\x01" "x", 5},
+        {"\x02\x02\x01"
+         "a\x01"
+         "a",
+         6},
+        {"\x05\x02\x01"
+         "m"
+         "\0\0\0\0\0\0\0\0"
+         "\x01"
+         "m"
+         "\0\0\0\0\0\0\0\0",
+         22},
+        {"\x05\x01\x01"
+         "m"
+         "\0\0\0\0\0\0\xf8\x7f",
+         12},
+        {"\x03\x01\x01"
+         "m\xfd",
+         5},
+        {"\x12\x01\x03\x01"
+         "x",
+         5},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         tb_put(&b[nb], bad[i].body, bad[i].n);
@@ -3180,8 +3705,8 @@ static void test_diff_migrate(void **state)
     ev_start(&ev, dr, dk);
     size_t compared = 0;
     static const char *const setup[] = {
-        "SET ms v PX 100000", "HSET mh f 1 g 2", "SADD mset a b 1", "RPUSH ml x y z",
-        "SET ex 1", "SET k1 v1",
+        "SET ms v PX 100000", "HSET mh f 1 g 2", "SADD mset a b 1",
+        "RPUSH ml x y z",     "SET ex 1",        "SET k1 v1",
     };
     for (size_t i = 0; i < sizeof setup / sizeof setup[0]; i++) {
         redisReply *a = redisCommand(dr, setup[i]), *b = redisCommand(dk, setup[i]);
@@ -3230,9 +3755,10 @@ static void test_diff_migrate(void **state)
             int ac = 0;
             for (; ac < 12 && script[i][ac]; ac++) {
                 const char *w = script[i][ac];
-                av[ac] = !strcmp(w, "PORT") ? tport : !strcmp(w, "CLOSED") ? closed
-                         : !strcmp(w, "DB")  ? (sv ? "2" : "1")
-                                             : w;
+                av[ac] = !strcmp(w, "PORT")     ? tport
+                         : !strcmp(w, "CLOSED") ? closed
+                         : !strcmp(w, "DB")     ? (sv ? "2" : "1")
+                                                : w;
             }
             r[sv] = redisCommandArgv(sv ? dk : dr, ac, av, NULL);
             assert_non_null(r[sv]);
@@ -3267,7 +3793,8 @@ static void test_diff_migrate(void **state)
     freeReplyObject(redisCommand(dr, "RPUSH back p q"));
     char kport[16];
     snprintf(kport, sizeof kport, "%d", K.port);
-    const char *mv[] = {"MIGRATE", "127.0.0.1", kport, "", "3", "5000", "COPY", "KEYS", "back", "k1"};
+    const char *mv[] = {"MIGRATE", "127.0.0.1", kport,  "",     "3",
+                        "5000",    "COPY",      "KEYS", "back", "k1"};
     a = redisCommandArgv(dr, 10, mv, NULL);
     assert_true(a && a->type == REDIS_REPLY_STATUS && !strcmp(a->str, "OK"));
     freeReplyObject(a);
@@ -3299,8 +3826,8 @@ static void test_diff_migrate(void **state)
  * after that rewrite must agree with redis-server's; INFO storage says how
  * many were rewritten. Replies whose order Redis leaves unspecified are
  * sorted first. */
-static void churn_cmp(redisContext *dr, redisContext *dk, int ac, const char **av,
-                      size_t stride, size_t *compared)
+static void churn_cmp(redisContext *dr, redisContext *dk, int ac, const char **av, size_t stride,
+                      size_t *compared)
 {
     redisReply *a = redisCommandArgv(dr, ac, av, NULL), *b = redisCommandArgv(dk, ac, av, NULL);
     assert_true(a && b);
@@ -3330,7 +3857,8 @@ static redisReply *churn_scan_all(redisContext *c, const char *cmd, const char *
         assert_true(r && r->type == REDIS_REPLY_ARRAY && r->elements == 2);
         snprintf(cursor, sizeof cursor, "%s", r->element[0]->str);
         redisReply *items = r->element[1];
-        all->element = realloc(all->element, (all->elements + items->elements) * sizeof *all->element);
+        all->element =
+            realloc(all->element, (all->elements + items->elements) * sizeof *all->element);
         for (size_t i = 0; i < items->elements; i++) {
             all->element[all->elements++] = items->element[i];
             items->element[i] = NULL;
@@ -3431,7 +3959,8 @@ static void test_diff_churn(void **state)
             } else {
                 const char *a1[] = {"ZRANGE", key, "0", "-1", "WITHSCORES"};
                 churn_cmp(dr, dk, 5, a1, 0, &compared);
-                const char *a2[] = {"ZRANGEBYSCORE", key, "(100", "800", "WITHSCORES", "LIMIT", "1", "5"};
+                const char *a2[] = {"ZRANGEBYSCORE", key,     "(100", "800",
+                                    "WITHSCORES",    "LIMIT", "1",    "5"};
                 churn_cmp(dr, dk, 8, a2, 0, &compared);
                 const char *a3[] = {"ZREVRANGE", key, "0", "3"};
                 churn_cmp(dr, dk, 4, a3, 0, &compared);
@@ -3453,9 +3982,11 @@ static void test_diff_churn(void **state)
             freeReplyObject(b);
             compared++;
             const char *tl[] = {"TTL", key};
-            redisReply *x = redisCommandArgv(dr, 2, tl, NULL), *y = redisCommandArgv(dk, 2, tl, NULL);
+            redisReply *x = redisCommandArgv(dr, 2, tl, NULL),
+                       *y = redisCommandArgv(dk, 2, tl, NULL);
             assert_true(x && y && x->type == REDIS_REPLY_INTEGER && y->type == REDIS_REPLY_INTEGER);
-            assert_true((x->integer < 0) == (y->integer < 0) && llabs(x->integer - y->integer) <= 1);
+            assert_true((x->integer < 0) == (y->integer < 0) &&
+                        llabs(x->integer - y->integer) <= 1);
             freeReplyObject(x);
             freeReplyObject(y);
         }

@@ -89,8 +89,8 @@ static int disk_teardown(void **state)
 
 static void start(const char *min_free)
 {
-    const char *extra[] = {"--min-free-disk", min_free, "--write-buffer-size", "1mb",
-                           "--write-back", writeback, NULL};
+    const char *extra[] = {
+        "--min-free-disk", min_free, "--write-buffer-size", "1mb", "--write-back", writeback, NULL};
     h_start_shmkvd_opts(&S, extra);
 }
 
@@ -147,7 +147,8 @@ static void print_log_tail(void)
     if (fd < 0)
         return;
     off_t end = lseek(fd, 0, SEEK_END);
-    ssize_t n = pread(fd, buf, sizeof buf - 1, end > (off_t)sizeof buf - 1 ? end - (off_t)sizeof buf + 1 : 0);
+    ssize_t n = pread(fd, buf, sizeof buf - 1,
+                      end > (off_t)sizeof buf - 1 ? end - (off_t)sizeof buf + 1 : 0);
     close(fd);
     if (n > 0) {
         buf[n] = '\0';
@@ -214,7 +215,8 @@ static void test_min_free_disk(void **state)
                  last->str ? last->str : "");
     freeReplyObject(last);
     assert_true(n > 100 && n < MAX_WRITES);
-    print_message("test_disk: %d writes acknowledged before MISCONF, %lld MiB free\n", n, free_mb());
+    print_message("test_disk: %d writes acknowledged before MISCONF, %lld MiB free\n", n,
+                  free_mb());
 
     /* As Redis: PING too; a write queued in MULTI aborts the EXEC. */
     h_expect_err(c, "MISCONF", "PING");
@@ -310,8 +312,8 @@ static void test_journal_tmpfs_low(void **state)
     assert_true(fd >= 0 && fallocate(fd, 0, 0, 16 << 20) == 0);
     close(fd);
     /* 64 MiB free: room for an 8 MiB overlay and the 32 MiB floor. */
-    const char *extra[] = {"--min-free-disk", "8mb", "--journal-shm-dir", jshm,
-                           "--overlay-max-memory", "8mb", NULL};
+    const char *extra[] = {
+        "--min-free-disk", "8mb", "--journal-shm-dir", jshm, "--overlay-max-memory", "8mb", NULL};
     h_start_shmkvd_opts(&S, extra);
     redisContext *c = h_connect_port(S.port);
     assert_non_null(c);

@@ -36,7 +36,8 @@ static int group_teardown(void **state)
 static int dial(void)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)S.port),
+    struct sockaddr_in sa = {.sin_family = AF_INET,
+                             .sin_port = htons((uint16_t)S.port),
                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
     return fd;
@@ -47,11 +48,15 @@ static int dial(void)
 static size_t hostile(char *buf, size_t cap, bool *expect_error)
 {
     static const char *const bad_headers[] = {
-        "*-5\r\n$3\r\nGET\r\n",          /* negative count is "empty", then a stray $ line */
-        "*abc\r\n",                      "*99999999999999\r\n",
-        "*1\r\n$-1\r\n",                 "*1\r\n$abc\r\n",
-        "*2\r\n$3\r\nGET\r\n:1\r\n",     "*1\r\n$600000000\r\n", /* over proto-max-bulk-len */
-        "GET \"a\r\n",                   "SET k 'b'c\r\n",
+        "*-5\r\n$3\r\nGET\r\n", /* negative count is "empty", then a stray $ line */
+        "*abc\r\n",
+        "*99999999999999\r\n",
+        "*1\r\n$-1\r\n",
+        "*1\r\n$abc\r\n",
+        "*2\r\n$3\r\nGET\r\n:1\r\n",
+        "*1\r\n$600000000\r\n", /* over proto-max-bulk-len */
+        "GET \"a\r\n",
+        "SET k 'b'c\r\n",
     };
     /* The first is not a protocol error: *-5 is an empty command, and the
      * lines after it are inline commands, as redis-server reads them. */

@@ -22,7 +22,7 @@
 enum { NW = 2, NR = 4, NK = 48, PAYLOAD = 300 };
 
 struct shared {
-    uint64_t acked[NW][NK];  /* the last acknowledged sequence number */
+    uint64_t acked[NW][NK]; /* the last acknowledged sequence number */
     uint64_t reads[NR + 1], hits[NR + 1], violations[NR + 1];
     char why[NR + 1][160];
     int stop;
@@ -182,8 +182,8 @@ static void reader(int id, uint64_t seed)
                 seq = check_value(x->str, x->len, w, k);
                 uint64_t seq2 = check_value(y->str, y->len, w, k);
                 if (!seq || seq != seq2)
-                    violation(id, "MGET %s %s: seqs %llu and %llu", ka, kb,
-                              (unsigned long long)seq, (unsigned long long)seq2);
+                    violation(id, "MGET %s %s: seqs %llu and %llu", ka, kb, (unsigned long long)seq,
+                              (unsigned long long)seq2);
             }
         }
         shmkv_reply_free(r);

@@ -91,10 +91,23 @@ static void test_tools_redis_benchmark_default_suite(void **state)
              S.port);
     char *out = run(cmd, &st);
     assert_int_equal(st, 0);
-    const char *tests[] = {"PING_INLINE:", "PING_MBULK:", "SET:", "GET:", "INCR:", "LPUSH:",
-                           "RPUSH:", "LPOP:", "RPOP:", "SADD:", "HSET:", "SPOP:", "ZADD:",
-                           "ZPOPMIN:", "LRANGE_100 (first 100 elements):",
-                           "LRANGE_600 (first 600 elements):", "MSET (10 keys):"};
+    const char *tests[] = {"PING_INLINE:",
+                           "PING_MBULK:",
+                           "SET:",
+                           "GET:",
+                           "INCR:",
+                           "LPUSH:",
+                           "RPUSH:",
+                           "LPOP:",
+                           "RPOP:",
+                           "SADD:",
+                           "HSET:",
+                           "SPOP:",
+                           "ZADD:",
+                           "ZPOPMIN:",
+                           "LRANGE_100 (first 100 elements):",
+                           "LRANGE_600 (first 600 elements):",
+                           "MSET (10 keys):"};
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
         char want[80];
         snprintf(want, sizeof want, "%s ", tests[i]);

@@ -81,8 +81,10 @@ static int fx_writeback;
  * leaves nothing open. */
 static inline int fx_open_in(struct fx *f, const struct db_opts *o)
 {
-    struct stor_opts so = {.dir = f->dir, .block_cache_bytes = 8u << 20,
-                           .write_buffer_bytes = 4u << 20, .background_jobs = 2,
+    struct stor_opts so = {.dir = f->dir,
+                           .block_cache_bytes = 8u << 20,
+                           .write_buffer_bytes = 4u << 20,
+                           .background_jobs = 2,
                            .writeback = fx_writeback != 0};
     wb_test_hooks.no_flusher = fx_writeback == 2;
     const char *err = NULL;
@@ -198,10 +200,10 @@ static inline void fx_names(char (*names)[16], struct db_str *s, int n, const ch
     }
 }
 
-#define assert_item(v, i, s)                                                                   \
-    do {                                                                                       \
-        assert_int_equal(db_vec_len((v), (i)), sizeof(s) - 1);                                 \
-        assert_memory_equal(db_vec_ptr((v), (i)), (s), sizeof(s) - 1);                         \
+#define assert_item(v, i, s)                                                                       \
+    do {                                                                                           \
+        assert_int_equal(db_vec_len((v), (i)), sizeof(s) - 1);                                     \
+        assert_memory_equal(db_vec_ptr((v), (i)), (s), sizeof(s) - 1);                             \
     } while (0)
 
 #endif

@@ -120,7 +120,7 @@ static void test_db_gc_expired_and_overwritten(void **state)
         assert_int_equal(stor_compact(f->s, cf), 0);
     assert_int_equal(count_cf(f, STOR_CF_SUB), 0);
     assert_int_equal(count_cf(f, STOR_CF_SCORE), 0);
-    assert_int_equal(count_cf(f, STOR_CF_META), 1); /* only "over", a live string */
+    assert_int_equal(count_cf(f, STOR_CF_META), 1);   /* only "over", a live string */
     assert_int_equal(count_cf(f, STOR_CF_EXPIRY), 1); /* only the marker */
 }
 
@@ -133,11 +133,11 @@ static void test_db_gc_expiry_index_stale_entries(void **state)
     struct fx *f = *state;
     struct db *d = &f->d;
     stor_clock_override = 1000;
-    const char *keys[] = {"moved", "persisted", "deleted", "overwritten", "reexpired", "due",
-                          "due3"};
+    const char *keys[] = {"moved",     "persisted", "deleted", "overwritten",
+                          "reexpired", "due",       "due3"};
     for (int i = 0; i < 7; i++)
-        assert_int_equal(db_set(d, i == 6 ? 3 : 0, keys[i], strlen(keys[i]), K("v"), 2000, 0,
-                                NULL, NULL), 1);
+        assert_int_equal(
+            db_set(d, i == 6 ? 3 : 0, keys[i], strlen(keys[i]), K("v"), 2000, 0, NULL, NULL), 1);
     assert_int_equal(count_cf(f, STOR_CF_EXPIRY), 1 + 7);
     assert_int_equal(db_expire(d, 0, K("moved"), 5000, 0), 1);
     assert_int_equal(db_persist(d, 0, K("persisted")), 1);
@@ -192,8 +192,7 @@ static void test_db_gc_expiry_index_budget_and_flush(void **state)
     for (int i = 0; i < 250; i++) {
         char k[16];
         int kn = snprintf(k, sizeof k, "k%d", i);
-        assert_int_equal(db_set(d, 0, k, (size_t)kn, K("v"), 2000 + (uint64_t)i, 0, NULL, NULL),
-                         1);
+        assert_int_equal(db_set(d, 0, k, (size_t)kn, K("v"), 2000 + (uint64_t)i, 0, NULL, NULL), 1);
     }
     assert_int_equal(db_set(d, 1, K("other"), K("v"), 9000, 0, NULL, NULL), 1);
     assert_int_equal(count_cf(f, STOR_CF_EXPIRY), 1 + 1 + 250 + 1);
@@ -262,7 +261,8 @@ static void test_db_gc_expiry_floor(void **state)
     for (int i = 0; i < 3000; i++) {
         char k[16];
         int kn = snprintf(k, sizeof k, "k%d", i);
-        assert_int_equal(db_set(d, 0, k, (size_t)kn, K("v"), 2000 + (uint64_t)i / 3, 0, NULL, NULL), 1);
+        assert_int_equal(db_set(d, 0, k, (size_t)kn, K("v"), 2000 + (uint64_t)i / 3, 0, NULL, NULL),
+                         1);
     }
     for (int i = 0; i < 100; i++) {
         char k[16];
@@ -651,14 +651,17 @@ static void test_db_gc_flushall_flushes(void **state)
     if (fx_writeback)
         assert_int_equal(stor_drain(f->s), 0);
     uint64_t n = 0, imm = 0;
-    assert_int_equal(stor_property(f->s, STOR_CF_SUB, "rocksdb.num-entries-active-mem-table", &n), 0);
+    assert_int_equal(stor_property(f->s, STOR_CF_SUB, "rocksdb.num-entries-active-mem-table", &n),
+                     0);
     assert_true(n >= 3000);
     assert_int_equal(db_flushall(d), 0);
     if (fx_writeback)
         assert_int_equal(stor_drain(f->s), 0);
     for (int i = 0; i < 1000; i++) { /* the flush runs in the background */
-        assert_int_equal(stor_property(f->s, STOR_CF_SUB, "rocksdb.num-entries-active-mem-table", &n), 0);
-        assert_int_equal(stor_property(f->s, STOR_CF_SUB, "rocksdb.num-immutable-mem-table", &imm), 0);
+        assert_int_equal(
+            stor_property(f->s, STOR_CF_SUB, "rocksdb.num-entries-active-mem-table", &n), 0);
+        assert_int_equal(stor_property(f->s, STOR_CF_SUB, "rocksdb.num-immutable-mem-table", &imm),
+                         0);
         if (n < 3000 && imm == 0)
             break;
         usleep(10 * 1000);
@@ -671,9 +674,6 @@ static void test_db_gc_flushall_flushes(void **state)
     assert_int_equal(v.n, 0);
     db_vec_destroy(&v);
 }
-
-
-
 
 int main(void)
 {

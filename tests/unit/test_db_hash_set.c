@@ -130,23 +130,24 @@ static void test_db_hash_randfield_scan(void **state)
 
     char *next;
     size_t nextn;
-    assert_int_equal(db_cscan(d, 0, K("h"), ENC_TYPE_HASH, NULL, 0, NULL, 0, 2, &v, &next, &nextn), 0);
+    assert_int_equal(db_cscan(d, 0, K("h"), ENC_TYPE_HASH, NULL, 0, NULL, 0, 2, &v, &next, &nextn),
+                     0);
     assert_int_equal(v.n, 4);
     assert_non_null(next);
     char *cur = next;
-    assert_int_equal(db_cscan(d, 0, K("h"), ENC_TYPE_HASH, cur, nextn, NULL, 0, 2, &v, &next,
-                              &nextn), 0);
+    assert_int_equal(
+        db_cscan(d, 0, K("h"), ENC_TYPE_HASH, cur, nextn, NULL, 0, 2, &v, &next, &nextn), 0);
     free(cur);
     assert_null(next);
     assert_int_equal(v.n, 6);
     assert_item(&v, 4, "c");
     assert_item(&v, 5, "3");
     db_vec_clear(&v);
-    assert_int_equal(db_cscan(d, 0, K("h"), ENC_TYPE_HASH, NULL, 0, K("b*"), 10, &v, &next,
-                              &nextn), 0);
+    assert_int_equal(db_cscan(d, 0, K("h"), ENC_TYPE_HASH, NULL, 0, K("b*"), 10, &v, &next, &nextn),
+                     0);
     assert_int_equal(v.n, 2);
-    assert_int_equal(db_cscan(d, 0, K("h"), ENC_TYPE_SET, NULL, 0, NULL, 0, 10, &v, &next,
-                              &nextn), KV_EWRONGTYPE);
+    assert_int_equal(db_cscan(d, 0, K("h"), ENC_TYPE_SET, NULL, 0, NULL, 0, 10, &v, &next, &nextn),
+                     KV_EWRONGTYPE);
     db_vec_destroy(&v);
 }
 
@@ -160,7 +161,7 @@ static void test_db_hash_blind(void **state)
     assert_int_equal(n, 2); /* deduplicated within the command */
     struct db_str again[] = {S("f1"), S("v3")};
     assert_int_equal(db_hset(d, 0, K("h"), again, 1, 0, &n), 0);
-    assert_int_equal(n, 1); /* BLIND: an overwrite is reported as new */
+    assert_int_equal(n, 1);                  /* BLIND: an overwrite is reported as new */
     assert_int_equal(d->last_commit_ops, 1); /* and only the field was written */
     assert_int_equal(db_hlen(d, 0, K("h"), &n), 0);
     assert_int_equal(n, 2); /* counted by scan: exact */
@@ -712,7 +713,8 @@ static void test_db_scache_writes_seen(void **state)
     expect_all(d, "s", 0, "w ");
     expect_all(d, "t", 0, "q w x ");
     struct db_str both[] = {S("t"), S("s")};
-    assert_int_equal(db_setop_store(d, 0, DB_SINTER, K("t"), both, 2, &n), 0); /* t is a source too */
+    assert_int_equal(db_setop_store(d, 0, DB_SINTER, K("t"), both, 2, &n),
+                     0); /* t is a source too */
     expect_all(d, "t", 0, "w ");
 
     /* Over DB_SCACHE_BYTES: kept as a large family is, from the second
@@ -768,8 +770,6 @@ static void test_db_scache_writes_seen(void **state)
     expect_z(d, "");
     assert_int_equal(d->scache.n, 0);
 }
-
-
 
 /* Larger collections (db_scache.c): kept once walks of one version have
  * read as many records as they hold; never while each walk is followed by
@@ -994,23 +994,38 @@ int main(void)
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 #define TB(fn) cmocka_unit_test_setup_teardown(fn, fx_setup_blind, fx_teardown)
     const struct CMUnitTest tests[] = {
-        T(test_db_hash_basic),  T(test_db_hash_incr), T(test_db_hash_randfield_scan),
-        TB(test_db_hash_blind), T(test_db_set_basic), T(test_db_set_smove),
-        T(test_db_set_algebra), TB(test_db_set_blind), T(test_db_prefetch_field),
-        T(test_db_hash_hmget_many), TB(test_db_hash_hmget_many),
+        T(test_db_hash_basic),
+        T(test_db_hash_incr),
+        T(test_db_hash_randfield_scan),
+        TB(test_db_hash_blind),
+        T(test_db_set_basic),
+        T(test_db_set_smove),
+        T(test_db_set_algebra),
+        TB(test_db_set_blind),
+        T(test_db_prefetch_field),
+        T(test_db_hash_hmget_many),
+        TB(test_db_hash_hmget_many),
         cmocka_unit_test_setup_teardown(test_db_hash_hmget_many, fx_setup_wb, fx_teardown),
-        T(test_db_set_smismember_many), TB(test_db_set_smismember_many),
-        T(test_db_remove_many), TB(test_db_remove_many),
+        T(test_db_set_smismember_many),
+        TB(test_db_set_smismember_many),
+        T(test_db_remove_many),
+        TB(test_db_remove_many),
         cmocka_unit_test_setup_teardown(test_db_remove_many, fx_setup_wb, fx_teardown),
         cmocka_unit_test_setup_teardown(test_db_set_smismember_many, fx_setup_wb, fx_teardown),
-        T(test_db_pick_set),    T(test_db_pick_hash), TB(test_db_pick_hash),
-        T(test_db_pick_limits),     T(test_db_scache_writes_seen),
-        cmocka_unit_test_setup_teardown(test_db_scache_writes_seen, fx_setup_wb_overlay, fx_teardown),
+        T(test_db_pick_set),
+        T(test_db_pick_hash),
+        TB(test_db_pick_hash),
+        T(test_db_pick_limits),
+        T(test_db_scache_writes_seen),
+        cmocka_unit_test_setup_teardown(test_db_scache_writes_seen, fx_setup_wb_overlay,
+                                        fx_teardown),
         T(test_db_scache_large),
         cmocka_unit_test_setup_teardown(test_db_scache_large, fx_setup_wb_overlay, fx_teardown),
         /* The counted-coding tests hold for blind keys too, but for replies
          * documented as approximate, which these tests do not exercise. */
-        TB(test_db_hash_incr),  TB(test_db_set_smove), TB(test_db_set_algebra),
+        TB(test_db_hash_incr),
+        TB(test_db_set_smove),
+        TB(test_db_set_algebra),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

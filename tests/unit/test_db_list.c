@@ -82,7 +82,7 @@ static void test_db_list_range_index_set(void **state)
         int64_t s, e;
         size_t n;
         const char *first;
-    } c[] = {{0, -1, 5, "a"}, {1, 2, 2, "b"}, {-2, -1, 2, "d"}, {-100, 0, 1, "a"},
+    } c[] = {{0, -1, 5, "a"},  {1, 2, 2, "b"},  {-2, -1, 2, "d"}, {-100, 0, 1, "a"},
              {3, 100, 2, "d"}, {3, 1, 0, NULL}, {5, 6, 0, NULL}};
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         assert_int_equal(db_lrange(d, 0, K("l"), c[i].s, c[i].e, &v), 0);
@@ -292,8 +292,7 @@ struct wmodel {
     int n;
 };
 
-static void wm_check(struct db *d, const char *key, const struct wmodel *m, int64_t s,
-                     int64_t t)
+static void wm_check(struct db *d, const char *key, const struct wmodel *m, int64_t s, int64_t t)
 {
     struct db_vec v;
     db_vec_init(&v);
@@ -305,8 +304,8 @@ static void wm_check(struct db *d, const char *key, const struct wmodel *m, int6
         b = m->n - 1;
     size_t want = a > b ? 0 : (size_t)(b - a + 1);
     if (v.n != want)
-        fail_msg("%s LRANGE %lld %lld: %zu elements, want %zu", key, (long long)s,
-                 (long long)t, v.n, want);
+        fail_msg("%s LRANGE %lld %lld: %zu elements, want %zu", key, (long long)s, (long long)t,
+                 v.n, want);
     for (size_t i = 0; i < v.n; i++)
         if (db_vec_len(&v, i) != strlen(m->e[a + (int64_t)i]) ||
             memcmp(db_vec_ptr(&v, i), m->e[a + (int64_t)i], db_vec_len(&v, i)))
@@ -348,7 +347,9 @@ static void test_db_list_window(void **state)
         if (m.n > WM - 10)
             op = 4; /* pop */
         switch (op) {
-        case 0: case 1: case 2: /* LPUSH, RPUSH of 1 to 8, more while it is short */
+        case 0:
+        case 1:
+        case 2: /* LPUSH, RPUSH of 1 to 8, more while it is short */
             for (int c = m.n < 300 ? 1 + rand() % 8 : 1; c > 0; c--) {
                 snprintf(e, sizeof e, "v%d", serial++ % 10000);
                 es.n = strlen(e);
@@ -356,7 +357,8 @@ static void test_db_list_window(void **state)
                 wm_insert(&m, op == 0 ? 0 : m.n, e);
             }
             break;
-        case 3: case 4: { /* LPOP, RPOP of up to 3 */
+        case 3:
+        case 4: { /* LPOP, RPOP of up to 3 */
             struct db_vec v;
             db_vec_init(&v);
             int left = op == 3, c = 1 + rand() % 3;
@@ -376,11 +378,13 @@ static void test_db_list_window(void **state)
             break;
         case 6: /* LINSERT before a pivot near an end */
             if (m.n) {
-                int i = rand() % 2 ? rand() % (m.n < 5 ? m.n : 5) : m.n - 1 - rand() % (m.n < 5 ? m.n : 5);
+                int i = rand() % 2 ? rand() % (m.n < 5 ? m.n : 5)
+                                   : m.n - 1 - rand() % (m.n < 5 ? m.n : 5);
                 char pv[8];
                 memcpy(pv, m.e[i], sizeof pv);
                 int64_t len;
-                assert_int_equal(db_linsert(d, 0, K("l"), 1, pv, strlen(pv), e, strlen(e), &len), 0);
+                assert_int_equal(db_linsert(d, 0, K("l"), 1, pv, strlen(pv), e, strlen(e), &len),
+                                 0);
                 int first = 0;
                 while (strcmp(m.e[first], pv))
                     first++;
@@ -555,10 +559,16 @@ int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
     const struct CMUnitTest tests[] = {
-        T(test_db_list_push_pop), T(test_db_list_range_index_set), T(test_db_list_lrem),
-        T(test_db_list_linsert),  T(test_db_list_ltrim),           T(test_db_list_lpos),
-        T(test_db_list_lmove),    T(test_db_list_lstore),
-        T(test_db_list_window),   T(test_db_list_window_budget),
+        T(test_db_list_push_pop),
+        T(test_db_list_range_index_set),
+        T(test_db_list_lrem),
+        T(test_db_list_linsert),
+        T(test_db_list_ltrim),
+        T(test_db_list_lpos),
+        T(test_db_list_lmove),
+        T(test_db_list_lstore),
+        T(test_db_list_window),
+        T(test_db_list_window_budget),
         cmocka_unit_test_setup_teardown(test_db_list_window, setup_nocache, fx_teardown),
         cmocka_unit_test_setup_teardown(test_db_list_window, fx_setup_wb, fx_teardown),
         cmocka_unit_test_setup_teardown(test_db_list_window, fx_setup_wb_overlay, fx_teardown),

@@ -298,8 +298,17 @@ static void test_db_string_incr(void **state)
     assert_int_equal(db_incrby(d, 0, K("min"), -1, &v), KV_EOVERFLOW);
     assert_int_equal(db_incrby(d, 0, K("min"), 1, &v), 0);
     /* Redis's strict integer format. */
-    const char *bad[] = {"", " 1", "1 ", "+1", "01", "-0", "1.0", "abc", "9223372036854775808",
-                         "-9223372036854775809", "0x10"};
+    const char *bad[] = {"",
+                         " 1",
+                         "1 ",
+                         "+1",
+                         "01",
+                         "-0",
+                         "1.0",
+                         "abc",
+                         "9223372036854775808",
+                         "-9223372036854775809",
+                         "0x10"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         assert_int_equal(db_set(d, 0, K("bad"), bad[i], strlen(bad[i]), 0, 0, NULL, NULL), 1);
         assert_int_equal(db_incrby(d, 0, K("bad"), 1, &v), KV_ENOTINT);
@@ -345,8 +354,9 @@ static void test_db_string_append_ranges(void **state)
     struct {
         int64_t s, e;
         const char *want;
-    } cases[] = {{0, 4, "Hello"}, {-5, -1, "World"}, {0, -1, "Hello World"}, {6, 100, "World"},
-                 {-100, 1, "He"}, {5, 3, ""}, {-1, -5, ""}, {11, 20, ""}, {-3, -2, "rl"}};
+    } cases[] = {{0, 4, "Hello"},   {-5, -1, "World"}, {0, -1, "Hello World"},
+                 {6, 100, "World"}, {-100, 1, "He"},   {5, 3, ""},
+                 {-1, -5, ""},      {11, 20, ""},      {-3, -2, "rl"}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         assert_int_equal(db_getrange(d, 0, K("s"), cases[i].s, cases[i].e, &v, &vn), 0);
         assert_int_equal(vn, strlen(cases[i].want));
@@ -448,8 +458,8 @@ static void test_db_string_bitfield(void **state)
     assert_int_equal(db_exists(d, 0, K("b")), 0);
     /* A refused write still grows the string to its field (Redis's order),
      * yet counts as no change (0). */
-    struct db_bfop fail = {.op = DB_BF_INCRBY, .bits = 8, .offset = 100, .value = 300,
-                           .overflow = DB_BF_FAIL};
+    struct db_bfop fail = {
+        .op = DB_BF_INCRBY, .bits = 8, .offset = 100, .value = 300, .overflow = DB_BF_FAIL};
     assert_int_equal(db_bitfield(d, 0, K("b"), &fail, 1, out, nil), 0);
     assert_true(nil[0]);
     uint64_t len;
@@ -458,9 +468,12 @@ static void test_db_string_bitfield(void **state)
     /* A signed 5-bit field across a byte boundary: wrap, saturate, fail. */
     struct db_bfop ops[] = {
         {.op = DB_BF_SET, .sign = 1, .bits = 5, .offset = 6, .value = 100},
-        {.op = DB_BF_INCRBY, .sign = 1, .bits = 5, .offset = 6, .value = 20,
-         .overflow = DB_BF_SAT},
-        {.op = DB_BF_INCRBY, .sign = 1, .bits = 5, .offset = 6, .value = -100,
+        {.op = DB_BF_INCRBY, .sign = 1, .bits = 5, .offset = 6, .value = 20, .overflow = DB_BF_SAT},
+        {.op = DB_BF_INCRBY,
+         .sign = 1,
+         .bits = 5,
+         .offset = 6,
+         .value = -100,
          .overflow = DB_BF_FAIL},
         {.op = DB_BF_GET, .sign = 0, .bits = 5, .offset = 6},
     };
@@ -479,8 +492,7 @@ static void test_db_string_bitfield(void **state)
     struct db_bfop big[] = {
         {.op = DB_BF_SET, .sign = 1, .bits = 64, .offset = 0, .value = INT64_MAX},
         {.op = DB_BF_INCRBY, .sign = 1, .bits = 64, .offset = 0, .value = 1},
-        {.op = DB_BF_SET, .sign = 0, .bits = 63, .offset = 64, .value = -1,
-         .overflow = DB_BF_SAT},
+        {.op = DB_BF_SET, .sign = 0, .bits = 63, .offset = 64, .value = -1, .overflow = DB_BF_SAT},
         {.op = DB_BF_GET, .sign = 0, .bits = 63, .offset = 64},
     };
     assert_int_equal(db_bitfield(d, 0, K("c"), big, 4, out, nil), 1);
@@ -489,11 +501,14 @@ static void test_db_string_bitfield(void **state)
     /* Redis's test wraps for extreme values: SAT stores the maximum for
      * the most negative one (the differential test found it). */
     struct db_bfop quirk[] = {
-        {.op = DB_BF_SET, .sign = 1, .bits = 5, .offset = 0, .value = INT64_MIN,
+        {.op = DB_BF_SET,
+         .sign = 1,
+         .bits = 5,
+         .offset = 0,
+         .value = INT64_MIN,
          .overflow = DB_BF_SAT},
         {.op = DB_BF_GET, .sign = 1, .bits = 5, .offset = 0},
-        {.op = DB_BF_SET, .sign = 1, .bits = 5, .offset = 0, .value = -100,
-         .overflow = DB_BF_SAT},
+        {.op = DB_BF_SET, .sign = 1, .bits = 5, .offset = 0, .value = -100, .overflow = DB_BF_SAT},
         {.op = DB_BF_GET, .sign = 1, .bits = 5, .offset = 0},
     };
     assert_int_equal(db_bitfield(d, 0, K("q"), quirk, 4, out, nil), 1);
@@ -793,7 +808,8 @@ static void test_db_scan_over_tombstones(void **state)
         scan_full(d, r ? 1000 : 10, ss);
         for (int i = 0; i < 60000; i++)
             if (ss->t[i] != (i % 600 == 0))
-                fail_msg("count %d: t:%d %s", r ? 1000 : 10, i, ss->t[i] ? "deleted, returned" : "missed");
+                fail_msg("count %d: t:%d %s", r ? 1000 : 10, i,
+                         ss->t[i] ? "deleted, returned" : "missed");
         for (int i = 0; i < 4000; i++)
             assert_int_equal(ss->tag[i], i % 1000 == 999);
         for (int i = 0; i < 50; i++)
@@ -865,13 +881,27 @@ static void test_db_keys_glob(void **state)
     struct {
         const char *p, *s;
         int want;
-    } c[] = {{"*", "", 1},          {"*", "abc", 1},       {"a*", "abc", 1},
-             {"a*c", "abbbc", 1},   {"a*c", "abcd", 0},    {"h?llo", "hello", 1},
-             {"h?llo", "hllo", 0},  {"h[ae]llo", "hallo", 1}, {"h[ae]llo", "hillo", 0},
-             {"h[^e]llo", "hallo", 1}, {"h[^e]llo", "hello", 0}, {"h[a-b]llo", "hbllo", 1},
-             {"h[b-a]llo", "hallo", 1}, {"h\\*llo", "h*llo", 1}, {"h\\*llo", "hello", 0},
-             {"*a*b*c*", "xaxbxcx", 1}, {"*a*b*c*", "xaxcxbx", 0}, {"a**", "a", 1},
-             {"[abc", "a", 1},       {"", "", 1},           {"", "a", 0}};
+    } c[] = {{"*", "", 1},
+             {"*", "abc", 1},
+             {"a*", "abc", 1},
+             {"a*c", "abbbc", 1},
+             {"a*c", "abcd", 0},
+             {"h?llo", "hello", 1},
+             {"h?llo", "hllo", 0},
+             {"h[ae]llo", "hallo", 1},
+             {"h[ae]llo", "hillo", 0},
+             {"h[^e]llo", "hallo", 1},
+             {"h[^e]llo", "hello", 0},
+             {"h[a-b]llo", "hbllo", 1},
+             {"h[b-a]llo", "hallo", 1},
+             {"h\\*llo", "h*llo", 1},
+             {"h\\*llo", "hello", 0},
+             {"*a*b*c*", "xaxbxcx", 1},
+             {"*a*b*c*", "xaxcxbx", 0},
+             {"a**", "a", 1},
+             {"[abc", "a", 1},
+             {"", "", 1},
+             {"", "a", 0}};
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
         assert_int_equal(db_glob_match(c[i].p, strlen(c[i].p), c[i].s, strlen(c[i].s), 0),
                          c[i].want);
@@ -918,7 +948,7 @@ static void test_db_keys_corrupt_records_are_errors(void **state)
     struct fx *f = *state;
     struct db *d = &f->d;
     plant_meta(f, K("short"), "\x01\x00", 2);                  /* shorter than flags+expiry */
-    plant_meta(f, K("badtype"), "\x09\0\0\0\0\0\0\0\0", 9);  /* type 9 */
+    plant_meta(f, K("badtype"), "\x09\0\0\0\0\0\0\0\0", 9);    /* type 9 */
     plant_meta(f, K("badhash"), "\x02\0\0\0\0\0\0\0\0\1", 10); /* hash without its tail */
     fx_reopen(f); /* counted at open, like any record */
     fx_assert_keys(d, 0, 3, 0);
@@ -973,7 +1003,8 @@ static void test_db_keycount_kept(void **state)
     struct db *d = &f->d;
     uint64_t rng = 0x5eed5eedull, n;
     stor_clock_override = 1000000;
-#define RND(m) ((unsigned)((rng = rng * 6364136223846793005ull + 1442695040888963407ull) >> 33) % (m))
+#define RND(m)                                                                                     \
+    ((unsigned)((rng = rng * 6364136223846793005ull + 1442695040888963407ull) >> 33) % (m))
     struct db_vec out;
     db_vec_init(&out);
     unsigned deferred = 0; /* steps that left a write's prior state to resolve */
@@ -992,26 +1023,66 @@ static void test_db_keycount_kept(void **state)
         double sc[] = {1, 2};
         int rc;
         switch (RND(23)) {
-        case 0: rc = db_set(d, db1, k1, n1, K("v"), exp, 0, NULL, NULL); break;
-        case 1: rc = db_set(d, db1, k1, n1, K("v"), exp, RND(2) ? DB_SET_NX : DB_SET_XX, NULL, NULL); break;
-        case 2: rc = db_set(d, db1, k1, n1, K("v"), 0, DB_SET_KEEPTTL, NULL, NULL); break;
-        case 3: rc = db_del(d, db1, k1, n1); break;
-        case 4: rc = db_hset(d, db1, k1, n1, m, 1, 0, &n); break;
-        case 5: rc = db_hdel(d, db1, k1, n1, m, 2, &n); break;
-        case 6: rc = db_sadd(d, db1, k1, n1, m, 1 + RND(2), &n); break;
-        case 7: rc = db_spop(d, db1, k1, n1, 1, &out); break;
-        case 8: rc = db_zadd(d, db1, k1, n1, sc, m, 2, 0, &n, NULL); break;
-        case 9: rc = db_zrem(d, db1, k1, n1, m, 1, &n); break;
-        case 10: rc = db_push(d, db1, k1, n1, 1, m, 1, 0, &n); break;
-        case 11: rc = db_pop(d, db1, k1, n1, 0, 1, &out); break;
-        case 12: rc = db_expire(d, db1, k1, n1, RND(4) ? exp : now - 1, 0); break;
-        case 13: rc = db_persist(d, db1, k1, n1); break;
-        case 14: rc = db_rename(d, db1, k1, n1, k2, n2, (int)RND(2)); break;
-        case 15: rc = db_copy(d, db1, k1, n1, db2, k2, n2, (int)RND(2)); break;
-        case 16: rc = db1 == db2 ? 0 : db_move(d, db1, db2, k1, n1); break;
-        case 17: rc = db_mset(d, db1, kv, 3, (int)RND(2)); break;
-        case 18: rc = db_getdel(d, db1, k1, n1, &v, &vn); break;
-        case 19: rc = db_smove(d, db1, k1, n1, k2, n2, K("a")); break;
+        case 0:
+            rc = db_set(d, db1, k1, n1, K("v"), exp, 0, NULL, NULL);
+            break;
+        case 1:
+            rc = db_set(d, db1, k1, n1, K("v"), exp, RND(2) ? DB_SET_NX : DB_SET_XX, NULL, NULL);
+            break;
+        case 2:
+            rc = db_set(d, db1, k1, n1, K("v"), 0, DB_SET_KEEPTTL, NULL, NULL);
+            break;
+        case 3:
+            rc = db_del(d, db1, k1, n1);
+            break;
+        case 4:
+            rc = db_hset(d, db1, k1, n1, m, 1, 0, &n);
+            break;
+        case 5:
+            rc = db_hdel(d, db1, k1, n1, m, 2, &n);
+            break;
+        case 6:
+            rc = db_sadd(d, db1, k1, n1, m, 1 + RND(2), &n);
+            break;
+        case 7:
+            rc = db_spop(d, db1, k1, n1, 1, &out);
+            break;
+        case 8:
+            rc = db_zadd(d, db1, k1, n1, sc, m, 2, 0, &n, NULL);
+            break;
+        case 9:
+            rc = db_zrem(d, db1, k1, n1, m, 1, &n);
+            break;
+        case 10:
+            rc = db_push(d, db1, k1, n1, 1, m, 1, 0, &n);
+            break;
+        case 11:
+            rc = db_pop(d, db1, k1, n1, 0, 1, &out);
+            break;
+        case 12:
+            rc = db_expire(d, db1, k1, n1, RND(4) ? exp : now - 1, 0);
+            break;
+        case 13:
+            rc = db_persist(d, db1, k1, n1);
+            break;
+        case 14:
+            rc = db_rename(d, db1, k1, n1, k2, n2, (int)RND(2));
+            break;
+        case 15:
+            rc = db_copy(d, db1, k1, n1, db2, k2, n2, (int)RND(2));
+            break;
+        case 16:
+            rc = db1 == db2 ? 0 : db_move(d, db1, db2, k1, n1);
+            break;
+        case 17:
+            rc = db_mset(d, db1, kv, 3, (int)RND(2));
+            break;
+        case 18:
+            rc = db_getdel(d, db1, k1, n1, &v, &vn);
+            break;
+        case 19:
+            rc = db_smove(d, db1, k1, n1, k2, n2, K("a"));
+            break;
         case 21: {
             unsigned char del[3];
             struct db_str ks[] = {{k1, n1}, {k2, n2}, {k1, n1}};
@@ -1110,7 +1181,7 @@ static void test_db_del_many(void **state)
     }
     if (stor_can_defer(f->s))
         assert_int_equal(stor_drain(f->s), 0);
-    stor_clock_override = 1500; /* the i % 5 == 3 keys expire */
+    stor_clock_override = 1500;                   /* the i % 5 == 3 keys expire */
     struct db_str twice[] = {S("dl1"), S("dl1")}; /* in one batch */
     assert_int_equal(db_del_many(d, 0, twice, 2, 0, del), 0);
     assert_int_equal(del[0], 1);
@@ -1206,7 +1277,6 @@ static void test_db_counts_deferred(void **state)
     fx_assert_keys(d, 1, 150, 0);
 }
 
-
 /* The key filter never loses a key it was given, also across its growth,
  * and answers "maybe" for few it was not given. */
 static void test_db_keyf(void **state)
@@ -1221,10 +1291,12 @@ static void test_db_keyf(void **state)
         db_keyf_add(&kf, stor_key_hash(STOR_CF_META, (char *)&(uint64_t){x + (uint64_t)i}, 8));
     assert_true(kf.n >= 3); /* 65,536, 131,072, 262,144 */
     for (int i = 0; i < N; i++)
-        assert_true(db_keyf_may(&kf, stor_key_hash(STOR_CF_META, (char *)&(uint64_t){x + (uint64_t)i}, 8)));
+        assert_true(
+            db_keyf_may(&kf, stor_key_hash(STOR_CF_META, (char *)&(uint64_t){x + (uint64_t)i}, 8)));
     int fp = 0;
     for (int i = 0; i < N; i++)
-        fp += db_keyf_may(&kf, stor_key_hash(STOR_CF_META, (char *)&(uint64_t){x + N + (uint64_t)i}, 8));
+        fp += db_keyf_may(&kf,
+                          stor_key_hash(STOR_CF_META, (char *)&(uint64_t){x + N + (uint64_t)i}, 8));
     print_message("key filter: %u filters, %.2f%% false positives\n", kf.n, 100.0 * fp / N);
     assert_true(fp < N / 50); /* under 2% with three filters asked */
     db_keyf_init(&kf, 1 << 20);
@@ -1367,7 +1439,7 @@ static void keyf_rebuild(void **state)
     bool more;
     assert_int_equal(db_keyf_rebuild_step(d, 100, &more), 0);
     assert_false(more || d->keyf_building); /* nothing dead yet */
-    for (int i = 0; i < 3000; i += 10) { /* 300 live ones stay: k0, k10, ... */
+    for (int i = 0; i < 3000; i += 10) {    /* 300 live ones stay: k0, k10, ... */
         for (int j = i + 1; j < i + 10; j++) {
             int kn = snprintf(k, sizeof k, "k%d", j);
             assert_int_equal(db_del(d, 0, k, (size_t)kn), 1);
@@ -1453,19 +1525,30 @@ int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
     const struct CMUnitTest tests[] = {
-        T(test_db_string_set_get),         T(test_db_string_set_replaces_other_types),
-        T(test_db_string_expiry),          T(test_db_string_getdel_getex),
-        T(test_db_string_mset),            T(test_db_string_incr),
+        T(test_db_string_set_get),
+        T(test_db_string_set_replaces_other_types),
+        T(test_db_string_expiry),
+        T(test_db_string_getdel_getex),
+        T(test_db_string_mset),
+        T(test_db_string_incr),
         T(test_db_string_mget),
         cmocka_unit_test_setup_teardown(test_db_string_mget, fx_setup_wb, fx_teardown),
-        T(test_db_string_incrbyfloat),     T(test_db_string_append_ranges),
-        T(test_db_string_setbit_bitop),    T(test_db_string_bitfield),
-        T(test_db_keys_del_type_exists),   T(test_db_keys_expire_flags),
-        T(test_db_keys_rename_copy),       T(test_db_keys_scan_dbsize_flush),
+        T(test_db_string_incrbyfloat),
+        T(test_db_string_append_ranges),
+        T(test_db_string_setbit_bitop),
+        T(test_db_string_bitfield),
+        T(test_db_keys_del_type_exists),
+        T(test_db_keys_expire_flags),
+        T(test_db_keys_rename_copy),
+        T(test_db_keys_scan_dbsize_flush),
         T(test_db_scan_over_tombstones),
-        cmocka_unit_test(test_db_keys_glob), T(test_db_keys_persist_across_reopen),
-        T(test_db_keys_corrupt_records_are_errors), T(test_db_keycount_kept),
-        cmocka_unit_test(test_db_keyf),    T(test_db_counts_saved), T(test_db_keyf_rebuild),
+        cmocka_unit_test(test_db_keys_glob),
+        T(test_db_keys_persist_across_reopen),
+        T(test_db_keys_corrupt_records_are_errors),
+        T(test_db_keycount_kept),
+        cmocka_unit_test(test_db_keyf),
+        T(test_db_counts_saved),
+        T(test_db_keyf_rebuild),
         cmocka_unit_test_setup_teardown(test_db_keyf_rebuild_overlay, setup_overlay_only,
                                         fx_teardown),
         cmocka_unit_test_setup_teardown(test_db_keycount_kept, fx_setup_blind, fx_teardown),
@@ -1474,7 +1557,8 @@ int main(void)
          * (stor_batch_defer). */
         cmocka_unit_test_setup_teardown(test_db_keycount_kept, fx_setup_wb, fx_teardown),
         cmocka_unit_test_setup_teardown(test_db_counts_deferred, fx_setup_wb, fx_teardown),
-        T(test_db_del_many), T(test_db_read_priors),
+        T(test_db_del_many),
+        T(test_db_read_priors),
         cmocka_unit_test_setup_teardown(test_db_read_priors, fx_setup_wb, fx_teardown),
         cmocka_unit_test_setup_teardown(test_db_del_many, fx_setup_wb, fx_teardown),
         cmocka_unit_test_setup_teardown(test_db_scan_over_tombstones, fx_setup_wb, fx_teardown),

@@ -28,15 +28,19 @@ static void assert_members(const struct db_vec *v, const char *want)
 
 static struct db_zspec rank(int64_t start, int64_t stop, int rev)
 {
-    struct db_zspec s = {.by = DB_ZBY_RANK, .start = start, .stop = stop, .rev = rev,
-                         .limit = -1};
+    struct db_zspec s = {.by = DB_ZBY_RANK, .start = start, .stop = stop, .rev = rev, .limit = -1};
     return s;
 }
 
 static struct db_zspec score(double min, int minex, double max, int maxex, int rev)
 {
-    struct db_zspec s = {.by = DB_ZBY_SCORE, .min = min, .minex = minex, .max = max,
-                         .maxex = maxex, .rev = rev, .limit = -1};
+    struct db_zspec s = {.by = DB_ZBY_SCORE,
+                         .min = min,
+                         .minex = minex,
+                         .max = max,
+                         .maxex = maxex,
+                         .rev = rev,
+                         .limit = -1};
     return s;
 }
 
@@ -161,8 +165,10 @@ static void test_db_zset_range_score(void **state)
     zr(d, score(3, 0, 3, 0, 1), "yxc");
     zr(d, rank(0, -1, 0), "vabcxydew");
     zr(d, score(-INFINITY, 1, INFINITY, 1, 0), "abcxyde");
-    assert_int_equal(db_zcount(d, 0, K("z"), &(struct db_zspec){.by = DB_ZBY_SCORE, .min = 2,
-                                                                 .max = 4, .limit = -1}, &n), 0);
+    assert_int_equal(
+        db_zcount(d, 0, K("z"),
+                  &(struct db_zspec){.by = DB_ZBY_SCORE, .min = 2, .max = 4, .limit = -1}, &n),
+        0);
     assert_int_equal(n, 5);
 }
 
@@ -195,7 +201,7 @@ static void test_db_zset_range_lex(void **state)
     zr(d, lex(0, 0, "b", 0, 0, "d", 1), "dcb");
     zr(d, lex(0, 1, "b", 0, 1, "d", 1), "c");
     zr(d, lex(-1, 0, NULL, 0, 0, "cc", 1), "cba");
-    zr(d, lex(1, 0, NULL, 1, 0, NULL, 0), "");  /* min "+" */
+    zr(d, lex(1, 0, NULL, 1, 0, NULL, 0), "");   /* min "+" */
     zr(d, lex(-1, 0, NULL, -1, 0, NULL, 0), ""); /* max "-" */
     struct db_zspec s = lex(-1, 0, NULL, 1, 0, NULL, 1);
     s.offset = 1;
@@ -325,8 +331,8 @@ static void test_db_zset_scan(void **state)
     db_vec_init(&v);
     char *next;
     size_t nextn;
-    assert_int_equal(db_cscan(d, 0, K("z"), ENC_TYPE_ZSET, NULL, 0, NULL, 0, 100, &v, &next,
-                              &nextn), 0);
+    assert_int_equal(
+        db_cscan(d, 0, K("z"), ENC_TYPE_ZSET, NULL, 0, NULL, 0, 100, &v, &next, &nextn), 0);
     assert_null(next);
     assert_int_equal(v.n, 10);
     assert_item(&v, 0, "a");
@@ -410,8 +416,8 @@ static void zm_expect(const struct db_vec *v, const struct zmodel *z, const int 
         int at = rev ? from - i : from + i;
         char m[8];
         int mn = snprintf(m, sizeof m, "m%d", ord[at]);
-        if (db_vec_len(v, (size_t)i) != (size_t)mn || memcmp(db_vec_ptr(v, (size_t)i), m, (size_t)mn) ||
-            v->items[i].score != z->sc[ord[at]])
+        if (db_vec_len(v, (size_t)i) != (size_t)mn ||
+            memcmp(db_vec_ptr(v, (size_t)i), m, (size_t)mn) || v->items[i].score != z->sc[ord[at]])
             fail_msg("step %d: member %d differs from the model's %s", step, i, m);
     }
 }
@@ -458,13 +464,15 @@ static void zedges_model(struct fx *f)
                 z.in[ord[max ? n - 1 - j : j]] = false;
         } else if (op < 68) { /* ranges by rank from either end */
             int rev = RND(2), c = RND(6);
-            struct db_zspec sp = {.by = DB_ZBY_RANK, .start = 0, .stop = c, .rev = rev, .limit = -1};
+            struct db_zspec sp = {
+                .by = DB_ZBY_RANK, .start = 0, .stop = c, .rev = rev, .limit = -1};
             assert_int_equal(db_zrange(d, 0, K("q"), &sp, &v), 0);
             int k = c + 1 < n ? c + 1 : n;
             zm_expect(&v, &z, ord, rev ? n - 1 : 0, k, rev, step);
         } else if (op < 75) { /* any ranks, negative ones too: walked from the nearer end */
             int rev = RND(2), a = RND(2 * n + 6) - n - 3, b = RND(2 * n + 6) - n - 3;
-            struct db_zspec sp = {.by = DB_ZBY_RANK, .start = a, .stop = b, .rev = rev, .limit = -1};
+            struct db_zspec sp = {
+                .by = DB_ZBY_RANK, .start = a, .stop = b, .rev = rev, .limit = -1};
             assert_int_equal(db_zrange(d, 0, K("q"), &sp, &v), 0);
             if (a < 0)
                 a += n;
@@ -479,8 +487,11 @@ static void zedges_model(struct fx *f)
         } else if (op < 87) { /* ranges by score: -inf..x, or x..+inf backwards */
             int rev = RND(2);
             double x = (double)(RND(200) - 100) / 2;
-            struct db_zspec sp = {.by = DB_ZBY_SCORE, .rev = rev, .limit = -1,
-                                  .min = rev ? x : -INFINITY, .max = rev ? INFINITY : x};
+            struct db_zspec sp = {.by = DB_ZBY_SCORE,
+                                  .rev = rev,
+                                  .limit = -1,
+                                  .min = rev ? x : -INFINITY,
+                                  .max = rev ? INFINITY : x};
             assert_int_equal(db_zrange(d, 0, K("q"), &sp, &v), 0);
             int k = 0;
             if (!rev)
@@ -529,7 +540,6 @@ static void test_db_zset_edges_model(void **state)
     assert_true(f->d.scache.hits > 0);
 }
 
-
 /* Ranks and ranges at either end of a large set cost a few steps, however
  * long each end's first seek took: the race counts only the steps. */
 static void test_db_zset_race_ends(void **state)
@@ -556,8 +566,11 @@ static void test_db_zset_race_ends(void **state)
         for (size_t i = 0; i < sizeof r / sizeof r[0]; i++) {
             struct db_vec v;
             db_vec_init(&v);
-            struct db_zspec sp = {.by = DB_ZBY_RANK, .rev = r[i].rev, .start = r[i].start,
-                                  .stop = r[i].stop, .limit = -1};
+            struct db_zspec sp = {.by = DB_ZBY_RANK,
+                                  .rev = r[i].rev,
+                                  .start = r[i].start,
+                                  .stop = r[i].stop,
+                                  .limit = -1};
             uint64_t m0 = stor_moves();
             assert_int_equal(db_zrange(d, 0, K("z"), &sp, &v), 0);
             uint64_t moves = stor_moves() - m0;
@@ -670,11 +683,19 @@ int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
     const struct CMUnitTest tests[] = {
-        T(test_db_zset_add_flags),    T(test_db_zset_range_rank), T(test_db_zset_range_score),
-        T(test_db_zset_range_lex),    T(test_db_zset_rank_rem_pop), T(test_db_zset_store_ops),
-        T(test_db_zset_scan),         T(test_db_zset_pick),       T(test_db_zset_edges_model),
+        T(test_db_zset_add_flags),
+        T(test_db_zset_range_rank),
+        T(test_db_zset_range_score),
+        T(test_db_zset_range_lex),
+        T(test_db_zset_rank_rem_pop),
+        T(test_db_zset_store_ops),
+        T(test_db_zset_scan),
+        T(test_db_zset_pick),
+        T(test_db_zset_edges_model),
         cmocka_unit_test_setup_teardown(test_db_zset_edges_model, fx_setup_wb, fx_teardown),
-        T(test_db_zset_race_ends),    T(test_db_zset_zmscore_many), T(test_db_zset_zrem_many),
+        T(test_db_zset_race_ends),
+        T(test_db_zset_zmscore_many),
+        T(test_db_zset_zrem_many),
         cmocka_unit_test_setup_teardown(test_db_zset_zrem_many, fx_setup_wb, fx_teardown),
         cmocka_unit_test_setup_teardown(test_db_zset_zmscore_many, fx_setup_wb, fx_teardown),
         cmocka_unit_test_setup_teardown(test_db_zset_race_ends, fx_setup_wb_overlay, fx_teardown),

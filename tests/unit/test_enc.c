@@ -31,7 +31,8 @@ static void test_enc_crc16_golden(void **state)
             for (size_t i = 0; i < n; i++) {
                 want ^= (uint16_t)((unsigned char)buf[i] << 8);
                 for (int b = 0; b < 8; b++)
-                    want = (want & 0x8000) ? (uint16_t)((want << 1) ^ 0x1021) : (uint16_t)(want << 1);
+                    want =
+                        (want & 0x8000) ? (uint16_t)((want << 1) ^ 0x1021) : (uint16_t)(want << 1);
             }
             assert_int_equal(enc_crc16(buf, n), want);
         }
@@ -115,8 +116,17 @@ static void test_enc_sub_key_golden(void **state)
     assert_int_equal(n, enc_sub_prefix_len(1));
     memcpy(out + n, "field", 5);
     n += 5;
-    const char want[] = {0, (char)(slot >> 8), (char)slot, 0, 0, 0, 1, 'k',
-                         1, 2, 3, 4, 5, 6, 7, 8, 'f', 'i', 'e', 'l', 'd'};
+    const char want[] = {0,          (char)(slot >> 8),
+                         (char)slot, 0,
+                         0,          0,
+                         1,          'k',
+                         1,          2,
+                         3,          4,
+                         5,          6,
+                         7,          8,
+                         'f',        'i',
+                         'e',        'l',
+                         'd'};
     assert_int_equal(n, sizeof want);
     assert_memory_equal(out, want, sizeof want);
 
@@ -139,11 +149,14 @@ static void test_enc_meta_value_golden(void **state)
 {
     (void)state;
     char out[64];
-    struct enc_meta m = {.type = ENC_TYPE_HASH, .coding = ENC_CODING_BLIND,
-                         .expire_ms = 0x1122334455667788ull, .version = 1, .size = 2};
+    struct enc_meta m = {.type = ENC_TYPE_HASH,
+                         .coding = ENC_CODING_BLIND,
+                         .expire_ms = 0x1122334455667788ull,
+                         .version = 1,
+                         .size = 2};
     size_t n = enc_meta_value(out, &m);
-    const char want[] = {0x12, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, (char)0x88,
-                         0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 2};
+    const char want[] = {0x12, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, (char)0x88, 0, 0, 0, 0,
+                         0,    0,    0,    1,    0,    0,    0,    0,    0,          0, 0, 2};
     assert_int_equal(n, sizeof want);
     assert_int_equal(n, enc_meta_value_len(&m));
     assert_memory_equal(out, want, sizeof want);
@@ -182,8 +195,11 @@ static void test_enc_meta_value_string_and_list(void **state)
     assert_int_equal(enc_meta_value_decode(out, 9, &r), 0);
     assert_int_equal(r.vlen, 0);
 
-    struct enc_meta l = {.type = ENC_TYPE_LIST, .version = 7, .size = 3,
-                         .head = ENC_LIST_MID - 1, .tail = ENC_LIST_MID + 2};
+    struct enc_meta l = {.type = ENC_TYPE_LIST,
+                         .version = 7,
+                         .size = 3,
+                         .head = ENC_LIST_MID - 1,
+                         .tail = ENC_LIST_MID + 2};
     n = enc_meta_value(out, &l);
     assert_int_equal(n, 9 + 32);
     assert_int_equal(enc_meta_value_decode(out, n, &r), 0);
@@ -196,8 +212,8 @@ static void test_enc_meta_value_string_and_list(void **state)
 static void test_enc_score_order(void **state)
 {
     (void)state;
-    const double v[] = {-INFINITY, -DBL_MAX, -1e10, -1.5, -1.0, -DBL_MIN, -4.9e-324, -0.0,
-                        0.0, 4.9e-324, DBL_MIN, 1.0, 1.5, 1e10, DBL_MAX, INFINITY};
+    const double v[] = {-INFINITY, -DBL_MAX, -1e10,   -1.5, -1.0, -DBL_MIN, -4.9e-324, -0.0,
+                        0.0,       4.9e-324, DBL_MIN, 1.0,  1.5,  1e10,     DBL_MAX,   INFINITY};
     size_t n = sizeof v / sizeof v[0];
     char prev[8], cur[8];
     for (size_t i = 0; i < n; i++) {
@@ -220,7 +236,7 @@ static void test_enc_integer_order(void **state)
 {
     (void)state;
     /* Versions and list positions are big-endian u64: byte order is numeric. */
-    const uint64_t v[] = {0, 1, 255, 256, ENC_LIST_MID - 1, ENC_LIST_MID, ENC_LIST_MID + 1,
+    const uint64_t v[] = {0,         1, 255, 256, ENC_LIST_MID - 1, ENC_LIST_MID, ENC_LIST_MID + 1,
                           UINT64_MAX};
     char a[8], b[8];
     for (size_t i = 1; i < sizeof v / sizeof v[0]; i++) {

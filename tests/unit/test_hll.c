@@ -30,8 +30,8 @@ static void add_range(unsigned from, unsigned to)
 static void test_hll_matches_redis_bytes(void **state)
 {
     (void)state;
-    static const unsigned char want[] = {'H', 'Y', 'L', 'L', 1, 0, 0, 0, 1, 0, 0, 0, 0,
-                                         0,   0,   0,   0x71, 0xa6, 0x84, 0x4e, 0x57};
+    static const unsigned char want[] = {'H', 'Y', 'L', 'L', 1, 0,    0,    0,    1,    0,   0,
+                                         0,   0,   0,   0,   0, 0x71, 0xa6, 0x84, 0x4e, 0x57};
     memset(regs, 0, sizeof regs);
     assert_true(hll_add(regs, "a", 1));
     assert_false(hll_add(regs, "a", 1)); /* the same element grows nothing */
@@ -142,7 +142,7 @@ static void test_hll_refuses_malformed(void **state)
 {
     (void)state;
     bool dense;
-    assert_int_equal(hll_check("HYLL", 4, &dense), HLL_NOTHLL);               /* short */
+    assert_int_equal(hll_check("HYLL", 4, &dense), HLL_NOTHLL); /* short */
     assert_int_equal(hll_check("HYLX\1\0\0\0\0\0\0\0\0\0\0\0\x7f\xff", 18, &dense), HLL_NOTHLL);
     assert_int_equal(hll_check("HYLL\2\0\0\0\0\0\0\0\0\0\0\0\x7f\xff", 18, &dense), HLL_NOTHLL);
     assert_int_equal(hll_check("HYLL\0\0\0\0\0\0\0\0\0\0\0\0", 16, &dense), HLL_NOTHLL);
@@ -152,12 +152,12 @@ static void test_hll_refuses_malformed(void **state)
         size_t n;
         int rc;
     } cases[] = {
-        {"\x7f\xff", 2, HLL_OK},             /* XZERO 16384 */
-        {"\x7f\xfe", 2, HLL_CORRUPT},        /* one short */
-        {"\x7f\xff\x00", 3, HLL_CORRUPT},    /* one too many */
-        {"\x7f", 1, HLL_CORRUPT},            /* XZERO cut in half */
-        {"\x7f\xfe\x80", 3, HLL_OK},         /* 16383 zeros, one register of 1 */
-        {"\x7f\xfe\x81", 3, HLL_CORRUPT},    /* ... but two of them */
+        {"\x7f\xff", 2, HLL_OK},          /* XZERO 16384 */
+        {"\x7f\xfe", 2, HLL_CORRUPT},     /* one short */
+        {"\x7f\xff\x00", 3, HLL_CORRUPT}, /* one too many */
+        {"\x7f", 1, HLL_CORRUPT},         /* XZERO cut in half */
+        {"\x7f\xfe\x80", 3, HLL_OK},      /* 16383 zeros, one register of 1 */
+        {"\x7f\xfe\x81", 3, HLL_CORRUPT}, /* ... but two of them */
         {"", 0, HLL_CORRUPT},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

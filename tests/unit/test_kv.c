@@ -171,12 +171,9 @@ static void test_kv_crc32c(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_kv_str2ll),
-        cmocka_unit_test(test_kv_add_ll),
-        cmocka_unit_test(test_kv_str2d),
-        cmocka_unit_test(test_kv_long_double),
-        cmocka_unit_test(test_kv_d2str),
-        cmocka_unit_test(test_kv_strerror),
+        cmocka_unit_test(test_kv_str2ll), cmocka_unit_test(test_kv_add_ll),
+        cmocka_unit_test(test_kv_str2d),  cmocka_unit_test(test_kv_long_double),
+        cmocka_unit_test(test_kv_d2str),  cmocka_unit_test(test_kv_strerror),
         cmocka_unit_test(test_kv_crc32c),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -154,14 +154,39 @@ static void test_string_forms(void **state)
         const char *out;
         int ok;
     } lzf[] = {
-        {"\x01" "ab" "\xe0\x01\x01", 6, "abababababab", 1},  /* copy of 10: long form */
-        {"\x00" "a" "\x20\x00", 4, "aaaa", 1},                /* copy of 3 */
-        {"\x02" "xyz" "\x40\x02" "\x00" "!", 8, "xyzxyzx!", 1},
-        {"\x00" "a" "\x20\x01", 4, "aaaa", 0},                /* copies from before the start */
-        {"\x03" "ab", 3, "ab", 0},                            /* literal runs past the input */
-        {"\x00" "a" "\xe0", 3, "aaaaaaaaa", 0},               /* long copy, length cut off */
-        {"\x00" "a" "\x20\x00", 4, "aaa", 0},                 /* more output than declared */
-        {"\x00" "a" "\x20\x00", 4, "aaaaa", 0},               /* less */
+        {"\x01"
+         "ab"
+         "\xe0\x01\x01",
+         6, "abababababab", 1}, /* copy of 10: long form */
+        {"\x00"
+         "a"
+         "\x20\x00",
+         4, "aaaa", 1}, /* copy of 3 */
+        {"\x02"
+         "xyz"
+         "\x40\x02"
+         "\x00"
+         "!",
+         8, "xyzxyzx!", 1},
+        {"\x00"
+         "a"
+         "\x20\x01",
+         4, "aaaa", 0}, /* copies from before the start */
+        {"\x03"
+         "ab",
+         3, "ab", 0}, /* literal runs past the input */
+        {"\x00"
+         "a"
+         "\xe0",
+         3, "aaaaaaaaa", 0}, /* long copy, length cut off */
+        {"\x00"
+         "a"
+         "\x20\x00",
+         4, "aaa", 0}, /* more output than declared */
+        {"\x00"
+         "a"
+         "\x20\x00",
+         4, "aaaaa", 0}, /* less */
     };
     for (size_t i = 0; i < sizeof lzf / sizeof lzf[0]; i++) {
         struct t_buf b = {0};
@@ -191,9 +216,9 @@ static void test_string_forms(void **state)
 static void test_ziplist(void **state)
 {
     (void)state;
-    static const int64_t ints[] = {0, 12, 13, -1, 127, -128, 128, 32767, -32768, 8388607,
-                                   -8388608, 8388608, 2147483647, -2147483648LL,
-                                   4294967296LL, INT64_MIN};
+    static const int64_t ints[] = {
+        0,      12,      13,       -1,      127,        -128,          128,          32767,
+        -32768, 8388607, -8388608, 8388608, 2147483647, -2147483648LL, 4294967296LL, INT64_MIN};
     const size_t ni = sizeof ints / sizeof ints[0];
     char *big = malloc(20000);
     memset(big, 'q', 20000);
@@ -279,9 +304,10 @@ static void test_ziplist(void **state)
 static void test_listpack(void **state)
 {
     (void)state;
-    static const int64_t ints[] = {0, 127, 128, -1, -4096, 4095, 4096, -4097, 32767, -32768,
-                                   32768, 8388607, -8388608, 8388608, 2147483647,
-                                   -2147483648LL, 2147483648LL, INT64_MAX};
+    static const int64_t ints[] = {
+        0,          127,           128,          -1,       -4096,   4095,     4096,
+        -4097,      32767,         -32768,       32768,    8388607, -8388608, 8388608,
+        2147483647, -2147483648LL, 2147483648LL, INT64_MAX};
     const size_t ni = sizeof ints / sizeof ints[0];
     static const size_t lens[] = {0, 63, 64, 4095, 4096, 16378, 16379, 20000};
     const size_t nl = sizeof lens / sizeof lens[0];
@@ -459,23 +485,43 @@ static void test_refused(void **state)
         const char *body;
         size_t n;
     } bad[] = {
-        {"\x0f\x00", 2},                         /* a stream */
-        {"\x09\x00", 2},                         /* a zipmap */
-        {"\x07\x00", 2},                         /* a module value */
-        {"\x02\x00", 2},                         /* an empty set */
-        {"\x01\x00", 2},                         /* an empty list */
-        {"\x04\x00", 2},                         /* an empty hash */
-        {"\x05\x00", 2},                         /* an empty sorted set */
-        {"\x02\x02\x01" "a\x01" "a", 6},         /* a set member twice */
-        {"\x04\x02\x01" "f\x01" "1\x01" "f\x01" "2", 10}, /* a hash field twice */
-        {"\x03\x02\x01" "m\x01" "1\x01" "m\x01" "2", 10}, /* a member twice */
-        {"\x03\x01\x01" "m\xfd", 5},             /* a nan score */
-        {"\x03\x01\x01" "m\x03" "abc", 7},       /* a score that is no number */
-        {"\x00\xc4\x00", 3},                     /* a string form that does not exist */
-        {"\x00\x82\x00", 3},                     /* a length form that does not exist */
-        {"\x12\x01\x03\x01" "x", 5},             /* a quicklist node of kind 3 */
-        {"\x00\xc3\x01\x00\x00", 5},             /* LZF to 0 bytes */
-        {"\x00\xc3\x01\x7f\x00", 5},             /* LZF expanding more than it can */
+        {"\x0f\x00", 2}, /* a stream */
+        {"\x09\x00", 2}, /* a zipmap */
+        {"\x07\x00", 2}, /* a module value */
+        {"\x02\x00", 2}, /* an empty set */
+        {"\x01\x00", 2}, /* an empty list */
+        {"\x04\x00", 2}, /* an empty hash */
+        {"\x05\x00", 2}, /* an empty sorted set */
+        {"\x02\x02\x01"
+         "a\x01"
+         "a",
+         6}, /* a set member twice */
+        {"\x04\x02\x01"
+         "f\x01"
+         "1\x01"
+         "f\x01"
+         "2",
+         10}, /* a hash field twice */
+        {"\x03\x02\x01"
+         "m\x01"
+         "1\x01"
+         "m\x01"
+         "2",
+         10}, /* a member twice */
+        {"\x03\x01\x01"
+         "m\xfd",
+         5}, /* a nan score */
+        {"\x03\x01\x01"
+         "m\x03"
+         "abc",
+         7},                 /* a score that is no number */
+        {"\x00\xc4\x00", 3}, /* a string form that does not exist */
+        {"\x00\x82\x00", 3}, /* a length form that does not exist */
+        {"\x12\x01\x03\x01"
+         "x",
+         5},                         /* a quicklist node of kind 3 */
+        {"\x00\xc3\x01\x00\x00", 5}, /* LZF to 0 bytes */
+        {"\x00\xc3\x01\x7f\x00", 5}, /* LZF expanding more than it can */
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         b = (struct t_buf){0};
@@ -552,7 +598,11 @@ static void test_truncated_and_corrupt(void **state)
     tb_byte(&bodies[3], 11);
     tb_str(&bodies[3], is.p, is.n);
     tb_byte(&bodies[4], 0);
-    tb_put(&bodies[4], "\xc3\x06\x0c\x01" "ab" "\xe0\x01\x01", 9);
+    tb_put(&bodies[4],
+           "\xc3\x06\x0c\x01"
+           "ab"
+           "\xe0\x01\x01",
+           9);
     uint64_t r = 0x524442; /* "RDB" */
     size_t refused = 0, decoded = 0;
     for (size_t k = 0; k < 5; k++) {
@@ -594,14 +644,10 @@ static void test_truncated_and_corrupt(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_crc_check_value),
-        cmocka_unit_test(test_round_trip),
-        cmocka_unit_test(test_string_forms),
-        cmocka_unit_test(test_ziplist),
-        cmocka_unit_test(test_listpack),
-        cmocka_unit_test(test_intset_and_text_scores),
-        cmocka_unit_test(test_refused),
-        cmocka_unit_test(test_truncated_and_corrupt),
+        cmocka_unit_test(test_crc_check_value), cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_string_forms),    cmocka_unit_test(test_ziplist),
+        cmocka_unit_test(test_listpack),        cmocka_unit_test(test_intset_and_text_scores),
+        cmocka_unit_test(test_refused),         cmocka_unit_test(test_truncated_and_corrupt),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

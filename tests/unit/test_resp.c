@@ -279,13 +279,13 @@ static void test_resp_peek_arg1(void **state)
         }
     }
     const char *no[] = {
-        "*1\r\n$4\r\nPING\r\n",                 /* no second argument */
+        "*1\r\n$4\r\nPING\r\n",                     /* no second argument */
         "GET k\r\n",                                /* inline */
-        "*2\r\n$3\r\nGET\r\n$-1\r\n",            /* a negative length */
-        "*2\r\n$3\r\nGET\r\n$x\r\nk\r\n",       /* not a number */
+        "*2\r\n$3\r\nGET\r\n$-1\r\n",               /* a negative length */
+        "*2\r\n$3\r\nGET\r\n$x\r\nk\r\n",           /* not a number */
         "*2\r\n$3\r\nGET\r\n$99999999999\r\nk\r\n", /* eleven digits */
-        "*2\r\n$3\r\nGET\r\n$4\nkkkk\r\n",       /* a bare \n */
-        "*2\r\n$3\r\nGETX\r\n$1\r\nk\r\n",      /* wrong first length: lands off a '$' */
+        "*2\r\n$3\r\nGET\r\n$4\nkkkk\r\n",          /* a bare \n */
+        "*2\r\n$3\r\nGETX\r\n$1\r\nk\r\n",          /* wrong first length: lands off a '$' */
         "*-1\r\n",
     };
     for (size_t i = 0; i < sizeof no / sizeof *no; i++)
@@ -315,8 +315,10 @@ static void test_resp_peek_arg2(void **state)
         else
             assert_null(b);
     }
-    assert_int_equal(resp_peek_arg2("*2\r\n$3\r\nGET\r\n$1\r\nk\r\n", 20, &a, &an, &b, &bn, NULL), 1);
-    assert_int_equal(resp_peek_arg2("*3\r\n$3\r\nSET\r\n$-1\r\n$1\r\nv\r\n", 25, &a, &an, &b, &bn, NULL), 0);
+    assert_int_equal(resp_peek_arg2("*2\r\n$3\r\nGET\r\n$1\r\nk\r\n", 20, &a, &an, &b, &bn, NULL),
+                     1);
+    assert_int_equal(
+        resp_peek_arg2("*3\r\n$3\r\nSET\r\n$-1\r\n$1\r\nv\r\n", 25, &a, &an, &b, &bn, NULL), 0);
 }
 
 /* The whole command's length, as resp_peek_arg1 gives it with len. */
@@ -341,11 +343,11 @@ static void test_resp_peek_len(void **state)
             assert_int_equal(peek_len_of(m + first, n - first), n == all ? all - first : 0);
     }
     const char *no[] = {
-        "GET k\r\n",                          /* inline */
-        "*0\r\n",                             /* no arguments */
+        "GET k\r\n", /* inline */
+        "*0\r\n",    /* no arguments */
         "*-1\r\n",
         "*2\r\n$3\r\nGET\r\n$-1\r\n",      /* a negative length */
-        "*2\r\n$3\r\nGET\r\n$1\r\nkk\r\n",  /* the length is short of the bytes */
+        "*2\r\n$3\r\nGET\r\n$1\r\nkk\r\n", /* the length is short of the bytes */
         "*2\r\n$3\r\nGET\r\n:1\r\n",       /* not a bulk string */
     };
     for (size_t i = 0; i < sizeof no / sizeof *no; i++)
@@ -380,11 +382,11 @@ static void test_resp_buf_printf(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_resp_buf_printf),
-        cmocka_unit_test(test_resp_multibulk),   cmocka_unit_test(test_resp_byte_by_byte),
-        cmocka_unit_test(test_resp_pipeline),    cmocka_unit_test(test_resp_inline),
-        cmocka_unit_test(test_resp_protocol_errors), cmocka_unit_test(test_resp_replies),
-        cmocka_unit_test(test_resp_peek_arg1),   cmocka_unit_test(test_resp_peek_arg2),   cmocka_unit_test(test_resp_peek_len),
+        cmocka_unit_test(test_resp_buf_printf),   cmocka_unit_test(test_resp_multibulk),
+        cmocka_unit_test(test_resp_byte_by_byte), cmocka_unit_test(test_resp_pipeline),
+        cmocka_unit_test(test_resp_inline),       cmocka_unit_test(test_resp_protocol_errors),
+        cmocka_unit_test(test_resp_replies),      cmocka_unit_test(test_resp_peek_arg1),
+        cmocka_unit_test(test_resp_peek_arg2),    cmocka_unit_test(test_resp_peek_len),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,7 +15,7 @@
 #include "srv_idle.h"
 
 #define T0 1700000000000ull /* ms */
-#define S(x) ((uint64_t)(x) * 1000)
+#define S(x) ((uint64_t)(x)*1000)
 
 static void touch(struct srv_idle *t, unsigned db, const char *k, uint64_t ms)
 {

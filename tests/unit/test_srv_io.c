@@ -58,8 +58,8 @@ static void test_io_writes_all(void **state)
             size_t len = 1 + t_rnd(&r) % MAXLEN;
             for (size_t b = 0; b < len; b++)
                 bufs[i][b] = (char)t_rnd(&r);
-            jobs[i] = (struct srv_io_job){.fd = sv[i][0], .buf = bufs[i], .len = len,
-                                          .done = 12345, .err = 99};
+            jobs[i] = (struct srv_io_job){
+                .fd = sv[i][0], .buf = bufs[i], .len = len, .done = 12345, .err = 99};
         }
         srv_io_write(jobs, n);
         for (size_t i = 0; i < n; i++) {

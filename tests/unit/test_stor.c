@@ -316,8 +316,8 @@ static void test_stor_compaction_io_limit(void **state)
     assert_int_equal(log_rate_limiter(f->dir), 0);
     char path[300];
     snprintf(path, sizeof path, "%s/limited", f->dir);
-    struct stor_opts so = {.dir = path, .write_buffer_bytes = 1u << 20,
-                           .compaction_io_bytes = 64u << 20};
+    struct stor_opts so = {
+        .dir = path, .write_buffer_bytes = 1u << 20, .compaction_io_bytes = 64u << 20};
     struct stor *s;
     assert_int_equal(stor_open(&s, &so, NULL), 0);
     fx_hold(s);

@@ -30,8 +30,10 @@
 static struct stor *wb_open_dir(const char *dir, const struct stor_opts *extra,
                                 const struct wb_test_hooks *hooks, int *rc, const char **err)
 {
-    struct stor_opts o = {.dir = dir, .block_cache_bytes = 8u << 20,
-                          .write_buffer_bytes = 4u << 20, .background_jobs = 2,
+    struct stor_opts o = {.dir = dir,
+                          .block_cache_bytes = 8u << 20,
+                          .write_buffer_bytes = 4u << 20,
+                          .background_jobs = 2,
                           .writeback = 1};
     if (extra) {
         o.flush_interval_ms = extra->flush_interval_ms;
@@ -667,8 +669,10 @@ static void rs_fold(void *arg)
 static void test_stor_wb_resolve_in_order(void **state)
 {
     struct fx *f = *state;
-    struct stor_opts o = {.dir = f->dir, .block_cache_bytes = 8u << 20,
-                          .write_buffer_bytes = 4u << 20, .background_jobs = 2};
+    struct stor_opts o = {.dir = f->dir,
+                          .block_cache_bytes = 8u << 20,
+                          .write_buffer_bytes = 4u << 20,
+                          .background_jobs = 2};
     struct stor *s = NULL;
     const char *err = NULL;
     assert_int_equal(stor_open(&s, &o, &err), 0); /* no write-back: straight to RocksDB */
@@ -781,8 +785,7 @@ static void test_stor_wb_replay_torn_last_record(void **state)
 static void test_stor_wb_replay_preallocated_tail(void **state)
 {
     struct fx *f = *state;
-    struct stor_opts x = {.fsync = STOR_FSYNC_ALWAYS,
-                          .journal_segment_bytes = 1u << 20};
+    struct stor_opts x = {.fsync = STOR_FSYNC_ALWAYS, .journal_segment_bytes = 1u << 20};
     struct wb_test_hooks h = {.no_flusher = 1};
     struct stor *s = wb_open_hooked(f->dir, &x, &h);
     char path[400];
@@ -804,7 +807,7 @@ static void test_stor_wb_replay_preallocated_tail(void **state)
     assert_int_equal(mkdir(f->dir, 0700), 0);
     journal_of_50(f->dir, path, sizeof path);
     assert_int_equal(stat(path, &st0), 0);
-    assert_int_equal(truncate(path, st0.st_size - 3), 0); /* the last record cut short */
+    assert_int_equal(truncate(path, st0.st_size - 3), 0);    /* the last record cut short */
     assert_int_equal(truncate(path, st0.st_size + 4096), 0); /* then zeros */
     s = wb_open_ok(f->dir, NULL);
     assert_int_equal(count_present(s, 50), 49);
@@ -901,8 +904,7 @@ static void test_stor_wb_always_zeroed_files(void **state)
 {
     struct fx *f = *state;
     size_t seg = 64u << 10;
-    struct stor_opts x = {.fsync = STOR_FSYNC_ALWAYS,
-                          .journal_segment_bytes = seg};
+    struct stor_opts x = {.fsync = STOR_FSYNC_ALWAYS, .journal_segment_bytes = seg};
     struct wb_test_hooks h = {.no_flusher = 1};
     struct stor *s = wb_open_hooked(f->dir, &x, &h);
     spare_wait(f->dir);
@@ -958,8 +960,8 @@ static void test_stor_wb_always_zeroed_files(void **state)
         assert_true(unwritten_extents(path) > 0);
         unlink(path);
     }
-    print_message("journal files without unwritten extents: %d of %d (FIEMAP %s)\n", checked,
-                  files, checked ? "answered" : "not supported here");
+    print_message("journal files without unwritten extents: %d of %d (FIEMAP %s)\n", checked, files,
+                  checked ? "answered" : "not supported here");
     fx_abandon(s); /* as kill -9: the spare stays */
     assert_true(journal_has(f->dir, "spare"));
     h.no_flusher = 0; /* a close drains only with the flusher */
@@ -1038,8 +1040,8 @@ static void test_stor_wb_backpressure(void **state)
      * however fast either side is; and its wait wakes the flusher
      * (otherwise each wait would last until the flusher saw the writes
      * stop, 10 ms). */
-    struct stor_opts x = {.flush_interval_ms = 300, .flush_batch_bytes = 2u << 20,
-                          .overlay_max_bytes = 16u << 10};
+    struct stor_opts x = {
+        .flush_interval_ms = 300, .flush_batch_bytes = 2u << 20, .overlay_max_bytes = 16u << 10};
     struct stor *s = wb_open_ok(f->dir, &x);
     struct stor_batch b;
     stor_batch_init(&b);
@@ -1054,7 +1056,7 @@ static void test_stor_wb_backpressure(void **state)
     }
     struct stor_wb_stats st;
     stor_wb_stats(s, &st);
-    assert_true(st.waits > 0); /* the executor did wait for the flusher */
+    assert_true(st.waits > 0);                   /* the executor did wait for the flusher */
     assert_true(st.overlay_bytes < (64u << 10)); /* and the overlay stayed bounded */
     /* Woken, each time: a flusher left to notice that writes stopped would
      * take 10 ms a wait (WB_QUIET_MS), a whole flush of 16 KiB about a
@@ -1282,8 +1284,7 @@ static void test_stor_wb_batch_sort(void **state)
                     cf = STOR_CF_META;
                 } else if (shape == 3) { /* meta keys of key:%012d */
                     uint32_t u = (uint32_t)(t_rnd(&r) % 3000);
-                    kn = enc_meta_key(k, 0, (uint16_t)(t_rnd(&r) % 16384), "key:000000000000",
-                                      16);
+                    kn = enc_meta_key(k, 0, (uint16_t)(t_rnd(&r) % 16384), "key:000000000000", 16);
                     for (int j = 0; j < 12; j++, u /= 10)
                         k[kn - 1 - j] = (char)('0' + u % 10);
                     cf = STOR_CF_META;
@@ -1298,8 +1299,8 @@ static void test_stor_wb_batch_sort(void **state)
                     k[kn++] = alpha[t_rnd(&r) % 3];
                     cf = STOR_CF_SUB;
                 }
-                f[i] = (struct wb_fop){k, NULL, (uint32_t)kn, 0, (uint32_t)i, STOR_OP_PUT,
-                                       (uint8_t)cf};
+                f[i] = (struct wb_fop){k,           NULL,        (uint32_t)kn, 0,
+                                       (uint32_t)i, STOR_OP_PUT, (uint8_t)cf};
             }
             memcpy(ref, f, n * sizeof *f);
             qsort(ref, n, sizeof *ref, ref_cmp);
@@ -1308,8 +1309,7 @@ static void test_stor_wb_batch_sort(void **state)
                 if (f[o[j].i].ord != ref[j].ord)
                     fail_msg("shape %d, n %zu: item %zu is write %u, not %u", shape, n, j,
                              f[o[j].i].ord, ref[j].ord);
-                bool dup = j + 1 < n && ref[j].cf == ref[j + 1].cf &&
-                           ref[j].kn == ref[j + 1].kn &&
+                bool dup = j + 1 < n && ref[j].cf == ref[j + 1].cf && ref[j].kn == ref[j + 1].kn &&
                            memcmp(ref[j].k, ref[j + 1].k, ref[j].kn) == 0;
                 if (dup != ((o[j].flags & WB_SITEM_DUP) != 0))
                     fail_msg("shape %d, n %zu: item %zu %s replaced", shape, n, j,
@@ -1514,7 +1514,8 @@ static void test_stor_wb_shm_journal_not_under_always(void **state)
 int main(int argc, char **argv)
 {
     if (argc == 5 && strcmp(argv[1], "--wal-child") == 0) {
-        struct stor_opts x = {.journal_segment_bytes = 4096, .journal_shm_dir = argv[3],
+        struct stor_opts x = {.journal_segment_bytes = 4096,
+                              .journal_shm_dir = argv[3],
                               .overlay_max_bytes = 8u << 20};
         wal_child(argv[2], &x, atoi(argv[4]));
     }

@@ -150,7 +150,7 @@ static void test_wb_ov_matches_model(void **state)
             for (size_t j = 0; j < m->vn; j++)
                 m->v[j] = (char)rnd();
             wb_ov_set(&o, wb_ov_key_hash(m->cf, m->k, m->kn), m->cf, m->k, m->kn,
-                   m->tomb ? NULL : m->v, m->vn, m->seq);
+                      m->tomb ? NULL : m->v, m->vn, m->seq);
         } else if (op < 99) {
             /* Forget with the node's own sequence number (it goes) or an
              * older one (a newer write replaced it: it stays). */
@@ -221,7 +221,8 @@ static void test_wb_ov_matches_model(void **state)
                 fail_msg("range walk from key %zu to %zu: key %zu missing", t, u, w);
             x = wb_ov_next(x);
         }
-        assert_true(!x || x->cf != cf || (bounded && wb_ov_cmp(x->cf, x->key, x->klen, cf, hi, hin) >= 0));
+        assert_true(!x || x->cf != cf ||
+                    (bounded && wb_ov_cmp(x->cf, x->key, x->klen, cf, hi, hin) >= 0));
     }
     /* Every way was taken, many times: ranges in one key group with none
      * of it waiting (nothing ordered), ranges over a few bands (some
@@ -345,7 +346,7 @@ static void test_wb_ov_order_bands(void **state)
     for (int round = 0; round < 2; round++) {
         for (size_t i = 0; i < nk; i++)
             wb_ov_set(&o, wb_ov_key_hash(0, ks[i], strlen(ks[i])), 0, ks[i], strlen(ks[i]), "v", 1,
-                   i + 1);
+                      i + 1);
         if (round == 0) {
             /* Within 'a': the bands of 'a' to 'c' only, so "", "a", "b",
              * "c" (band 0) and the key in band 5 wait on. */
@@ -440,7 +441,8 @@ static void test_wb_ov_order_keys(void **state)
     for (int round = 0; round < 2; round++) {
         size_t from = round ? MAXK / 3 : 0, to = round ? MAXK : MAXK / 3;
         for (size_t i = from; i < to; i++)
-            wb_ov_set(&o, wb_ov_key_hash(kcf[i], ks[i], kn[i]), kcf[i], ks[i], kn[i], "v", 1, i + 1);
+            wb_ov_set(&o, wb_ov_key_hash(kcf[i], ks[i], kn[i]), kcf[i], ks[i], kn[i], "v", 1,
+                      i + 1);
         order_all(&o);
         assert_int_equal(wb_ov_check(&o), 0);
         size_t seen = 0;
@@ -457,10 +459,9 @@ static void test_wb_ov_order_keys(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_wb_ov_matches_model),
-                                       cmocka_unit_test(test_wb_ov_index_kept),
-                                       cmocka_unit_test(test_wb_ov_index_tide),
-                                       cmocka_unit_test(test_wb_ov_order_bands),
-                                       cmocka_unit_test(test_wb_ov_order_keys)};
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_wb_ov_matches_model), cmocka_unit_test(test_wb_ov_index_kept),
+        cmocka_unit_test(test_wb_ov_index_tide), cmocka_unit_test(test_wb_ov_order_bands),
+        cmocka_unit_test(test_wb_ov_order_keys)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
