@@ -77,6 +77,38 @@ static inline void fx_close_held(void)
  * 2: on, with no flusher, so that every write stays in the overlay). */
 static int fx_writeback;
 
+/* Reads key's string and checks it is want (wn bytes). */
+static inline void assert_getn(struct db *d, unsigned dbi, const char *k, size_t kn,
+                               const char *want, size_t wn)
+{
+    char *v;
+    size_t vn;
+    assert_int_equal(db_get(d, dbi, k, kn, &v, &vn), 0);
+    assert_int_equal(vn, wn);
+    assert_memory_equal(v, want, vn);
+    free(v);
+}
+
+static inline void assert_get(struct db *d, unsigned dbi, const char *k, size_t kn,
+                              const char *want)
+{
+    assert_getn(d, dbi, k, kn, want, strlen(want));
+}
+
+/* What db_mget's callbacks gave, copied: fx_mget_each is the callback. */
+struct fx_mget {
+    int n;
+    char *v[160];
+    size_t vn[160];
+};
+
+static inline void fx_mget_each(void *arg, const char *v, size_t vn)
+{
+    struct fx_mget *g = arg;
+    g->v[g->n] = v ? strndup(v, vn) : NULL;
+    g->vn[g->n++] = vn;
+}
+
 /* Opens the engine and the type layer in f->dir; on failure prints why and
  * leaves nothing open. */
 static inline int fx_open_in(struct fx *f, const struct db_opts *o)
