@@ -300,7 +300,7 @@ int wb_replay(struct stor *s, const char **errmsg);
 
 /* ---- tests only ---- */
 
-/* Knobs for the write-back tests (test_stor_wb), never set by the daemon.
+/* Knobs for the write-back tests (test_wb_flush, test_wb_journal), never set by the daemon.
  * no_flusher and rec_chunk_bytes are read by wb_open: no flusher thread
  * (nothing reaches RocksDB but by replay), and journal records cut from
  * chunks of this size (0: the default). While hold is set, the flusher

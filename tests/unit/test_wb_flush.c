@@ -1,18 +1,14 @@
 /*
- * test_stor_wb — write-back: the overlay merged with RocksDB checked against
- * a model under random operations (the real flusher moving data underneath),
- * journal replay (clean, torn last record, bad checksum, empty, unsynced),
- * back-pressure, the journal in a shared-memory folder (replayed from
- * wherever the last run kept it; dropped once RocksDB's WAL has it), the
- * journal files appendfsync always writes with zeros before use, and the
- * flush batch's sort.
+ * test_wb_flush — write-back's overlay and flusher: the overlay merged with
+ * RocksDB checked against a model under random operations (the real
+ * flusher, split into parts or not, moving data underneath), journal
+ * record memory, routing a key's records to one part, deferred prior
+ * states resolved in order, back-pressure, the flusher's quiet wake-up,
+ * range deletes and housekeeping, and the flush batch's sort.
  */
-#include "enc.h"
-#include "fixture.h"
-#include "stor_int.h"
+#include "wb_fixture.h"
 #include "t_rnd.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -24,68 +20,6 @@
 #include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-/* Opens an engine with write-back in dir: extra's options where given,
- * and the test hooks of hooks (NULL: none) for this open. */
-static struct stor *wb_open_dir(const char *dir, const struct stor_opts *extra,
-                                const struct wb_test_hooks *hooks, int *rc, const char **err)
-{
-    struct stor_opts o = {.dir = dir,
-                          .block_cache_bytes = 8u << 20,
-                          .write_buffer_bytes = 4u << 20,
-                          .background_jobs = 2,
-                          .writeback = 1};
-    if (extra) {
-        o.flush_interval_ms = extra->flush_interval_ms;
-        o.flush_batch_bytes = extra->flush_batch_bytes;
-        o.overlay_max_bytes = extra->overlay_max_bytes;
-        o.journal_segment_bytes = extra->journal_segment_bytes;
-        o.fsync = extra->fsync;
-        o.journal_shm_dir = extra->journal_shm_dir;
-        o.flusher_threads = extra->flusher_threads;
-    }
-    wb_test_hooks = hooks ? *hooks : (struct wb_test_hooks){0};
-    struct stor *s = NULL;
-    *err = NULL;
-    *rc = stor_open(&s, &o, err);
-    return *rc ? NULL : fx_hold(s);
-}
-
-static struct stor *wb_open_hooked(const char *dir, const struct stor_opts *extra,
-                                   const struct wb_test_hooks *hooks)
-{
-    int rc;
-    const char *err;
-    struct stor *s = wb_open_dir(dir, extra, hooks, &rc, &err);
-    if (rc)
-        fail_msg("stor_open: %d %s", rc, err ? err : "");
-    return s;
-}
-
-static struct stor *wb_open_ok(const char *dir, const struct stor_opts *extra)
-{
-    return wb_open_hooked(dir, extra, NULL);
-}
-
-static int setup_dir(void **state)
-{
-    struct fx *f = calloc(1, sizeof *f);
-    if (t_tmp_make(f->dir, sizeof f->dir, "wb") != 0) {
-        free(f);
-        return -1;
-    }
-    *state = f;
-    return 0;
-}
-
-static int teardown_dir(void **state)
-{
-    struct fx *f = *state;
-    fx_close_held();
-    t_tmp_rmrf(f->dir);
-    free(f);
-    return 0;
-}
 
 /* ---- the model: a sorted map of (cf, key) → value ---- */
 
@@ -307,14 +241,14 @@ static void overlay_merge_matches_model(void **state, int threads, int range_eve
     fx_close(s);
 }
 
-static void test_stor_wb_overlay_merge_matches_model(void **state)
+static void test_wb_flush_overlay_merge_matches_model(void **state)
 {
     overlay_merge_matches_model(state, 1, 20);
 }
 
 /* Four flusher threads, each writing a share of a batch's keys; range
  * deletes rare enough that most batches are split. */
-static void test_stor_wb_parallel_flusher_matches_model(void **state)
+static void test_wb_flush_parallel_flusher_matches_model(void **state)
 {
     overlay_merge_matches_model(state, 4, 400);
 }
@@ -328,6 +262,7 @@ static void test_stor_wb_parallel_flusher_matches_model(void **state)
  * the run with 2 KiB chunks crosses a chunk's end about 150 times, with
  * record sizes of every multiple of 16 the alignment leaves. */
 #define MEMKEYS 32
+
 static void memval(char *v, size_t n, int step, int key)
 {
     for (size_t j = 0; j < n; j++)
@@ -419,7 +354,7 @@ static void record_memory(void **state, size_t chunk, size_t small, size_t maxv)
     free(want);
 }
 
-static void test_stor_wb_record_memory(void **state)
+static void test_wb_flush_record_memory(void **state)
 {
     record_memory(state, 0, 200, 120000); /* the daemon's chunks */
     t_tmp_rmrf(((struct fx *)*state)->dir);
@@ -430,7 +365,7 @@ static void test_stor_wb_record_memory(void **state)
 /* Every record of one user key goes to the same flusher part: a new key's
  * meta and sub records must reach RocksDB together, or a compaction between
  * two parts' writes could judge the sub records dead. */
-static void test_stor_wb_route_keeps_a_key_together(void **state)
+static void test_wb_flush_route_keeps_a_key_together(void **state)
 {
     (void)state;
     char meta[64], sub[96], score[96], exp[64];
@@ -464,7 +399,7 @@ static void test_stor_wb_route_keeps_a_key_together(void **state)
  * flushed and compacted, running the GC filter, which judges each field by
  * its meta record in RocksDB. Had a key's meta record been held back while
  * its fields were written, the filter would have dropped them for good. */
-static void test_stor_wb_split_batch_survives_compaction(void **state)
+static void test_wb_flush_split_batch_survives_compaction(void **state)
 {
     struct fx *f = *state;
     struct stor_opts extra = {.flusher_threads = 4};
@@ -534,79 +469,11 @@ static void test_stor_wb_split_batch_survives_compaction(void **state)
     fx_close(s);
 }
 
-/* Commits n record sets "r<i>" = "v<i>" in the metadata CF. */
-static void commit_n(struct stor *s, int from, int n)
-{
-    struct stor_batch b;
-    stor_batch_init(&b);
-    for (int i = from; i < from + n; i++) {
-        char k[16], v[16];
-        snprintf(k, sizeof k, "r%05d", i);
-        snprintf(v, sizeof v, "v%d", i);
-        stor_batch_clear(&b);
-        stor_batch_put(&b, STOR_CF_META, k, strlen(k), v, strlen(v));
-        stor_batch_put(&b, STOR_CF_SUB, k, strlen(k), v, strlen(v)); /* a set of two */
-        assert_int_equal(stor_commit(s, &b), 0);
-    }
-    stor_batch_destroy(&b);
-}
-
-/* Commits n record sets of one put each, keys prefix0, prefix1, ..., all
- * with the value v. */
-static void commit_puts(struct stor *s, const char *prefix, int n, const char *v, size_t vn)
-{
-    struct stor_batch b;
-    stor_batch_init(&b);
-    for (int i = 0; i < n; i++) {
-        char k[32];
-        snprintf(k, sizeof k, "%s%d", prefix, i);
-        stor_batch_clear(&b);
-        stor_batch_put(&b, STOR_CF_SUB, k, strlen(k), v, vn);
-        assert_int_equal(stor_commit(s, &b), 0);
-    }
-    stor_batch_destroy(&b);
-}
-
-static int count_present(struct stor *s, int n)
-{
-    int found = 0;
-    for (int i = 0; i < n; i++) {
-        char k[16], *v;
-        size_t vn;
-        snprintf(k, sizeof k, "r%05d", i);
-        int a = stor_get(s, STOR_CF_META, k, strlen(k), &v, &vn) == 0;
-        if (a)
-            free(v);
-        int b = stor_get(s, STOR_CF_SUB, k, strlen(k), &v, &vn) == 0;
-        if (b)
-            free(v);
-        assert_int_equal(a, b); /* a record set is all or nothing */
-        found += a;
-    }
-    return found;
-}
-
-/* The journal file (there is one after a single segment's worth). */
-static void journal_file(const char *dir, char *out, size_t cap)
-{
-    char jd[300];
-    snprintf(jd, sizeof jd, "%s/journal", dir);
-    DIR *d = opendir(jd);
-    assert_non_null(d);
-    struct dirent *e;
-    out[0] = '\0';
-    while ((e = readdir(d)))
-        if (strlen(e->d_name) == 16)
-            snprintf(out, cap, "%s/%s", jd, e->d_name);
-    closedir(d);
-    assert_true(out[0] != '\0');
-}
-
 /* min-free-disk counts what write-back accepted and RocksDB does not have
  * yet, four times over: a flush batch lands on disk at once. 128 MiB queued
  * (no flusher) count as 512 MiB, so a minimum 256 MiB below the free space
  * turns low; the margins leave room for other processes' files. */
-static void test_stor_wb_disk_counts_queued(void **state)
+static void test_wb_flush_disk_counts_queued(void **state)
 {
     struct fx *f = *state;
     struct stor_opts x = {0};
@@ -666,7 +533,7 @@ static void rs_fold(void *arg)
     ((struct rs_seen *)arg)->folds++;
 }
 
-static void test_stor_wb_resolve_in_order(void **state)
+static void test_wb_flush_resolve_in_order(void **state)
 {
     struct fx *f = *state;
     struct stor_opts o = {.dir = f->dir,
@@ -724,269 +591,13 @@ static void test_stor_wb_resolve_in_order(void **state)
     fx_abandon(s);
 }
 
-static void test_stor_wb_replay_clean_and_unsynced(void **state)
-{
-    struct fx *f = *state;
-    struct stor_opts x = {0};
-    struct wb_test_hooks h = {.no_flusher = 1};
-    struct stor *s = wb_open_hooked(f->dir, &x, &h);
-    commit_n(s, 0, 100);
-    assert_int_equal(stor_sync(s), 0);
-    commit_n(s, 100, 5); /* committed, never synced: never acknowledged */
-    assert_int_equal(count_present(s, 105), 105);
-    fx_abandon(s); /* as kill -9: nothing reached RocksDB */
-    s = wb_open_ok(f->dir, NULL);
-    struct stor_wb_stats st;
-    stor_wb_stats(s, &st);
-    assert_int_equal(st.replayed_sets, 100);
-    assert_int_equal(count_present(s, 105), 100);
-    /* Sequence numbers continue after the replayed ones. */
-    commit_n(s, 200, 1);
-    stor_wb_stats(s, &st);
-    assert_int_equal(st.last_seq, 101);
-    fx_close(s);
-    /* An empty journal (a clean close removes it) replays nothing. */
-    s = wb_open_ok(f->dir, NULL);
-    stor_wb_stats(s, &st);
-    assert_int_equal(st.replayed_sets, 0);
-    assert_int_equal(count_present(s, 105), 100);
-    fx_close(s);
-}
-
-/* Leaves a journal of 50 synced record sets that never reached RocksDB, as
- * a killed daemon would; *path receives the journal file. */
-static void journal_of_50(const char *dir, char *path, size_t cap)
-{
-    struct stor_opts x = {0};
-    struct wb_test_hooks h = {.no_flusher = 1};
-    struct stor *s = wb_open_hooked(dir, &x, &h);
-    commit_n(s, 0, 50);
-    assert_int_equal(stor_sync(s), 0);
-    fx_abandon(s);
-    journal_file(dir, path, cap);
-}
-
-static void test_stor_wb_replay_torn_last_record(void **state)
-{
-    struct fx *f = *state;
-    char path[400];
-    journal_of_50(f->dir, path, sizeof path);
-    struct stat st0;
-    assert_int_equal(stat(path, &st0), 0);
-    assert_int_equal(truncate(path, st0.st_size - 3), 0); /* a write cut short */
-    struct stor *s = wb_open_ok(f->dir, NULL);
-    assert_int_equal(count_present(s, 50), 49);
-    fx_close(s);
-}
-
-/* A journal file on disk is preallocated; a killed daemon leaves its
- * unwritten end as zeros, which is the end of its records, and a record cut
- * short before them is a torn write like any other. */
-static void test_stor_wb_replay_preallocated_tail(void **state)
-{
-    struct fx *f = *state;
-    struct stor_opts x = {.fsync = STOR_FSYNC_ALWAYS, .journal_segment_bytes = 1u << 20};
-    struct wb_test_hooks h = {.no_flusher = 1};
-    struct stor *s = wb_open_hooked(f->dir, &x, &h);
-    char path[400];
-    journal_file(f->dir, path, sizeof path);
-    struct stat st0;
-    assert_int_equal(stat(path, &st0), 0);
-    assert_int_equal(st0.st_size, 1u << 20); /* allocated whole at the start */
-    commit_n(s, 0, 50);
-    assert_int_equal(stor_sync(s), 0);
-    fx_abandon(s); /* cuts the file to its records: put the zeros back */
-    assert_int_equal(stat(path, &st0), 0);
-    assert_true(st0.st_size > 0 && st0.st_size < (1 << 20));
-    assert_int_equal(truncate(path, 1 << 20), 0);
-    s = wb_open_ok(f->dir, NULL);
-    assert_int_equal(count_present(s, 50), 50);
-    fx_close(s);
-
-    t_tmp_rmrf(f->dir);
-    assert_int_equal(mkdir(f->dir, 0700), 0);
-    journal_of_50(f->dir, path, sizeof path);
-    assert_int_equal(stat(path, &st0), 0);
-    assert_int_equal(truncate(path, st0.st_size - 3), 0);    /* the last record cut short */
-    assert_int_equal(truncate(path, st0.st_size + 4096), 0); /* then zeros */
-    s = wb_open_ok(f->dir, NULL);
-    assert_int_equal(count_present(s, 50), 49);
-    fx_close(s);
-
-    /* Zeros at the end of a file that is not the last one: a daemon killed
-     * between filling a file and cutting it. */
-    t_tmp_rmrf(f->dir);
-    assert_int_equal(mkdir(f->dir, 0700), 0);
-    x.journal_segment_bytes = 2048;
-    s = wb_open_hooked(f->dir, &x, &h);
-    for (int i = 0; i < 100; i++) {
-        commit_n(s, i, 1);
-        assert_int_equal(stor_sync(s), 0); /* files roll after a sync */
-    }
-    fx_abandon(s);
-    char jd[400], first[700] = "";
-    snprintf(jd, sizeof jd, "%s/journal", f->dir);
-    DIR *d = opendir(jd);
-    assert_non_null(d);
-    struct dirent *e;
-    int files = 0;
-    while ((e = readdir(d)))
-        if (strlen(e->d_name) == 16) {
-            files++;
-            if (!first[0] || strcmp(e->d_name, strrchr(first, '/') + 1) < 0)
-                snprintf(first, sizeof first, "%s/%s", jd, e->d_name);
-        }
-    closedir(d);
-    assert_true(files > 2);
-    assert_int_equal(truncate(first, 1 << 16), 0);
-    s = wb_open_ok(f->dir, NULL);
-    assert_int_equal(count_present(s, 100), 100);
-    fx_close(s);
-}
-
-/* How many of path's extents are allocated but unwritten; -1 where the file
- * system cannot say (FIEMAP: tmpfs, say). */
-static int unwritten_extents(const char *path)
-{
-    int fd = open(path, O_RDONLY);
-    assert_true(fd >= 0);
-    size_t max = 256;
-    struct fiemap *fm = calloc(1, sizeof *fm + max * sizeof fm->fm_extents[0]);
-    fm->fm_length = FIEMAP_MAX_OFFSET;
-    fm->fm_flags = FIEMAP_FLAG_SYNC;
-    fm->fm_extent_count = (unsigned)max;
-    int n = -1;
-    if (ioctl(fd, FS_IOC_FIEMAP, fm) == 0) {
-        n = 0;
-        for (unsigned i = 0; i < fm->fm_mapped_extents; i++)
-            n += (fm->fm_extents[i].fe_flags & FIEMAP_EXTENT_UNWRITTEN) != 0;
-    }
-    free(fm);
-    close(fd);
-    return n;
-}
-
-static bool journal_has(const char *dir, const char *name)
-{
-    char path[400];
-    snprintf(path, sizeof path, "%s/journal/%s", dir, name);
-    return access(path, F_OK) == 0;
-}
-
-/* Journal files in folder; -1 if the folder does not exist. */
-static int count_files(const char *folder)
-{
-    DIR *d = opendir(folder);
-    if (!d)
-        return -1;
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)))
-        n += strlen(e->d_name) == 16;
-    closedir(d);
-    return n;
-}
-
-/* Waits up to 10 s for jprep's spare. */
-static void spare_wait(const char *dir)
-{
-    for (int i = 0; i < 1000 && !journal_has(dir, "spare"); i++)
-        usleep(10000);
-    assert_true(journal_has(dir, "spare"));
-}
-
-/* Under appendfsync always a journal file is written whole with zeros
- * before use (the first by the open, the rest ahead by the jprep thread as
- * the spare), so the fdatasync of each group commit has no extent to turn
- * written. A spare left by a kill serves the next start; a clean close
- * removes it; everysec makes none. */
-static void test_stor_wb_always_zeroed_files(void **state)
-{
-    struct fx *f = *state;
-    size_t seg = 64u << 10;
-    struct stor_opts x = {.fsync = STOR_FSYNC_ALWAYS, .journal_segment_bytes = seg};
-    struct wb_test_hooks h = {.no_flusher = 1};
-    struct stor *s = wb_open_hooked(f->dir, &x, &h);
-    spare_wait(f->dir);
-    char v[1000];
-    memset(v, 'z', sizeof v);
-    /* A roll is counted by the new file, not by the spare's absence: jprep
-     * can make a 64 KiB spare before the sync that took the last returns. */
-    char jd[300];
-    snprintf(jd, sizeof jd, "%s/journal", f->dir);
-    int rolls = 0, nfiles = count_files(jd);
-    for (int i = 0; rolls < 4; i++) {
-        char pfx[16];
-        snprintf(pfx, sizeof pfx, "z%d-", i);
-        commit_puts(s, pfx, 8, v, sizeof v);
-        assert_int_equal(stor_sync(s), 0);
-        int n = count_files(jd);
-        if (n != nfiles) { /* the spare was taken: wait for the next */
-            assert_int_equal(n, nfiles + 1);
-            nfiles = n;
-            rolls++;
-            spare_wait(f->dir);
-        }
-    }
-    commit_n(s, 0, 50);
-    assert_int_equal(stor_sync(s), 0);
-    DIR *d = opendir(jd);
-    assert_non_null(d);
-    struct dirent *e;
-    int files = 0, checked = 0;
-    while ((e = readdir(d))) {
-        if (strlen(e->d_name) != 16)
-            continue;
-        char path[700];
-        snprintf(path, sizeof path, "%s/%s", jd, e->d_name);
-        struct stat st;
-        assert_int_equal(stat(path, &st), 0);
-        files++;
-        int u = unwritten_extents(path);
-        if (u >= 0) {
-            assert_int_equal(u, 0);
-            checked++;
-        }
-    }
-    closedir(d);
-    assert_int_equal(files, 5);
-    if (checked) { /* the check can fail: an allocated file has such extents */
-        char path[400];
-        snprintf(path, sizeof path, "%s/allocated", f->dir);
-        int fd = open(path, O_WRONLY | O_CREAT, 0600);
-        assert_true(fd >= 0);
-        assert_int_equal(fallocate(fd, 0, 0, (off_t)seg), 0);
-        close(fd);
-        assert_true(unwritten_extents(path) > 0);
-        unlink(path);
-    }
-    print_message("journal files without unwritten extents: %d of %d (FIEMAP %s)\n", checked, files,
-                  checked ? "answered" : "not supported here");
-    fx_abandon(s); /* as kill -9: the spare stays */
-    assert_true(journal_has(f->dir, "spare"));
-    h.no_flusher = 0; /* a close drains only with the flusher */
-    s = wb_open_hooked(f->dir, &x, &h);
-    assert_int_equal(count_present(s, 50), 50); /* replayed, on a start that took the spare */
-    spare_wait(f->dir);
-    fx_close(s);
-    assert_false(journal_has(f->dir, "spare"));
-    assert_false(journal_has(f->dir, "spare.tmp"));
-    struct stor_opts y = {.journal_segment_bytes = seg};
-    s = wb_open_ok(f->dir, &y); /* everysec */
-    commit_n(s, 0, 10);
-    assert_int_equal(stor_sync(s), 0);
-    usleep(100000);
-    assert_false(journal_has(f->dir, "spare"));
-    fx_close(s);
-}
-
 /* Active expiry leaves alone what is not an index entry. The storage layer
  * keeps its applied sequence number in the expiry family too; a reap that
  * deleted it as a bad entry left that family with none whenever a kill -9
  * came before the flusher's next batch put it back (as a split batch's
  * last write), and the next start, replaying from 0, refused the journal
  * ("bad record at offset 0 (after sequence 0)", test_crash). */
-static void test_stor_wb_reap_keeps_applied(void **state)
+static void test_wb_flush_reap_keeps_applied(void **state)
 {
     struct fx *f = *state;
     struct stor *s = wb_open_ok(f->dir, NULL);
@@ -1011,28 +622,7 @@ static void test_stor_wb_reap_keeps_applied(void **state)
     fx_abandon(s);
 }
 
-static void test_stor_wb_replay_bad_checksum_refuses(void **state)
-{
-    struct fx *f = *state;
-    char path[400];
-    journal_of_50(f->dir, path, sizeof path);
-    int fd = open(path, O_RDWR);
-    assert_true(fd >= 0);
-    char c;
-    assert_int_equal(pread(fd, &c, 1, 30), 1); /* inside the first record's payload */
-    c ^= 0x40;
-    assert_int_equal(pwrite(fd, &c, 1, 30), 1);
-    close(fd);
-    int rc;
-    const char *err;
-    struct stor *s = wb_open_dir(f->dir, NULL, NULL, &rc, &err);
-    assert_int_equal(rc, KV_ECORRUPT);
-    assert_null(s);
-    assert_non_null(err);
-    assert_non_null(strstr(err, "bad record at offset 0"));
-}
-
-static void test_stor_wb_backpressure(void **state)
+static void test_wb_flush_backpressure(void **state)
 {
     struct fx *f = *state;
     /* The flusher waits 300 ms unless 2 MiB fill its batch or the writes
@@ -1096,7 +686,7 @@ static uint64_t wait_all_durable(struct stor *s)
 /* A batch is waited for only while writes keep coming: once they stop,
  * the flusher writes what it has within about WB_QUIET_MS (10 ms), not
  * after the whole interval (here 10 s), over all its parts. */
-static void test_stor_wb_quiet(void **state)
+static void test_wb_flush_quiet(void **state)
 {
     struct fx *f = *state;
     struct stor_opts x = {.flush_interval_ms = 10000};
@@ -1140,7 +730,7 @@ static void test_stor_wb_quiet(void **state)
 /* A record larger than twice a batch (here 4 MiB against 1 MiB batches)
  * leaves no WriteBatch of that size behind once written, whether the
  * batch went as one part or several; it reads back whole. */
-static void test_stor_wb_big_record_shed(void **state)
+static void test_wb_flush_big_record_shed(void **state)
 {
     struct fx *f = *state;
     struct stor_opts x = {.flush_batch_bytes = 1u << 20};
@@ -1177,7 +767,7 @@ static void test_stor_wb_big_record_shed(void **state)
  * then 320 KiB of other records; one housekeeping call while nothing is
  * durable spends the credit, then one call once all is durable forgets
  * the range's record, the key's and 64 KiB of the rest. */
-static void test_stor_wb_range_outlives_slice(void **state)
+static void test_wb_flush_range_outlives_slice(void **state)
 {
     struct fx *f = *state;
     struct stor_opts x = {.flush_interval_ms = 10000};
@@ -1247,7 +837,7 @@ static int ref_cmp(const void *pa, const void *pb)
     return (a->ord > b->ord) - (a->ord < b->ord);
 }
 
-static void test_stor_wb_batch_sort(void **state)
+static void test_wb_flush_batch_sort(void **state)
 {
     (void)state;
     enum { MAXN = 6000, KEYMAX = 80 };
@@ -1327,222 +917,25 @@ static void test_stor_wb_batch_sort(void **state)
  * The tests stand a folder of their own in for the tmpfs: what differs is
  * only where the files are. */
 
-static void shm_opts(struct fx *f, char *shm, size_t cap, struct stor_opts *x)
-{
-    snprintf(shm, cap, "%s/shm", f->dir);
-    if (mkdir(shm, 0700) != 0 && errno != EEXIST)
-        fail_msg("mkdir %s: %s", shm, strerror(errno));
-    x->journal_shm_dir = shm;
-    x->overlay_max_bytes = 8u << 20; /* what the tmpfs must have room for, and more */
-}
-
-/* The folder the data folder's journal-shm names, or "" if there is none. */
-static void shm_ptr(const char *dir, char *out, size_t cap)
-{
-    char p[400];
-    snprintf(p, sizeof p, "%s/journal-shm", dir);
-    out[0] = '\0';
-    FILE *fp = fopen(p, "r");
-    if (!fp)
-        return;
-    if (!fgets(out, (int)cap, fp))
-        out[0] = '\0';
-    out[strcspn(out, "\n")] = '\0';
-    fclose(fp);
-}
-
-static void test_stor_wb_shm_journal_replays_anywhere(void **state)
-{
-    struct fx *f = *state;
-    char shm[300], folder[400], disk[400];
-    struct stor_opts x = {0};
-    struct wb_test_hooks h = {.no_flusher = 1};
-    shm_opts(f, shm, sizeof shm, &x);
-    struct stor *s = wb_open_hooked(f->dir, &x, &h);
-    struct stor_wb_stats st;
-    stor_wb_stats(s, &st);
-    assert_int_equal(st.journal_shm, 1);
-    shm_ptr(f->dir, folder, sizeof folder);
-    assert_string_equal(st.journal_dir, folder);
-    assert_true(strncmp(folder, shm, strlen(shm)) == 0);
-    assert_non_null(strstr(folder, "/shmkv-journal-"));
-    commit_n(s, 0, 100);
-    assert_int_equal(stor_sync(s), 0);
-    commit_n(s, 100, 5); /* never synced: never acknowledged */
-    fx_abandon(s);
-    snprintf(disk, sizeof disk, "%s/journal", f->dir);
-    assert_int_equal(count_files(folder), 1);
-    assert_int_equal(count_files(disk), 0);
-    /* Opened again with the journal on disk: the shared-memory folder the
-     * last run named is still replayed, then removed with its name. */
-    s = wb_open_ok(f->dir, NULL);
-    stor_wb_stats(s, &st);
-    assert_int_equal(st.journal_shm, 0);
-    assert_int_equal(st.replayed_sets, 100);
-    assert_int_equal(count_present(s, 105), 100);
-    assert_int_equal(count_files(folder), -1);
-    char left[400];
-    shm_ptr(f->dir, left, sizeof left);
-    assert_string_equal(left, "");
-    /* Records on disk, then in a new shared-memory folder: both replayed,
-     * in order. */
-    commit_n(s, 200, 10);
-    assert_int_equal(stor_sync(s), 0);
-    fx_abandon(s); /* the flusher ran: some may be in RocksDB already */
-    s = wb_open_hooked(f->dir, &x, &h);
-    commit_n(s, 300, 10);
-    assert_int_equal(stor_sync(s), 0);
-    fx_abandon(s);
-    s = wb_open_ok(f->dir, NULL);
-    int found = 0;
-    for (int i = 200; i < 310; i++) {
-        char k[16], *v;
-        size_t vn;
-        snprintf(k, sizeof k, "r%05d", i);
-        if (stor_get(s, STOR_CF_META, k, strlen(k), &v, &vn) == 0) {
-            found++;
-            free(v);
-        }
-    }
-    assert_int_equal(found, 20);
-    fx_close(s);
-}
-
-/* The child of the next test: writes 2000 record sets, waits until the
- * flusher has dropped every closed journal file, says so on fd, and waits
- * to be killed. Exit codes name what went wrong. */
-static void wal_child(const char *dir, const struct stor_opts *x, int fd)
-{
-    int rc;
-    const char *err;
-    struct stor *s = wb_open_dir(dir, x, NULL, &rc, &err);
-    if (rc)
-        _exit(2);
-    char folder[400];
-    shm_ptr(dir, folder, sizeof folder);
-    commit_n(s, 0, 2000);
-    if (stor_sync(s) != 0 || stor_drain(s) != 0)
-        _exit(3);
-    int n = 0;
-    for (int i = 0; i < 300 && (n = count_files(folder)) > 1; i++)
-        usleep(10 * 1000);
-    if (n != 1)
-        _exit(4);
-    if (write(fd, "k", 1) != 1)
-        _exit(5);
-    for (;;)
-        pause();
-}
-
-static void test_stor_wb_shm_journal_dropped_once_in_wal(void **state)
-{
-    struct fx *f = *state;
-    char shm[300], folder[400];
-    struct stor_opts x = {.journal_segment_bytes = 4096};
-    shm_opts(f, shm, sizeof shm, &x);
-    int p[2];
-    assert_int_equal(pipe(p), 0);
-    /* A fresh process (this program again): RocksDB's thread pools outlive
-     * a close, and forking a threaded process is not something to test. */
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        close(p[0]);
-        char fd[16];
-        snprintf(fd, sizeof fd, "%d", p[1]);
-        execl("/proc/self/exe", "test_stor_wb", "--wal-child", f->dir, shm, fd, (char *)NULL);
-        _exit(6);
-    }
-    close(p[1]);
-    char c;
-    ssize_t got = read(p[0], &c, 1);
-    close(p[0]);
-    /* Killed with the records only in RocksDB's WAL and memtables. */
-    kill(pid, SIGKILL);
-    int st;
-    assert_int_equal(waitpid(pid, &st, 0), pid);
-    if (got != 1)
-        fail_msg("child exited with %d", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-    shm_ptr(f->dir, folder, sizeof folder);
-    assert_int_equal(count_files(folder), 1); /* the current file only */
-    struct stor *s = wb_open_ok(f->dir, &x);
-    assert_int_equal(count_present(s, 2000), 2000);
-    assert_int_equal(count_files(folder), -1); /* replayed and removed */
-    char now[400];
-    shm_ptr(f->dir, now, sizeof now);
-    assert_true(now[0] && strcmp(now, folder) != 0); /* a new folder each run */
-    /* A clean close removes the folder and its name. */
-    fx_close(s);
-    assert_int_equal(count_files(now), -1);
-    shm_ptr(f->dir, now, sizeof now);
-    assert_string_equal(now, "");
-}
-
-static void test_stor_wb_shm_journal_gone_after_reboot(void **state)
-{
-    struct fx *f = *state;
-    char shm[300], folder[400];
-    struct stor_opts x = {0};
-    shm_opts(f, shm, sizeof shm, &x);
-    struct stor *s = wb_open_ok(f->dir, &x);
-    shm_ptr(f->dir, folder, sizeof folder);
-    commit_n(s, 0, 100);
-    assert_int_equal(stor_drain(s), 0);
-    fx_abandon(s);
-    /* A reboot empties the tmpfs; RocksDB keeps what its WAL has. */
-    t_tmp_rmrf(folder);
-    s = wb_open_ok(f->dir, &x);
-    assert_int_equal(count_present(s, 100), 100);
-    fx_close(s);
-}
-
-static void test_stor_wb_shm_journal_not_under_always(void **state)
-{
-    struct fx *f = *state;
-    char shm[300], folder[400];
-    struct stor_opts x = {.fsync = STOR_FSYNC_ALWAYS};
-    shm_opts(f, shm, sizeof shm, &x);
-    struct stor *s = wb_open_ok(f->dir, &x);
-    struct stor_wb_stats st;
-    stor_wb_stats(s, &st);
-    assert_int_equal(st.journal_shm, 0);
-    shm_ptr(f->dir, folder, sizeof folder);
-    assert_string_equal(folder, "");
-    fx_close(s);
-}
-
 int main(int argc, char **argv)
 {
-    if (argc == 5 && strcmp(argv[1], "--wal-child") == 0) {
-        struct stor_opts x = {.journal_segment_bytes = 4096,
-                              .journal_shm_dir = argv[3],
-                              .overlay_max_bytes = 8u << 20};
-        wal_child(argv[2], &x, atoi(argv[4]));
-    }
+    (void)argc;
+    (void)argv;
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup_dir, teardown_dir)
     const struct CMUnitTest tests[] = {
-        T(test_stor_wb_overlay_merge_matches_model),
-        T(test_stor_wb_parallel_flusher_matches_model),
-        T(test_stor_wb_record_memory),
-        T(test_stor_wb_route_keeps_a_key_together),
-        T(test_stor_wb_split_batch_survives_compaction),
-        T(test_stor_wb_disk_counts_queued),
-        T(test_stor_wb_resolve_in_order),
-        T(test_stor_wb_replay_clean_and_unsynced),
-        T(test_stor_wb_replay_torn_last_record),
-        T(test_stor_wb_replay_preallocated_tail),
-        T(test_stor_wb_replay_bad_checksum_refuses),
-        T(test_stor_wb_always_zeroed_files),
-        T(test_stor_wb_reap_keeps_applied),
-        T(test_stor_wb_backpressure),
-        T(test_stor_wb_quiet),
-        T(test_stor_wb_big_record_shed),
-        T(test_stor_wb_range_outlives_slice),
-        T(test_stor_wb_batch_sort),
-        T(test_stor_wb_shm_journal_replays_anywhere),
-        T(test_stor_wb_shm_journal_dropped_once_in_wal),
-        T(test_stor_wb_shm_journal_gone_after_reboot),
-        T(test_stor_wb_shm_journal_not_under_always),
+        T(test_wb_flush_overlay_merge_matches_model),
+        T(test_wb_flush_parallel_flusher_matches_model),
+        T(test_wb_flush_record_memory),
+        T(test_wb_flush_route_keeps_a_key_together),
+        T(test_wb_flush_split_batch_survives_compaction),
+        T(test_wb_flush_disk_counts_queued),
+        T(test_wb_flush_resolve_in_order),
+        T(test_wb_flush_reap_keeps_applied),
+        T(test_wb_flush_backpressure),
+        T(test_wb_flush_quiet),
+        T(test_wb_flush_big_record_shed),
+        T(test_wb_flush_range_outlives_slice),
+        T(test_wb_flush_batch_sort),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

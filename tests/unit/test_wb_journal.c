@@ -1,0 +1,505 @@
+/*
+ * test_wb_journal — write-back's journal: replay (clean, unsynced, torn
+ * last record, preallocated tail, bad checksum), the zero-filled files
+ * appendfsync always uses, and the journal in a shared-memory folder
+ * (replayed from wherever the last run kept it; dropped once RocksDB's WAL
+ * has it; gone after a reboot; never under appendfsync always).
+ */
+#include "wb_fixture.h"
+#include "t_rnd.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <signal.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void test_wb_journal_replay_clean_and_unsynced(void **state)
+{
+    struct fx *f = *state;
+    struct stor_opts x = {0};
+    struct wb_test_hooks h = {.no_flusher = 1};
+    struct stor *s = wb_open_hooked(f->dir, &x, &h);
+    commit_n(s, 0, 100);
+    assert_int_equal(stor_sync(s), 0);
+    commit_n(s, 100, 5); /* committed, never synced: never acknowledged */
+    assert_int_equal(count_present(s, 105), 105);
+    fx_abandon(s); /* as kill -9: nothing reached RocksDB */
+    s = wb_open_ok(f->dir, NULL);
+    struct stor_wb_stats st;
+    stor_wb_stats(s, &st);
+    assert_int_equal(st.replayed_sets, 100);
+    assert_int_equal(count_present(s, 105), 100);
+    /* Sequence numbers continue after the replayed ones. */
+    commit_n(s, 200, 1);
+    stor_wb_stats(s, &st);
+    assert_int_equal(st.last_seq, 101);
+    fx_close(s);
+    /* An empty journal (a clean close removes it) replays nothing. */
+    s = wb_open_ok(f->dir, NULL);
+    stor_wb_stats(s, &st);
+    assert_int_equal(st.replayed_sets, 0);
+    assert_int_equal(count_present(s, 105), 100);
+    fx_close(s);
+}
+
+/* Leaves a journal of 50 synced record sets that never reached RocksDB, as
+ * a killed daemon would; *path receives the journal file. */
+static void journal_of_50(const char *dir, char *path, size_t cap)
+{
+    struct stor_opts x = {0};
+    struct wb_test_hooks h = {.no_flusher = 1};
+    struct stor *s = wb_open_hooked(dir, &x, &h);
+    commit_n(s, 0, 50);
+    assert_int_equal(stor_sync(s), 0);
+    fx_abandon(s);
+    journal_file(dir, path, cap);
+}
+
+static void test_wb_journal_replay_torn_last_record(void **state)
+{
+    struct fx *f = *state;
+    char path[400];
+    journal_of_50(f->dir, path, sizeof path);
+    struct stat st0;
+    assert_int_equal(stat(path, &st0), 0);
+    assert_int_equal(truncate(path, st0.st_size - 3), 0); /* a write cut short */
+    struct stor *s = wb_open_ok(f->dir, NULL);
+    assert_int_equal(count_present(s, 50), 49);
+    fx_close(s);
+}
+
+/* A journal file on disk is preallocated; a killed daemon leaves its
+ * unwritten end as zeros, which is the end of its records, and a record cut
+ * short before them is a torn write like any other. */
+static void test_wb_journal_replay_preallocated_tail(void **state)
+{
+    struct fx *f = *state;
+    struct stor_opts x = {.fsync = STOR_FSYNC_ALWAYS, .journal_segment_bytes = 1u << 20};
+    struct wb_test_hooks h = {.no_flusher = 1};
+    struct stor *s = wb_open_hooked(f->dir, &x, &h);
+    char path[400];
+    journal_file(f->dir, path, sizeof path);
+    struct stat st0;
+    assert_int_equal(stat(path, &st0), 0);
+    assert_int_equal(st0.st_size, 1u << 20); /* allocated whole at the start */
+    commit_n(s, 0, 50);
+    assert_int_equal(stor_sync(s), 0);
+    fx_abandon(s); /* cuts the file to its records: put the zeros back */
+    assert_int_equal(stat(path, &st0), 0);
+    assert_true(st0.st_size > 0 && st0.st_size < (1 << 20));
+    assert_int_equal(truncate(path, 1 << 20), 0);
+    s = wb_open_ok(f->dir, NULL);
+    assert_int_equal(count_present(s, 50), 50);
+    fx_close(s);
+
+    t_tmp_rmrf(f->dir);
+    assert_int_equal(mkdir(f->dir, 0700), 0);
+    journal_of_50(f->dir, path, sizeof path);
+    assert_int_equal(stat(path, &st0), 0);
+    assert_int_equal(truncate(path, st0.st_size - 3), 0);    /* the last record cut short */
+    assert_int_equal(truncate(path, st0.st_size + 4096), 0); /* then zeros */
+    s = wb_open_ok(f->dir, NULL);
+    assert_int_equal(count_present(s, 50), 49);
+    fx_close(s);
+
+    /* Zeros at the end of a file that is not the last one: a daemon killed
+     * between filling a file and cutting it. */
+    t_tmp_rmrf(f->dir);
+    assert_int_equal(mkdir(f->dir, 0700), 0);
+    x.journal_segment_bytes = 2048;
+    s = wb_open_hooked(f->dir, &x, &h);
+    for (int i = 0; i < 100; i++) {
+        commit_n(s, i, 1);
+        assert_int_equal(stor_sync(s), 0); /* files roll after a sync */
+    }
+    fx_abandon(s);
+    char jd[400], first[700] = "";
+    snprintf(jd, sizeof jd, "%s/journal", f->dir);
+    DIR *d = opendir(jd);
+    assert_non_null(d);
+    struct dirent *e;
+    int files = 0;
+    while ((e = readdir(d)))
+        if (strlen(e->d_name) == 16) {
+            files++;
+            if (!first[0] || strcmp(e->d_name, strrchr(first, '/') + 1) < 0)
+                snprintf(first, sizeof first, "%s/%s", jd, e->d_name);
+        }
+    closedir(d);
+    assert_true(files > 2);
+    assert_int_equal(truncate(first, 1 << 16), 0);
+    s = wb_open_ok(f->dir, NULL);
+    assert_int_equal(count_present(s, 100), 100);
+    fx_close(s);
+}
+
+/* How many of path's extents are allocated but unwritten; -1 where the file
+ * system cannot say (FIEMAP: tmpfs, say). */
+static int unwritten_extents(const char *path)
+{
+    int fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    size_t max = 256;
+    struct fiemap *fm = calloc(1, sizeof *fm + max * sizeof fm->fm_extents[0]);
+    fm->fm_length = FIEMAP_MAX_OFFSET;
+    fm->fm_flags = FIEMAP_FLAG_SYNC;
+    fm->fm_extent_count = (unsigned)max;
+    int n = -1;
+    if (ioctl(fd, FS_IOC_FIEMAP, fm) == 0) {
+        n = 0;
+        for (unsigned i = 0; i < fm->fm_mapped_extents; i++)
+            n += (fm->fm_extents[i].fe_flags & FIEMAP_EXTENT_UNWRITTEN) != 0;
+    }
+    free(fm);
+    close(fd);
+    return n;
+}
+
+static bool journal_has(const char *dir, const char *name)
+{
+    char path[400];
+    snprintf(path, sizeof path, "%s/journal/%s", dir, name);
+    return access(path, F_OK) == 0;
+}
+
+/* Journal files in folder; -1 if the folder does not exist. */
+static int count_files(const char *folder)
+{
+    DIR *d = opendir(folder);
+    if (!d)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        n += strlen(e->d_name) == 16;
+    closedir(d);
+    return n;
+}
+
+/* Waits up to 10 s for jprep's spare. */
+static void spare_wait(const char *dir)
+{
+    for (int i = 0; i < 1000 && !journal_has(dir, "spare"); i++)
+        usleep(10000);
+    assert_true(journal_has(dir, "spare"));
+}
+
+/* Under appendfsync always a journal file is written whole with zeros
+ * before use (the first by the open, the rest ahead by the jprep thread as
+ * the spare), so the fdatasync of each group commit has no extent to turn
+ * written. A spare left by a kill serves the next start; a clean close
+ * removes it; everysec makes none. */
+static void test_wb_journal_always_zeroed_files(void **state)
+{
+    struct fx *f = *state;
+    size_t seg = 64u << 10;
+    struct stor_opts x = {.fsync = STOR_FSYNC_ALWAYS, .journal_segment_bytes = seg};
+    struct wb_test_hooks h = {.no_flusher = 1};
+    struct stor *s = wb_open_hooked(f->dir, &x, &h);
+    spare_wait(f->dir);
+    char v[1000];
+    memset(v, 'z', sizeof v);
+    /* A roll is counted by the new file, not by the spare's absence: jprep
+     * can make a 64 KiB spare before the sync that took the last returns. */
+    char jd[300];
+    snprintf(jd, sizeof jd, "%s/journal", f->dir);
+    int rolls = 0, nfiles = count_files(jd);
+    for (int i = 0; rolls < 4; i++) {
+        char pfx[16];
+        snprintf(pfx, sizeof pfx, "z%d-", i);
+        commit_puts(s, pfx, 8, v, sizeof v);
+        assert_int_equal(stor_sync(s), 0);
+        int n = count_files(jd);
+        if (n != nfiles) { /* the spare was taken: wait for the next */
+            assert_int_equal(n, nfiles + 1);
+            nfiles = n;
+            rolls++;
+            spare_wait(f->dir);
+        }
+    }
+    commit_n(s, 0, 50);
+    assert_int_equal(stor_sync(s), 0);
+    DIR *d = opendir(jd);
+    assert_non_null(d);
+    struct dirent *e;
+    int files = 0, checked = 0;
+    while ((e = readdir(d))) {
+        if (strlen(e->d_name) != 16)
+            continue;
+        char path[700];
+        snprintf(path, sizeof path, "%s/%s", jd, e->d_name);
+        struct stat st;
+        assert_int_equal(stat(path, &st), 0);
+        files++;
+        int u = unwritten_extents(path);
+        if (u >= 0) {
+            assert_int_equal(u, 0);
+            checked++;
+        }
+    }
+    closedir(d);
+    assert_int_equal(files, 5);
+    if (checked) { /* the check can fail: an allocated file has such extents */
+        char path[400];
+        snprintf(path, sizeof path, "%s/allocated", f->dir);
+        int fd = open(path, O_WRONLY | O_CREAT, 0600);
+        assert_true(fd >= 0);
+        assert_int_equal(fallocate(fd, 0, 0, (off_t)seg), 0);
+        close(fd);
+        assert_true(unwritten_extents(path) > 0);
+        unlink(path);
+    }
+    print_message("journal files without unwritten extents: %d of %d (FIEMAP %s)\n", checked, files,
+                  checked ? "answered" : "not supported here");
+    fx_abandon(s); /* as kill -9: the spare stays */
+    assert_true(journal_has(f->dir, "spare"));
+    h.no_flusher = 0; /* a close drains only with the flusher */
+    s = wb_open_hooked(f->dir, &x, &h);
+    assert_int_equal(count_present(s, 50), 50); /* replayed, on a start that took the spare */
+    spare_wait(f->dir);
+    fx_close(s);
+    assert_false(journal_has(f->dir, "spare"));
+    assert_false(journal_has(f->dir, "spare.tmp"));
+    struct stor_opts y = {.journal_segment_bytes = seg};
+    s = wb_open_ok(f->dir, &y); /* everysec */
+    commit_n(s, 0, 10);
+    assert_int_equal(stor_sync(s), 0);
+    usleep(100000);
+    assert_false(journal_has(f->dir, "spare"));
+    fx_close(s);
+}
+
+static void test_wb_journal_replay_bad_checksum_refuses(void **state)
+{
+    struct fx *f = *state;
+    char path[400];
+    journal_of_50(f->dir, path, sizeof path);
+    int fd = open(path, O_RDWR);
+    assert_true(fd >= 0);
+    char c;
+    assert_int_equal(pread(fd, &c, 1, 30), 1); /* inside the first record's payload */
+    c ^= 0x40;
+    assert_int_equal(pwrite(fd, &c, 1, 30), 1);
+    close(fd);
+    int rc;
+    const char *err;
+    struct stor *s = wb_open_dir(f->dir, NULL, NULL, &rc, &err);
+    assert_int_equal(rc, KV_ECORRUPT);
+    assert_null(s);
+    assert_non_null(err);
+    assert_non_null(strstr(err, "bad record at offset 0"));
+}
+
+static void shm_opts(struct fx *f, char *shm, size_t cap, struct stor_opts *x)
+{
+    snprintf(shm, cap, "%s/shm", f->dir);
+    if (mkdir(shm, 0700) != 0 && errno != EEXIST)
+        fail_msg("mkdir %s: %s", shm, strerror(errno));
+    x->journal_shm_dir = shm;
+    x->overlay_max_bytes = 8u << 20; /* what the tmpfs must have room for, and more */
+}
+
+/* The folder the data folder's journal-shm names, or "" if there is none. */
+static void shm_ptr(const char *dir, char *out, size_t cap)
+{
+    char p[400];
+    snprintf(p, sizeof p, "%s/journal-shm", dir);
+    out[0] = '\0';
+    FILE *fp = fopen(p, "r");
+    if (!fp)
+        return;
+    if (!fgets(out, (int)cap, fp))
+        out[0] = '\0';
+    out[strcspn(out, "\n")] = '\0';
+    fclose(fp);
+}
+
+static void test_wb_journal_shm_journal_replays_anywhere(void **state)
+{
+    struct fx *f = *state;
+    char shm[300], folder[400], disk[400];
+    struct stor_opts x = {0};
+    struct wb_test_hooks h = {.no_flusher = 1};
+    shm_opts(f, shm, sizeof shm, &x);
+    struct stor *s = wb_open_hooked(f->dir, &x, &h);
+    struct stor_wb_stats st;
+    stor_wb_stats(s, &st);
+    assert_int_equal(st.journal_shm, 1);
+    shm_ptr(f->dir, folder, sizeof folder);
+    assert_string_equal(st.journal_dir, folder);
+    assert_true(strncmp(folder, shm, strlen(shm)) == 0);
+    assert_non_null(strstr(folder, "/shmkv-journal-"));
+    commit_n(s, 0, 100);
+    assert_int_equal(stor_sync(s), 0);
+    commit_n(s, 100, 5); /* never synced: never acknowledged */
+    fx_abandon(s);
+    snprintf(disk, sizeof disk, "%s/journal", f->dir);
+    assert_int_equal(count_files(folder), 1);
+    assert_int_equal(count_files(disk), 0);
+    /* Opened again with the journal on disk: the shared-memory folder the
+     * last run named is still replayed, then removed with its name. */
+    s = wb_open_ok(f->dir, NULL);
+    stor_wb_stats(s, &st);
+    assert_int_equal(st.journal_shm, 0);
+    assert_int_equal(st.replayed_sets, 100);
+    assert_int_equal(count_present(s, 105), 100);
+    assert_int_equal(count_files(folder), -1);
+    char left[400];
+    shm_ptr(f->dir, left, sizeof left);
+    assert_string_equal(left, "");
+    /* Records on disk, then in a new shared-memory folder: both replayed,
+     * in order. */
+    commit_n(s, 200, 10);
+    assert_int_equal(stor_sync(s), 0);
+    fx_abandon(s); /* the flusher ran: some may be in RocksDB already */
+    s = wb_open_hooked(f->dir, &x, &h);
+    commit_n(s, 300, 10);
+    assert_int_equal(stor_sync(s), 0);
+    fx_abandon(s);
+    s = wb_open_ok(f->dir, NULL);
+    int found = 0;
+    for (int i = 200; i < 310; i++) {
+        char k[16], *v;
+        size_t vn;
+        snprintf(k, sizeof k, "r%05d", i);
+        if (stor_get(s, STOR_CF_META, k, strlen(k), &v, &vn) == 0) {
+            found++;
+            free(v);
+        }
+    }
+    assert_int_equal(found, 20);
+    fx_close(s);
+}
+
+/* The child of the next test: writes 2000 record sets, waits until the
+ * flusher has dropped every closed journal file, says so on fd, and waits
+ * to be killed. Exit codes name what went wrong. */
+static void wal_child(const char *dir, const struct stor_opts *x, int fd)
+{
+    int rc;
+    const char *err;
+    struct stor *s = wb_open_dir(dir, x, NULL, &rc, &err);
+    if (rc)
+        _exit(2);
+    char folder[400];
+    shm_ptr(dir, folder, sizeof folder);
+    commit_n(s, 0, 2000);
+    if (stor_sync(s) != 0 || stor_drain(s) != 0)
+        _exit(3);
+    int n = 0;
+    for (int i = 0; i < 300 && (n = count_files(folder)) > 1; i++)
+        usleep(10 * 1000);
+    if (n != 1)
+        _exit(4);
+    if (write(fd, "k", 1) != 1)
+        _exit(5);
+    for (;;)
+        pause();
+}
+
+static void test_wb_journal_shm_journal_dropped_once_in_wal(void **state)
+{
+    struct fx *f = *state;
+    char shm[300], folder[400];
+    struct stor_opts x = {.journal_segment_bytes = 4096};
+    shm_opts(f, shm, sizeof shm, &x);
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    /* A fresh process (this program again): RocksDB's thread pools outlive
+     * a close, and forking a threaded process is not something to test. */
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(p[0]);
+        char fd[16];
+        snprintf(fd, sizeof fd, "%d", p[1]);
+        execl("/proc/self/exe", "test_wb_journal", "--wal-child", f->dir, shm, fd, (char *)NULL);
+        _exit(6);
+    }
+    close(p[1]);
+    char c;
+    ssize_t got = read(p[0], &c, 1);
+    close(p[0]);
+    /* Killed with the records only in RocksDB's WAL and memtables. */
+    kill(pid, SIGKILL);
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    if (got != 1)
+        fail_msg("child exited with %d", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    shm_ptr(f->dir, folder, sizeof folder);
+    assert_int_equal(count_files(folder), 1); /* the current file only */
+    struct stor *s = wb_open_ok(f->dir, &x);
+    assert_int_equal(count_present(s, 2000), 2000);
+    assert_int_equal(count_files(folder), -1); /* replayed and removed */
+    char now[400];
+    shm_ptr(f->dir, now, sizeof now);
+    assert_true(now[0] && strcmp(now, folder) != 0); /* a new folder each run */
+    /* A clean close removes the folder and its name. */
+    fx_close(s);
+    assert_int_equal(count_files(now), -1);
+    shm_ptr(f->dir, now, sizeof now);
+    assert_string_equal(now, "");
+}
+
+static void test_wb_journal_shm_journal_gone_after_reboot(void **state)
+{
+    struct fx *f = *state;
+    char shm[300], folder[400];
+    struct stor_opts x = {0};
+    shm_opts(f, shm, sizeof shm, &x);
+    struct stor *s = wb_open_ok(f->dir, &x);
+    shm_ptr(f->dir, folder, sizeof folder);
+    commit_n(s, 0, 100);
+    assert_int_equal(stor_drain(s), 0);
+    fx_abandon(s);
+    /* A reboot empties the tmpfs; RocksDB keeps what its WAL has. */
+    t_tmp_rmrf(folder);
+    s = wb_open_ok(f->dir, &x);
+    assert_int_equal(count_present(s, 100), 100);
+    fx_close(s);
+}
+
+static void test_wb_journal_shm_journal_not_under_always(void **state)
+{
+    struct fx *f = *state;
+    char shm[300], folder[400];
+    struct stor_opts x = {.fsync = STOR_FSYNC_ALWAYS};
+    shm_opts(f, shm, sizeof shm, &x);
+    struct stor *s = wb_open_ok(f->dir, &x);
+    struct stor_wb_stats st;
+    stor_wb_stats(s, &st);
+    assert_int_equal(st.journal_shm, 0);
+    shm_ptr(f->dir, folder, sizeof folder);
+    assert_string_equal(folder, "");
+    fx_close(s);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 5 && strcmp(argv[1], "--wal-child") == 0) {
+        struct stor_opts x = {.journal_segment_bytes = 4096,
+                              .journal_shm_dir = argv[3],
+                              .overlay_max_bytes = 8u << 20};
+        wal_child(argv[2], &x, atoi(argv[4]));
+    }
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup_dir, teardown_dir)
+    const struct CMUnitTest tests[] = {
+        T(test_wb_journal_replay_clean_and_unsynced),
+        T(test_wb_journal_replay_torn_last_record),
+        T(test_wb_journal_replay_preallocated_tail),
+        T(test_wb_journal_replay_bad_checksum_refuses),
+        T(test_wb_journal_always_zeroed_files),
+        T(test_wb_journal_shm_journal_replays_anywhere),
+        T(test_wb_journal_shm_journal_dropped_once_in_wal),
+        T(test_wb_journal_shm_journal_gone_after_reboot),
+        T(test_wb_journal_shm_journal_not_under_always),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
