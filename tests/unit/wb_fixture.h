@@ -16,7 +16,7 @@
 /* Opens an engine with write-back in dir: extra's options where given,
  * and the test hooks of hooks (NULL: none) for this open. */
 static inline struct stor *wb_open_dir(const char *dir, const struct stor_opts *extra,
-                                const struct wb_test_hooks *hooks, int *rc, const char **err)
+                                       const struct wb_test_hooks *hooks, int *rc, const char **err)
 {
     struct stor_opts o = {.dir = dir,
                           .block_cache_bytes = 8u << 20,
@@ -40,7 +40,7 @@ static inline struct stor *wb_open_dir(const char *dir, const struct stor_opts *
 }
 
 static inline struct stor *wb_open_hooked(const char *dir, const struct stor_opts *extra,
-                                   const struct wb_test_hooks *hooks)
+                                          const struct wb_test_hooks *hooks)
 {
     int rc;
     const char *err;
