@@ -1,0 +1,341 @@
+/*
+ * test_diff_docs — COMMAND DOCS and COMMAND INFO against Debian's
+ * redis-server: every command both know, described alike.
+ */
+#include "diff_fixture.h"
+
+/* ---- COMMAND DOCS against redis-server ---- */
+
+/* A RESP2 map (a flat array) entry, or NULL. */
+static const redisReply *map_get(const redisReply *m, const char *key)
+{
+    if (!m || m->type != REDIS_REPLY_ARRAY)
+        return NULL;
+    for (size_t i = 0; i + 1 < m->elements; i += 2)
+        if (m->element[i]->type == REDIS_REPLY_STRING && !strcmp(m->element[i]->str, key))
+            return m->element[i + 1];
+    return NULL;
+}
+
+static const char *str_of(const redisReply *r)
+{
+    return r && (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS) ? r->str : NULL;
+}
+
+/* What a client reads from an argument tree: names, types (a number is a
+ * number: Redis documents some float arguments as integers), tokens,
+ * flags, key indexes and nesting. Summaries, complexities and history are
+ * prose, not compared. */
+static void norm_args(const redisReply *args, char *buf, size_t cap)
+{
+    put(buf, cap, "%s", "[");
+    for (size_t i = 0; args && i < args->elements; i++) {
+        const redisReply *a = args->element[i];
+        const char *type = str_of(map_get(a, "type"));
+        if (type && !strcmp(type, "double"))
+            type = "integer";
+        put(buf, cap, "{%s", str_of(map_get(a, "name")));
+        put(buf, cap, " %s", type);
+        put(buf, cap, " %s", str_of(map_get(a, "token")));
+        const redisReply *ksi = map_get(a, "key_spec_index");
+        put(buf, cap, " %s", ksi && ksi->type == REDIS_REPLY_INTEGER ? "key" : "-");
+        const redisReply *fl = map_get(a, "flags");
+        for (size_t j = 0; fl && j < fl->elements; j++)
+            if (strcmp(fl->element[j]->str, "multiple_token") != 0)
+                put(buf, cap, " %s", fl->element[j]->str);
+        norm_args(map_get(a, "arguments"), buf, cap);
+        put(buf, cap, "%s", "}");
+    }
+    put(buf, cap, "%s", "]");
+}
+
+static void norm_doc(const redisReply *d, char *buf, size_t cap)
+{
+    buf[0] = 0;
+    put(buf, cap, "since %s", str_of(map_get(d, "since")));
+    put(buf, cap, " group %s", str_of(map_get(d, "group")));
+    put(buf, cap, " deprecated %s", str_of(map_get(d, "deprecated_since")));
+    norm_args(map_get(d, "arguments"), buf, cap);
+}
+
+static void compare_docs(const char *name, const redisReply *dr, const redisReply *dk)
+{
+    static char a[16384], b[16384];
+    assert_non_null(dr);
+    assert_non_null(dk);
+    assert_non_null(str_of(map_get(dk, "summary")));
+    assert_non_null(str_of(map_get(dk, "complexity")));
+    norm_doc(dr, a, sizeof a);
+    norm_doc(dk, b, sizeof b);
+    if (strcmp(a, b) != 0)
+        fail_msg("COMMAND DOCS %s\n  redis:  %s\n  shmkvd: %s", name, a, b);
+}
+
+/* The containers' subcommands that shmkvd documents, each asked for alone:
+ * a container's whole documentation holds COMMAND LIST, which has no
+ * FILTERBY in shmkvd. */
+static const char *const SUBCOMMANDS[] = {
+    "client|id",       "client|setname",  "client|getname",       "client|list",
+    "client|info",     "client|help",     "client|unblock",       "client|no-evict",
+    "client|reply",    "client|pause",    "client|unpause",       "client|tracking",
+    "client|caching",  "client|getredir", "client|trackinginfo",  "client|kill",
+    "command|count",   "command|info",    "command|docs",         "command|help",
+    "command|getkeys", "config|get",      "config|set",           "config|resetstat",
+    "config|rewrite",  "config|help",     "object|encoding",      "object|freq",
+    "object|idletime", "object|refcount", "object|help",          "slowlog|get",
+    "slowlog|len",     "slowlog|reset",   "slowlog|help",         "pubsub|channels",
+    "pubsub|numsub",   "pubsub|numpat",   "pubsub|shardchannels", "pubsub|shardnumsub",
+    "pubsub|help",     "memory|usage",    "memory|malloc-stats",  "memory|purge",
+    "memory|help",     "latency|latest",  "latency|history",      "latency|reset",
+    "latency|graph",   "latency|doctor",  "latency|histogram",    "latency|help",
+};
+
+static bool is_container(const char *name)
+{
+    size_t n = strlen(name);
+    for (size_t i = 0; i < sizeof SUBCOMMANDS / sizeof SUBCOMMANDS[0]; i++)
+        if (!strncmp(SUBCOMMANDS[i], name, n) && SUBCOMMANDS[i][n] == '|')
+            return true;
+    return false;
+}
+
+/* A reply tree built from raw RESP2 bytes as hiredis builds one, but with no
+ * depth limit: COMMAND DOCS BITPOS nests deeper than Debian's hiredis reads
+ * (7 levels). Freed with freeReplyObject. */
+static redisReply *raw_tree(const char **p)
+{
+    redisReply *r = calloc(1, sizeof *r);
+    const char *eol = strchr(*p, '\r');
+    char t = **p;
+    long long v = strtoll(*p + 1, NULL, 10);
+    size_t linelen = (size_t)(eol - *p) - 1;
+    const char *line = *p + 1;
+    *p = eol + 2;
+    switch (t) {
+    case '$':
+        r->type = v < 0 ? REDIS_REPLY_NIL : REDIS_REPLY_STRING;
+        if (v >= 0) {
+            r->str = strndup(*p, (size_t)v);
+            r->len = (size_t)v;
+            *p += v + 2;
+        }
+        break;
+    case '*':
+        r->type = v < 0 ? REDIS_REPLY_NIL : REDIS_REPLY_ARRAY;
+        r->elements = v < 0 ? 0 : (size_t)v;
+        r->element = calloc(r->elements + 1, sizeof *r->element);
+        for (size_t i = 0; i < r->elements; i++)
+            r->element[i] = raw_tree(p);
+        break;
+    case ':':
+        r->type = REDIS_REPLY_INTEGER;
+        r->integer = v;
+        break;
+    default: /* + or - */
+        r->type = t == '-' ? REDIS_REPLY_ERROR : REDIS_REPLY_STATUS;
+        r->str = strndup(line, linelen);
+        r->len = linelen;
+    }
+    return r;
+}
+
+/* COMMAND DOCS name from both servers over raw RESP2 connections. */
+static void compare_docs_of(int fr, int fk, const char *name)
+{
+    char line[128];
+    snprintf(line, sizeof line, "COMMAND DOCS %s", name);
+    size_t na, nk;
+    char *a = r3_call(fr, line, &na), *b = r3_call(fk, line, &nk);
+    a = realloc(a, na + 1);
+    b = realloc(b, nk + 1);
+    a[na] = b[nk] = 0; /* raw_tree's line ends are found by strchr */
+    const char *pa = a, *pb = b;
+    redisReply *r = raw_tree(&pa), *k = raw_tree(&pb);
+    free(a);
+    free(b);
+    if (r->elements != 2 || k->elements != 2)
+        fail_msg("COMMAND DOCS %s: not one entry", name);
+    assert_string_equal(k->element[0]->str, name);
+    compare_docs(name, r->element[1], k->element[1]);
+    freeReplyObject(r);
+    freeReplyObject(k);
+}
+
+/* Every command's documented arguments agree with redis-server's: what
+ * redis-cli 7.2+ builds its hints from. */
+static void test_diff_command_docs(void **state)
+{
+    (void)state;
+    /* Connections of their own: the random commands may leave a MULTI open. */
+    redisContext *dk = h_connect_port(K.port);
+    assert_non_null(dk);
+    redisReply *list = redisCommand(dk, "COMMAND LIST");
+    assert_true(list && list->type == REDIS_REPLY_ARRAY && list->elements > 100);
+    size_t compared = 0;
+    int fr = r3_connect(R.port), fk = r3_connect(K.port);
+    for (size_t i = 0; i < list->elements; i++) {
+        const char *name = list->element[i]->str;
+        if (!strncmp(name, "shmkv.", 6) || is_container(name))
+            continue; /* shmkvd's own; containers below */
+        compare_docs_of(fr, fk, name);
+        compared++;
+    }
+    for (size_t i = 0; i < sizeof SUBCOMMANDS / sizeof SUBCOMMANDS[0]; i++, compared++)
+        compare_docs_of(fr, fk, SUBCOMMANDS[i]);
+    close(fr);
+    close(fk);
+    /* Unknown names are left out. */
+    redisReply *some = redisCommand(dk, "COMMAND DOCS nosuch GET client|nosuch");
+    assert_int_equal(some->elements, 2);
+    assert_string_equal(some->element[0]->str, "get");
+    freeReplyObject(some);
+    printf("test_diff: COMMAND DOCS of %zu commands and subcommands agree with redis-server's\n",
+           compared);
+    freeReplyObject(list);
+    redisFree(dk);
+}
+
+/* COMMAND INFO: arity, key positions, ACL categories and the flags shmkvd
+ * reports (a client routes and retries by them), against redis-server's. Redis has
+ * flags shmkvd never reports (denyoom, noscript, ...); those are not
+ * compared. */
+static void test_diff_command_info(void **state)
+{
+    (void)state;
+    static const char *const FLAGS[] = {"write", "readonly", "admin",      "no_auth",
+                                        "fast",  "blocking", "movablekeys"};
+    redisContext *dr = h_connect_port(R.port), *dk = h_connect_port(K.port);
+    assert_true(dr && dk);
+    redisReply *list = redisCommand(dk, "COMMAND LIST");
+    assert_true(list && list->type == REDIS_REPLY_ARRAY);
+    size_t compared = 0, subs = 0;
+    for (size_t i = 0; i < list->elements; i++) {
+        const char *name = list->element[i]->str;
+        if (!strncmp(name, "shmkv.", 6))
+            continue;
+        redisReply *r = redisCommand(dr, "COMMAND INFO %s", name);
+        redisReply *k = redisCommand(dk, "COMMAND INFO %s", name);
+        assert_true(r && k && r->elements == 1 && k->elements == 1);
+        const redisReply *a = r->element[0], *b = k->element[0];
+        assert_true(a->type == REDIS_REPLY_ARRAY && b->type == REDIS_REPLY_ARRAY);
+        for (int j = 1; j <= 5; j++) {
+            if (j == 2)
+                continue; /* flags: below */
+            if (a->element[j]->integer != b->element[j]->integer)
+                fail_msg("COMMAND INFO %s: field %d is %lld, redis-server says %lld", name, j,
+                         b->element[j]->integer, a->element[j]->integer);
+        }
+        /* ACL categories, in order (a container's own only). */
+        const redisReply *ca = a->element[6], *cb = b->element[6];
+        bool same_cats = ca->elements == cb->elements;
+        for (size_t j = 0; same_cats && j < ca->elements; j++)
+            same_cats = !strcmp(ca->element[j]->str, cb->element[j]->str);
+        if (!same_cats)
+            fail_msg(
+                "COMMAND INFO %s: ACL categories %zu (first %s), redis-server's %zu (first %s)",
+                name, cb->elements, cb->elements ? cb->element[0]->str : "-", ca->elements,
+                ca->elements ? ca->element[0]->str : "-");
+        for (size_t f = 0; f < sizeof FLAGS / sizeof FLAGS[0]; f++) {
+            bool in_a = false, in_b = false;
+            for (size_t j = 0; j < a->element[2]->elements; j++)
+                in_a |= !strcmp(a->element[2]->element[j]->str, FLAGS[f]);
+            for (size_t j = 0; j < b->element[2]->elements; j++)
+                in_b |= !strcmp(b->element[2]->element[j]->str, FLAGS[f]);
+            if (in_a != in_b)
+                fail_msg("COMMAND INFO %s: flag %s %s, redis-server's %s", name, FLAGS[f],
+                         in_b ? "set" : "not set", in_a ? "set" : "not set");
+        }
+        /* A container's subcommands: each of shmkvd's is one of Redis's. */
+        const redisReply *sa = a->element[9], *sb = b->element[9];
+        for (size_t j = 0; j < sb->elements; j++) {
+            bool found = false;
+            for (size_t m = 0; m < sa->elements && !found; m++)
+                found = !strcmp(sa->element[m]->element[0]->str, sb->element[j]->element[0]->str);
+            if (!found)
+                fail_msg("COMMAND INFO %s: subcommand %s is not redis-server's", name,
+                         sb->element[j]->element[0]->str);
+        }
+        subs += sb->elements;
+        freeReplyObject(r);
+        freeReplyObject(k);
+        compared++;
+    }
+    /* COMMAND LIST and its filters: shmkvd lists exactly the names it has
+     * among those redis-server lists. */
+    static const char *const filters[][2] = {
+        {NULL, NULL},
+        {"PATTERN", "ob*"},
+        {"PATTERN", "*|HELP"},
+        {"PATTERN", "c?ient*"},
+        {"ACLCAT", "keyspace"},
+        {"ACLCAT", "READ"},
+        {"ACLCAT", "write"},
+        {"ACLCAT", "admin"},
+        {"ACLCAT", "dangerous"},
+        {"ACLCAT", "connection"},
+        {"ACLCAT", "slow"},
+        {"ACLCAT", "fast"},
+        {"ACLCAT", "pubsub"},
+        {"ACLCAT", "string"},
+        {"ACLCAT", "blocking"},
+        {"ACLCAT", "@read"},
+        {"ACLCAT", "nosuch"},
+        {"MODULE", "x"},
+    };
+    size_t listed = 0;
+    for (size_t f = 0; f < sizeof filters / sizeof filters[0]; f++) {
+        redisReply *lr, *lk;
+        if (filters[f][0]) {
+            lr = redisCommand(dr, "COMMAND LIST FILTERBY %s %s", filters[f][0], filters[f][1]);
+            lk = redisCommand(dk, "COMMAND LIST FILTERBY %s %s", filters[f][0], filters[f][1]);
+        } else {
+            lr = redisCommand(dr, "COMMAND LIST");
+            lk = redisCommand(dk, "COMMAND LIST");
+        }
+        assert_true(lr && lk && lr->type == REDIS_REPLY_ARRAY && lk->type == REDIS_REPLY_ARRAY);
+        size_t have = 0;
+        for (size_t i = 0; i < lr->elements; i++) {
+            redisReply *q = redisCommand(dk, "COMMAND INFO %s", lr->element[i]->str);
+            bool known = q->element[0]->type == REDIS_REPLY_ARRAY, in = false;
+            freeReplyObject(q);
+            for (size_t j = 0; j < lk->elements && !in; j++)
+                in = !strcmp(lk->element[j]->str, lr->element[i]->str);
+            if (known != in)
+                fail_msg("COMMAND LIST %s %s: %s is %s shmkvd's list",
+                         filters[f][0] ? filters[f][0] : "", filters[f][1] ? filters[f][1] : "",
+                         lr->element[i]->str, in ? "in" : "not in");
+            have += in;
+        }
+        size_t own = 0; /* shmkvd's own commands, which redis-server lacks */
+        for (size_t j = 0; j < lk->elements; j++)
+            own += !strncmp(lk->element[j]->str, "shmkv.", 6);
+        if (have + own != lk->elements)
+            fail_msg("COMMAND LIST %s %s: shmkvd lists %zu names redis-server does not",
+                     filters[f][0] ? filters[f][0] : "", filters[f][1] ? filters[f][1] : "",
+                     lk->elements - have - own);
+        listed += lk->elements;
+        freeReplyObject(lr);
+        freeReplyObject(lk);
+    }
+    redisReply *bad = redisCommand(dk, "COMMAND LIST FILTERBY PATTERN");
+    assert_int_equal(bad->type, REDIS_REPLY_ERROR);
+    assert_string_equal(bad->str, "ERR syntax error");
+    freeReplyObject(bad);
+    printf("test_diff: COMMAND INFO of %zu commands and subcommands agrees with redis-server's "
+           "(%zu subcommands in their containers' entries); COMMAND LIST with %zu filters, "
+           "%zu names\n",
+           compared, subs, sizeof filters / sizeof filters[0], listed);
+    freeReplyObject(list);
+    redisFree(dr);
+    redisFree(dk);
+}
+
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_diff_command_docs),
+        cmocka_unit_test(test_diff_command_info),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
