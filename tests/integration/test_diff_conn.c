@@ -1098,16 +1098,12 @@ static void test_diff_client_reply(void **state)
            steps, bytes);
 }
 
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_diff_resp3_replies),
-        cmocka_unit_test(test_diff_pubsub),
-        cmocka_unit_test(test_diff_tracking),
-        cmocka_unit_test(test_diff_keyspace_events),
-        cmocka_unit_test(test_diff_monitor),
-        cmocka_unit_test(test_diff_info_stats),
+        cmocka_unit_test(test_diff_resp3_replies), cmocka_unit_test(test_diff_pubsub),
+        cmocka_unit_test(test_diff_tracking),      cmocka_unit_test(test_diff_keyspace_events),
+        cmocka_unit_test(test_diff_monitor),       cmocka_unit_test(test_diff_info_stats),
         cmocka_unit_test(test_diff_client_reply),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -330,7 +330,6 @@ static void test_diff_command_info(void **state)
     redisFree(dk);
 }
 
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {

@@ -1273,16 +1273,12 @@ static void test_diff_churn(void **state)
     redisFree(dk);
 }
 
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_diff_hyperloglog),
-        cmocka_unit_test(test_diff_lcs),
-        cmocka_unit_test(test_diff_geo),
-        cmocka_unit_test(test_diff_dump_restore),
-        cmocka_unit_test(test_diff_migrate),
-        cmocka_unit_test(test_diff_churn),
+        cmocka_unit_test(test_diff_hyperloglog), cmocka_unit_test(test_diff_lcs),
+        cmocka_unit_test(test_diff_geo),         cmocka_unit_test(test_diff_dump_restore),
+        cmocka_unit_test(test_diff_migrate),     cmocka_unit_test(test_diff_churn),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
