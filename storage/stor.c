@@ -373,7 +373,11 @@ int stor_open(struct stor **out, const struct stor_opts *o, const char **errmsg)
     s->db = db;
     s->gc_open = true;
     pthread_mutex_unlock(&s->gc_mu);
-    if (o->writeback && (rc = wb_open(s, errmsg)) != 0) {
+    /* Without write-back, a journal an earlier run left (it ran with
+     * write-back and was killed) is still replayed first: its records
+     * were acknowledged. */
+    rc = o->writeback ? wb_open(s, errmsg) : wb_replay(s, errmsg);
+    if (rc) {
         stor_close_abandon(s);
         return rc;
     }

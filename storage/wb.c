@@ -288,8 +288,9 @@ int wb_open(struct stor *s, const char **errmsg)
     if (s->fl.batch_max > wbs / 4)
         s->fl.batch_max = wbs / 4 > 4096 ? wbs / 4 : 4096;
     int rc = wb_replay(s, errmsg);
+    if (rc == 0)
+        rc = wb_journal_place(s);
     if (rc == 0) {
-        wb_journal_place(s);
         s->q.durable_seq = s->j.head.seq = s->fl.wal_synced_seq = s->j.last_seq;
         wb_spare_open(s);
         rc = wb_seg_open_new(s, s->j.last_seq + 1, true);

@@ -249,8 +249,9 @@ void wb_spare_close(struct stor *s, bool clean);
 void *wb_jprep_main(void *arg);
 /* Reads a whole file into *buf (the caller frees it). 0 or -errno. */
 int wb_read_file(const char *path, char **buf, size_t *n);
-/* Chooses where this run's journal lives and sets s->j.dir and s->j.shm. */
-void wb_journal_place(struct stor *s);
+/* Chooses where this run's journal lives, sets s->j.dir and s->j.shm, and
+ * makes the folder on disk if that is where. 0 or -errno. */
+int wb_journal_place(struct stor *s);
 /* The shared-memory folder dir/journal-shm names, in out; 0 if it names one
  * (it may be gone: a reboot empties a tmpfs), -ENOENT if there is none. */
 int wb_shm_ptr_read(const struct stor *s, char *out, size_t cap);
@@ -294,8 +295,9 @@ void *wb_resolver_main(void *arg);
 /* ---- wb_replay.c ---- */
 
 /* Replays every record set beyond RocksDB's applied sequence number, then
- * removes the journal files (see wb_replay.c). 0, or an error with *errmsg
- * naming the file and offset where a record is bad. */
+ * removes the journal files (see wb_replay.c): at every open, write-back
+ * on or not. 0, or an error with *errmsg naming the file and offset where
+ * a record is bad. */
 int wb_replay(struct stor *s, const char **errmsg);
 
 /* ---- tests only ---- */

@@ -568,7 +568,7 @@ void wb_shm_ptr_remove(const struct stor *s)
 /* Makes a new shared-memory folder for the journal when the options ask for
  * one and the tmpfs has room for everything that may be pending; otherwise
  * the journal stays on disk. Sets s->j.dir. */
-void wb_journal_place(struct stor *s)
+int wb_journal_place(struct stor *s)
 {
     const char *shm = s->o.journal_shm_dir;
     size_t ovmax = s->o.overlay_max_bytes ? s->o.overlay_max_bytes : 256u << 20;
@@ -592,10 +592,11 @@ void wb_journal_place(struct stor *s)
             }
             s->j.shm = true;
             s->j.dir = kv_xmemdup(path, strlen(path) + 1);
-            return;
+            return 0;
         }
     }
     char path[4096];
     snprintf(path, sizeof path, "%s/journal", s->dir);
     s->j.dir = kv_xmemdup(path, strlen(path) + 1);
+    return mkdir(path, 0700) == 0 || errno == EEXIST ? 0 : -errno;
 }

@@ -91,8 +91,6 @@ int wb_replay(struct stor *s, const char **errmsg)
     }
     char dirs[2][4096];
     snprintf(dirs[0], sizeof dirs[0], "%s/journal", s->dir);
-    if (mkdir(dirs[0], 0700) != 0 && errno != EEXIST)
-        return -errno;
     rc = wb_shm_ptr_read(s, dirs[1], sizeof dirs[1]);
     bool had_shm = rc == 0;
     if (rc == KV_ECORRUPT) {
