@@ -611,6 +611,12 @@ static void flusher_files(struct stor *s)
     }
     uint64_t now = stor_mono_us() / 1000;
     if (s->q.nsync_fds && now - s->fl.last_fsync_ms >= 1000) {
+        if (s->q.dir_unsynced) { /* a new file's name, before its records */
+            s->q.dir_unsynced = false;
+            pthread_mutex_unlock(&s->q.mu);
+            (void)wb_fsync_path(s->j.dir);
+            pthread_mutex_lock(&s->q.mu);
+        }
         /* Retired files get their last fsync and are closed; the current
          * one stays for the next second. */
         size_t n = s->q.nsync_fds;

@@ -117,6 +117,7 @@ struct wb_queue {
     size_t nsegs, capsegs;
     int *sync_fds; /* dups of journal files to fsync; the last is current */
     size_t nsync_fds;
+    bool dir_unsynced; /* a journal file was made since the folder's last fsync */
     /* The flusher's last RocksDB write failed (a full disk): its error
      * code, read without the lock by stor_write_error, and RocksDB's text. */
     int werr;
@@ -247,6 +248,8 @@ void wb_seg_close(struct stor *s);
 void wb_spare_open(struct stor *s);
 void wb_spare_close(struct stor *s, bool clean);
 void *wb_jprep_main(void *arg);
+/* fsync of the file or folder at path. 0 or -errno. */
+int wb_fsync_path(const char *path);
 /* Reads a whole file into *buf (the caller frees it). 0 or -errno. */
 int wb_read_file(const char *path, char **buf, size_t *n);
 /* Chooses where this run's journal lives, sets s->j.dir and s->j.shm, and

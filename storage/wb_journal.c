@@ -335,6 +335,16 @@ void wb_spare_close(struct stor *s, bool clean)
     }
 }
 
+int wb_fsync_path(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    int rc = fsync(fd) == 0 ? 0 : -errno;
+    close(fd);
+    return rc;
+}
+
 /* Opens the journal file whose records start at first. at_start: the
  * daemon is not serving yet, so with jzero and no spare the file is
  * written with zeros here rather than only allocated. */
@@ -352,6 +362,18 @@ int wb_seg_open_new(struct stor *s, uint64_t first, bool at_start)
         bool zeroed = s->jp.zero && at_start && zero_fill(fd, seg_max(s), NULL) == 0;
         if (!zeroed && !s->j.shm)
             (void)fallocate(fd, 0, 0, (off_t)seg_max(s));
+        /* The file's name must outlive a power loss as its records do:
+         * under always before any of them is acknowledged, under everysec
+         * within the second, by the flusher (a spare's rename was made
+         * durable already). A shared-memory journal outlives no reboot. */
+        int rc = 0;
+        if (!s->j.shm && s->o.fsync == STOR_FSYNC_ALWAYS)
+            rc = wb_fsync_path(s->j.dir);
+        if (rc) {
+            close(fd);
+            unlink(path);
+            return rc;
+        }
     }
     s->j.fd = fd;
     s->j.cur.first = first;
@@ -361,13 +383,14 @@ int wb_seg_open_new(struct stor *s, uint64_t first, bool at_start)
         /* The flusher fsyncs its own descriptor: the executor may close
          * and replace j.fd whenever it likes. */
         int d = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+        pthread_mutex_lock(&s->q.mu);
         if (d >= 0) {
-            pthread_mutex_lock(&s->q.mu);
             s->q.sync_fds =
                 kv_xrealloc(s->q.sync_fds, (s->q.nsync_fds + 1) * sizeof *s->q.sync_fds);
             s->q.sync_fds[s->q.nsync_fds++] = d;
-            pthread_mutex_unlock(&s->q.mu);
         }
+        s->q.dir_unsynced = true; /* the new name, with the next fsync */
+        pthread_mutex_unlock(&s->q.mu);
     }
     return 0;
 }
@@ -524,16 +547,6 @@ int wb_shm_ptr_read(const struct stor *s, char *out, size_t cap)
     return rc;
 }
 
-static int fsync_path(const char *path)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    int rc = fsync(fd) == 0 ? 0 : -errno;
-    close(fd);
-    return rc;
-}
-
 /* Writes dir/journal-shm naming folder, durably (it must outlive a power
  * loss no less than the records in RocksDB do). */
 static int shm_ptr_write(const struct stor *s, const char *folder)
@@ -552,7 +565,7 @@ static int shm_ptr_write(const struct stor *s, const char *folder)
     if (rc == 0 && rename(tmp, path) != 0)
         rc = -errno;
     if (rc == 0)
-        rc = fsync_path(s->dir);
+        rc = wb_fsync_path(s->dir);
     if (rc)
         unlink(tmp);
     return rc;

@@ -105,6 +105,49 @@ static void test_wb_journal_replayed_without_writeback(void **state)
     fx_close(s);
 }
 
+/* fsync, wrapped (tests/CMakeLists.txt): counts the calls on the folder
+ * synced_dir names, from any thread. */
+int __real_fsync(int fd);
+int __wrap_fsync(int fd);
+static char synced_dir[400];
+static int dir_syncs;
+
+int __wrap_fsync(int fd)
+{
+    char link[64], path[400];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, path, sizeof path - 1);
+    if (n > 0 && (path[n] = '\0', strcmp(path, synced_dir) == 0))
+        __atomic_add_fetch(&dir_syncs, 1, __ATOMIC_RELAXED);
+    return __real_fsync(fd);
+}
+
+/* A journal file's name outlives a power loss as its records do: the
+ * folder is synced when a file is made, under always before anything in
+ * it can be acknowledged, under everysec by the flusher within a second. */
+static void test_wb_journal_folder_synced(void **state)
+{
+    struct fx *f = *state;
+    char real[400];
+    snprintf(synced_dir, sizeof synced_dir, "%s/journal", f->dir);
+    for (int always = 1; always >= 0; always--) {
+        __atomic_store_n(&dir_syncs, 0, __ATOMIC_RELAXED);
+        struct stor_opts x = {.fsync = always ? STOR_FSYNC_ALWAYS : STOR_FSYNC_EVERYSEC,
+                              .journal_segment_bytes = 4096};
+        struct stor *s = wb_open_ok(f->dir, &x);
+        assert_non_null(realpath(synced_dir, real)); /* /proc names the resolved path */
+        snprintf(synced_dir, sizeof synced_dir, "%s", real);
+        if (always) /* the first file, made at the open */
+            assert_true(__atomic_load_n(&dir_syncs, __ATOMIC_RELAXED) >= 1);
+        commit_puts(s, "big", 100, "0123456789abcdef0123456789abcdef0123456789abcdef", 48);
+        assert_int_equal(stor_sync(s), 0); /* past 4 KiB: a new file */
+        for (int t = 0; t < 300 && !__atomic_load_n(&dir_syncs, __ATOMIC_RELAXED); t++)
+            usleep(10 * 1000);
+        assert_true(__atomic_load_n(&dir_syncs, __ATOMIC_RELAXED) >= 1);
+        fx_close(s);
+    }
+}
+
 /* A journal file on disk is preallocated; a killed daemon leaves its
  * unwritten end as zeros, which is the end of its records, and a record cut
  * short before them is a torn write like any other. */
@@ -525,6 +568,7 @@ int main(int argc, char **argv)
         T(test_wb_journal_replay_clean_and_unsynced),
         T(test_wb_journal_replay_torn_last_record),
         T(test_wb_journal_replayed_without_writeback),
+        T(test_wb_journal_folder_synced),
         T(test_wb_journal_replay_preallocated_tail),
         T(test_wb_journal_replay_bad_checksum_refuses),
         T(test_wb_journal_always_zeroed_files),
