@@ -1,13 +1,13 @@
 /*
- * db_util — glob patterns and the number formats Redis's replies and stored
- * values use. Written from Redis's documented behaviour: strict integers,
- * %.17Lf human long doubles, %.17g scores.
+ * db_util — Redis's glob patterns (KEYS, SCAN MATCH, PUBSUB CHANNELS, ...),
+ * written from its documented behaviour, and whole reads and writes of a
+ * file with a running CRC-32C (the counts file a clean shutdown saves).
+ * Redis's number formats are the base's (kv_num.h).
  */
 #include "db_int.h"
 
 #include <ctype.h>
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <unistd.h>
 
