@@ -50,7 +50,7 @@ struct srv_conf {
     int64_t flush_batch_bytes;
     int flush_interval_ms;
     int64_t overlay_max_bytes;
-    int flusher_threads;     /* 0: one per 4 CPUs, 1 to 4 */
+    int flusher_threads;     /* 0: by the CPUs (stor.h, stor_opts) */
     int io_threads;          /* reply writers, the loop included (srv_io) */
     int64_t min_free_disk;   /* below it, write commands are refused (MISCONF) */
     char *journal_shm_dir;   /* NULL: the journal stays on disk */

@@ -5,9 +5,10 @@
  *     INFO latencystats (chosen percentiles) and LATENCY HISTOGRAM
  *     (cumulative counts at powers of two);
  *   - the latency monitor (latency-monitor-threshold): for each event class
- *     ("command", "fast-command", "expire-cycle"), the last 160 seconds in
- *     which something took at least the threshold, read by LATENCY LATEST,
- *     HISTORY, GRAPH and DOCTOR.
+ *     ("command", "fast-command", and the loop's own stages: "expire-cycle",
+ *     "journal-write", "writeback-housekeeping", "keyf-rebuild"), the last
+ *     160 seconds in which something took at least the threshold, read by
+ *     LATENCY LATEST, HISTORY, GRAPH and DOCTOR.
  *
  * A histogram is log-linear: exact below 128 ns, then 64 buckets per power
  * of two, so a percentile is within 1.6% (Redis's HdrHistogram keeps two

@@ -15,10 +15,11 @@
  * the queued record sets to the crash-safe journal (and fsyncs it with
  * appendfsync always; under everysec and no the journal can live in a
  * shared-memory folder, o->journal_shm_dir, with RocksDB's WAL as the disk
- * log). A flusher thread writes them to RocksDB in large batches; stor_housekeep() then drops what
- * became durable from the overlay and the journal. On open, whatever the journal holds beyond
- * RocksDB's last applied sequence number is replayed. Without write-back, stor_commit() writes
- * RocksDB directly.
+ * log). A flusher thread writes them to RocksDB in large batches;
+ * stor_housekeep() then drops what became durable from the overlay and the
+ * journal. Without write-back, stor_commit() writes RocksDB directly. On
+ * every open, write-back or not, whatever a journal holds beyond RocksDB's
+ * last applied sequence number is replayed first.
  *
  * Read path: stor_get() for point reads, struct stor_it for ordered ranges;
  * both see the overlay first, so every write is readable at once.
@@ -69,8 +70,8 @@ struct stor_opts {
                                * of write_buffer_bytes) */
     int flush_interval_ms;    /* the flusher waits this long to fill a batch (0: none) */
     /* Threads writing a flush batch to RocksDB at once, each a share of its
-     * keys (0: one per 4 CPUs, 1 to 4, while writes keep coming, and one
-     * per CPU, up to 8, once they stop): RocksDB's memtable inserts are
+     * keys (0: while writes keep coming 1 below 8 CPUs, 2 from 8, 4 from 16;
+     * once they stop, one per CPU, up to 8): RocksDB's memtable inserts are
      * most of the flusher's work, and they run in parallel. */
     int flusher_threads;
     size_t overlay_max_bytes;     /* back-pressure above this much pending data (0: 256 MiB) */
@@ -117,9 +118,10 @@ void stor_close_abandon(struct stor *s);
  * 0, or -errno when the journal cannot be written (nothing may be
  * acknowledged then). A no-op without write-back. */
 int stor_sync(struct stor *s);
-/* Drops from the overlay and the journal what the flusher made durable; does
- * the once-a-second fsync of appendfsync everysec. Call between operations,
- * often (every loop iteration). */
+/* Drops from the overlay and the journal's queue what the flusher made
+ * durable, a bounded slice a call (the flusher itself does appendfsync
+ * everysec's fsync). Call between operations, often (every loop
+ * iteration). */
 void stor_housekeep(struct stor *s);
 /* Waits until every committed record set is in RocksDB. */
 int stor_drain(struct stor *s);
