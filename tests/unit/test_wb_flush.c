@@ -536,14 +536,7 @@ static void rs_fold(void *arg)
 static void test_wb_flush_resolve_in_order(void **state)
 {
     struct fx *f = *state;
-    struct stor_opts o = {.dir = f->dir,
-                          .block_cache_bytes = 8u << 20,
-                          .write_buffer_bytes = 4u << 20,
-                          .background_jobs = 2};
-    struct stor *s = NULL;
-    const char *err = NULL;
-    assert_int_equal(stor_open(&s, &o, &err), 0); /* no write-back: straight to RocksDB */
-    fx_hold(s);
+    struct stor *s = open_without_wb(f->dir); /* straight to RocksDB */
     struct stor_batch b;
     stor_batch_init(&b);
     char k[16], v[16];

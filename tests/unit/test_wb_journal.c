@@ -83,14 +83,7 @@ static void test_wb_journal_replayed_without_writeback(void **state)
     struct fx *f = *state;
     char path[400];
     journal_of_50(f->dir, path, sizeof path);
-    struct stor_opts o = {.dir = f->dir,
-                          .block_cache_bytes = 8u << 20,
-                          .write_buffer_bytes = 4u << 20,
-                          .background_jobs = 2};
-    struct stor *s = NULL;
-    const char *err = NULL;
-    assert_int_equal(stor_open(&s, &o, &err), 0);
-    fx_hold(s);
+    struct stor *s = open_without_wb(f->dir);
     struct stor_wb_stats st;
     stor_wb_stats(s, &st);
     assert_int_equal(st.replayed_sets, 50);

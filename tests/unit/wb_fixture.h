@@ -50,6 +50,22 @@ static inline struct stor *wb_open_hooked(const char *dir, const struct stor_opt
     return s;
 }
 
+/* Opens an engine in dir with write-back off, as wb_open_dir's options
+ * otherwise; the teardown closes it. */
+static inline struct stor *open_without_wb(const char *dir)
+{
+    struct stor_opts o = {.dir = dir,
+                          .block_cache_bytes = 8u << 20,
+                          .write_buffer_bytes = 4u << 20,
+                          .background_jobs = 2};
+    struct stor *s = NULL;
+    const char *err = NULL;
+    int rc = stor_open(&s, &o, &err);
+    if (rc)
+        fail_msg("stor_open: %d %s", rc, err ? err : "");
+    return fx_hold(s);
+}
+
 static inline struct stor *wb_open_ok(const char *dir, const struct stor_opts *extra)
 {
     return wb_open_hooked(dir, extra, NULL);
