@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Quick start, second command: installs what is missing, builds, and runs
-# every test — the release build, then the ASan+UBSan build.
+# Quick start, second command: installs what is missing, checks the
+# sources' layout, builds, and runs every test in the release build, then
+# the ASan+UBSan build, then the TSan build, and a short run of every
+# benchmark.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
