@@ -121,15 +121,15 @@ int __wrap_fsync(int fd)
 static void test_wb_journal_folder_synced(void **state)
 {
     struct fx *f = *state;
-    char real[400];
-    snprintf(synced_dir, sizeof synced_dir, "%s/journal", f->dir);
+    char real[300];
+    /* /proc names the resolved path; set before any flusher reads it. */
+    assert_non_null(realpath(f->dir, real));
+    snprintf(synced_dir, sizeof synced_dir, "%s/journal", real);
     for (int always = 1; always >= 0; always--) {
         __atomic_store_n(&dir_syncs, 0, __ATOMIC_RELAXED);
         struct stor_opts x = {.fsync = always ? STOR_FSYNC_ALWAYS : STOR_FSYNC_EVERYSEC,
                               .journal_segment_bytes = 4096};
         struct stor *s = wb_open_ok(f->dir, &x);
-        assert_non_null(realpath(synced_dir, real)); /* /proc names the resolved path */
-        snprintf(synced_dir, sizeof synced_dir, "%s", real);
         if (always) /* the first file, made at the open */
             assert_true(__atomic_load_n(&dir_syncs, __ATOMIC_RELAXED) >= 1);
         commit_puts(s, "big", 100, "0123456789abcdef0123456789abcdef0123456789abcdef", 48);
