@@ -73,6 +73,46 @@ static void test_srv_config_rewrite(void **state)
     h_destroy(&t);
 }
 
+/* shmkv.conf, the documented example, starts shmkvd and sets every
+ * parameter to what a daemon started without it has: CONFIG GET * of the
+ * two agrees but for what the test sets on the command line. */
+static void test_srv_example_conf(void **state)
+{
+    redisContext *c = *state;
+    struct server t;
+    h_prepare(&t, "example");
+    start_with_conf(&t, SHMKV_CONF_PATH);
+    redisContext *e = h_connect_port(t.port);
+    assert_non_null(e);
+    redisReply *want = H_CMD(c, "CONFIG GET *"), *got = H_CMD(e, "CONFIG GET *");
+    assert_int_equal(got->type, REDIS_REPLY_ARRAY);
+    assert_int_equal(got->elements, want->elements);
+    static const char *const own[] = {"port", "bind", "dir", "unixsocket", "loglevel"};
+    size_t compared = 0;
+    for (size_t i = 0; i + 1 < got->elements; i += 2) {
+        const char *name = got->element[i]->str;
+        bool skip = false;
+        for (size_t k = 0; k < sizeof own / sizeof own[0]; k++)
+            skip |= strcmp(name, own[k]) == 0;
+        size_t j = 0;
+        while (j < want->elements && strcmp(want->element[j]->str, name) != 0)
+            j += 2;
+        assert_true(j < want->elements);
+        if (skip)
+            continue;
+        if (strcmp(got->element[i + 1]->str, want->element[j + 1]->str) != 0)
+            fail_msg("shmkv.conf sets %s to \"%s\", the default is \"%s\"", name,
+                     got->element[i + 1]->str, want->element[j + 1]->str);
+        compared++;
+    }
+    assert_true(compared > 30);
+    freeReplyObject(want);
+    freeReplyObject(got);
+    redisFree(e);
+    assert_int_equal(h_stop(&t), 0);
+    h_destroy(&t);
+}
+
 static void test_srv_config_info_command(void **state)
 {
     redisContext *c = *state;
@@ -668,6 +708,7 @@ int main(void)
 #define T(fn) cmocka_unit_test_setup_teardown(fn, each_setup, each_teardown)
     const struct CMUnitTest tests[] = {
         T(test_srv_config_rewrite),
+        T(test_srv_example_conf),
         T(test_srv_config_info_command),
         T(test_srv_slowlog),
         T(test_srv_latency),
