@@ -3,7 +3,7 @@
 # each server's main thread (shmkvd's event loop), counted by valgrind's
 # callgrind: a figure that does not move with the machine's load, for
 # comparing builds on a shared VM where CPU time per SET varies by ±10%
-# from round to round (docs/daemon.md, "Counting instructions").
+# from round to round (docs/daemon.md, "The hot path").
 #
 #   bench/instr_bench.sh [--requests N] [--test TEST] [--keep DIR] [--out FILE] [SERVER ...]
 #

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # thread_cpu.sh — SET (or another write) at pipeline 16 against fresh
 # servers in alternated rounds, with each server thread's CPU per request:
-# which thread sets the rate (docs/daemon.md, "Performance").
+# which thread sets the rate (docs/daemon.md, "The hot path").
 #
 #   bench/thread_cpu.sh [--requests N] [--rounds R] [--data-size B] [--test T] [--out FILE] [SERVER ...]
 #
@@ -69,8 +69,8 @@ T=${test^^} # the request's name in the tables
 rows=""
 for r in $(seq 1 "$rounds"); do
     # Even rounds run the servers in the reverse order: whichever runs
-    # first in a round measured a few percent apart from its place alone
-    # (docs/daemon.md, session 32), and the paired ratios are by round.
+    # first in a round measured a few percent apart from its place alone,
+    # and the paired ratios are by round.
     order=("${servers[@]}")
     if [ $((r % 2)) -eq 0 ]; then
         order=()

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # walk_bench.sh — the first walks right after a burst of writes, against
 # redis-server and shmkvd, same machine, same run, as a Markdown table of
-# medians (docs/daemon.md, "The first walk after a burst").
+# medians (docs/writeback.md, "The overlay").
 #
 #   bench/walk_bench.sh [--burst N] [--runs R] [--out FILE] [SERVER ...]
 #

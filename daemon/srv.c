@@ -965,12 +965,14 @@ int srv_main(void)
         srv_log(LOG_WARNING, "cannot open storage in %s: %s", srv.conf.dir, err ? err : "");
         return 1;
     }
-    if (srv.conf.writeback) {
-        struct stor_wb_stats w;
-        stor_wb_stats(srv.stor, &w);
+    struct stor_wb_stats w;
+    stor_wb_stats(srv.stor, &w);
+    if (w.replayed_sets) /* a killed run's journal, with write-back on or off now */
+        srv_log(LOG_NOTICE, "write-back journal replayed: %llu record sets",
+                (unsigned long long)w.replayed_sets);
+    if (srv.conf.writeback)
         srv_log(LOG_NOTICE, "write-back journal in %s (%s)", w.journal_dir,
                 w.journal_shm ? "shared memory; RocksDB's WAL is the disk log" : "on disk");
-    }
     if (!srv.conf.unixsocket) {
         /* Local clients (libshmkv) reach the cache through a Unix socket:
          * by default one inside the data folder, private to this daemon. */

@@ -431,7 +431,7 @@ void db_note_keys(struct db *d, const struct stor_batch *b)
     }
 }
 
-/* At most this many writes wait for their prior state (db.h, defer_out):
+/* At most this many writes wait for their prior state (db_int.h, defer_out):
  * what a settle may have to read in the event loop, about 10 ms of MultiGet
  * here. Past it, writes read at once, as they did before. */
 #define DB_DEFER_MAX 4096

@@ -1,6 +1,6 @@
 /*
  * db_pick — random members of a large collection without reading it all
- * (SRANDMEMBER, SPOP, HRANDFIELD, ZRANDMEMBER; see db.h, "Pick indexes").
+ * (SRANDMEMBER, SPOP, HRANDFIELD, ZRANDMEMBER; see db_int.h, "Pick indexes").
  *
  * A collection's members lie in one ordered range of the sub family, and
  * nothing there says which member has which rank. A pick index cuts that

@@ -1,5 +1,5 @@
 /*
- * db_zedge — where a sorted set's live score records begin and end (db.h,
+ * db_zedge — where a sorted set's live score records begin and end (db_int.h,
  * "Score-index edges").
  *
  * A popped or removed member's score record stays in RocksDB as a

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The arrows inside a folder, which include directories cannot draw: each
 # file's quoted includes must name headers its layer may use
-# (docs/architecture.md, "Modules and their arrows"). Prints each include
+# (docs/architecture.md, "Module layering"). Prints each include
 # that crosses one and exits 1; exits 0 when there is none.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
