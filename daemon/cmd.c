@@ -701,13 +701,17 @@ void cmd_call(struct conn *c, const struct cmd *cmd)
     cmd_tracking_begin(c);
     /* "new" and "expired" events: the storage layer notes the keys this
      * command creates and the expired ones it replaces or deletes. */
-    db_track_events(srv.db, cmd_notify_on(SRV_NOTIFY_NEW), cmd_notify_on(SRV_NOTIFY_EXPIRED));
-    db_vec_clear(db_created(srv.db));
+    bool events = cmd_notify_on(SRV_NOTIFY_NEW) || cmd_notify_on(SRV_NOTIFY_EXPIRED);
+    if (events)
+        db_track_events(srv.db, cmd_notify_on(SRV_NOTIFY_NEW) ? &srv.created : NULL,
+                        cmd_notify_on(SRV_NOTIFY_EXPIRED) ? &srv.expired : NULL);
+    db_vec_clear(&srv.created);
     cmd->fn(c);
-    db_track_events(srv.db, false, false);
+    if (events)
+        db_track_events(srv.db, NULL, NULL);
     db_tidy(srv.db); /* inside the cache transaction: it may commit */
     cmd_notify_new_rest();
-    db_vec_clear(db_expired(srv.db)); /* a failed commit's */
+    db_vec_clear(&srv.expired); /* a failed commit's */
     srv_cache_end();
     if (c->tflags) {
         cmd_tracking_read(c, cmd);
@@ -1186,15 +1190,15 @@ static bool blocked_on(const struct conn *c, unsigned dbi, const char *k, size_t
     return false;
 }
 
-void cmd_on_commit(void *arg, const struct stor_batch *b)
+void cmd_on_commit(void *arg, const struct stor_batch *b, int flags)
 {
     (void)arg;
     srv_cache_apply(b); /* before anything can be acknowledged */
-    if (db_tidying(srv.db))
+    if (flags & DB_COMMIT_TIDY)
         return; /* a collection rewritten as it was: nobody's key changed */
     /* "expired": keys seen for the last time after their expiry, whether
      * active expiry deleted them or a command replaced them first. */
-    struct db_vec *ex = db_expired(srv.db);
+    struct db_vec *ex = &srv.expired;
     for (size_t i = 0; i < ex->n; i++)
         cmd_notify_publish(SRV_NOTIFY_EXPIRED, "expired", (unsigned)ex->items[i].score,
                            db_vec_ptr(ex, i), db_vec_len(ex, i));

@@ -408,7 +408,7 @@ void cmd_unblock(struct conn *c);
  * timeout would when error is NULL, and unparks it. */
 void cmd_unblock_answer(struct conn *c, const char *error);
 /* Marks watched keys dirty and wakes blocked clients for a committed set. */
-void cmd_on_commit(void *arg, const struct stor_batch *b);
+void cmd_on_commit(void *arg, const struct stor_batch *b, int flags);
 /* COMMAND DOCS [name ...] (cmd_docs.c). */
 void cmd_command_docs(struct conn *c);
 /* Answers the parked clients whose timeout has come (nil), and works out
@@ -504,7 +504,7 @@ void cmd_notify_new_rest(void);
 static inline void cmd_notify(int cls, const char *event, unsigned dbi, const char *key,
                               size_t klen)
 {
-    if (db_created(srv.db)->n)
+    if (srv.created.n)
         cmd_notify_new(dbi, key, klen, false);
     if (cmd_notify_on(cls))
         cmd_notify_publish(cls, event, dbi, key, klen);

@@ -339,7 +339,7 @@ void cmd_notify_publish(int cls, const char *event, unsigned dbi, const char *ke
 
 void cmd_notify_new(unsigned dbi, const char *key, size_t klen, bool always)
 {
-    struct db_vec *v = db_created(srv.db);
+    struct db_vec *v = &srv.created;
     for (size_t j = 0; j < v->n; j++) {
         if (v->items[j].score == (double)dbi && db_vec_len(v, j) == klen &&
             !memcmp(db_vec_ptr(v, j), key, klen)) {
@@ -354,7 +354,7 @@ void cmd_notify_new(unsigned dbi, const char *key, size_t klen, bool always)
 
 void cmd_notify_new_rest(void)
 {
-    struct db_vec *v = db_created(srv.db);
+    struct db_vec *v = &srv.created;
     for (size_t j = 0; j < v->n; j++)
         if (v->items[j].score >= 0)
             cmd_notify_publish(SRV_NOTIFY_NEW, "new", (unsigned)v->items[j].score, db_vec_ptr(v, j),

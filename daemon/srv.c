@@ -789,10 +789,11 @@ static void active_expire(void)
     bool more = true;
     while (more && mono_us() - t0 < limit) {
         uint64_t reaped = 0;
-        db_track_events(srv.db, false, cmd_notify_on(SRV_NOTIFY_EXPIRED)); /* "expired" events */
+        /* "expired" events */
+        db_track_events(srv.db, NULL, cmd_notify_on(SRV_NOTIFY_EXPIRED) ? &srv.expired : NULL);
         int rc = db_reap(srv.db, EXPIRE_BUDGET, &reaped, &more);
-        db_track_events(srv.db, false, false);
-        db_vec_clear(db_expired(srv.db));
+        db_track_events(srv.db, NULL, NULL);
+        db_vec_clear(&srv.expired);
         if (rc) {
             srv_log(LOG_WARNING, "active expiry: %s %s", kv_strerror(rc), stor_errmsg());
             return;
@@ -996,6 +997,8 @@ int srv_main(void)
             di.counts_loaded ? "at the last shutdown" : "by a scan",
             (unsigned long long)(srv_mstime() - t_count));
     db_set_on_commit(srv.db, cmd_on_commit, NULL);
+    db_vec_init(&srv.created);
+    db_vec_init(&srv.expired);
     srv_conf_changed();
     if (srv_cache_open() != 0)
         goto fail;
@@ -1115,6 +1118,8 @@ out:
     srv_cache_destroy();
     db_free(srv.db);
     srv.db = NULL;
+    db_vec_destroy(&srv.created);
+    db_vec_destroy(&srv.expired);
     stor_close(srv.stor); /* every commit is in the WAL: closing is all it takes */
     srv_slowlog_reset();
     for (size_t i = 0; srv.cursors && i < CURSOR_SLOTS; i++)

@@ -212,6 +212,9 @@ struct srv {
     struct stor *stor;
     struct shmc_w *cache; /* the shared-memory cache, NULL when disabled */
     struct db *db;
+    /* Keyspace events' facts, which the type layer gathers into them while
+     * a command asks (db_track_events): keys created, keys seen expired. */
+    struct db_vec created, expired;
     int epfd;
     int lfd[SRV_MAX_BIND + 1];
     int nlfd;

@@ -80,8 +80,6 @@ int db_init(struct db *d, struct stor *s, const struct db_opts *o)
         d->o.max_string = 512ull << 20;
     stor_batch_init(&d->b);
     d->scache_max = DB_SCACHE_MEMBERS;
-    db_vec_init(&d->created);
-    db_vec_init(&d->expired);
     /* Seed the version counter and the sampler from the kernel: versions
      * from two runs within one millisecond must still differ. */
     uint64_t seed = 0;
@@ -111,8 +109,6 @@ void db_destroy(struct db *d)
     free(d->priors);
     d->priors = NULL;
     d->npriors = d->cappriors = 0;
-    db_vec_destroy(&d->created);
-    db_vec_destroy(&d->expired);
 }
 
 int db_create(struct db **out, struct stor *s, const struct db_opts *o)
@@ -149,36 +145,22 @@ void db_set_cache(struct db *d, const struct db_cache_ops *ops, void *arg)
     d->cache_arg = arg;
 }
 
-void db_set_on_commit(struct db *d, void (*fn)(void *arg, const struct stor_batch *b), void *arg)
+void db_set_on_commit(struct db *d, void (*fn)(void *arg, const struct stor_batch *b, int flags),
+                      void *arg)
 {
     d->on_commit = fn;
     d->on_commit_arg = arg;
 }
 
-void db_track_events(struct db *d, bool new_keys, bool expired)
+void db_track_events(struct db *d, struct db_vec *created, struct db_vec *expired)
 {
-    d->track_new = new_keys;
-    d->track_expired = expired;
-}
-
-struct db_vec *db_created(struct db *d)
-{
-    return &d->created;
-}
-
-struct db_vec *db_expired(struct db *d)
-{
-    return &d->expired;
+    d->created = created;
+    d->expired = expired;
 }
 
 uint64_t db_last_commit_ops(const struct db *d)
 {
     return d->last_commit_ops;
-}
-
-bool db_tidying(const struct db *d)
-{
-    return d->tidying;
 }
 
 bool db_coll_hint(const struct db *d)
@@ -235,7 +217,7 @@ void db_begin(struct db *d)
 
 int db_commit(struct db *d)
 {
-    if (d->track_new || d->track_expired)
+    if (d->created || d->expired)
         db_note_keys(d, &d->b);
     d->last_commit_ops = d->b.nops;
     struct db_key_counts kc;
@@ -261,7 +243,7 @@ int db_commit(struct db *d)
             d->defer_done += kc.e[j].defers;
         }
     if (rc == 0 && d->b.nops && d->on_commit)
-        d->on_commit(d->on_commit_arg, &d->b);
+        d->on_commit(d->on_commit_arg, &d->b, d->tidying ? DB_COMMIT_TIDY : 0);
     stor_batch_clear(&d->b);
     return rc;
 }

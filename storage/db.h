@@ -137,25 +137,24 @@ void db_free(struct db *d); /* d may be NULL */
 void db_set_opts(struct db *d, const struct db_opts *o);
 /* Installs the cache's hooks (ops NULL: none); ops must outlive d. */
 void db_set_cache(struct db *d, const struct db_cache_ops *ops, void *arg);
-/* fn(arg, b) is called after every successful commit with the record set
- * just applied: the one place that sees every change (WATCH, blocked
- * clients, caches). */
-void db_set_on_commit(struct db *d, void (*fn)(void *arg, const struct stor_batch *b), void *arg);
-/* Facts for keyspace events, gathered only when asked: with new_keys or
- * expired on, each commit first looks up the committed meta record of
- * every key whose meta record it writes or deletes. db_created gets the
- * keys a write finds absent or expired; db_expired the keys whose
- * committed record had expired, seen for the last time (this commit
- * replaces or deletes it). User key bytes, the db index in the item's
- * score; the caller empties them (db_vec_clear). */
-void db_track_events(struct db *d, bool new_keys, bool expired);
-struct db_vec *db_created(struct db *d);
-struct db_vec *db_expired(struct db *d);
+/* fn(arg, b, flags) is called after every successful commit with the
+ * record set just applied: the one place that sees every change (WATCH,
+ * blocked clients, caches). flags: DB_COMMIT_TIDY for db_tidy's rewrite,
+ * which changes nothing a reply or a reader sees. */
+enum { DB_COMMIT_TIDY = 1 };
+void db_set_on_commit(struct db *d, void (*fn)(void *arg, const struct stor_batch *b, int flags),
+                      void *arg);
+/* Facts for keyspace events, gathered only when asked, into vectors the
+ * caller owns (NULL: not asked; they must outlive the asking): each commit
+ * then first looks up the committed meta record of every key whose meta
+ * record it writes or deletes. created gets the keys a write finds absent
+ * or expired; expired the keys whose committed record had expired, seen
+ * for the last time (this commit replaces or deletes it). User key bytes,
+ * the db index in the item's score; the caller empties them. */
+void db_track_events(struct db *d, struct db_vec *created, struct db_vec *expired);
 /* Records in the last committed record set (0: the last write changed
  * nothing). */
 uint64_t db_last_commit_ops(const struct db *d);
-/* Whether the commit under way is db_tidy's, which changes no reply. */
-bool db_tidying(const struct db *d);
 /* Whether the last key a key context loaded was a hash, set or sorted set
  * (a hint: db_prefetch1f then pays off). */
 bool db_coll_hint(const struct db *d);
@@ -165,7 +164,7 @@ void db_info(const struct db *d, struct db_info *out);
  * under a fresh version, in a record set of its own, so that later walks
  * step over none of those deletes; the old version's records go as a
  * DEL's do (the compaction filter drops them). Nothing a reader sees
- * changes, and on_commit sees db_tidying() true. Also ends the command's
+ * changes, and the commit hook gets DB_COMMIT_TIDY. Also ends the command's
  * count of deletes stepped over. A failed rewrite (a full disk) is
  * dropped: the collection reads as before. */
 void db_tidy(struct db *d);

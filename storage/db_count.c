@@ -383,7 +383,7 @@ static bool meta_write(const struct stor_op *op)
     return op->cf == STOR_CF_META && (op->kind == STOR_OP_PUT || op->kind == STOR_OP_DEL);
 }
 
-/* Fills d->created and d->expired (as asked) from the committed meta
+/* Fills *d->created and *d->expired (as asked) from the committed meta
  * records of the keys whose meta record b writes or deletes, each key
  * looked up once, in the order of its first write; whether it is created
  * depends on its last (MSET may name a key twice, RENAME deletes and
@@ -414,16 +414,16 @@ void db_note_keys(struct db *d, const struct stor_batch *b)
             continue;
         size_t s = key_slot(b, i, seen, cap - 1);
         bool put = lastput[s];
-        if (seen[s] != i + 1 || (!put && !d->track_expired) || db_record_key(b, op, &dbi, &k, &kn))
+        if (seen[s] != i + 1 || (!put && !d->expired) || db_record_key(b, op, &dbi, &k, &kn))
             continue;
         bool was;
         uint64_t exp;
         int rc = committed_meta(d, stor_op_key(b, op), op->klen, op->hash, true, &was, &exp, NULL);
         bool expired = rc == 0 && was && exp && exp <= now;
-        if (expired && d->track_expired)
-            db_vec_push(&d->expired, k, kn, dbi);
-        if (put && d->track_new && rc == 0 && (!was || expired))
-            db_vec_push(&d->created, k, kn, dbi);
+        if (expired && d->expired)
+            db_vec_push(d->expired, k, kn, dbi);
+        if (put && d->created && rc == 0 && (!was || expired))
+            db_vec_push(d->created, k, kn, dbi);
     }
     if (seen != small) {
         free(seen);
@@ -463,7 +463,7 @@ int db_count_keys(struct db *d, struct stor_batch *b, struct db_key_counts *kc)
     if (d->defer_total >= DB_DEFER_MAX) /* take in what was resolved, if it costs no wait */
         stor_resolve_fold_try(d->s, counts_fold, d);
     bool may_defer =
-        !d->track_new && !d->track_expired && d->defer_total < DB_DEFER_MAX && stor_can_defer(d->s);
+        !d->created && !d->expired && d->defer_total < DB_DEFER_MAX && stor_can_defer(d->s);
     size_t pc = 0; /* the next prior, by op */
     for (size_t i = 0; i < b->nops; i++) {
         const struct stor_op *op = &b->ops[i];

@@ -210,16 +210,14 @@ struct db {
     } efloor[256];
     /* Called after every successful commit with the record set just applied:
      * the one place that sees every change (WATCH, blocked clients, caches). */
-    void (*on_commit)(void *arg, const struct stor_batch *b);
+    void (*on_commit)(void *arg, const struct stor_batch *b, int flags);
     void *on_commit_arg;
     /* The read-through cache's hooks (db_set_cache; all NULL: none),
      * copied in: a read tests d->cache.get with no pointer to chase. */
     struct db_cache_ops cache;
     void *cache_arg;
-    /* Facts for keyspace events, gathered only when asked (db.h,
-     * db_track_events). */
-    bool track_new, track_expired;
-    struct db_vec created, expired;
+    /* Where keyspace events' facts go (db_track_events): NULL, not asked. */
+    struct db_vec *created, *expired;
     /* Meta records in each db, and how many of them carry an expiry:
      * counted by one scan in db_init, then kept by every commit. A key
      * counts until its record is deleted, expired or not, as Redis counts
@@ -595,7 +593,7 @@ void db_keyf_rebuild_stop(struct db *d);
 /* Whether db dbi surely holds no key: its count is zero and no write of
  * it waits for its prior state. */
 bool db_surely_empty(const struct db *d, unsigned dbi);
-/* Fills d->created and d->expired (as asked) from the committed records of
+/* Fills *d->created and *d->expired (as asked) from the committed records of
  * the keys b writes (keyspace events). */
 void db_note_keys(struct db *d, const struct stor_batch *b);
 /* Fills kc with what b changes in the key counts, learning for each key

@@ -226,10 +226,28 @@ uint32_t wb_rec_crc(const char *hdr, const char *payload, size_t n);
 struct wb_rec *wb_rec_build(struct stor *s, const struct stor_batch *b, uint64_t seq);
 void wb_rec_free(struct stor *s, struct wb_rec *r);
 /* Walks the ops of a payload: fn(arg, kind, cf, k, kn, v, vn). Returns 0,
- * or KV_ECORRUPT if an op runs past the payload. */
+ * or KV_ECORRUPT if an op runs past the payload. Inline, so that each
+ * caller's fn is inlined into the walk: the commit and housekeeping walk
+ * every record set. */
 typedef void (*wb_op_fn)(void *arg, int kind, int cf, const char *k, size_t kn, const char *v,
                          size_t vn);
-int wb_payload_walk(const char *p, size_t n, wb_op_fn fn, void *arg);
+static inline int wb_payload_walk(const char *p, size_t n, wb_op_fn fn, void *arg)
+{
+    size_t off = 0;
+    while (off < n) {
+        if (n - off < 10)
+            return KV_ECORRUPT;
+        int kind = (unsigned char)p[off], cf = (unsigned char)p[off + 1];
+        uint32_t kn = enc_get_u32(p + off + 2), vn = enc_get_u32(p + off + 6);
+        if (kind < STOR_OP_PUT || kind > STOR_OP_DELRANGE || cf >= STOR_CF_COUNT ||
+            kn > n - off - 10 || vn > n - off - 10 - kn)
+            return KV_ECORRUPT;
+        fn(arg, kind, cf, p + off + 10, kn, p + off + 10 + kn, vn);
+        off += 10 + kn + vn;
+    }
+    return 0;
+}
+
 /* A wb_op_fn that appends each op to t's WriteBatch. */
 struct wb_to_batch {
     struct stor *s;
