@@ -947,6 +947,7 @@ int srv_main(void)
     srv_idle_init(&srv.idle, SRV_IDLE_GEN_KEYS, srv.start_ms);
     srv.limits.max_args = INT32_MAX;
     srv.limits.max_inline = 64 * 1024;
+    srv_conf_report_inert(&srv.conf);
 
     struct stor_opts so = {.dir = srv.conf.dir,
                            .block_cache_bytes = (size_t)srv.conf.block_cache_bytes,

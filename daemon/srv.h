@@ -65,6 +65,11 @@ struct srv_conf {
     int latency_npcts;
     int64_t tracking_table_max_keys; /* CLIENT TRACKING's table; 0: no limit */
     int notify_keyspace_events;      /* SRV_NOTIFY_* classes */
+    /* The Redis directives shmkvd keeps without applying them, each as
+     * CONFIG GET shows it (srv_conf_redis.h): one string a directive. */
+    char **inert;
+    bool *inert_named; /* named by the file or the command line */
+    bool save_loaded;  /* the file or command line named save: later lines add pairs */
 };
 
 /* Keyspace notification classes (notify-keyspace-events): where events go

@@ -3,6 +3,7 @@
  */
 #include "srv_conf.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,25 @@
 
 const char *srv_conf_file;
 
-enum ptype { P_INT, P_MEM, P_STR, P_BOOL, P_ENUM, P_OCTAL, P_BIND, P_CONST, P_PCTS, P_NOTIFY };
+enum ptype {
+    P_INT,
+    P_MEM,
+    P_STR,
+    P_BOOL,
+    P_ENUM,
+    P_OCTAL,
+    P_BIND,
+    P_PCTS,
+    P_NOTIFY,
+    /* Only Redis directives kept without being applied (srv_conf_redis.h). */
+    P_SAVE,      /* save: seconds changes pairs */
+    P_COBL,      /* client-output-buffer-limit: class hard soft seconds */
+    P_OOMV,      /* oom-score-adj-values: three values */
+    P_REPLICAOF, /* replicaof host port | no one */
+    P_MEMPCT,    /* a memory value or a percentage */
+    P_HOST,      /* a hostname */
+    P_TITLE,     /* proc-title-template */
+};
 
 struct param {
     const char *name;
@@ -25,7 +44,11 @@ struct param {
     bool runtime;             /* CONFIG SET may change it */
     int64_t min, max;         /* P_INT / P_MEM bounds */
     const char *const *names; /* P_ENUM values, index = stored int */
-    const char *constval;     /* P_CONST: what CONFIG GET reports */
+    /* Set for a Redis directive shmkvd keeps without applying: its default,
+     * as CONFIG GET shows it; the value lives in srv_conf.inert. */
+    const char *dflt;
+    const char *alias; /* another name of the directive named here */
+    bool protect;      /* CONFIG SET only with enable-protected-configs */
 };
 
 static const char *const loglevels[] = {"debug", "verbose", "notice", "warning", NULL};
@@ -34,60 +57,67 @@ static const char *const fsyncs[] = {"no", "everysec", "always", NULL};
 
 #define OFF(f) offsetof(struct srv_conf, f)
 static const struct param params[] = {
-    {"port", P_INT, OFF(port), false, 0, 65535, NULL, NULL},
-    {"bind", P_BIND, 0, false, 0, 0, NULL, NULL},
-    {"unixsocket", P_STR, OFF(unixsocket), false, 0, 0, NULL, NULL},
-    {"unixsocketperm", P_OCTAL, OFF(unixsocketperm), false, 0, 0777, NULL, NULL},
-    {"dir", P_STR, OFF(dir), false, 0, 0, NULL, NULL},
-    {"requirepass", P_STR, OFF(requirepass), true, 0, 0, NULL, NULL},
-    {"maxclients", P_INT, OFF(maxclients), true, 1, 1000000, NULL, NULL},
-    {"timeout", P_INT, OFF(timeout), true, 0, INT32_MAX, NULL, NULL},
-    {"proto-max-bulk-len", P_MEM, OFF(proto_max_bulk_len), true, 1024 * 1024, INT64_MAX, NULL,
-     NULL},
-    {"databases", P_INT, OFF(databases), false, 1, 256, NULL, NULL},
-    {"loglevel", P_ENUM, OFF(loglevel), true, 0, 0, loglevels, NULL},
-    {"logfile", P_STR, OFF(logfile), false, 0, 0, NULL, NULL},
-    {"daemonize", P_BOOL, OFF(daemonize), false, 0, 1, NULL, NULL},
-    {"pidfile", P_STR, OFF(pidfile), false, 0, 0, NULL, NULL},
-    {"hz", P_INT, OFF(hz), true, 1, 500, NULL, NULL},
-    {"block-cache-size", P_MEM, OFF(block_cache_bytes), false, 1024 * 1024, INT64_MAX, NULL, NULL},
-    {"write-buffer-size", P_MEM, OFF(write_buffer_bytes), false, 1024 * 1024, INT64_MAX, NULL,
-     NULL},
-    {"compaction-io-limit", P_MEM, OFF(compaction_io_bytes), false, 0, INT64_MAX, NULL, NULL},
-    {"hash-encoding", P_ENUM, OFF(hash_coding), true, 0, 0, codings, NULL},
-    {"set-encoding", P_ENUM, OFF(set_coding), true, 0, 0, codings, NULL},
-    {"appendfsync", P_ENUM, OFF(appendfsync), false, 0, 0, fsyncs, NULL},
-    {"write-back", P_BOOL, OFF(writeback), false, 0, 1, NULL, NULL},
-    {"flusher-batch-size", P_MEM, OFF(flush_batch_bytes), false, 4096, INT64_MAX, NULL, NULL},
-    {"flusher-interval", P_INT, OFF(flush_interval_ms), false, 0, 10000, NULL, NULL},
-    {"flusher-threads", P_INT, OFF(flusher_threads), false, 0, 64, NULL, NULL},
-    {"io-threads", P_INT, OFF(io_threads), false, 1, 16, NULL, NULL},
-    {"journal-shm-dir", P_STR, OFF(journal_shm_dir), false, 0, 0, NULL, NULL},
-    {"overlay-max-memory", P_MEM, OFF(overlay_max_bytes), false, 1024 * 1024, INT64_MAX, NULL,
-     NULL},
-    {"min-free-disk", P_MEM, OFF(min_free_disk), true, 0, INT64_MAX, NULL, NULL},
-    {"shm-cache-size", P_MEM, OFF(shm_cache_bytes), false, 0, INT64_MAX, NULL, NULL},
-    {"shm-cache-huge-pages", P_BOOL, OFF(shm_huge_pages), false, 0, 1, NULL, NULL},
-    {"shm-cache-max-record", P_MEM, OFF(shm_max_record), false, 64, INT64_MAX, NULL, NULL},
+    {"port", P_INT, OFF(port), false, 0, 65535, NULL, NULL, NULL, false},
+    {"bind", P_BIND, 0, false, 0, 0, NULL, NULL, NULL, false},
+    {"unixsocket", P_STR, OFF(unixsocket), false, 0, 0, NULL, NULL, NULL, false},
+    {"unixsocketperm", P_OCTAL, OFF(unixsocketperm), false, 0, 0777, NULL, NULL, NULL, false},
+    {"dir", P_STR, OFF(dir), false, 0, 0, NULL, NULL, NULL, false},
+    {"requirepass", P_STR, OFF(requirepass), true, 0, 0, NULL, NULL, NULL, false},
+    {"maxclients", P_INT, OFF(maxclients), true, 1, 1000000, NULL, NULL, NULL, false},
+    {"timeout", P_INT, OFF(timeout), true, 0, INT32_MAX, NULL, NULL, NULL, false},
+    {"proto-max-bulk-len", P_MEM, OFF(proto_max_bulk_len), true, 1024 * 1024, INT64_MAX, NULL, NULL,
+     NULL, false},
+    {"databases", P_INT, OFF(databases), false, 1, 256, NULL, NULL, NULL, false},
+    {"loglevel", P_ENUM, OFF(loglevel), true, 0, 0, loglevels, NULL, NULL, false},
+    {"logfile", P_STR, OFF(logfile), false, 0, 0, NULL, NULL, NULL, false},
+    {"daemonize", P_BOOL, OFF(daemonize), false, 0, 1, NULL, NULL, NULL, false},
+    {"pidfile", P_STR, OFF(pidfile), false, 0, 0, NULL, NULL, NULL, false},
+    {"hz", P_INT, OFF(hz), true, 1, 500, NULL, NULL, NULL, false},
+    {"block-cache-size", P_MEM, OFF(block_cache_bytes), false, 1024 * 1024, INT64_MAX, NULL, NULL,
+     NULL, false},
+    {"write-buffer-size", P_MEM, OFF(write_buffer_bytes), false, 1024 * 1024, INT64_MAX, NULL, NULL,
+     NULL, false},
+    {"compaction-io-limit", P_MEM, OFF(compaction_io_bytes), false, 0, INT64_MAX, NULL, NULL, NULL,
+     false},
+    {"hash-encoding", P_ENUM, OFF(hash_coding), true, 0, 0, codings, NULL, NULL, false},
+    {"set-encoding", P_ENUM, OFF(set_coding), true, 0, 0, codings, NULL, NULL, false},
+    {"appendfsync", P_ENUM, OFF(appendfsync), false, 0, 0, fsyncs, NULL, NULL, false},
+    {"write-back", P_BOOL, OFF(writeback), false, 0, 1, NULL, NULL, NULL, false},
+    {"flusher-batch-size", P_MEM, OFF(flush_batch_bytes), false, 4096, INT64_MAX, NULL, NULL, NULL,
+     false},
+    {"flusher-interval", P_INT, OFF(flush_interval_ms), false, 0, 10000, NULL, NULL, NULL, false},
+    {"flusher-threads", P_INT, OFF(flusher_threads), false, 0, 64, NULL, NULL, NULL, false},
+    {"io-threads", P_INT, OFF(io_threads), false, 1, 16, NULL, NULL, NULL, false},
+    {"journal-shm-dir", P_STR, OFF(journal_shm_dir), false, 0, 0, NULL, NULL, NULL, false},
+    {"overlay-max-memory", P_MEM, OFF(overlay_max_bytes), false, 1024 * 1024, INT64_MAX, NULL, NULL,
+     NULL, false},
+    {"min-free-disk", P_MEM, OFF(min_free_disk), true, 0, INT64_MAX, NULL, NULL, NULL, false},
+    {"shm-cache-size", P_MEM, OFF(shm_cache_bytes), false, 0, INT64_MAX, NULL, NULL, NULL, false},
+    {"shm-cache-huge-pages", P_BOOL, OFF(shm_huge_pages), false, 0, 1, NULL, NULL, NULL, false},
+    {"shm-cache-max-record", P_MEM, OFF(shm_max_record), false, 64, INT64_MAX, NULL, NULL, NULL,
+     false},
     {"slowlog-log-slower-than", P_MEM, OFF(slowlog_log_slower_than), true, -1, INT64_MAX, NULL,
-     NULL},
-    {"slowlog-max-len", P_INT, OFF(slowlog_max_len), true, 0, INT32_MAX, NULL, NULL},
-    {"latency-tracking", P_BOOL, OFF(latency_tracking), true, 0, 1, NULL, NULL},
+     NULL, NULL, false},
+    {"slowlog-max-len", P_INT, OFF(slowlog_max_len), true, 0, INT32_MAX, NULL, NULL, NULL, false},
+    {"latency-tracking", P_BOOL, OFF(latency_tracking), true, 0, 1, NULL, NULL, NULL, false},
     {"latency-monitor-threshold", P_INT, OFF(latency_monitor_threshold), true, 0, INT32_MAX, NULL,
-     NULL},
-    {"latency-tracking-info-percentiles", P_PCTS, 0, true, 0, 0, NULL, NULL},
-    {"notify-keyspace-events", P_NOTIFY, 0, true, 0, 0, NULL, NULL},
-    {"tracking-table-max-keys", P_MEM, OFF(tracking_table_max_keys), true, 0, INT64_MAX, NULL,
-     NULL},
-    /* Redis parameters tools ask about: shmkv persists through RocksDB, not
-     * RDB snapshots or an AOF. */
-    {"save", P_CONST, 0, false, 0, 0, NULL, ""},
-    {"appendonly", P_CONST, 0, false, 0, 0, NULL, "no"},
-    {"maxmemory", P_CONST, 0, false, 0, 0, NULL, "0"},
-    /* io-threads write replies only (srv_io.h): reads stay on the loop. */
-    {"io-threads-do-reads", P_CONST, 0, false, 0, 0, NULL, "no"},
+     NULL, NULL, false},
+    {"latency-tracking-info-percentiles", P_PCTS, 0, true, 0, 0, NULL, NULL, NULL, false},
+    {"notify-keyspace-events", P_NOTIFY, 0, true, 0, 0, NULL, NULL, NULL, false},
+    {"tracking-table-max-keys", P_MEM, OFF(tracking_table_max_keys), true, 0, INT64_MAX, NULL, NULL,
+     NULL, false},
 };
-#define NPARAMS (sizeof params / sizeof params[0])
+#define NAPPLIED (sizeof params / sizeof params[0])
+
+#include "srv_conf_redis.h"
+#define NINERT (sizeof inert_params / sizeof inert_params[0])
+#define NPARAMS (NAPPLIED + NINERT)
+
+/* Every parameter, the applied ones first: CONFIG GET *'s order. */
+static const struct param *param_at(size_t i)
+{
+    return i < NAPPLIED ? &params[i] : &inert_params[i - NAPPLIED];
+}
 
 static char *xstrdup(const char *s)
 {
@@ -135,6 +165,11 @@ void srv_conf_init(struct srv_conf *c)
     c->latency_pcts[2] = 99.9;
     c->latency_npcts = 3;
     c->tracking_table_max_keys = 1000000;
+    c->inert = kv_xcalloc(NINERT, sizeof *c->inert);
+    c->inert_named = kv_xcalloc(NINERT, sizeof *c->inert_named);
+    for (size_t i = 0; i < NINERT; i++)
+        if (!inert_params[i].alias)
+            c->inert[i] = xstrdup(inert_params[i].dflt);
 }
 
 void srv_conf_free(struct srv_conf *c)
@@ -147,15 +182,40 @@ void srv_conf_free(struct srv_conf *c)
     free(c->logfile);
     free(c->pidfile);
     free(c->journal_shm_dir);
+    for (size_t i = 0; c->inert && i < NINERT; i++)
+        free(c->inert[i]);
+    free(c->inert);
+    free(c->inert_named);
     memset(c, 0, sizeof *c);
 }
 
 static const struct param *find(const char *name, size_t n)
 {
-    for (size_t i = 0; i < NPARAMS; i++)
-        if (strlen(params[i].name) == n && strncasecmp(params[i].name, name, n) == 0)
-            return &params[i];
+    for (size_t i = 0; i < NPARAMS; i++) {
+        const struct param *p = param_at(i);
+        if (strlen(p->name) == n && strncasecmp(p->name, name, n) == 0)
+            return p;
+    }
     return NULL;
+}
+
+/* p's place in param_at's order. */
+static size_t param_index(const struct param *p)
+{
+    return p >= params && p < params + NAPPLIED ? (size_t)(p - params)
+                                                : NAPPLIED + (size_t)(p - inert_params);
+}
+
+/* The directive an alias names (itself for any other). */
+static const struct param *canonical(const struct param *p)
+{
+    return p->alias ? find(p->alias, strlen(p->alias)) : p;
+}
+
+/* Where a kept Redis directive's value lives in c->inert. */
+static char **inert_value(const struct srv_conf *c, const struct param *p)
+{
+    return &c->inert[canonical(p) - inert_params];
 }
 
 /* Redis's memory units: k/m/g are powers of 1000, kb/mb/gb of 1024. */
@@ -219,10 +279,277 @@ static int notify_parse(const char *v, int *flags, const char **err)
     return 0;
 }
 
-/* Applies one value; 0 or -1 with *err. */
-static int apply(struct srv_conf *c, const struct param *p, const char **argv, int argc,
+/* ---- the Redis directives kept without being applied ---- */
+
+/* The arguments as words: a file line's or a command line's arguments are
+ * words already, CONFIG SET's one value is split at spaces. At most cap;
+ * -1 past it. The words point into buf (of bufcap bytes). */
+static int words(const char **argv, int argc, char *buf, size_t bufcap, const char **w, int cap)
+{
+    size_t used = 0;
+    int n = 0;
+    for (int i = 0; i < argc; i++) {
+        size_t len = strlen(argv[i]);
+        if (used + len + 1 > bufcap)
+            return -1;
+        char *s = buf + used;
+        memcpy(s, argv[i], len + 1);
+        used += len + 1;
+        for (char *tok = strtok(s, " "); tok; tok = strtok(NULL, " ")) {
+            if (n == cap)
+                return -1;
+            w[n++] = tok;
+        }
+    }
+    return n;
+}
+
+static bool int_word(const char *s, int64_t lo, int64_t hi, int64_t *out)
+{
+    int64_t v;
+    if (kv_str2ll(s, strlen(s), &v) || v < lo || v > hi)
+        return false;
+    *out = v;
+    return true;
+}
+
+/* client-output-buffer-limit: updates the classes words name in cur (the
+ * three of them, as CONFIG GET shows them) into out. */
+static int cobl_apply(const char *cur, const char **w, int n, char *out, size_t cap,
+                      const char **err)
+{
+    static const char *const classes[] = {"normal", "slave", "pubsub"};
+    long long v[3][3] = {{0}};
+    if (sscanf(cur, "normal %lld %lld %lld slave %lld %lld %lld pubsub %lld %lld %lld", &v[0][0],
+               &v[0][1], &v[0][2], &v[1][0], &v[1][1], &v[1][2], &v[2][0], &v[2][1],
+               &v[2][2]) != 9) {
+        *err = "corrupt client-output-buffer-limit";
+        return -1;
+    }
+    if (n % 4) { /* none at all changes nothing, as in Redis */
+        *err = "Wrong number of arguments in buffer limit configuration.";
+        return -1;
+    }
+    for (int i = 0; i < n; i += 4) {
+        int k = !strcasecmp(w[i], "normal")                                  ? 0
+                : !strcasecmp(w[i], "replica") || !strcasecmp(w[i], "slave") ? 1
+                : !strcasecmp(w[i], "pubsub")                                ? 2
+                                                                             : -1;
+        if (k < 0) {
+            *err = "Invalid client class specified in buffer limit configuration.";
+            return -1;
+        }
+        int64_t hard, soft, secs;
+        if (!parse_mem(w[i + 1], &hard) || !parse_mem(w[i + 2], &soft) ||
+            !int_word(w[i + 3], 0, INT64_MAX, &secs) || hard < 0 || soft < 0) {
+            *err = "Error in hard, soft or soft_seconds setting in buffer limit configuration.";
+            return -1;
+        }
+        v[k][0] = hard;
+        v[k][1] = soft;
+        v[k][2] = secs;
+    }
+    size_t used = 0;
+    for (int k = 0; k < 3; k++)
+        used += (size_t)snprintf(out + used, cap - used, "%s%s %lld %lld %lld", k ? " " : "",
+                                 classes[k], v[k][0], v[k][1], v[k][2]);
+    return 0;
+}
+
+/* proc-title-template as Redis checks it: {{ and }} stand for braces, {name}
+ * for a known variable, and what the template gives with an empty title
+ * must hold more than spaces. */
+static bool title_ok(const struct srv_conf *c, const char *t)
+{
+    static const char *const vars[] = {"title",    "listen-addr", "server-mode", "port",
+                                       "tls-port", "unixsocket",  "config-file", NULL};
+    bool text = false;
+    for (const char *q = t; *q; q++) {
+        if ((q[0] == '{' && q[1] == '{') || (q[0] == '}' && q[1] == '}')) {
+            text = true;
+            q++;
+        } else if (*q == '{') {
+            const char *end = strchr(q, '}');
+            if (!end)
+                return false;
+            size_t n = (size_t)(end - q - 1);
+            int i = 0;
+            while (vars[i] && (strlen(vars[i]) != n || strncmp(vars[i], q + 1, n)))
+                i++;
+            if (!vars[i])
+                return false;
+            /* What each gives here: the title and the server mode nothing
+             * (a standalone server); the socket and file what is set. */
+            text |= i == 1 || i == 3 || i == 4 || (i == 5 && c->unixsocket) ||
+                    (i == 6 && srv_conf_file);
+            q = end;
+        } else if (*q != ' ') {
+            text = true;
+        }
+    }
+    return text;
+}
+
+/* Redis's error for a value that is none of an enum's names. */
+static const char *enum_err(const struct param *p)
+{
+    static _Thread_local char msg[256];
+    size_t used = (size_t)snprintf(msg, sizeof msg, "argument(s) must be one of the following: ");
+    for (int j = 0; p->names[j] && used < sizeof msg; j++)
+        used += (size_t)snprintf(msg + used, sizeof msg - used, "%s%s", j ? ", " : "", p->names[j]);
+    return msg;
+}
+
+/* A kept Redis directive's new value, validated as redis-server 7.0
+ * validates it, in the form CONFIG GET shows; replaces *slot. more: a
+ * later save line of a file, which adds its pairs to the earlier ones. */
+static int apply_inert(struct srv_conf *c, const struct param *p, const char **argv, int argc,
+                       bool more, const char **err)
+{
+    char **slot = inert_value(c, p);
+    char buf[2048], out[2048];
+    const char *w[64];
+    out[0] = '\0';
+    if (p->type == P_SAVE || p->type == P_COBL || p->type == P_OOMV || p->type == P_REPLICAOF) {
+        int n = words(argv, argc, buf, sizeof buf, w, 64);
+        if (n < 0) {
+            *err = "too many arguments";
+            return -1;
+        }
+        if (p->type == P_SAVE) {
+            size_t used = more && **slot ? (size_t)snprintf(out, sizeof out, "%s", *slot) : 0;
+            if (n % 2) {
+                *err = "Invalid save parameters";
+                return -1;
+            }
+            for (int i = 0; i < n; i++) {
+                int64_t x;
+                if (!int_word(w[i], 0, INT64_MAX, &x)) {
+                    *err = "Invalid save parameters";
+                    return -1;
+                }
+                used += (size_t)snprintf(out + used, sizeof out - used, "%s%lld", used ? " " : "",
+                                         (long long)x);
+            }
+        } else if (p->type == P_COBL) {
+            if (cobl_apply(*slot, w, n, out, sizeof out, err))
+                return -1;
+        } else if (p->type == P_OOMV) {
+            int64_t x[3];
+            if (n != 3) {
+                *err = "wrong number of arguments";
+                return -1;
+            }
+            for (int i = 0; i < 3; i++)
+                if (!int_word(w[i], -2000, 2000, &x[i])) {
+                    *err = "Invalid oom-score-adj-values, elements must be between -2000 and 2000.";
+                    return -1;
+                }
+            snprintf(out, sizeof out, "%lld %lld %lld", (long long)x[0], (long long)x[1],
+                     (long long)x[2]);
+        } else { /* P_REPLICAOF */
+            int64_t port;
+            if (n == 2 && !strcasecmp(w[0], "no") && !strcasecmp(w[1], "one"))
+                out[0] = '\0';
+            else if (n == 2 && int_word(w[1], 0, 65535, &port))
+                snprintf(out, sizeof out, "%s %lld", w[0], (long long)port);
+            else {
+                *err = "wrong number of arguments";
+                return -1;
+            }
+        }
+    } else if (argc != 1) {
+        *err = "wrong number of arguments";
+        return -1;
+    } else {
+        const char *v = argv[0];
+        int64_t x;
+        switch (p->type) {
+        case P_BOOL:
+            if (strcasecmp(v, "yes") && strcasecmp(v, "no")) {
+                *err = "argument must be 'yes' or 'no'";
+                return -1;
+            }
+            snprintf(out, sizeof out, "%s", strcasecmp(v, "yes") ? "no" : "yes");
+            break;
+        case P_INT:
+        case P_MEM:
+        case P_MEMPCT:
+            if (p->type == P_MEMPCT && *v && v[strlen(v) - 1] == '%') {
+                if (!int_word(strndupa(v, strlen(v) - 1), 0, INT32_MAX, &x)) {
+                    *err = "argument must be a memory or percent value";
+                    return -1;
+                }
+                snprintf(out, sizeof out, "%lld%%", (long long)x);
+                break;
+            }
+            /* Redis reads an empty memory value as 0. */
+            bool bad = p->type == P_INT ? kv_str2ll(v, strlen(v), &x) != 0
+                       : *v             ? !parse_mem(v, &x) || x < 0
+                                        : (x = 0, false);
+            if (bad) {
+                *err = p->type == P_INT      ? "argument couldn't be parsed into an integer"
+                       : p->type == P_MEMPCT ? "argument must be a memory or percent value"
+                                             : "argument must be a memory value";
+                return -1;
+            }
+            if (p->type != P_MEMPCT && (x < p->min || x > p->max)) {
+                static _Thread_local char msg[96];
+                snprintf(msg, sizeof msg, "argument must be between %lld and %lld inclusive",
+                         (long long)p->min, (long long)p->max);
+                *err = msg;
+                return -1;
+            }
+            if (!strcmp(p->name, "repl-backlog-size") && x < 16384)
+                x = 16384; /* Redis raises a smaller backlog to its least */
+            snprintf(out, sizeof out, "%lld", (long long)x);
+            break;
+        case P_ENUM: {
+            int i = 0;
+            while (p->names[i] && strcasecmp(v, p->names[i]))
+                i++;
+            if (!p->names[i]) {
+                *err = enum_err(p);
+                return -1;
+            }
+            snprintf(out, sizeof out, "%s", p->names[i]);
+            break;
+        }
+        case P_HOST:
+            for (const char *q = v; *q; q++)
+                if (!(isalnum((unsigned char)*q) || *q == '-' || *q == '.')) {
+                    *err = "Hostnames may only contain alphanumeric characters, hyphens or dots";
+                    return -1;
+                }
+            snprintf(out, sizeof out, "%s", v);
+            break;
+        case P_TITLE:
+            if (!title_ok(c, v)) {
+                *err = "template format is invalid or contains unknown variables";
+                return -1;
+            }
+            snprintf(out, sizeof out, "%s", v);
+            break;
+        default: /* P_STR */
+            if (strlen(v) >= sizeof out) {
+                *err = "argument is too long";
+                return -1;
+            }
+            snprintf(out, sizeof out, "%s", v);
+            break;
+        }
+    }
+    free(*slot);
+    *slot = xstrdup(out);
+    return 0;
+}
+
+/* Applies one value; 0 or -1 with *err. more: see apply_inert. */
+static int apply(struct srv_conf *c, const struct param *p, const char **argv, int argc, bool more,
                  const char **err)
 {
+    if (p->dflt)
+        return apply_inert(c, p, argv, argc, more, err);
     char *base = (char *)c;
     if (p->type == P_BIND) {
         if (argc < 1 || argc > SRV_MAX_BIND) {
@@ -282,7 +609,10 @@ static int apply(struct srv_conf *c, const struct param *p, const char **argv, i
             return -1;
         }
         if (x < p->min || x > p->max) {
-            *err = "argument must be between the limits";
+            static _Thread_local char msg[96];
+            snprintf(msg, sizeof msg, "argument must be between %lld and %lld inclusive",
+                     (long long)p->min, (long long)p->max);
+            *err = msg;
             return -1;
         }
         if (p->type == P_INT)
@@ -318,12 +648,7 @@ static int apply(struct srv_conf *c, const struct param *p, const char **argv, i
                 return 0;
             }
         }
-        *err = "argument(s) must be one of the following values";
-        return -1;
-    case P_CONST:
-        if (!strcmp(v, p->constval))
-            return 0;
-        *err = "shmkv persists through RocksDB: this Redis parameter has one value";
+        *err = enum_err(p);
         return -1;
     default:
         *err = "unsupported parameter type";
@@ -339,7 +664,14 @@ int srv_conf_set(struct srv_conf *c, const char *name, const char **argv, int ar
         *err = "Bad directive or wrong number of arguments";
         return -1;
     }
-    return apply(c, p, argv, argc, err);
+    /* save lines add up, the first replacing the default (save "" empties). */
+    bool more = p->type == P_SAVE && c->save_loaded;
+    int rc = apply(c, p, argv, argc, more, err);
+    if (rc == 0 && p->type == P_SAVE)
+        c->save_loaded = true;
+    if (rc == 0 && p->dflt)
+        c->inert_named[canonical(p) - inert_params] = true;
+    return rc;
 }
 
 int srv_conf_load(struct srv_conf *c, const char *path, char *errbuf, size_t errlen)
@@ -401,6 +733,10 @@ int srv_conf_load(struct srv_conf *c, const char *path, char *errbuf, size_t err
 static void format(const struct srv_conf *c, const struct param *p, char *out, size_t cap)
 {
     const char *base = (const char *)c;
+    if (p->dflt) {
+        snprintf(out, cap, "%s", *inert_value(c, p));
+        return;
+    }
     switch (p->type) {
     case P_INT:
         snprintf(out, cap, "%d", *(const int *)(base + p->off));
@@ -429,9 +765,6 @@ static void format(const struct srv_conf *c, const struct param *p, char *out, s
             used += (size_t)snprintf(out + used, cap - used, "%s%s", i ? " " : "", c->bind[i]);
         break;
     }
-    case P_CONST:
-        snprintf(out, cap, "%s", p->constval);
-        break;
     case P_NOTIFY: {
         int f = c->notify_keyspace_events;
         size_t n = 0;
@@ -455,6 +788,9 @@ static void format(const struct srv_conf *c, const struct param *p, char *out, s
                 (size_t)snprintf(out + used, cap - used, "%s%g", i ? " " : "", c->latency_pcts[i]);
         break;
     }
+    default: /* the kept Redis directives' types, answered above */
+        out[0] = '\0';
+        break;
     }
 }
 
@@ -464,7 +800,7 @@ size_t srv_conf_get(const struct srv_conf *c, const struct db_str *pats, size_t 
     (void)proto;
     size_t n = 0;
     for (size_t i = 0; i < NPARAMS; i++) {
-        const struct param *p = &params[i];
+        const struct param *p = param_at(i);
         bool match = false;
         for (size_t j = 0; j < npats && !match; j++)
             match = db_glob_match(pats[j].p, pats[j].n, p->name, strlen(p->name), 1);
@@ -487,10 +823,14 @@ static int apply_bytes(struct srv_conf *c, const struct param *p, const char *v,
     memcpy(z, v, n);
     z[n] = '\0';
     const char *argv[1] = {z};
-    int rc = apply(c, p, argv, 1, why);
+    int rc = apply(c, p, argv, 1, false, why);
     free(z);
     return rc;
 }
+
+/* Each kept Redis directive CONFIG SET changed, so that the log names it
+ * once as having no effect. */
+static bool said_inert[NINERT];
 
 int srv_conf_runtime_set(struct srv_conf *c, const struct db_str *args, size_t n, char *err,
                          size_t errlen)
@@ -498,7 +838,7 @@ int srv_conf_runtime_set(struct srv_conf *c, const struct db_str *args, size_t n
     /* All or nothing, as Redis 7: every name is checked before any value
      * is applied, and a value that fails puts the earlier ones back. */
     const struct param **ps = kv_xmalloc((n / 2 + 1) * sizeof *ps);
-    char(*old)[1024] = kv_xmalloc((n / 2 + 1) * sizeof *old);
+    char(*old)[2048] = kv_xmalloc((n / 2 + 1) * sizeof *old);
     int rc = 0;
     size_t k = 0;
     for (size_t i = 0; i + 1 < n && rc == 0; i += 2, k++) {
@@ -508,15 +848,22 @@ int srv_conf_runtime_set(struct srv_conf *c, const struct db_str *args, size_t n
                      "ERR Unknown option or number of arguments for CONFIG SET - '%.*s'",
                      (int)args[i].n, args[i].p);
             rc = -1;
-        } else if (!p->runtime && p->type != P_CONST) {
+        } else if (!p->runtime) {
             snprintf(err, errlen,
                      "ERR CONFIG SET failed (possibly related to argument '%s') - can't set "
                      "immutable config",
                      p->name);
             rc = -1;
+        } else if (p->protect &&
+                   !strcmp(*inert_value(c, find("enable-protected-configs", 24)), "no")) {
+            snprintf(err, errlen,
+                     "ERR CONFIG SET failed (possibly related to argument '%s') - can't set "
+                     "protected config",
+                     p->name);
+            rc = -1;
         }
         for (size_t j = 0; j < k && rc == 0; j++) {
-            if (ps[j] == p) {
+            if (canonical(ps[j]) == canonical(p)) {
                 snprintf(err, errlen,
                          "ERR CONFIG SET failed (possibly related to argument '%s') - duplicate "
                          "parameter",
@@ -542,11 +889,35 @@ int srv_conf_runtime_set(struct srv_conf *c, const struct db_str *args, size_t n
             apply_bytes(c, ps[done], old[done], strlen(old[done]), &why);
         }
     } else {
+        for (size_t j = 0; j < k; j++) {
+            const struct param *q = ps[j]->dflt ? canonical(ps[j]) : NULL;
+            if (q && !said_inert[q - inert_params]) {
+                said_inert[q - inert_params] = true;
+                srv_log(LOG_NOTICE, "CONFIG SET %s: kept, with no effect in shmkvd", ps[j]->name);
+            }
+        }
         srv_conf_changed();
     }
     free(ps);
     free(old);
     return rc;
+}
+
+void srv_conf_report_inert(const struct srv_conf *c)
+{
+    char names[4096];
+    size_t used = 0;
+    for (size_t i = 0; i < NINERT; i++) {
+        const struct param *p = &inert_params[i];
+        if (!c->inert_named[i])
+            continue;
+        said_inert[i] = true;
+        used += (size_t)snprintf(names + used, used < sizeof names ? sizeof names - used : 0,
+                                 "%s%s", used ? ", " : "", p->name);
+    }
+    if (used)
+        srv_log(LOG_NOTICE, "Redis directives accepted and kept, with no effect in shmkvd: %.*s",
+                (int)sizeof names, names);
 }
 
 /* ---- CONFIG REWRITE ---- */
@@ -576,9 +947,32 @@ static void put_arg(struct resp_buf *b, const char *v)
     resp_buf_append(b, "\"", 1);
 }
 
-/* "name value..." for p, as the file should say it now. */
+/* "name value..." for p, as the file should say it now: one line, or
+ * one line per client class, or none for replicaof no one. */
 static void put_param(struct resp_buf *b, const struct srv_conf *c, const struct param *p)
 {
+    if (p->type == P_COBL || p->type == P_SAVE || p->type == P_OOMV || p->type == P_REPLICAOF) {
+        char v[2048];
+        format(c, p, v, sizeof v);
+        if (p->type == P_REPLICAOF && !*v)
+            return;
+        const char *w[64];
+        char buf[2048];
+        const char *vp = v;
+        int n = words(&vp, 1, buf, sizeof buf, w, 64);
+        int per = p->type == P_COBL ? 4 : n > 0 ? n : 1;
+        for (int i = 0; i == 0 || i < n; i += per) {
+            resp_buf_append(b, p->name, strlen(p->name));
+            if (n <= 0)
+                resp_buf_append(b, " \"\"", 3); /* save "": no snapshots */
+            for (int j = i; j < i + per && j < n; j++) {
+                resp_buf_append(b, " ", 1);
+                put_arg(b, w[j]);
+            }
+            resp_buf_append(b, "\n", 1);
+        }
+        return;
+    }
     resp_buf_append(b, p->name, strlen(p->name));
     if (p->type == P_BIND) {
         for (int i = 0; i < c->nbind; i++) {
@@ -624,12 +1018,12 @@ int srv_conf_rewrite(const struct srv_conf *c, char *err, size_t errlen)
             const char *a = resp_req_arg(&r, NULL, 0, &an);
             p = find(a, an);
         }
-        if (!p || p->type == P_CONST) {
+        if (!p) {
             resp_buf_append(&out, line, len);
             resp_buf_append(&out, "\n", 1);
-        } else if (!seen[p - params]) {
-            seen[p - params] = true;
-            put_param(&out, c, p);
+        } else if (!seen[param_index(canonical(p))]) { /* an alias's line: its directive's */
+            seen[param_index(canonical(p))] = true;
+            put_param(&out, c, canonical(p));
         } /* a later line of the same parameter goes */
     }
     free(line);
@@ -640,10 +1034,10 @@ int srv_conf_rewrite(const struct srv_conf *c, char *err, size_t errlen)
     srv_conf_init(&dflt);
     bool header = false;
     for (size_t i = 0; i < NPARAMS; i++) {
-        const struct param *p = &params[i];
-        if (seen[i] || p->type == P_CONST)
+        const struct param *p = param_at(i);
+        if (seen[i] || p->alias)
             continue;
-        char now[1024], was[1024];
+        char now[2048], was[2048];
         format(c, p, now, sizeof now);
         format(&dflt, p, was, sizeof was);
         if (!strcmp(now, was))

@@ -20,6 +20,10 @@ size_t srv_conf_get(const struct srv_conf *c, const struct db_str *pats, size_t 
 int srv_conf_runtime_set(struct srv_conf *c, const struct db_str *args, size_t n, char *err,
                          size_t errlen);
 
+/* Names, in one log line, the Redis directives the file or the command
+ * line set that shmkvd keeps without applying them (srv_conf_redis.h). */
+void srv_conf_report_inert(const struct srv_conf *c);
+
 /* CONFIG REWRITE: rewrites srv_conf_file to hold c's settings. Each
  * parameter's first line in the file gets its current value and its later
  * lines go; comments and unknown lines stay; parameters the file lacks are

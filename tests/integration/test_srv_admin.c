@@ -113,6 +113,121 @@ static void test_srv_example_conf(void **state)
     h_destroy(&t);
 }
 
+/* The whole of a small file, NUL-terminated, in text (of cap bytes). */
+static void slurp(const char *path, char *text, size_t cap)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    size_t n = fread(text, 1, cap - 1, f);
+    text[n] = '\0';
+    fclose(f);
+}
+
+/* Debian's own /etc/redis/redis.conf, as the redis-server package ships
+ * it, starts shmkvd: only what a test must change is set on the command
+ * line (port, folders, the log and no daemon). The Redis directives it
+ * gives no meaning are kept, CONFIG GET shows them, and the log names
+ * them once. */
+static void test_srv_debian_redis_conf(void **state)
+{
+    (void)state;
+    static const char debian[] = "/etc/redis/redis.conf";
+    if (access(debian, R_OK) != 0) {
+        print_message("skipped: %s is not installed (Debian's redis-server)\n", debian);
+        return;
+    }
+    struct server t;
+    h_prepare(&t, "debian");
+    char port[16], data[300], pid[300];
+    snprintf(port, sizeof port, "%d", t.port);
+    snprintf(data, sizeof data, "%s/data", t.dir);
+    snprintf(pid, sizeof pid, "%s/shmkvd.pid", t.dir);
+    char *const argv[] = {SHMKVD_PATH,    (char *)debian, "--port",    port, "--dir",     data,
+                          "--unixsocket", t.sock,         "--logfile", "",   "--pidfile", pid,
+                          "--daemonize",  "no",           NULL};
+    h_spawn(&t, argv);
+    redisContext *c = h_connect_port(t.port);
+    h_expect_status(c, "OK", "SET k v");
+    h_expect_array(c, A("protected-mode", "yes"), "CONFIG GET protected-mode");
+    h_expect_array(c,
+                   A("client-output-buffer-limit",
+                     "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"),
+                   "CONFIG GET client-output-buffer-limit");
+    h_expect_array(c, A("slave-read-only", "yes"), "CONFIG GET slave-read-only");
+    h_expect_array(c, A("oom-score-adj-values", "0 200 800"), "CONFIG GET oom-score-adj-values");
+    redisFree(c);
+    assert_int_equal(h_stop(&t), 0);
+    char log[300], text[65536];
+    snprintf(log, sizeof log, "%s/server.log", t.dir);
+    slurp(log, text, sizeof text);
+    const char *line =
+        strstr(text, "Redis directives accepted and kept, with no effect in shmkvd:");
+    assert_non_null(line);
+    assert_non_null(strstr(line, "protected-mode"));
+    assert_non_null(strstr(line, "jemalloc-bg-thread"));
+    assert_null(strstr(strstr(line, "protected-mode"), "\nRedis directives")); /* named once */
+    h_destroy(&t);
+}
+
+/* The Redis directives shmkvd keeps round-trip: a file's save lines add up,
+ * an alias's line sets its directive, CONFIG SET changes one, and CONFIG
+ * REWRITE writes them back (the alias under its directive's name) so that
+ * a restart on the file has them all. */
+static void test_srv_rewrite_kept_directives(void **state)
+{
+    (void)state;
+    struct server t;
+    h_prepare(&t, "kept");
+    char conf[400];
+    snprintf(conf, sizeof conf, "%s/s.conf", t.dir);
+    FILE *f = fopen(conf, "w");
+    assert_non_null(f);
+    fputs("save 900 1\nsave 300 10\nclient-output-buffer-limit pubsub 1mb 2mb 3\n"
+          "slave-read-only no\nhash-max-ziplist-entries 64\nprotected-mode no\n"
+          "proc-title-template \"{title} x\"\noom-score-adj-values 0 100 200\n",
+          f);
+    fclose(f);
+    static const char *const names[] = {"save",
+                                        "client-output-buffer-limit",
+                                        "replica-read-only",
+                                        "slave-read-only",
+                                        "hash-max-listpack-entries",
+                                        "protected-mode",
+                                        "proc-title-template",
+                                        "oom-score-adj-values",
+                                        "lfu-log-factor"};
+    static const char *const want[] = {
+        "900 1 300 10",
+        "normal 0 0 0 slave 268435456 67108864 60 pubsub 1048576 2097152 3",
+        "no",
+        "no",
+        "64",
+        "no",
+        "{title} x",
+        "0 100 200",
+        "5"};
+    start_with_conf(&t, conf);
+    redisContext *c = h_connect_port(t.port);
+    h_expect_status(c, "OK", "CONFIG SET lfu-log-factor 5");
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        h_expect_array(c, A(names[i], want[i]), "CONFIG GET %s", names[i]);
+    h_expect_status(c, "OK", "CONFIG REWRITE");
+    redisFree(c);
+    assert_int_equal(h_stop(&t), 0);
+    char text[4096];
+    slurp(conf, text, sizeof text);
+    assert_non_null(strstr(text, "save 900 1 300 10\n"));
+    assert_non_null(strstr(text, "\nreplica-read-only no\n"));
+    assert_null(strstr(text, "slave-read-only"));
+    assert_non_null(strstr(text, "\nlfu-log-factor 5\n"));
+    start_with_conf(&t, conf);
+    c = h_connect_port(t.port);
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        h_expect_array(c, A(names[i], want[i]), "CONFIG GET %s", names[i]);
+    redisFree(c);
+    h_destroy(&t);
+}
+
 static void test_srv_config_info_command(void **state)
 {
     redisContext *c = *state;
@@ -709,6 +824,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         T(test_srv_config_rewrite),
         T(test_srv_example_conf),
+        T(test_srv_debian_redis_conf),
+        T(test_srv_rewrite_kept_directives),
         T(test_srv_config_info_command),
         T(test_srv_slowlog),
         T(test_srv_latency),
