@@ -31,6 +31,7 @@
 #include "srv_cache.h"
 #include "srv_io.h"
 #include "srv_conf.h"
+#include "srv_os.h"
 #include "kv_mem.h"
 
 struct srv srv;
@@ -217,6 +218,22 @@ static void conn_accept(int lfd, bool unix_sock)
         struct sockaddr_storage sa;
         socklen_t sl = sizeof sa;
         int fd = accept4(lfd, (struct sockaddr *)&sa, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+            /* Out of descriptors: the waiting client is told and closed
+             * with the one held back, or the listener would wake the loop
+             * again at once, for ever. */
+            static uint64_t told_ms;
+            if (srv_mstime() - told_ms >= 1000) {
+                told_ms = srv_mstime();
+                srv_log(LOG_WARNING, "accept: %s: clients are refused (maxclients %d)",
+                        strerror(errno), srv.conf.maxclients);
+            }
+            if (srv_os_refuse_waiting(lfd)) {
+                srv.stats.rejected++;
+                continue;
+            }
+            return;
+        }
         if (fd < 0) {
             if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
                 srv_log(LOG_WARNING, "accept: %s", strerror(errno));
@@ -948,6 +965,11 @@ int srv_main(void)
     srv.limits.max_args = INT32_MAX;
     srv.limits.max_inline = 64 * 1024;
     srv_conf_report_inert(&srv.conf);
+    srv_os_supervise(srv.conf.supervised);
+    int table_files;
+    if (srv_os_fd_limit(&srv.conf.maxclients, &table_files))
+        return 1;
+    srv_os_notify("STATUS=Opening storage (a killed run's journal is replayed first)");
 
     struct stor_opts so = {.dir = srv.conf.dir,
                            .block_cache_bytes = (size_t)srv.conf.block_cache_bytes,
@@ -960,6 +982,7 @@ int srv_main(void)
                            .flusher_threads = srv.conf.flusher_threads,
                            .overlay_max_bytes = (size_t)srv.conf.overlay_max_bytes,
                            .journal_shm_dir = srv.conf.journal_shm_dir,
+                           .max_open_files = table_files,
                            .compression = 1};
     const char *err = NULL;
     int rc = stor_open(&srv.stor, &so, &err);
@@ -1029,13 +1052,11 @@ int srv_main(void)
     if (srv.conf.io_threads < want_io)
         srv_log(LOG_WARNING, "cannot start the I/O threads: replies are written by the loop alone");
     write_pidfile();
-    struct sigaction sa = {.sa_handler = on_signal};
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
+    srv_os_signals(on_signal);
+    srv_os_reserve_fd();
     srv_log(LOG_NOTICE, "shmkvd %s (Redis %s compatible) ready, port %d, data in %s", SHMKV_VERSION,
             SRV_VERSION, srv.conf.port, srv.conf.dir);
+    srv_os_ready();
 
     uint64_t next_cron = srv_mstime();
     struct epoll_event evs[256];
@@ -1088,6 +1109,7 @@ int srv_main(void)
         }
     }
 
+    srv_os_notify("STOPPING=1");
     srv_cache_close(); /* local readers stop using the segment at once */
     rc = srv.shutdown_rc;
     if (rc == 0) {

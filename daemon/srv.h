@@ -39,6 +39,7 @@ struct srv_conf {
     int loglevel;
     char *logfile;
     int daemonize;
+    int supervised; /* upstart, systemd, auto, no (srv_os.h) */
     char *pidfile;
     int hz;
     int64_t block_cache_bytes;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "kv_mem.h"
+#include "srv_os.h"
 
 const char *srv_conf_file;
 
@@ -54,6 +55,7 @@ struct param {
 static const char *const loglevels[] = {"debug", "verbose", "notice", "warning", NULL};
 static const char *const codings[] = {"counted", "blind", NULL};
 static const char *const fsyncs[] = {"no", "everysec", "always", NULL};
+static const char *const supervisions[] = {"upstart", "systemd", "auto", "no", NULL};
 
 #define OFF(f) offsetof(struct srv_conf, f)
 static const struct param params[] = {
@@ -72,6 +74,7 @@ static const struct param params[] = {
     {"logfile", P_STR, OFF(logfile), false, 0, 0, NULL, NULL, NULL, false},
     {"daemonize", P_BOOL, OFF(daemonize), false, 0, 1, NULL, NULL, NULL, false},
     {"pidfile", P_STR, OFF(pidfile), false, 0, 0, NULL, NULL, NULL, false},
+    {"supervised", P_ENUM, OFF(supervised), false, 0, 0, supervisions, NULL, NULL, false},
     {"hz", P_INT, OFF(hz), true, 1, 500, NULL, NULL, NULL, false},
     {"block-cache-size", P_MEM, OFF(block_cache_bytes), false, 1024 * 1024, INT64_MAX, NULL, NULL,
      NULL, false},
@@ -143,6 +146,7 @@ void srv_conf_init(struct srv_conf *c)
     c->proto_max_bulk_len = 512ll << 20;
     c->databases = 16;
     c->loglevel = LOG_NOTICE;
+    c->supervised = 3; /* no */
     c->hz = 10;
     c->block_cache_bytes = 256ll << 20;
     c->write_buffer_bytes = 64ll << 20;
@@ -879,6 +883,17 @@ int srv_conf_runtime_set(struct srv_conf *c, const struct db_str *args, size_t n
         if (apply_bytes(c, ps[done], args[2 * done + 1].p, args[2 * done + 1].n, &why)) {
             snprintf(err, errlen, "ERR CONFIG SET failed (possibly related to argument '%s') - %s",
                      ps[done]->name, why);
+            rc = -1;
+            break;
+        }
+        int most;
+        if (!strcmp(ps[done]->name, "maxclients") && !srv_os_maxclients_fit(c->maxclients, &most)) {
+            snprintf(err, errlen,
+                     "ERR CONFIG SET failed (possibly related to argument 'maxclients') - The "
+                     "operating system is not able to handle the specified number of clients, "
+                     "try with %d",
+                     most);
+            done++; /* it is applied: put back with the rest */
             rc = -1;
             break;
         }

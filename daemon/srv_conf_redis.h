@@ -23,7 +23,6 @@ static const char *const en_propagation_error_behavior[] = {"ignore", "panic", "
 static const char *const en_repl_diskless_load[] = {"disabled", "on-empty-db", "swapdb", NULL};
 static const char *const en_sanitize_dump_payload[] = {"no", "yes", "clients", NULL};
 static const char *const en_shutdown_on_sigint[] = {"default", "save", "nosave", "now", "force", NULL};
-static const char *const en_supervised[] = {"upstart", "systemd", "auto", "no", NULL};
 static const char *const en_syslog_facility[] = {"user", "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7", NULL};
 static const char *const en_tls_auth_clients[] = {"no", "yes", "optional", NULL};
 
@@ -166,7 +165,6 @@ static const struct param inert_params[] = {
     {.name = "stop-writes-on-bgsave-error", .type = P_BOOL, .runtime = true, .dflt = "yes"},
     {.name = "stream-node-max-bytes", .type = P_MEM, .runtime = true, .min = 0, .max = INT64_MAX, .dflt = "4096"},
     {.name = "stream-node-max-entries", .type = P_INT, .runtime = true, .min = 0, .max = INT64_MAX, .dflt = "100"},
-    {.name = "supervised", .type = P_ENUM, .names = en_supervised, .dflt = "no"},
     {.name = "syslog-enabled", .type = P_BOOL, .dflt = "no"},
     {.name = "syslog-facility", .type = P_ENUM, .names = en_syslog_facility, .dflt = "local0"},
     {.name = "syslog-ident", .type = P_STR, .dflt = "redis"},

@@ -311,6 +311,8 @@ int stor_open(struct stor **out, const struct stor_opts *o, const char **errmsg)
     rocksdb_options_set_create_missing_column_families(s->dbopts, 1);
     rocksdb_options_increase_parallelism(s->dbopts, jobs);
     rocksdb_options_set_max_background_jobs(s->dbopts, jobs);
+    if (o->max_open_files > 0)
+        rocksdb_options_set_max_open_files(s->dbopts, o->max_open_files);
     rocksdb_options_set_bytes_per_sync(s->dbopts, 1u << 20);
     rocksdb_options_set_max_total_wal_size(s->dbopts, 512u << 20);
     rocksdb_options_set_keep_log_file_num(s->dbopts, 4);

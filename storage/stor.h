@@ -63,6 +63,9 @@ struct stor_opts {
     int background_jobs; /* flush + compaction threads (0: number of CPUs, at least 2) */
     int fsync;           /* STOR_FSYNC_*: Redis's appendfsync, for journal and WAL */
     int compression;     /* 1: LZ4 on upper levels, ZSTD at the bottom; 0: none */
+    /* Table files RocksDB keeps open at most (0: all of them, RocksDB's
+     * default): a bound the daemon's open-file budget can count on. */
+    int max_open_files;
     /* write-back */
     int writeback;            /* 1: journal + overlay + flusher; 0: RocksDB on every commit */
     size_t flush_batch_bytes; /* the flusher's batch: the most it takes, and the
