@@ -268,6 +268,8 @@ static void client_list(struct conn *c)
     while (o && o->next)
         o = o->next;
     for (; o; o = o->prev) {
+        if (o->flags & CONN_CLOSE_ASAP)
+            continue; /* closed: Redis would have freed it by now */
         if (type >= 0 && !client_is(o, type))
             continue;
         bool listed = !ids;
@@ -312,14 +314,25 @@ static void client_unblock(struct conn *c)
 }
 
 /* CLIENT KILL addr | KILL [ID id] [ADDR addr] [LADDR addr] [SKIPME yes|no] */
+/* Closes o for CLIENT KILL from c: at once, so that a CLIENT LIST or INFO
+ * right after no longer counts it, as Redis frees it; c itself after its
+ * reply. */
+static void kill_one(struct conn *c, struct conn *o)
+{
+    if (o == c)
+        c->flags |= CONN_CLOSE_AFTER_REPLY;
+    else
+        srv_close_async(o);
+}
+
 static void client_kill(struct conn *c)
 {
     if (c->argc == 3) {
         for (struct conn *o = srv.clients; o; o = o->next) {
             if (!(o->flags & CONN_CLOSE_ASAP) && strlen(o->addr) == c->argv[2].n &&
                 memcmp(o->addr, c->argv[2].p, c->argv[2].n) == 0) {
-                o->flags |= CONN_CLOSE_ASAP;
                 resp_simple(OUT(c), "OK");
+                kill_one(c, o);
                 return;
             }
         }
@@ -382,7 +395,7 @@ static void client_kill(struct conn *c)
             continue;
         if (o == c && skipme)
             continue;
-        o->flags |= CONN_CLOSE_ASAP;
+        kill_one(c, o);
         killed++;
     }
     resp_int(OUT(c), killed);

@@ -106,7 +106,7 @@ void cmd_info(struct conn *c)
         for (struct conn *o = srv.clients; o; o = o->next)
             blocked += (o->flags & CONN_BLOCKED) != 0;
         SECTION("Clients");
-        INFO("connected_clients:%zu\r\n", srv.nclients);
+        INFO("connected_clients:%zu\r\n", srv.nclients - srv.nclosing);
         INFO("maxclients:%d\r\n", srv.conf.maxclients);
         INFO("blocked_clients:%zu\r\n", blocked);
         size_t tc, tk, ti, tp;

@@ -184,7 +184,7 @@ void cmd_monitor_feed(const struct conn *c, const struct cmd *cmd)
             srv_log(LOG_WARNING,
                     "Client id=%llu addr=%s closed for overcoming the monitor output limit",
                     (unsigned long long)m->id, m->addr);
-            m->flags |= CONN_CLOSE_ASAP;
+            srv_close_async(m);
         }
     }
 }

@@ -291,7 +291,7 @@ static void deliver(struct conn *to, const char *kind, const struct ps_chan *pat
         srv_log(LOG_WARNING,
                 "Client id=%llu addr=%s closed for overcoming the pub/sub output limit",
                 (unsigned long long)to->id, to->addr);
-        to->flags |= CONN_CLOSE_ASAP;
+        srv_close_async(to);
     }
 }
 

@@ -375,9 +375,41 @@ static void resume_paused(void)
     free(list);
 }
 
+/* Connections srv_close_async closed, to free between events. */
+static struct conn **closing;
+static size_t nclosing_slots, closingcap;
+
+void srv_close_async(struct conn *c)
+{
+    if (c->flags & CONN_CLOSE_ASAP)
+        return;
+    c->flags |= CONN_CLOSE_ASAP;
+    shutdown(c->fd, SHUT_RDWR);
+    if (nclosing_slots == closingcap) {
+        closingcap = closingcap ? 2 * closingcap : 16;
+        closing = kv_xrealloc(closing, closingcap * sizeof *closing);
+    }
+    closing[nclosing_slots++] = c;
+    srv.nclosing++;
+}
+
+/* Frees what srv_close_async closed: between events. */
+static void free_closing(void)
+{
+    for (size_t i = 0; i < nclosing_slots; i++)
+        if (closing[i])
+            conn_free(closing[i]); /* clears its own slot */
+    nclosing_slots = 0;
+}
+
 void conn_free(struct conn *c)
 {
     cmd_conn_release(c);
+    for (size_t i = 0; i < nclosing_slots; i++)
+        if (closing[i] == c) {
+            closing[i] = NULL;
+            srv.nclosing--;
+        }
     for (size_t i = 0; i < npaused; i++)
         if (paused[i] == c)
             paused[i] = NULL;
@@ -1107,6 +1139,7 @@ int srv_main(void)
         } else if (bd && now >= bd) {
             cmd_blocked_cron(now);
         }
+        free_closing();
     }
 
     srv_os_notify("STOPPING=1");

@@ -227,6 +227,7 @@ struct srv {
     int unixfd;
     struct conn *clients; /* doubly linked */
     size_t nclients;
+    size_t nclosing; /* of them, closed by srv_close_async and not yet freed */
     uint64_t next_id;
     uint64_t start_ms;
     uint64_t loop_ms; /* wall time at the start of this loop iteration */
@@ -286,6 +287,12 @@ void srv_resume_later(struct conn *c);
 void conn_want_write(struct conn *c);
 /* Frees a client at once (closing its socket). */
 void conn_free(struct conn *c);
+/* Closes c as CLIENT KILL, SHUTDOWN or an output limit asks: its socket is
+ * shut at once (the peer sees the close now; nothing more is read or
+ * sent) and it counts and lists as gone, but it is freed only once the
+ * loop is between events, since another event of the same batch may
+ * still name it. */
+void srv_close_async(struct conn *c);
 
 /* SCAN cursors: remembers where a scan stopped; 0 means "from the start". */
 struct srv_cursor {

@@ -774,8 +774,28 @@ static void test_srv_client_commands(void **state)
     r = H_CMD(victim, "CLIENT ID");
     long long vid = r->integer;
     freeReplyObject(r);
-    h_expect_int(c, 1, "CLIENT KILL ID %lld", vid);
-    h_expect_int(c, 0, "CLIENT KILL ID %lld", id); /* SKIPME yes by default */
+    r = H_CMD(c, "INFO clients");
+    long long before = atoll(strstr(r->str, "connected_clients:") + 18);
+    freeReplyObject(r);
+    /* Gone once CLIENT KILL replies, as Redis frees it: the next command,
+     * pipelined behind it, neither lists nor counts it. */
+    redisAppendCommand(c, "CLIENT KILL ID %lld", vid);
+    redisAppendCommand(c, "CLIENT LIST");
+    redisAppendCommand(c, "INFO clients");
+    redisReply *k, *l, *inf;
+    assert_int_equal(redisGetReply(c, (void **)&k), REDIS_OK);
+    assert_int_equal(redisGetReply(c, (void **)&l), REDIS_OK);
+    assert_int_equal(redisGetReply(c, (void **)&inf), REDIS_OK);
+    assert_int_equal(k->integer, 1);
+    char vline[64];
+    snprintf(vline, sizeof vline, "id=%lld ", vid);
+    assert_null(strstr(l->str, vline));
+    assert_int_equal(atoll(strstr(inf->str, "connected_clients:") + 18), before - 1);
+    freeReplyObject(k);
+    freeReplyObject(l);
+    freeReplyObject(inf);
+    h_expect_int(c, 0, "CLIENT KILL ID %lld", vid); /* killed already */
+    h_expect_int(c, 0, "CLIENT KILL ID %lld", id);  /* SKIPME yes by default */
     h_expect_err(c, "ERR No such client", "CLIENT KILL 1.2.3.4:5");
     h_expect_err(c, "ERR unknown subcommand 'nope'. Try CLIENT HELP.", "CLIENT nope");
     struct timespec ts = {0, 300 * 1000 * 1000};
