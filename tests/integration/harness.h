@@ -217,6 +217,29 @@ static inline int h_stop(struct server *s)
     return -1;
 }
 
+/* The whole of a small file (a server's log, a config file), NUL-
+ * terminated, into text (cap bytes); what does not fit is left out. */
+static inline void h_read_file(const char *path, char *text, size_t cap)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        fail_msg("cannot read %s: %s", path, strerror(errno));
+    size_t n = fread(text, 1, cap - 1, f);
+    text[n] = '\0';
+    fclose(f);
+}
+
+/* A file in s's folder named name, holding text; its path in path. */
+static inline void h_write_file(const struct server *s, const char *name, const char *text,
+                                char *path, size_t cap)
+{
+    snprintf(path, cap, "%s/%s", s->dir, name);
+    FILE *f = fopen(path, "w");
+    if (!f || fputs(text, f) < 0)
+        fail_msg("cannot write %s: %s", path, strerror(errno));
+    fclose(f);
+}
+
 /* SHMKV_TEST_KEEP=1 keeps the folders (and a killed daemon's journal) for
  * a look after a failure; the servers are stopped all the same. */
 static inline void h_destroy(struct server *s)

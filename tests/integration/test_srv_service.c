@@ -149,13 +149,9 @@ static void test_srv_service_fd_limit(void **state)
     h_expect_array(c, A("port", port), "CONFIG GET port"); /* still serving */
     redisFree(c);
     assert_int_equal(h_stop(&t), 0);
-    char log[300], text[8192] = "";
+    char log[300], text[8192];
     snprintf(log, sizeof log, "%s/server.log", t.dir);
-    FILE *f = fopen(log, "r");
-    assert_non_null(f);
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    text[n] = '\0';
-    fclose(f);
+    h_read_file(log, text, sizeof text);
     assert_non_null(strstr(text, "maxclients is lowered to"));
     h_destroy(&t);
 }
