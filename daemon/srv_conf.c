@@ -193,6 +193,9 @@ void srv_conf_free(struct srv_conf *c)
     memset(c, 0, sizeof *c);
 }
 
+/* The directive that gates CONFIG SET of the protected ones. */
+#define PROTECT_SWITCH "enable-protected-configs"
+
 static const struct param *find(const char *name, size_t n)
 {
     for (size_t i = 0; i < NPARAMS; i++) {
@@ -859,7 +862,7 @@ int srv_conf_runtime_set(struct srv_conf *c, const struct db_str *args, size_t n
                      p->name);
             rc = -1;
         } else if (p->protect &&
-                   !strcmp(*inert_value(c, find("enable-protected-configs", 24)), "no")) {
+                   !strcmp(*inert_value(c, find(PROTECT_SWITCH, strlen(PROTECT_SWITCH))), "no")) {
             snprintf(err, errlen,
                      "ERR CONFIG SET failed (possibly related to argument '%s') - can't set "
                      "protected config",
