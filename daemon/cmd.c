@@ -706,7 +706,21 @@ void cmd_call(struct conn *c, const struct cmd *cmd)
         db_track_events(srv.db, cmd_notify_on(SRV_NOTIFY_NEW) ? &srv.created : NULL,
                         cmd_notify_on(SRV_NOTIFY_EXPIRED) ? &srv.expired : NULL);
     db_vec_clear(&srv.created);
+    uint64_t found0, missing0, found1, missing1;
+    db_lookups(srv.db, &found0, &missing0);
     cmd->fn(c);
+    /* A read command's key look-ups are Redis's keyspace hits and misses
+     * (a write's are not counted, as Redis's lookupKeyWrite). */
+    bool reads = cmd->flags & CMD_READONLY;
+    if (!reads && (cmd->flags & CMD_CONTAINER) && c->argc > 1) { /* OBJECT ENCODING */
+        const struct cmd_sub *sub = cmd_sub_lookup(c->lastsub, strlen(c->lastsub));
+        reads = sub && (sub->flags & CMD_READONLY);
+    }
+    if (reads) {
+        db_lookups(srv.db, &found1, &missing1);
+        srv.stats.keyspace_hits += found1 - found0;
+        srv.stats.keyspace_misses += missing1 - missing0;
+    }
     if (events)
         db_track_events(srv.db, NULL, NULL);
     db_tidy(srv.db); /* inside the cache transaction: it may commit */
@@ -1196,6 +1210,7 @@ void cmd_on_commit(void *arg, const struct stor_batch *b, int flags)
     srv_cache_apply(b); /* before anything can be acknowledged */
     if (flags & DB_COMMIT_TIDY)
         return; /* a collection rewritten as it was: nobody's key changed */
+    srv.stats.dirty++;
     /* "expired": keys seen for the last time after their expiry, whether
      * active expiry deleted them or a command replaced them first. */
     struct db_vec *ex = &srv.expired;

@@ -47,7 +47,14 @@ void cmd_config(struct conn *c)
         else
             resp_simple(OUT(c), "OK");
     } else if (cmd_arg_is(c, 1, "resetstat") && c->argc == 2) {
+        /* As Redis: the changes since the last save, the last save's
+         * duration and the start-up memory are facts, not counters. */
+        struct srv_stats kept = srv.stats;
         memset(&srv.stats, 0, sizeof srv.stats);
+        srv.stats.dirty = kept.dirty;
+        srv.stats.dirty_at_save = kept.dirty_at_save;
+        srv.stats.last_save_ms = kept.last_save_ms;
+        srv.stats.used_memory_startup = kept.used_memory_startup;
         srv_cache_resetstat();
         cmd_stats_reset();
         resp_simple(OUT(c), "OK");
@@ -181,12 +188,16 @@ static bool checkpoint(struct conn *c)
     }
     uint64_t now = srv_mstime();
     snprintf(path, sizeof path, "%s/checkpoints/%llu", srv.conf.dir, (unsigned long long)now);
+    uint64_t dirty = srv.stats.dirty;
     int rc = stor_checkpoint(srv.stor, path);
     if (rc) {
         cmd_reply_err(c, rc);
         return false;
     }
     srv.lastsave_s = now / 1000;
+    srv.stats.saves++;
+    srv.stats.dirty_at_save = dirty;
+    srv.stats.last_save_ms = (int64_t)(srv_mstime() - now);
     srv_log(LOG_NOTICE, "Checkpoint written to %s", path);
     return true;
 }

@@ -207,8 +207,12 @@ void cmd_geodist(struct conn *c)
     if (!zset_or_none(c, 1, &exists))
         return;
     double s1, s2, lon1, lat1, lon2, lat2;
-    if (!exists || db_zscore(srv.db, c->db, CMD_ARG(1), CMD_ARG(2), &s1) != 0 ||
-        db_zscore(srv.db, c->db, CMD_ARG(1), CMD_ARG(3), &s2) != 0) {
+    uint64_t f, m; /* the key was looked up once, by zset_or_none */
+    db_lookups(srv.db, &f, &m);
+    bool both = exists && db_zscore(srv.db, c->db, CMD_ARG(1), CMD_ARG(2), &s1) == 0 &&
+                db_zscore(srv.db, c->db, CMD_ARG(1), CMD_ARG(3), &s2) == 0;
+    db_lookups_rewind(srv.db, f, m);
+    if (!both) {
         resp_null(OUT(c), c->proto);
         return;
     }
@@ -450,7 +454,11 @@ static void search_generic(struct conn *c, int kind)
         at = 5;
         if (exists) { /* an absent key checks neither: its reply is empty */
             double score;
-            if (db_zscore(srv.db, c->db, CMD_ARG(1), CMD_ARG(2), &score) != 0) {
+            uint64_t f, m; /* the key was looked up once, by zset_or_none */
+            db_lookups(srv.db, &f, &m);
+            int zrc = db_zscore(srv.db, c->db, CMD_ARG(1), CMD_ARG(2), &score);
+            db_lookups_rewind(srv.db, f, m);
+            if (zrc != 0) {
                 resp_error(OUT(c), "ERR could not decode requested zset member");
                 return;
             }
@@ -481,7 +489,10 @@ static void search_generic(struct conn *c, int kind)
     geo_prepare(&s);
     struct search se = {.shape = &s, .limit = o.any ? (size_t)o.count : 0};
     db_vec_init(&se.names);
+    uint64_t f, m; /* the key was looked up once, by zset_or_none */
+    db_lookups(srv.db, &f, &m);
     int rc = search_cells(c, src, &se);
+    db_lookups_rewind(srv.db, f, m);
     size_t *order = kv_xmalloc((se.n ? se.n : 1) * sizeof *order);
     for (size_t i = 0; i < se.n; i++)
         order[i] = i;

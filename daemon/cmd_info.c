@@ -22,6 +22,7 @@
 #include "srv_cache.h"
 #include "srv_conf.h"
 #include "srv_lat.h"
+#include "srv_os.h"
 
 /* ---- INFO ---- */
 
@@ -60,6 +61,44 @@ static bool want_section(const struct conn *c, const char *name, bool dflt)
     return false;
 }
 
+/* The process's resident set, as the kernel counts it (shared memory
+ * it touched included). */
+static size_t process_rss(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long long size = 0, res = 0;
+    if (f) {
+        if (fscanf(f, "%llu %llu", &size, &res) != 2)
+            res = 0;
+        fclose(f);
+    }
+    return (size_t)res * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+static const char *executable(void)
+{
+    static char path[4096];
+    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+    path[n > 0 ? n : 0] = '\0';
+    return path;
+}
+
+/* What names this build: a hash of the version and the compiler's. */
+static const char *build_id(void)
+{
+    static char id[17];
+    uint64_t h = 14695981039346656037ull; /* FNV-1a */
+    for (const char *p = SHMKV_VERSION " " __VERSION__; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    snprintf(id, sizeof id, "%016llx", (unsigned long long)h);
+    return id;
+}
+
+static double ratio(size_t a, size_t b)
+{
+    return b ? (double)a / (double)b : 0;
+}
+
 #define INFO(...) resp_buf_printf(&b, __VA_ARGS__)
 
 /* INFO [section ...] */
@@ -83,10 +122,15 @@ void cmd_info(struct conn *c)
         SECTION("Server");
         INFO("redis_version:%s\r\n", SRV_VERSION);
         INFO("shmkv_version:%s\r\n", SHMKV_VERSION);
+        INFO("redis_git_sha1:00000000\r\n");
+        INFO("redis_git_dirty:0\r\n");
+        INFO("redis_build_id:%s\r\n", build_id());
         INFO("redis_mode:standalone\r\n");
         INFO("os:%s %s %s\r\n", u.sysname, u.release, u.machine);
         INFO("arch_bits:%d\r\n", (int)(sizeof(void *) * 8));
         INFO("multiplexing_api:epoll\r\n");
+        INFO("atomicvar_api:c11-builtin\r\n");
+        INFO("gcc_version:%d.%d.%d\r\n", __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__);
         if (srv_lat_clock.tsc) /* the command clock (srv_lat.h), as Redis names its own */
             INFO("monotonic_clock:X86 TSC @ %llu ticks/us\r\n",
                  (unsigned long long)(((1ull << 32) * 1000 + srv_lat_clock.mult / 2) /
@@ -94,24 +138,39 @@ void cmd_info(struct conn *c)
         else
             INFO("monotonic_clock:POSIX clock_gettime\r\n");
         INFO("process_id:%d\r\n", (int)getpid());
+        INFO("process_supervised:%s\r\n", srv_os_supervisor());
+        INFO("run_id:%s\r\n", srv.run_id);
         INFO("tcp_port:%d\r\n", srv.conf.port);
         INFO("server_time_usec:%llu\r\n", (unsigned long long)now * 1000);
         INFO("uptime_in_seconds:%llu\r\n", (unsigned long long)(now - srv.start_ms) / 1000);
         INFO("uptime_in_days:%llu\r\n", (unsigned long long)(now - srv.start_ms) / 86400000);
         INFO("hz:%d\r\n", srv.conf.hz);
+        INFO("configured_hz:%d\r\n", srv.conf.hz);
+        INFO("lru_clock:%llu\r\n", (unsigned long long)(now / 1000) & ((1u << 24) - 1));
+        INFO("executable:%s\r\n", executable());
         INFO("config_file:%s\r\n", srv_conf_file ? srv_conf_file : "");
     }
     if (want_section(c, "clients", true)) {
-        size_t blocked = 0;
-        for (struct conn *o = srv.clients; o; o = o->next)
+        size_t blocked = 0, timed = 0, max_in = 0, max_out = 0;
+        for (struct conn *o = srv.clients; o; o = o->next) {
             blocked += (o->flags & CONN_BLOCKED) != 0;
+            timed += (o->flags & CONN_BLOCKED) && o->block_deadline_ms;
+            if (o->in.cap > max_in)
+                max_in = o->in.cap;
+            if (o->out.cap > max_out)
+                max_out = o->out.cap;
+        }
         SECTION("Clients");
         INFO("connected_clients:%zu\r\n", srv.nclients - srv.nclosing);
+        INFO("cluster_connections:0\r\n");
         INFO("maxclients:%d\r\n", srv.conf.maxclients);
+        INFO("client_recent_max_input_buffer:%zu\r\n", max_in);
+        INFO("client_recent_max_output_buffer:%zu\r\n", max_out);
         INFO("blocked_clients:%zu\r\n", blocked);
         size_t tc, tk, ti, tp;
         cmd_tracking_info(&tc, &tk, &ti, &tp);
         INFO("tracking_clients:%zu\r\n", tc);
+        INFO("clients_in_timeout_table:%zu\r\n", timed);
     }
     if (want_section(c, "memory", true)) {
         uint64_t epoch = 1;
@@ -123,28 +182,90 @@ void cmd_info(struct conn *c)
         getrusage(RUSAGE_SELF, &ru);
         char h[32];
         SECTION("Memory");
+        size_t rss = process_rss(), peak = srv.stats.used_memory_peak, clients = 0;
+        if (allocated > peak)
+            peak = srv.stats.used_memory_peak = allocated;
+        for (struct conn *o = srv.clients; o; o = o->next)
+            clients += o->in.cap + o->out.cap;
         INFO("used_memory:%zu\r\n", allocated);
         human_bytes(h, sizeof h, (double)allocated);
         INFO("used_memory_human:%s\r\n", h);
-        INFO("used_memory_rss:%zu\r\n", resident);
+        INFO("used_memory_rss:%zu\r\n", rss);
+        human_bytes(h, sizeof h, (double)rss);
+        INFO("used_memory_rss_human:%s\r\n", h);
+        INFO("used_memory_peak:%zu\r\n", peak);
+        human_bytes(h, sizeof h, (double)peak);
+        INFO("used_memory_peak_human:%s\r\n", h);
+        INFO("used_memory_peak_perc:%.2f%%\r\n", 100 * ratio(allocated, peak));
         INFO("used_memory_peak_rss_kb:%ld\r\n", ru.ru_maxrss);
+        INFO("used_memory_startup:%zu\r\n", srv.stats.used_memory_startup);
+        long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+        size_t total = pages > 0 && psize > 0 ? (size_t)pages * (size_t)psize : 0;
+        INFO("total_system_memory:%zu\r\n", total);
+        human_bytes(h, sizeof h, (double)total);
+        INFO("total_system_memory_human:%s\r\n", h);
         INFO("allocator_allocated:%zu\r\n", allocated);
         INFO("allocator_active:%zu\r\n", active);
         INFO("allocator_resident:%zu\r\n", resident);
+        INFO("allocator_frag_ratio:%.2f\r\n", ratio(active, allocated));
+        INFO("allocator_frag_bytes:%lld\r\n", (long long)active - (long long)allocated);
+        INFO("allocator_rss_ratio:%.2f\r\n", ratio(resident, active));
+        INFO("allocator_rss_bytes:%lld\r\n", (long long)resident - (long long)active);
+        INFO("rss_overhead_ratio:%.2f\r\n", ratio(rss, resident));
+        INFO("rss_overhead_bytes:%lld\r\n", (long long)rss - (long long)resident);
+        INFO("mem_fragmentation_ratio:%.2f\r\n", ratio(rss, allocated));
+        INFO("mem_fragmentation_bytes:%lld\r\n", (long long)rss - (long long)allocated);
+        /* Overhead: what the daemon holds to serve at all (its start-up
+         * allocation, client buffers); the rest holds data on its way to
+         * or from RocksDB (the write-back overlay, memtables, caches). */
+        size_t overhead = srv.stats.used_memory_startup + clients;
+        INFO("used_memory_overhead:%zu\r\n", overhead);
+        size_t dataset = allocated > overhead ? allocated - overhead : 0;
+        INFO("used_memory_dataset:%zu\r\n", dataset);
+        INFO("used_memory_dataset_perc:%.2f%%\r\n",
+             100 * ratio(dataset, allocated > srv.stats.used_memory_startup
+                                      ? allocated - srv.stats.used_memory_startup
+                                      : 0));
+        INFO("mem_not_counted_for_evict:0\r\n");
+        INFO("mem_clients_slaves:0\r\n");
+        INFO("mem_clients_normal:%zu\r\n", clients);
+        INFO("lazyfree_pending_objects:0\r\n");
         const char *ver = NULL;
         size_t vl = sizeof ver;
         mallctl("version", &ver, &vl, NULL, 0);
         INFO("mem_allocator:jemalloc-%.5s\r\n", ver ? ver : "?");
-        INFO("maxmemory:0\r\n");
-        INFO("maxmemory_policy:noeviction\r\n");
+        const char *mm = srv_conf_kept(&srv.conf, "maxmemory");
+        unsigned long long maxmem = mm ? strtoull(mm, NULL, 10) : 0;
+        INFO("maxmemory:%llu\r\n", maxmem);
+        human_bytes(h, sizeof h, (double)maxmem);
+        INFO("maxmemory_human:%s\r\n", h);
+        const char *pol = srv_conf_kept(&srv.conf, "maxmemory-policy");
+        INFO("maxmemory_policy:%s\r\n", pol ? pol : "noeviction");
     }
     if (want_section(c, "persistence", true)) {
         SECTION("Persistence");
         INFO("loading:0\r\n");
+        INFO("async_loading:0\r\n");
+        /* A checkpoint (SAVE, BGSAVE) is what stands for an RDB save. */
+        INFO("rdb_changes_since_last_save:%llu\r\n",
+             (unsigned long long)(srv.stats.dirty - srv.stats.dirty_at_save));
         INFO("rdb_bgsave_in_progress:0\r\n");
         INFO("rdb_last_save_time:%llu\r\n", (unsigned long long)srv.lastsave_s);
         INFO("rdb_last_bgsave_status:ok\r\n");
+        INFO("rdb_last_bgsave_time_sec:%lld\r\n",
+             srv.stats.last_save_ms < 0 ? -1LL : (long long)(srv.stats.last_save_ms + 500) / 1000);
+        INFO("rdb_current_bgsave_time_sec:-1\r\n");
+        INFO("rdb_saves:%llu\r\n", (unsigned long long)srv.stats.saves);
+        INFO("rdb_last_cow_size:0\r\n"); /* a checkpoint links files: no fork, no copy */
         INFO("aof_enabled:0\r\n");
+        INFO("aof_rewrite_in_progress:0\r\n");
+        INFO("aof_rewrite_scheduled:0\r\n");
+        INFO("aof_last_rewrite_time_sec:-1\r\n");
+        INFO("aof_current_rewrite_time_sec:-1\r\n");
+        INFO("aof_last_bgrewrite_status:ok\r\n");
+        INFO("aof_rewrites:0\r\n");
+        INFO("aof_rewrites_consecutive_failures:0\r\n");
+        INFO("aof_last_cow_size:0\r\n");
         char why[300] = "";
         int werr = stor_write_error(srv.stor, why, sizeof why);
         /* Redis's name for "writes are refused for a disk error" (MISCONF). */
@@ -184,12 +305,31 @@ void cmd_info(struct conn *c)
         INFO("total_commands_processed:%llu\r\n", (unsigned long long)srv.stats.commands);
         INFO("total_net_input_bytes:%llu\r\n", (unsigned long long)srv.stats.net_in);
         INFO("total_net_output_bytes:%llu\r\n", (unsigned long long)srv.stats.net_out);
+        INFO("instantaneous_ops_per_sec:%.0f\r\n", srv_inst_rate(SRV_INST_OPS));
+        INFO("instantaneous_input_kbps:%.2f\r\n", srv_inst_rate(SRV_INST_NET_IN) / 1024);
+        INFO("instantaneous_output_kbps:%.2f\r\n", srv_inst_rate(SRV_INST_NET_OUT) / 1024);
+        INFO("total_reads_processed:%llu\r\n", (unsigned long long)srv.stats.reads_processed);
+        INFO("total_writes_processed:%llu\r\n", (unsigned long long)srv.stats.writes_processed);
         INFO("io_threads_active:%d\r\n", srv.stats.io_threads_active);
         INFO("io_threaded_reads_processed:0\r\n");
         INFO("io_threaded_writes_processed:%llu\r\n",
              (unsigned long long)srv.stats.io_threaded_writes);
         INFO("rejected_connections:%llu\r\n", (unsigned long long)srv.stats.rejected);
         INFO("expired_keys:%llu\r\n", (unsigned long long)srv.stats.expired_keys);
+        /* The data lives on disk: no policy ever removes a key for memory. */
+        INFO("evicted_keys:0\r\n");
+        INFO("expire_cycle_cpu_milliseconds:%llu\r\n",
+             (unsigned long long)srv.stats.expire_cycle_us / 1000);
+        INFO("expired_time_cap_reached_count:%llu\r\n",
+             (unsigned long long)srv.stats.expire_cap_reached);
+        INFO("total_forks:0\r\n"); /* shmkvd never forks */
+        INFO("latest_fork_usec:0\r\n");
+        INFO("migrate_cached_sockets:0\r\n"); /* MIGRATE connects each time */
+        INFO("slave_expires_tracked_keys:0\r\n");
+        /* As a primary that never had a replica. */
+        INFO("sync_full:0\r\n");
+        INFO("sync_partial_ok:0\r\n");
+        INFO("sync_partial_err:0\r\n");
         INFO("keyspace_hits:%llu\r\n", (unsigned long long)srv.stats.keyspace_hits);
         INFO("keyspace_misses:%llu\r\n", (unsigned long long)srv.stats.keyspace_misses);
         size_t tc, tk, ti, tp;
@@ -198,14 +338,28 @@ void cmd_info(struct conn *c)
         INFO("tracking_total_items:%zu\r\n", ti);
         INFO("tracking_total_prefixes:%zu\r\n", tp);
         INFO("total_error_replies:%llu\r\n", (unsigned long long)srv.stats.error_replies);
+        INFO(
+            "unexpected_error_replies:0\r\n"); /* errors from a primary: none without replication */
+        INFO("dump_payload_sanitizations:%llu\r\n", (unsigned long long)srv.stats.restores);
         INFO("pubsub_channels:%zu\r\n", cmd_pubsub_names(CMD_PS_CHANNEL));
         INFO("pubsub_patterns:%zu\r\n", cmd_pubsub_names(CMD_PS_PATTERN));
         INFO("pubsubshard_channels:%zu\r\n", cmd_pubsub_names(CMD_PS_SHARD));
     }
     if (want_section(c, "replication", true)) {
         SECTION("Replication");
+        /* A primary that has never had a replica, as Redis shows one. */
         INFO("role:master\r\n");
         INFO("connected_slaves:0\r\n");
+        INFO("master_failover_state:no-failover\r\n");
+        INFO("master_replid:%s\r\n", srv.replid);
+        INFO("master_replid2:0000000000000000000000000000000000000000\r\n");
+        INFO("master_repl_offset:0\r\n");
+        INFO("second_repl_offset:-1\r\n");
+        INFO("repl_backlog_active:0\r\n");
+        const char *bl = srv_conf_kept(&srv.conf, "repl-backlog-size");
+        INFO("repl_backlog_size:%s\r\n", bl ? bl : "1048576");
+        INFO("repl_backlog_first_byte_offset:0\r\n");
+        INFO("repl_backlog_histlen:0\r\n");
     }
     if (want_section(c, "cpu", true)) {
         struct rusage self, children, thread;

@@ -354,7 +354,8 @@ void cmd_restore(struct conn *c)
         /* replied */
     } else if (ttl < 0) {
         resp_error(OUT(c), "ERR Invalid TTL value, must be >= 0");
-    } else if ((rc = rdb_load(c->argv[3].p, c->argv[3].n, &v)) != RDB_OK) {
+    } else if (srv.stats.restores++, /* a payload is always decoded whole */
+               (rc = rdb_load(c->argv[3].p, c->argv[3].n, &v)) != RDB_OK) {
         resp_error(OUT(c), rc == RDB_EVERSION ? "ERR DUMP payload version or checksum are wrong"
                                               : "ERR Bad data format");
     } else {
@@ -683,7 +684,11 @@ void cmd_object(struct conn *c)
         return;
     }
     if (cmd_arg_is(c, 1, "encoding")) {
-        resp_bulk_cstr(OUT(c), encoding_name(&ki, c->db, &c->argv[2]));
+        uint64_t f, m; /* the key was looked up once, by db_keyinfo */
+        db_lookups(srv.db, &f, &m);
+        const char *name = encoding_name(&ki, c->db, &c->argv[2]);
+        db_lookups_rewind(srv.db, f, m);
+        resp_bulk_cstr(OUT(c), name);
     } else if (cmd_arg_is(c, 1, "refcount")) {
         resp_int(OUT(c), 1); /* values are never shared between keys */
     } else if (cmd_arg_is(c, 1, "freq")) {

@@ -165,6 +165,8 @@ static void sort_generic(struct conn *c, bool readonly)
     }
     struct db_vec v;
     db_vec_init(&v);
+    uint64_t f, m; /* the key was looked up once, by db_type */
+    db_lookups(srv.db, &f, &m);
     if (type == ENC_TYPE_LIST) {
         rc = db_lrange(srv.db, c->db, CMD_ARG(1), 0, -1, &v);
     } else if (type == ENC_TYPE_SET) {
@@ -177,6 +179,7 @@ static void sort_generic(struct conn *c, bool readonly)
         sp.limit = -1;
         rc = db_zrange(srv.db, c->db, CMD_ARG(1), &sp, &v);
     }
+    db_lookups_rewind(srv.db, f, m);
     if (rc) {
         cmd_reply_err(c, rc);
         db_vec_destroy(&v);

@@ -59,12 +59,10 @@ void cmd_get(struct conn *c)
     size_t vn;
     int rc = db_get(srv.db, c->db, CMD_ARG(1), &v, &vn);
     if (rc == KV_ENOTFOUND) {
-        srv.stats.keyspace_misses++;
         resp_null(OUT(c), c->proto);
     } else if (rc) {
         cmd_reply_err(c, rc);
     } else {
-        srv.stats.keyspace_hits++;
         resp_bulk(OUT(c), v, vn);
         free(v);
     }

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -534,6 +535,7 @@ static bool conn_flush(struct conn *c)
     if (resp_buf_used(&c->out))
         sync_before_reply();
     size_t done = 0;
+    srv.stats.writes_processed += resp_buf_used(&c->out) > 0;
     while (resp_buf_used(&c->out) > done) {
         ssize_t w = (c->flags & CONN_PASS_FDS) ? send_fds(c)
                                                : write(c->fd, resp_buf_data(&c->out) + done,
@@ -592,6 +594,7 @@ static void flush_pending(void)
         srv_io_write(jobs, nj);
         srv.stats.io_threads_active = 1;
         srv.stats.io_threaded_writes += nj;
+        srv.stats.writes_processed += nj;
         /* Settling one client can free another (its pending entry is then
          * cleared) or add a reply to the list (after these: the loop below
          * writes it). */
@@ -736,6 +739,7 @@ static void conn_read(struct conn *c)
         want = (size_t)c->req.bulk < READ_BULK_MAX ? (size_t)c->req.bulk + 2 : READ_BULK_MAX;
     char *dst = resp_buf_reserve(&c->in, want);
     ssize_t r;
+    srv.stats.reads_processed++;
     while ((r = read(c->fd, dst, want)) < 0 && errno == EINTR)
         ;
     if (r > 0) {
@@ -849,6 +853,8 @@ static void active_expire(void)
         }
         srv.stats.expired_keys += reaped;
     }
+    srv.stats.expire_cap_reached += more;
+    srv.stats.expire_cycle_us += mono_us() - t0;
     lat_stage("expire-cycle", t0);
 }
 
@@ -889,9 +895,59 @@ static void disk_check(void)
     }
 }
 
+/* 40 random hex digits and a NUL into out. */
+static void random_hex(char out[41])
+{
+    unsigned char r[20];
+    if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r) /* does not fail for 20 bytes */
+        memset(r, 0, sizeof r);
+    for (size_t i = 0; i < sizeof r; i++)
+        snprintf(out + 2 * i, 3, "%02x", r[i]);
+}
+
+/* jemalloc's bytes allocated, its statistics refreshed first. */
+static size_t allocated_now(void)
+{
+    uint64_t epoch = 1;
+    size_t v = 0, sz = sizeof epoch;
+    mallctl("epoch", &epoch, &sz, &epoch, sz);
+    sz = sizeof v;
+    return mallctl("stats.allocated", &v, &sz, NULL, 0) == 0 ? v : 0;
+}
+
+double srv_inst_rate(int which)
+{
+    double sum = 0;
+    for (int i = 0; i < SRV_INST_SAMPLES; i++)
+        sum += srv.inst.rate[which][i];
+    return sum / SRV_INST_SAMPLES;
+}
+
+/* One sample of each instantaneous rate every 100 ms, whatever hz is, and
+ * the memory peak. */
+static void sample_stats(uint64_t now)
+{
+    struct srv_inst *in = &srv.inst;
+    if (now - in->last_ms < 100)
+        return;
+    uint64_t cur[SRV_INST_N] = {srv.stats.commands, srv.stats.net_in, srv.stats.net_out};
+    for (int k = 0; k < SRV_INST_N; k++) {
+        if (in->last_ms)
+            in->rate[k][in->at] =
+                (double)(cur[k] - in->last[k]) * 1000 / (double)(now - in->last_ms);
+        in->last[k] = cur[k];
+    }
+    in->at = (in->at + 1) % SRV_INST_SAMPLES;
+    in->last_ms = now;
+    size_t used = allocated_now();
+    if (used > srv.stats.used_memory_peak)
+        srv.stats.used_memory_peak = used;
+}
+
 static void cron(void)
 {
     uint64_t now = srv_mstime();
+    sample_stats(now);
     for (struct conn *c = srv.clients, *next; c; c = next) {
         next = c->next;
         if (c->flags & CONN_CLOSE_ASAP) {
@@ -992,6 +1048,9 @@ int srv_main(void)
     srv.start_ms = srv_mstime();
     srv_lat_clock_init(true);
     srv.lastsave_s = srv.start_ms / 1000;
+    srv.stats.last_save_ms = -1;
+    random_hex(srv.run_id);
+    random_hex(srv.replid);
     resp_error_hook = cmd_count_error; /* INFO errorstats */
     srv_idle_init(&srv.idle, SRV_IDLE_GEN_KEYS, srv.start_ms);
     srv.limits.max_args = INT32_MAX;
@@ -1088,6 +1147,7 @@ int srv_main(void)
     srv_os_reserve_fd();
     srv_log(LOG_NOTICE, "shmkvd %s (Redis %s compatible) ready, port %d, data in %s", SHMKV_VERSION,
             SRV_VERSION, srv.conf.port, srv.conf.dir);
+    srv.stats.used_memory_startup = srv.stats.used_memory_peak = allocated_now();
     srv_os_ready();
 
     uint64_t next_cron = srv_mstime();

@@ -207,8 +207,30 @@ struct srv_slowlog {
 struct srv_stats {
     uint64_t connections, commands, rejected, expired_keys, net_in, net_out, keyspace_hits,
         keyspace_misses, error_replies;
-    uint64_t io_threaded_writes; /* replies written by srv_io's hand-offs */
-    int io_threads_active;       /* the last iteration's replies went through them */
+    uint64_t io_threaded_writes;                /* replies written by srv_io's hand-offs */
+    int io_threads_active;                      /* the last iteration's replies went through them */
+    uint64_t reads_processed, writes_processed; /* socket reads, reply writes */
+    uint64_t expire_cap_reached; /* active expiry cycles stopped by their time limit */
+    uint64_t expire_cycle_us;    /* time spent in active expiry */
+    uint64_t restores;           /* RESTORE payloads checked whole (all of them) */
+    /* Committed record sets (write commands that changed something, active
+     * expiry's deletes), and their count at the last checkpoint: Redis's
+     * "changes since last save". */
+    uint64_t dirty, dirty_at_save;
+    uint64_t saves;             /* checkpoints made (SAVE, BGSAVE, SHUTDOWN SAVE) */
+    int64_t last_save_ms;       /* how long the last one took; -1 before any */
+    size_t used_memory_peak;    /* the most jemalloc had allocated, sampled by cron */
+    size_t used_memory_startup; /* allocated once the daemon started serving */
+};
+
+/* INSTANTANEOUS_*: rates over the last SRV_INST_SAMPLES samples, one per
+ * 100 ms (cron), as Redis computes them. */
+#define SRV_INST_SAMPLES 16
+enum { SRV_INST_OPS, SRV_INST_NET_IN, SRV_INST_NET_OUT, SRV_INST_N };
+struct srv_inst {
+    uint64_t last_ms, last[SRV_INST_N];
+    double rate[SRV_INST_N][SRV_INST_SAMPLES]; /* per second */
+    unsigned at;
 };
 
 struct shmc_w;
@@ -238,6 +260,9 @@ struct srv {
     int pause_type;
     uint64_t pause_end_ms;
     struct srv_stats stats;
+    struct srv_inst inst;
+    char run_id[41]; /* 40 random hex digits, new at each start */
+    char replid[41]; /* the replication ID, as random */
     struct resp_limits limits;
     uint64_t lastsave_s;
     /* SLOWLOG ring */
@@ -254,6 +279,8 @@ extern struct srv srv;
 
 void srv_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 uint64_t srv_mstime(void);
+/* The average of an instantaneous rate's samples (SRV_INST_*), per second. */
+double srv_inst_rate(int which);
 
 /* Runs the daemon with a loaded configuration; returns the exit status. */
 int srv_main(void);

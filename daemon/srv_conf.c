@@ -225,6 +225,14 @@ static char **inert_value(const struct srv_conf *c, const struct param *p)
     return &c->inert[canonical(p) - inert_params];
 }
 
+const char *srv_conf_kept(const struct srv_conf *c, const char *name)
+{
+    const struct param *p = find(name, strlen(name));
+    if (!p || !(p >= inert_params && p < inert_params + NINERT))
+        return NULL;
+    return *inert_value(c, p);
+}
+
 /* Redis's memory units: k/m/g are powers of 1000, kb/mb/gb of 1024. */
 static bool parse_mem(const char *s, int64_t *out)
 {

@@ -20,6 +20,10 @@ size_t srv_conf_get(const struct srv_conf *c, const struct db_str *pats, size_t 
 int srv_conf_runtime_set(struct srv_conf *c, const struct db_str *args, size_t n, char *err,
                          size_t errlen);
 
+/* The value, as CONFIG GET gives it, of a Redis directive shmkvd keeps
+ * without applying (srv_conf_redis.h); NULL for any other name. */
+const char *srv_conf_kept(const struct srv_conf *c, const char *name);
+
 /* Names, in one log line, the Redis directives the file or the command
  * line set that shmkvd keeps without applying them (srv_conf_redis.h). */
 void srv_conf_report_inert(const struct srv_conf *c);

@@ -151,6 +151,11 @@ void srv_os_supervise(int mode)
         srv_log(LOG_NOTICE, "supervised by upstart: SIGSTOP once ready");
 }
 
+const char *srv_os_supervisor(void)
+{
+    return supervisor == SUP_SYSTEMD ? "systemd" : supervisor == SUP_UPSTART ? "upstart" : "no";
+}
+
 void srv_os_notify(const char *state)
 {
     if (supervisor != SUP_SYSTEMD)

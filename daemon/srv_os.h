@@ -45,6 +45,8 @@ void srv_os_signals(void (*on_stop)(int));
  * when UPSTART_JOB is) and logs what it will do. mode: 0 upstart, 1
  * systemd, 2 auto, 3 no (the directive's names, in order). */
 void srv_os_supervise(int mode);
+/* What srv_os_supervise settled on: "systemd", "upstart" or "no". */
+const char *srv_os_supervisor(void);
 /* Tells systemd a state ("READY=1", "STATUS=...", "STOPPING=1") when
  * supervised by it; nothing otherwise. */
 void srv_os_notify(const char *state);

@@ -168,6 +168,18 @@ bool db_coll_hint(const struct db *d)
     return d->last_coll.set;
 }
 
+void db_lookups(const struct db *d, uint64_t *found, uint64_t *missing)
+{
+    *found = d->looked_found;
+    *missing = d->looked_missing;
+}
+
+void db_lookups_rewind(struct db *d, uint64_t found, uint64_t missing)
+{
+    d->looked_found = found;
+    d->looked_missing = missing;
+}
+
 void db_info(const struct db *d, struct db_info *out)
 {
     *out = (struct db_info){

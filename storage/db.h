@@ -159,6 +159,14 @@ uint64_t db_last_commit_ops(const struct db *d);
  * (a hint: db_prefetch1f then pays off). */
 bool db_coll_hint(const struct db *d);
 void db_info(const struct db *d, struct db_info *out);
+/* Running totals of key look-ups: a key's meta record read on a command's
+ * behalf that found the key live (of any type), and that found it absent
+ * or expired. The caller takes differences around a command: a read
+ * command's are Redis's keyspace hits and misses. */
+void db_lookups(const struct db *d, uint64_t *found, uint64_t *missing);
+/* Sets the totals back to what db_lookups gave: a command that reads a key
+ * again (a check of its type, then its records) looks it up once. */
+void db_lookups_rewind(struct db *d, uint64_t found, uint64_t missing);
 /* Called after each command, outside any record set: rewrites each hash,
  * set or sorted set that the command's walks noted (see DB_TIDY_MIN)
  * under a fresh version, in a record set of its own, so that later walks

@@ -305,7 +305,9 @@ int db_hrandfield(struct db *d, unsigned dbi, const char *key, size_t klen, int6
     if (rc == DB_PICK_READ_ALL) {
         struct db_vec all;
         db_vec_init(&all);
+        uint64_t found = d->looked_found, missing = d->looked_missing;
         rc = db_hgetall(d, dbi, key, klen, withvalues ? DB_H_BOTH : DB_H_FIELDS, &all);
+        db_lookups_rewind(d, found, missing); /* the same key, read whole */
         if (rc == 0)
             db_sample(d, &all, withvalues ? 2 : 1, count, out);
         db_vec_destroy(&all);

@@ -194,6 +194,9 @@ struct db {
     uint32_t counter;
     uint64_t rng;
     uint64_t last_commit_ops; /* records in the last committed record set */
+    /* Key look-ups (a meta record read for a command, kc_read and
+     * db_metas) that found a live key, and that found none (db_lookups). */
+    uint64_t looked_found, looked_missing;
     /* No expiry index entry is due before this time (ms): active expiry
      * has nothing to read until then. Lowered by every indexed write. */
     uint64_t expiry_next;

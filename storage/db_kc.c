@@ -84,8 +84,10 @@ static int kc_read(struct db *d, struct db_kc *kc, unsigned dbi, const char *key
     kc_blank(kc, dbi, key, klen);
     int rc = db_rget_with(d, STOR_CF_META, kc->mk.p, kc->mk.n, &kc->raw, &kc->rawn, SIZE_MAX, fill,
                           fill_absent);
-    if (rc == KV_ENOTFOUND)
+    if (rc == KV_ENOTFOUND) {
+        d->looked_missing++;
         return 0;
+    }
     if (rc)
         return rc;
     rc = enc_meta_value_decode(kc->raw, kc->rawn, &kc->m);
@@ -93,6 +95,10 @@ static int kc_read(struct db *d, struct db_kc *kc, unsigned dbi, const char *key
         return rc;
     if (kc->m.expire_ms && kc->m.expire_ms <= stor_now_ms())
         memset(&kc->m, 0, sizeof kc->m); /* expired reads as absent */
+    if (kc->m.type == ENC_TYPE_NONE)
+        d->looked_missing++;
+    else
+        d->looked_found++;
     int t = kc->m.type;
     if ((t == ENC_TYPE_HASH || t == ENC_TYPE_SET || t == ENC_TYPE_ZSET) &&
         klen <= sizeof d->last_coll.key) {

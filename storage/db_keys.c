@@ -71,10 +71,12 @@ int db_metas(struct db *d, unsigned dbi, const struct db_str *keys, size_t n, si
                 } else {
                     e = enc_meta_value_decode(r.v[i], r.vn[i], &meta);
                 }
-                each(arg, at + i,
-                     e == 0 && !(meta.expire_ms && meta.expire_ms <= now) ? &meta : NULL);
+                bool live = e == 0 && !(meta.expire_ms && meta.expire_ms <= now);
+                *(live ? &d->looked_found : &d->looked_missing) += 1;
+                each(arg, at + i, live ? &meta : NULL);
                 free(r.v[i]);
             } else {
+                d->looked_missing += e == KV_ENOTFOUND;
                 each(arg, at + i, NULL);
             }
             if (e && e != KV_ENOTFOUND && rc == 0)

@@ -607,7 +607,9 @@ int db_zrandmember(struct db *d, unsigned dbi, const char *key, size_t klen, int
     s.lmin.inf = -1;
     s.lmax.inf = 1;
     s.limit = -1;
+    uint64_t found = d->looked_found, missing = d->looked_missing;
     rc = db_zrange(d, dbi, key, klen, &s, &all);
+    db_lookups_rewind(d, found, missing); /* the same key, read whole */
     if (rc == 0)
         db_sample(d, &all, 1, count, out);
     db_vec_destroy(&all);
