@@ -31,6 +31,7 @@
 
 struct seg {
     struct shmc_r r;
+    struct shmc_ctr *ctr; /* this handle's counter slot in it, or NULL */
     struct seg *next;
 };
 
@@ -97,6 +98,14 @@ const char *shmkv_strerror(int code)
 #define COUNT(h, f)                                                                                \
     __atomic_store_n(&(h)->st.f, __atomic_load_n(&(h)->st.f, __ATOMIC_RELAXED) + 1,                \
                      __ATOMIC_RELAXED)
+/* The same into the handle's slot in the segment, for the daemon's INFO
+ * (a plain store: the slot has one writer, this handle). */
+#define SLOT_ADD(s, f, n)                                                                          \
+    do {                                                                                           \
+        if ((s) && (s)->ctr)                                                                       \
+            __atomic_store_n(&(s)->ctr->f, __atomic_load_n(&(s)->ctr->f, __ATOMIC_RELAXED) + (n),  \
+                             __ATOMIC_RELAXED);                                                    \
+    } while (0)
 
 /* ---- replies ---- */
 
@@ -276,7 +285,7 @@ static void attach_locked(shmkv *h, int fd)
     int rc = raw_cmd(fd, 1, argv, &r, fds, &nfds);
     if (rc == SHMKV_OK && r->type == REDIS_REPLY_ERROR) {
         snprintf(h->cache_err, sizeof h->cache_err, "%s", r->str);
-    } else if (rc != SHMKV_OK || r->type != REDIS_REPLY_ARRAY || nfds != 2) {
+    } else if (rc != SHMKV_OK || r->type != REDIS_REPLY_ARRAY || r->elements < 4 || nfds != 2) {
         snprintf(h->cache_err, sizeof h->cache_err, "the daemon did not hand over its cache");
     } else {
         struct seg *s = calloc(1, sizeof *s);
@@ -286,6 +295,9 @@ static void attach_locked(shmkv *h, int fd)
             free(s);
         } else {
             h->cache_err[0] = 0;
+            const redisReply *slot = r->element[3];
+            if (slot->type == REDIS_REPLY_INTEGER && slot->integer >= 0)
+                s->ctr = shmc_r_ctr(&s->r, (unsigned)slot->integer);
             publish_seg(h, s);
             COUNT(h, attaches);
         }
@@ -462,6 +474,7 @@ static uint64_t clock_ms(clockid_t id)
 struct rd {
     struct shmc_rtx t;
     unsigned db;
+    unsigned found, absent; /* keys get_meta found, and found absent, this attempt */
     char *key;
     size_t keycap;
     char kin[256];
@@ -515,6 +528,8 @@ static int get_meta(struct rd *rd, const char *key, size_t klen)
     int rc = shmc_rtx_peek(&rd->t, rd->key, n, &v, &vn);
     if (rc == SHMC_HIT && enc_meta_value_decode(v, vn, &rd->m) != 0)
         return SHMC_RETRY; /* torn: validation would fail anyway */
+    rd->found += rc == SHMC_HIT;
+    rd->absent += rc == SHMC_NEG;
     return rc;
 }
 
@@ -732,12 +747,21 @@ static int try_cached(shmkv *h, int i, int argc, const char **argv, const size_t
     int rc = 0;
     for (int attempt = 0; attempt < RETRIES; attempt++) {
         shmc_rtx_begin(&rd.t, &s->r, db);
+        rd.found = rd.absent = 0;
         if ((rc = cached_once(&rd, OPS[i].op, OPS[i].type, argc, argv, lens, out)) >= 0)
             break;
         COUNT(h, retries);
+        SLOT_ADD(s, retries, 1);
         rc = 0;
     }
     rd_free(&rd);
+    if (rc == 1) {
+        SLOT_ADD(s, hits, 1);
+        SLOT_ADD(s, key_hits, rd.found);
+        SLOT_ADD(s, key_misses, rd.absent);
+    } else {
+        SLOT_ADD(s, misses, 1);
+    }
     return rc;
 }
 
@@ -882,6 +906,7 @@ static int get_cached(shmkv *h, const char *key, size_t klen, char **val, size_t
     int served = 0;
     for (int attempt = 0; attempt < RETRIES && !served; attempt++) {
         shmc_rtx_begin(&rd.t, &s->r, db);
+        rd.found = rd.absent = 0;
         int rc = get_meta(&rd, key, klen);
         char *v = NULL;
         if (rc == SHMC_HIT && rd.m.type == ENC_TYPE_STRING) {
@@ -902,9 +927,15 @@ static int get_cached(shmkv *h, const char *key, size_t klen, char **val, size_t
             if (valid)
                 break; /* a miss, or another type: the daemon answers */
             COUNT(h, retries);
+            SLOT_ADD(s, retries, 1);
         }
     }
     rd_free(&rd);
+    if (served) { /* a miss is counted by shmkv_command, which GET then goes through */
+        SLOT_ADD(s, hits, 1);
+        SLOT_ADD(s, key_hits, rd.found);
+        SLOT_ADD(s, key_misses, rd.absent);
+    }
     return served;
 }
 

@@ -255,6 +255,7 @@ struct cmd {
     X("latency", latency, -2, CMD_CONTAINER, 0, 0, 0, "server")                                    \
     X("shmkv.attach", shmkv_attach, 1, 0, 0, 0, 0, "server")                                       \
     X("shmkv.compact", shmkv_compact, 1, CMD_ADMIN, 0, 0, 0, "server")                             \
+    X("shmkv.clients", shmkv_clients, 1, CMD_ADMIN, 0, 0, 0, "server")                             \
     X("shutdown", shutdown, -1, CMD_ADMIN | CMD_NOMULTI, 0, 0, 0, "server")
 
 #define CMD_PROTO(name, fn, ...) void cmd_##fn(struct conn *c);

@@ -150,7 +150,8 @@ void cmd_slowlog(struct conn *c)
 /* SHMKV.ATTACH: hands a local client the shm cache — the sealed segment
  * and its hint area, two memfds passed with SCM_RIGHTS along with this
  * reply — after AUTH like any command. Unix socket only: a descriptor
- * cannot travel over TCP. Replies [abi, segment bytes, generation]. */
+ * cannot travel over TCP. Replies [abi, segment bytes, generation,
+ * counter slot (-1: none free)]. */
 void cmd_shmkv_attach(struct conn *c)
 {
     if (!srv.cache) {
@@ -164,11 +165,25 @@ void cmd_shmkv_attach(struct conn *c)
     const struct shmc_hdr *h = shmc_w_hdr(srv.cache);
     char gen[24];
     int n = snprintf(gen, sizeof gen, "%016llx", (unsigned long long)h->generation);
-    resp_array(OUT(c), 3);
+    int slot = srv_cache_claim(c);
+    resp_array(OUT(c), 4);
     resp_int(OUT(c), h->abi);
     resp_int(OUT(c), (int64_t)h->seg_size);
     resp_bulk(OUT(c), gen, (size_t)n);
+    resp_int(OUT(c), slot);
     c->flags |= CONN_PASS_FDS;
+}
+
+/* SHMKV.CLIENTS: the client handles attached to the shm cache, one line
+ * each (as CLIENT LIST): counter slot, connection id, process, age, and
+ * the commands and keys each answered from shared memory. */
+void cmd_shmkv_clients(struct conn *c)
+{
+    struct resp_buf b;
+    resp_buf_init(&b);
+    srv_cache_clients(&b);
+    resp_verbatim(OUT(c), resp_buf_data(&b), resp_buf_used(&b), c->proto);
+    resp_buf_free(&b);
 }
 
 void cmd_lastsave(struct conn *c)

@@ -503,6 +503,8 @@ static const struct doc DOCS[] = {
       "Drain write-back, close storage and stop", "[NOSAVE|SAVE] [NOW] [FORCE] [ABORT]")
     D("shmkv.attach", "0.1.0", "O(1)",
       "Pass the shared-memory cache's descriptors over the Unix socket (libshmkv)", "")
+    D("shmkv.clients", "0.1.0", "O(N) for N attached handles",
+      "List the client handles attached to the shared-memory cache and their local reads", "")
     D("shmkv.compact", "0.1.0", "O(N) for N bytes of data",
       "Compact RocksDB fully, so garbage is reclaimed now", "")
 };

@@ -330,8 +330,12 @@ void cmd_info(struct conn *c)
         INFO("sync_full:0\r\n");
         INFO("sync_partial_ok:0\r\n");
         INFO("sync_partial_err:0\r\n");
-        INFO("keyspace_hits:%llu\r\n", (unsigned long long)srv.stats.keyspace_hits);
-        INFO("keyspace_misses:%llu\r\n", (unsigned long long)srv.stats.keyspace_misses);
+        struct srv_cache_local local; /* reads answered from shared memory count too */
+        srv_cache_local(&local);
+        INFO("keyspace_hits:%llu\r\n",
+             (unsigned long long)(srv.stats.keyspace_hits + local.key_hits));
+        INFO("keyspace_misses:%llu\r\n",
+             (unsigned long long)(srv.stats.keyspace_misses + local.key_misses));
         size_t tc, tk, ti, tp;
         cmd_tracking_info(&tc, &tk, &ti, &tp);
         INFO("tracking_total_keys:%zu\r\n", tk);
@@ -428,6 +432,10 @@ void cmd_info(struct conn *c)
     if (want_section(c, "cache", true)) {
         SECTION("Cache");
         srv_cache_info(&b);
+    }
+    if (want_section(c, "shmcache", true)) {
+        SECTION("Shmcache");
+        srv_cache_local_info(&b);
     }
     if (want_section(c, "keyspace", true)) {
         SECTION("Keyspace");

@@ -406,6 +406,7 @@ static void free_closing(void)
 void conn_free(struct conn *c)
 {
     cmd_conn_release(c);
+    srv_cache_release(c);
     for (size_t i = 0; i < nclosing_slots; i++)
         if (closing[i] == c) {
             closing[i] = NULL;

@@ -160,6 +160,7 @@ struct conn {
     size_t pf_len;
     int proto; /* 2 or 3 */
     unsigned db;
+    unsigned shm_slot; /* its shm counter slot + 1 (SHMKV.ATTACH); 0: none */
     struct resp_buf in, out;
     struct resp_req req;
     char name[128];

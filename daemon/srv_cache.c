@@ -11,6 +11,8 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include <ck_pr.h>
@@ -27,6 +29,21 @@ static struct {
     size_t keycap;
     uint64_t fills, fills_absent, applied_sets;
 } cs;
+
+/* The counter slots' owners. A freed slot goes to the back of a FIFO, so
+ * a handle whose connection dropped and that still counts into its old
+ * slot for a moment (until it re-attaches) does not count into a new
+ * owner's. base: the counts at the owner's start or the last RESETSTAT. */
+static struct {
+    struct owner {
+        bool used;
+        int pid;
+        uint64_t conn_id, since_ms;
+        struct shmc_ctr base;
+    } o[SHMC_CTR_SLOTS];
+    unsigned fifo[SHMC_CTR_SLOTS], head, nfree;
+    struct shmc_ctr departed; /* the counts of handles gone since start or RESETSTAT */
+} sl;
 
 static uint64_t mono_coarse_ms(void)
 {
@@ -200,6 +217,10 @@ int srv_cache_open(void)
         return -1;
     }
     cs.beating = true;
+    sl.head = 0;
+    sl.nfree = SHMC_CTR_SLOTS;
+    for (unsigned i = 0; i < SHMC_CTR_SLOTS; i++)
+        sl.fifo[i] = i;
     static const struct db_cache_ops hooks = {.get = hook_get,
                                               .peek = hook_peek,
                                               .fill = hook_fill,
@@ -249,8 +270,120 @@ void srv_cache_end(void)
 void srv_cache_resetstat(void)
 {
     cs.fills = cs.fills_absent = cs.applied_sets = 0;
-    if (srv.cache)
-        shmc_w_stats_reset(srv.cache);
+    if (!srv.cache)
+        return;
+    shmc_w_stats_reset(srv.cache);
+    memset(&sl.departed, 0, sizeof sl.departed);
+    for (unsigned i = 0; i < SHMC_CTR_SLOTS; i++)
+        if (sl.o[i].used)
+            shmc_w_ctr_read(srv.cache, i, &sl.o[i].base);
+}
+
+/* ---- local reads' counters ---- */
+
+/* Slot i's counts since its base, added to *sum. */
+static void slot_add(unsigned i, struct shmc_ctr *sum)
+{
+    struct shmc_ctr c;
+    const struct shmc_ctr *b = &sl.o[i].base;
+    shmc_w_ctr_read(srv.cache, i, &c);
+    sum->hits += c.hits - b->hits;
+    sum->misses += c.misses - b->misses;
+    sum->retries += c.retries - b->retries;
+    sum->key_hits += c.key_hits - b->key_hits;
+    sum->key_misses += c.key_misses - b->key_misses;
+}
+
+int srv_cache_claim(struct conn *c)
+{
+    srv_cache_release(c);
+    if (!srv.cache || !sl.nfree)
+        return -1;
+    unsigned i = sl.fifo[sl.head];
+    sl.head = (sl.head + 1) % SHMC_CTR_SLOTS;
+    sl.nfree--;
+    shmc_w_ctr_clear(srv.cache, i);
+    struct ucred cred = {0};
+    socklen_t len = sizeof cred;
+    if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
+        cred.pid = 0;
+    sl.o[i] = (struct owner){
+        .used = true, .pid = (int)cred.pid, .conn_id = c->id, .since_ms = srv_mstime()};
+    c->shm_slot = i + 1;
+    return (int)i;
+}
+
+void srv_cache_release(struct conn *c)
+{
+    if (!c->shm_slot || !srv.cache)
+        return;
+    unsigned i = c->shm_slot - 1;
+    c->shm_slot = 0;
+    slot_add(i, &sl.departed);
+    sl.o[i].used = false;
+    sl.fifo[(sl.head + sl.nfree) % SHMC_CTR_SLOTS] = i;
+    sl.nfree++;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+void srv_cache_local(struct srv_cache_local *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!srv.cache)
+        return;
+    struct shmc_ctr sum = sl.departed;
+    int pids[SHMC_CTR_SLOTS];
+    for (unsigned i = 0; i < SHMC_CTR_SLOTS; i++) {
+        if (!sl.o[i].used)
+            continue;
+        slot_add(i, &sum);
+        pids[out->handles++] = sl.o[i].pid;
+    }
+    qsort(pids, out->handles, sizeof *pids, cmp_int);
+    for (size_t i = 0; i < out->handles; i++)
+        out->processes += i == 0 || pids[i] != pids[i - 1];
+    out->hits = sum.hits;
+    out->misses = sum.misses;
+    out->retries = sum.retries;
+    out->key_hits = sum.key_hits;
+    out->key_misses = sum.key_misses;
+}
+
+void srv_cache_local_info(struct resp_buf *out)
+{
+    struct srv_cache_local l;
+    srv_cache_local(&l);
+    resp_buf_printf(out, "shm_attached_processes:%zu\r\n", l.processes);
+    resp_buf_printf(out, "shm_attached_handles:%zu\r\n", l.handles);
+    resp_buf_printf(out, "shm_local_hits:%llu\r\n", (unsigned long long)l.hits);
+    resp_buf_printf(out, "shm_local_misses:%llu\r\n", (unsigned long long)l.misses);
+    resp_buf_printf(out, "shm_local_retries:%llu\r\n", (unsigned long long)l.retries);
+    resp_buf_printf(out, "shm_local_keyspace_hits:%llu\r\n", (unsigned long long)l.key_hits);
+    resp_buf_printf(out, "shm_local_keyspace_misses:%llu\r\n", (unsigned long long)l.key_misses);
+}
+
+void srv_cache_clients(struct resp_buf *b)
+{
+    uint64_t now = srv_mstime();
+    for (unsigned i = 0; srv.cache && i < SHMC_CTR_SLOTS; i++) {
+        if (!sl.o[i].used)
+            continue;
+        struct shmc_ctr n = {0};
+        slot_add(i, &n);
+        resp_buf_printf(b,
+                        "slot=%u id=%llu pid=%d age=%llu hits=%llu misses=%llu retries=%llu "
+                        "keyspace_hits=%llu keyspace_misses=%llu\n",
+                        i, (unsigned long long)sl.o[i].conn_id, sl.o[i].pid,
+                        (unsigned long long)(now - sl.o[i].since_ms) / 1000,
+                        (unsigned long long)n.hits, (unsigned long long)n.misses,
+                        (unsigned long long)n.retries, (unsigned long long)n.key_hits,
+                        (unsigned long long)n.key_misses);
+    }
 }
 
 void srv_cache_info(struct resp_buf *out)

@@ -18,6 +18,8 @@
 #include "resp.h"
 #include "stor.h"
 
+struct conn;
+
 /* A heartbeat keeps a segment valid this long; a new daemon waits as long
  * after opening storage, so no client of a dead daemon's segment can read
  * past a write the new one acknowledges. */
@@ -40,5 +42,25 @@ void srv_cache_apply(const struct stor_batch *b);
 /* The INFO cache section's lines. */
 void srv_cache_info(struct resp_buf *out);
 void srv_cache_resetstat(void);
+
+/* Local reads. Each client handle that attaches (SHMKV.ATTACH) gets a
+ * counter slot in the segment, where it counts the commands it answers
+ * from shared memory; the daemon sums them. */
+/* Gives c a slot, freeing one it held, and returns its index, or -1 when
+ * every slot is taken (the client then reads uncounted). */
+int srv_cache_claim(struct conn *c);
+/* c is going away: its slot's counts join the departed handles' totals. */
+void srv_cache_release(struct conn *c);
+/* Totals over every handle since start (or CONFIG RESETSTAT), and how many
+ * handles and distinct processes are attached now. */
+struct srv_cache_local {
+    uint64_t hits, misses, retries, key_hits, key_misses;
+    size_t handles, processes;
+};
+void srv_cache_local(struct srv_cache_local *out);
+/* The INFO Shmcache section's lines. */
+void srv_cache_local_info(struct resp_buf *out);
+/* SHMKV.CLIENTS' text: one line per attached handle, as CLIENT LIST's. */
+void srv_cache_clients(struct resp_buf *out);
 
 #endif

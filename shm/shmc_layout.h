@@ -23,7 +23,10 @@
  *
  * The hint segment (a second, read-write mapping) holds one byte per slot,
  * bucket * 8 + slot: a reader sets it to 1 on a hit when it is 0; the daemon
- * folds it into eviction and clears it. It is only ever a hint.
+ * folds it into eviction and clears it. It is only ever a hint. After the
+ * hint bytes, at ctr_off, come ctr_slots counter slots (struct shmc_ctr):
+ * the daemon gives each attached client handle one (SHMKV.ATTACH) and reads
+ * them for INFO; the handle alone writes its slot, with plain stores.
  */
 #ifndef SHMKV_SHMC_LAYOUT_H
 #define SHMKV_SHMC_LAYOUT_H
@@ -33,13 +36,14 @@
 #include <string.h>
 
 #define SHMC_MAGIC 0x31434b4d48535f5full /* "__SHMKC1" in memory order */
-#define SHMC_ABI 2u
+#define SHMC_ABI 3u
 #define SHMC_HDR_SIZE 4096u
 #define SHMC_BUCKET_SIZE 64u
 #define SHMC_SLOTS 7u       /* slots per bucket */
 #define SHMC_HINT_STRIDE 8u /* hint bytes per bucket */
 #define SHMC_GROUPS 256u    /* generations: one per Redis database */
 #define SHMC_SOCK_MAX 108u
+#define SHMC_CTR_SLOTS 1024u /* counter slots: attached handles counted at once */
 
 enum shmc_state {
     SHMC_STATE_OPEN = 1,   /* the daemon serves and keeps the cache coherent */
@@ -63,9 +67,12 @@ struct shmc_hdr {
     uint32_t nbuckets;                      /* a power of two */
     uint32_t max_record;                    /* no record is larger than this */
     uint64_t log_off, log_size, small_size; /* small log first, then main */
-    uint64_t hint_size;                     /* bytes of the hint segment: nbuckets * 8 */
-    uint32_t daemon_pid;                    /* for humans only: liveness is the lease below */
-    uint32_t lease_ms;                      /* how long one heartbeat keeps the cache valid */
+    uint64_t hint_size;                     /* bytes of the hint segment */
+    uint64_t ctr_off;                       /* where the counter slots start in it */
+    uint32_t ctr_slots;                     /* how many */
+    uint32_t pad_ctr;
+    uint32_t daemon_pid; /* for humans only: liveness is the lease below */
+    uint32_t lease_ms;   /* how long one heartbeat keeps the cache valid */
     char socket_path[SHMC_SOCK_MAX];
     uint32_t hdr_crc; /* CRC32C of the bytes above it */
     uint32_t pad0;
@@ -99,6 +106,19 @@ struct shmc_rec {
     uint32_t pad;
 };
 
+/* One attached handle's counts of its cache reads, in a cache line of its
+ * own: only that handle writes it (a plain store per count, no atomic
+ * operation on a hit), the daemon reads it. */
+struct shmc_ctr {
+    uint64_t hits;       /* commands answered from the segment */
+    uint64_t misses;     /* cacheable commands the daemon answered */
+    uint64_t retries;    /* reads tried again: the daemon was writing */
+    uint64_t key_hits;   /* keys the answered commands found */
+    uint64_t key_misses; /* ... and found absent */
+    uint64_t pad[3];
+};
+
+_Static_assert(sizeof(struct shmc_ctr) == 64, "a counter slot is one cache line");
 _Static_assert(sizeof(struct shmc_bucket) == SHMC_BUCKET_SIZE, "bucket is one cache line");
 _Static_assert(sizeof(struct shmc_rec) == 40, "record header layout");
 _Static_assert(sizeof(struct shmc_hdr) <= SHMC_HDR_SIZE, "header fits its page");

@@ -33,7 +33,10 @@ static const char *hdr_problem(const struct shmc_hdr *h, size_t size, size_t hin
         return "bad log geometry";
     if (h->max_record < sizeof(struct shmc_rec) || h->max_record > h->small_size)
         return "bad record limit";
-    if (hint_size && (h->hint_size != hint_size || hint_size < (uint64_t)nb * SHMC_HINT_STRIDE))
+    if (hint_size && (h->hint_size != hint_size || hint_size < (uint64_t)nb * SHMC_HINT_STRIDE ||
+                      h->ctr_off < (uint64_t)nb * SHMC_HINT_STRIDE || h->ctr_off % 64 ||
+                      h->ctr_off > hint_size ||
+                      (hint_size - h->ctr_off) / sizeof(struct shmc_ctr) < h->ctr_slots))
         return "bad hint segment";
     return NULL;
 }
@@ -89,6 +92,13 @@ int shmc_r_attach(struct shmc_r *r, int fd, int hint_fd, char *err, size_t errle
     r->log_hi = h->log_off + h->log_size;
     r->generation = h->generation;
     return 0;
+}
+
+struct shmc_ctr *shmc_r_ctr(const struct shmc_r *r, unsigned slot)
+{
+    if (!r->hints || slot >= r->h->ctr_slots)
+        return NULL;
+    return (struct shmc_ctr *)(r->hints + r->h->ctr_off) + slot;
 }
 
 void shmc_r_detach(struct shmc_r *r)

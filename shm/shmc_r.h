@@ -56,6 +56,10 @@ struct shmc_buf {
  * caller's. */
 int shmc_r_attach(struct shmc_r *r, int fd, int hint_fd, char *err, size_t errlen);
 void shmc_r_detach(struct shmc_r *r);
+/* The counter slot the daemon gave this client (SHMKV.ATTACH), in the
+ * read-write hint mapping; NULL when out of range or attached without
+ * hints. The caller alone writes it, until it detaches. */
+struct shmc_ctr *shmc_r_ctr(const struct shmc_r *r, unsigned slot);
 
 /* Whether the daemon still stands behind the segment: open, and its lease
  * (CLOCK_MONOTONIC_COARSE ms) not run out. */

@@ -38,6 +38,7 @@ struct shmc_w {
     int fd, hfd;
     uint8_t *hints;
     size_t hint_size;
+    struct shmc_ctr *ctr; /* in the hint segment: SHMC_CTR_SLOTS of them */
     struct shmc_hdr *h;
     struct shmc_bucket *bk;
     uint32_t nb;
@@ -137,7 +138,8 @@ int shmc_w_create(struct shmc_w **out, const struct shmc_w_opts *o, char *err, s
         maxrec = (small / 4) & ~(size_t)7;
 
     w->hfd = memfd_create("shmkv-cache-hints", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-    w->hint_size = ((size_t)nb * SHMC_HINT_STRIDE + 4095) & ~(size_t)4095;
+    size_t ctr_off = ((size_t)nb * SHMC_HINT_STRIDE + 63) & ~(size_t)63;
+    w->hint_size = (ctr_off + SHMC_CTR_SLOTS * sizeof(struct shmc_ctr) + 4095) & ~(size_t)4095;
     int e = 0;
     if (w->fd < 0 || w->hfd < 0 || (!w->huge && ftruncate(w->fd, (off_t)size) < 0) ||
         ftruncate(w->hfd, (off_t)w->hint_size) < 0) {
@@ -190,6 +192,9 @@ int shmc_w_create(struct shmc_w **out, const struct shmc_w_opts *o, char *err, s
     h->log_size = log_size;
     h->small_size = small;
     h->hint_size = w->hint_size;
+    h->ctr_off = ctr_off;
+    h->ctr_slots = SHMC_CTR_SLOTS;
+    w->ctr = (struct shmc_ctr *)(w->hints + ctr_off);
     h->daemon_pid = (uint32_t)getpid();
     h->lease_ms = o->lease_ms ? o->lease_ms : 500;
     if (o->socket_path)
@@ -241,6 +246,26 @@ int shmc_w_fd(const struct shmc_w *w)
 bool shmc_w_huge(const struct shmc_w *w)
 {
     return w->huge;
+}
+
+void shmc_w_ctr_read(const struct shmc_w *w, unsigned slot, struct shmc_ctr *out)
+{
+    const struct shmc_ctr *c = &w->ctr[slot];
+    out->hits = ck_pr_load_64(&c->hits);
+    out->misses = ck_pr_load_64(&c->misses);
+    out->retries = ck_pr_load_64(&c->retries);
+    out->key_hits = ck_pr_load_64(&c->key_hits);
+    out->key_misses = ck_pr_load_64(&c->key_misses);
+}
+
+void shmc_w_ctr_clear(struct shmc_w *w, unsigned slot)
+{
+    struct shmc_ctr *c = &w->ctr[slot];
+    ck_pr_store_64(&c->hits, 0);
+    ck_pr_store_64(&c->misses, 0);
+    ck_pr_store_64(&c->retries, 0);
+    ck_pr_store_64(&c->key_hits, 0);
+    ck_pr_store_64(&c->key_misses, 0);
 }
 
 int shmc_w_hint_fd(const struct shmc_w *w)

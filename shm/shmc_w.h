@@ -72,6 +72,10 @@ void shmc_w_close(struct shmc_w *w);
 int shmc_w_fd(const struct shmc_w *w);
 int shmc_w_hint_fd(const struct shmc_w *w);
 const struct shmc_hdr *shmc_w_hdr(const struct shmc_w *w);
+/* Counter slot `slot` (below SHMC_CTR_SLOTS) as its client last wrote it;
+ * and zeroing one before the daemon hands it to a client. */
+void shmc_w_ctr_read(const struct shmc_w *w, unsigned slot, struct shmc_ctr *out);
+void shmc_w_ctr_clear(struct shmc_w *w, unsigned slot);
 /* Whether the segment got hugetlb pages (shmc_w_opts.huge_pages). */
 bool shmc_w_huge(const struct shmc_w *w);
 

@@ -357,4 +357,23 @@ static inline void h_expect_array(redisContext *c, const char *const *want, cons
 }
 #define A(...) ((const char *const[]){__VA_ARGS__, NULL})
 
+/* An INFO field (any section) as a number; -1 when absent. */
+static inline long long h_info_num(redisContext *c, const char *field)
+{
+    redisReply *r = redisCommand(c, "INFO everything");
+    if (!r || r->type != REDIS_REPLY_STRING)
+        fail_msg("INFO: no text reply");
+    long long v = -1;
+    size_t fl = strlen(field);
+    for (const char *p = r->str; p; p = strchr(p, '\n')) {
+        p += *p == '\n';
+        if (!strncmp(p, field, fl) && p[fl] == ':') {
+            v = atoll(p + fl + 1);
+            break;
+        }
+    }
+    freeReplyObject(r);
+    return v;
+}
+
 #endif

@@ -275,6 +275,53 @@ static void test_multi(void **state)
 }
 
 /* Only a Unix-socket client gets the segment, and only after AUTH. */
+/* Reads answered from shared memory count in INFO: each handle's own slot
+ * (SHMKV.CLIENTS lists it with its process), the totals in Shmcache and in
+ * keyspace_hits and _misses, and a closed handle's counts stay in them. */
+static void test_local_counts(void **state)
+{
+    (void)state;
+    freeReplyObject(redisCommand(C, "CONFIG RESETSTAT"));
+    freeReplyObject(redisCommand(C, "SET lc:a 1"));
+    freeReplyObject(redisCommand(C, "SET lc:b 2"));
+    shmkv *h = open_ok(NULL);
+    char *v;
+    size_t n;
+    for (int i = 0; i < 3; i++) { /* the first may miss and fill */
+        assert_int_equal(shmkv_get(h, "lc:a", 4, &v, &n), SHMKV_OK);
+        free(v);
+    }
+    CMP(h, true, "MGET", "lc:a", "lc:b", "lc:none");
+    struct shmkv_stats st;
+    shmkv_stats(h, &st);
+    long long hits = h_info_num(C, "shm_local_hits");
+    assert_int_equal(hits, (long long)st.hits);
+    assert_int_equal(h_info_num(C, "shm_local_misses"), (long long)st.misses);
+    assert_int_equal(h_info_num(C, "shm_attached_handles"), 1);
+    assert_int_equal(h_info_num(C, "shm_attached_processes"), 1);
+    /* GETs found lc:a each time; each MGET found 2 keys and 1 absent */
+    long long kh = h_info_num(C, "shm_local_keyspace_hits"),
+              km = h_info_num(C, "shm_local_keyspace_misses");
+    assert_true(kh >= 2 + 2 && km >= 1);
+    assert_true(h_info_num(C, "keyspace_hits") >= kh);
+    assert_true(h_info_num(C, "keyspace_misses") >= km);
+    redisReply *r = redisCommand(C, "SHMKV.CLIENTS");
+    assert_int_equal(r->type, REDIS_REPLY_STRING);
+    char want[64];
+    snprintf(want, sizeof want, " pid=%d ", (int)getpid());
+    if (!strstr(r->str, want) || !strstr(r->str, "hits="))
+        fail_msg("SHMKV.CLIENTS: %s", r->str);
+    freeReplyObject(r);
+    shmkv_close(h);
+    /* Its connection closed: the slot is free, its counts kept. */
+    for (int i = 0; i < 100 && h_info_num(C, "shm_attached_handles") != 0; i++)
+        usleep(10000);
+    assert_int_equal(h_info_num(C, "shm_attached_handles"), 0);
+    assert_int_equal(h_info_num(C, "shm_local_hits"), hits);
+    freeReplyObject(redisCommand(C, "CONFIG RESETSTAT"));
+    assert_int_equal(h_info_num(C, "shm_local_hits"), 0);
+}
+
 static void test_attach_rules(void **state)
 {
     (void)state;
@@ -456,7 +503,7 @@ int main(void)
         cmocka_unit_test(test_reads_agree),      cmocka_unit_test(test_writes_visible),
         cmocka_unit_test(test_blind_and_select), cmocka_unit_test(test_multi),
         cmocka_unit_test(test_threads),          cmocka_unit_test(test_attach_rules),
-        cmocka_unit_test(test_restart),
+        cmocka_unit_test(test_restart),          cmocka_unit_test(test_local_counts),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -5,26 +5,6 @@
  */
 #include "diff_fixture.h"
 
-/* An INFO field's value as a number (-1 when absent). */
-static long long info_num(redisContext *c, const char *field)
-{
-    redisReply *r = redisCommand(c, "INFO stats");
-    assert_non_null(r);
-    assert_int_equal(r->type, REDIS_REPLY_STRING);
-    long long v = -1;
-    size_t fl = strlen(field);
-    for (const char *p = r->str; p && *p; p = strchr(p, '\n')) {
-        if (*p == '\n')
-            p++;
-        if (!strncmp(p, field, fl) && p[fl] == ':') {
-            v = atoll(p + fl + 1);
-            break;
-        }
-    }
-    freeReplyObject(r);
-    return v;
-}
-
 static void both(const char *fmt, ...)
 {
     va_list ap, aq;
@@ -53,35 +33,100 @@ static void test_diff_keyspace_hits(void **state)
     both("GEOADD g 13.36 38.11 pa");
     both("SET gone x PX 1");
     usleep(20000);
-    static const char *const cmds[] = {
-        "GET s", "GET nokey", "GET h", "GET gone", "MGET s nokey h n", "STRLEN s",
-        "GETRANGE s 0 2", "SUBSTR s 0 2", "GETBIT s 1", "BITCOUNT s", "BITPOS s 1",
-        "BITFIELD_RO s GET u8 0", "LCS s n", "EXISTS s nokey h", "TYPE s", "TYPE nokey", "TTL s",
-        "PTTL nokey", "EXPIRETIME s", "PEXPIRETIME nokey", "OBJECT ENCODING s",
-        "OBJECT REFCOUNT nokey", "DUMP s", "DUMP nokey", "TOUCH s nokey", "HGET h f", "HGET h x",
-        "HGET nokey f", "HGET s f", "HMGET h f x", "HGETALL h", "HKEYS nokey", "HVALS h",
-        "HLEN h", "HEXISTS h f", "HSTRLEN h f", "HRANDFIELD h", "HSCAN h 0", "SMEMBERS st",
-        "SISMEMBER st a", "SMISMEMBER st a z", "SCARD nokey", "SRANDMEMBER st",
-        "SINTER st st2 nokey", "SUNION st st2", "SDIFF st st2", "SINTERCARD 2 st st2",
-        "SSCAN st 0", "ZSCORE z a", "ZMSCORE z a q", "ZCARD z", "ZRANK z b", "ZREVRANK z q",
-        "ZRANGE z 0 -1", "ZRANGEBYSCORE z 1 2", "ZREVRANGEBYSCORE z 2 1", "ZRANGEBYLEX z - +",
-        "ZCOUNT z 1 2", "ZLEXCOUNT z - +", "ZRANDMEMBER z", "ZSCAN z 0", "ZUNION 2 z nokey",
-        "ZINTER 2 z nokey", "ZDIFF 2 z nokey", "ZINTERCARD 2 z nokey", "LRANGE l 0 -1",
-        "LINDEX l 1", "LLEN l", "LPOS l b", "LLEN nokey", "PFCOUNT hll nokey", "GEOPOS g pa",
-        "GEODIST g pa pa", "GEOHASH g pa", "GEOSEARCH g FROMLONLAT 13 38 BYRADIUS 100 km",
-        "GEORADIUS_RO g 13 38 100 km", "SORT_RO l ALPHA", "SORT_RO nokey", "DBSIZE",
-        "RANDOMKEY", "SCAN 0", "KEYS *", "OBJECT FREQ s"};
+    static const char *const cmds[] = {"GET s",
+                                       "GET nokey",
+                                       "GET h",
+                                       "GET gone",
+                                       "MGET s nokey h n",
+                                       "STRLEN s",
+                                       "GETRANGE s 0 2",
+                                       "SUBSTR s 0 2",
+                                       "GETBIT s 1",
+                                       "BITCOUNT s",
+                                       "BITPOS s 1",
+                                       "BITFIELD_RO s GET u8 0",
+                                       "LCS s n",
+                                       "EXISTS s nokey h",
+                                       "TYPE s",
+                                       "TYPE nokey",
+                                       "TTL s",
+                                       "PTTL nokey",
+                                       "EXPIRETIME s",
+                                       "PEXPIRETIME nokey",
+                                       "OBJECT ENCODING s",
+                                       "OBJECT REFCOUNT nokey",
+                                       "DUMP s",
+                                       "DUMP nokey",
+                                       "TOUCH s nokey",
+                                       "HGET h f",
+                                       "HGET h x",
+                                       "HGET nokey f",
+                                       "HGET s f",
+                                       "HMGET h f x",
+                                       "HGETALL h",
+                                       "HKEYS nokey",
+                                       "HVALS h",
+                                       "HLEN h",
+                                       "HEXISTS h f",
+                                       "HSTRLEN h f",
+                                       "HRANDFIELD h",
+                                       "HSCAN h 0",
+                                       "SMEMBERS st",
+                                       "SISMEMBER st a",
+                                       "SMISMEMBER st a z",
+                                       "SCARD nokey",
+                                       "SRANDMEMBER st",
+                                       "SINTER st st2 nokey",
+                                       "SUNION st st2",
+                                       "SDIFF st st2",
+                                       "SINTERCARD 2 st st2",
+                                       "SSCAN st 0",
+                                       "ZSCORE z a",
+                                       "ZMSCORE z a q",
+                                       "ZCARD z",
+                                       "ZRANK z b",
+                                       "ZREVRANK z q",
+                                       "ZRANGE z 0 -1",
+                                       "ZRANGEBYSCORE z 1 2",
+                                       "ZREVRANGEBYSCORE z 2 1",
+                                       "ZRANGEBYLEX z - +",
+                                       "ZCOUNT z 1 2",
+                                       "ZLEXCOUNT z - +",
+                                       "ZRANDMEMBER z",
+                                       "ZSCAN z 0",
+                                       "ZUNION 2 z nokey",
+                                       "ZINTER 2 z nokey",
+                                       "ZDIFF 2 z nokey",
+                                       "ZINTERCARD 2 z nokey",
+                                       "LRANGE l 0 -1",
+                                       "LINDEX l 1",
+                                       "LLEN l",
+                                       "LPOS l b",
+                                       "LLEN nokey",
+                                       "PFCOUNT hll nokey",
+                                       "GEOPOS g pa",
+                                       "GEODIST g pa pa",
+                                       "GEOHASH g pa",
+                                       "GEOSEARCH g FROMLONLAT 13 38 BYRADIUS 100 km",
+                                       "GEORADIUS_RO g 13 38 100 km",
+                                       "SORT_RO l ALPHA",
+                                       "SORT_RO nokey",
+                                       "DBSIZE",
+                                       "RANDOMKEY",
+                                       "SCAN 0",
+                                       "KEYS *",
+                                       "OBJECT FREQ s"};
     char fails[4096] = "";
     size_t fu = 0;
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
         long long h[2], m[2];
         redisContext *cc[2] = {cr, ck};
         for (int s = 0; s < 2; s++) {
-            long long h0 = info_num(cc[s], "keyspace_hits"),
-                      m0 = info_num(cc[s], "keyspace_misses");
+            long long h0 = h_info_num(cc[s], "keyspace_hits"),
+                      m0 = h_info_num(cc[s], "keyspace_misses");
             freeReplyObject(redisCommand(cc[s], cmds[i]));
-            h[s] = info_num(cc[s], "keyspace_hits") - h0;
-            m[s] = info_num(cc[s], "keyspace_misses") - m0;
+            h[s] = h_info_num(cc[s], "keyspace_hits") - h0;
+            m[s] = h_info_num(cc[s], "keyspace_misses") - m0;
         }
         if ((h[0] != h[1] || m[0] != m[1]) && fu < sizeof fails - 128)
             fu += (size_t)snprintf(fails + fu, sizeof fails - fu,
@@ -127,18 +172,17 @@ static void test_diff_info_fields(void **state)
     static const char *const none[] = {
         "active_defrag_hits", "active_defrag_key_hits", "active_defrag_key_misses",
         "active_defrag_misses", "active_defrag_running", "current_active_defrag_time",
-        "total_active_defrag_time", "current_cow_peak", "current_cow_size",
-        "current_cow_size_age", "current_fork_perc", "current_save_keys_processed",
-        "current_save_keys_total", "module_fork_in_progress", "module_fork_last_cow_size",
-        "mem_aof_buffer", "mem_cluster_links", "evicted_clients",
-        "current_eviction_exceeded_time", "total_eviction_exceeded_time", "reply_buffer_expands",
-        "reply_buffer_shrinks", "lazyfreed_objects", "expired_stale_perc",
+        "total_active_defrag_time", "current_cow_peak", "current_cow_size", "current_cow_size_age",
+        "current_fork_perc", "current_save_keys_processed", "current_save_keys_total",
+        "module_fork_in_progress", "module_fork_last_cow_size", "mem_aof_buffer",
+        "mem_cluster_links", "evicted_clients", "current_eviction_exceeded_time",
+        "total_eviction_exceeded_time", "reply_buffer_expands", "reply_buffer_shrinks",
+        "lazyfreed_objects", "expired_stale_perc",
         /* scripting */
         "number_of_cached_scripts", "number_of_functions", "number_of_libraries",
-        "used_memory_functions", "used_memory_lua", "used_memory_lua_human",
-        "used_memory_scripts", "used_memory_scripts_eval", "used_memory_scripts_human",
-        "used_memory_vm_eval", "used_memory_vm_functions", "used_memory_vm_total",
-        "used_memory_vm_total_human",
+        "used_memory_functions", "used_memory_lua", "used_memory_lua_human", "used_memory_scripts",
+        "used_memory_scripts_eval", "used_memory_scripts_human", "used_memory_vm_eval",
+        "used_memory_vm_functions", "used_memory_vm_total", "used_memory_vm_total_human",
         /* replication */
         "instantaneous_input_repl_kbps", "instantaneous_output_repl_kbps",
         "mem_replication_backlog", "mem_total_replication_buffers", "total_net_repl_input_bytes",

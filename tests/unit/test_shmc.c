@@ -652,6 +652,50 @@ static void test_bad_headers(void **state)
     pair_close(&p);
 }
 
+/* A client writes its counter slot; the daemon reads and clears it. The
+ * slots lie in the hint segment after the hints, inside it; a slot out of
+ * range is refused, and so is a header whose slots overrun the segment. */
+static void e_ctr(struct shmc_hdr *h)
+{
+    h->ctr_slots = (uint32_t)(h->hint_size / sizeof(struct shmc_ctr)) + 1;
+    h->hdr_crc = kv_crc32c(0, h, offsetof(struct shmc_hdr, hdr_crc));
+}
+
+static void test_counter_slots(void **state)
+{
+    (void)state;
+    struct pair p;
+    pair_open(&p, 1u << 20, 0);
+    const struct shmc_hdr *h = shmc_w_hdr(p.w);
+    assert_int_equal(h->ctr_slots, SHMC_CTR_SLOTS);
+    assert_true(h->ctr_off >= (uint64_t)h->nbuckets * SHMC_HINT_STRIDE);
+    assert_true(h->ctr_off + SHMC_CTR_SLOTS * sizeof(struct shmc_ctr) <= h->hint_size);
+    assert_null(shmc_r_ctr(&p.r, SHMC_CTR_SLOTS));
+    struct shmc_ctr *first = shmc_r_ctr(&p.r, 0), *last = shmc_r_ctr(&p.r, SHMC_CTR_SLOTS - 1);
+    assert_non_null(first);
+    assert_non_null(last);
+    last->hits = 7;
+    last->key_misses = 3;
+    first->retries = 1;
+    struct shmc_ctr got;
+    shmc_w_ctr_read(p.w, SHMC_CTR_SLOTS - 1, &got);
+    assert_int_equal(got.hits, 7);
+    assert_int_equal(got.key_misses, 3);
+    assert_int_equal(got.retries, 0);
+    shmc_w_ctr_clear(p.w, SHMC_CTR_SLOTS - 1);
+    assert_int_equal(last->hits, 0);
+    shmc_w_ctr_read(p.w, 0, &got);
+    assert_int_equal(got.retries, 1);
+
+    int fd = forged(h, p.r.size, e_ctr);
+    struct shmc_r r;
+    char err[160] = "";
+    assert_int_equal(shmc_r_attach(&r, fd, shmc_w_hint_fd(p.w), err, sizeof err), -EBADMSG);
+    assert_non_null(strstr(err, "bad hint segment"));
+    close(fd);
+    pair_close(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -666,6 +710,7 @@ int main(void)
         cmocka_unit_test(test_seals),
         cmocka_unit_test(test_huge_pages),
         cmocka_unit_test(test_bad_headers),
+        cmocka_unit_test(test_counter_slots),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
