@@ -252,6 +252,12 @@ struct cmd {
     X("wait", wait, 3, 0, 0, 0, 0, "generic")                                                      \
     X("monitor", monitor, 1, CMD_ADMIN, 0, 0, 0, "server")                                         \
     X("memory", memory, -2, CMD_CONTAINER, 0, 0, 0, "server")                                      \
+    X("module", module, -2, CMD_CONTAINER, 0, 0, 0, "server")                                      \
+    X("cluster", cluster, -2, CMD_CONTAINER, 0, 0, 0, "cluster")                                   \
+    X("readonly", readonly, 1, CMD_F, 0, 0, 0, "cluster")                                          \
+    X("readwrite", readwrite, 1, CMD_F, 0, 0, 0, "cluster")                                        \
+    X("asking", asking, 1, CMD_F, 0, 0, 0, "cluster")                                              \
+    X("lolwut", lolwut, -1, CMD_R | CMD_F, 0, 0, 0, "server")                                      \
     X("latency", latency, -2, CMD_CONTAINER, 0, 0, 0, "server")                                    \
     X("shmkv.attach", shmkv_attach, 1, 0, 0, 0, 0, "server")                                       \
     X("shmkv.compact", shmkv_compact, 1, CMD_ADMIN, 0, 0, 0, "server")                             \
@@ -400,6 +406,16 @@ void cmd_reply_bulk(struct conn *c, int rc, char *v, size_t vn);
 void cmd_reply_syntax(struct conn *c); /* ERR syntax error */
 /* A HELP reply: the lines as an array of simple strings. */
 void cmd_reply_lines(struct conn *c, const char *const *lines, size_t n);
+
+/* The daemon's memory, as INFO memory and MEMORY STATS give it (bytes):
+ * jemalloc's allocated, active and resident, the process's resident set,
+ * the peak and start-up allocations, client buffers, overhead (start-up
+ * plus clients), the rest ("dataset"), and the write-back overlay. */
+struct cmd_mem {
+    size_t allocated, active, resident, rss, peak, startup, clients, overhead, dataset;
+    uint64_t overlay;
+};
+void cmd_mem_read(struct cmd_mem *m);
 /* HSCAN/SSCAN/ZSCAN over a collection of type (enum enc_type). */
 void cmd_cscan_generic(struct conn *c, int type);
 /* Parks c on its blocking command until deadline_ms (0: forever). */

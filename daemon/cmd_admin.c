@@ -1,6 +1,6 @@
 /*
  * cmd_admin — the server's administration commands: CONFIG, TIME, SLOWLOG,
- * SHMKV.ATTACH, LASTSAVE, SAVE and BGSAVE, ROLE, WAIT, MEMORY,
+ * SHMKV.ATTACH, SHMKV.CLIENTS, LASTSAVE, SAVE and BGSAVE, ROLE, WAIT,
  * SHMKV.COMPACT and SHUTDOWN.
  */
 #include "cmd.h"
@@ -266,77 +266,6 @@ void cmd_wait(struct conn *c)
         return;
     }
     cmd_block(c, end); /* 0: for ever */
-}
-
-/* ---- MEMORY ---- */
-
-static void stats_write(void *arg, const char *text)
-{
-    resp_buf_append(arg, text, strlen(text));
-}
-
-/* MEMORY USAGE key [SAMPLES n] | MALLOC-STATS | PURGE | HELP. USAGE counts
- * the key's records as stored (db_usage), since its data lives in RocksDB,
- * not in the daemon's heap; the other two are jemalloc's. STATS and
- * DOCTOR, which describe Redis's own memory layout, are not offered. */
-void cmd_memory(struct conn *c)
-{
-    static const struct cmd_subcommand subs[] = {
-        {"usage", -3}, {"malloc-stats", 2}, {"purge", 2}, {"help", 2}, {NULL, 0}};
-    int i = cmd_subcommand(c, subs, "memory");
-    if (i < 0)
-        return;
-    if (i == 0) {
-        int64_t samples = 5; /* Redis's default */
-        for (size_t j = 3; j < c->argc; j += 2) {
-            if (!cmd_arg_is(c, j, "samples") || j + 1 >= c->argc) {
-                cmd_reply_syntax(c);
-                return;
-            }
-            if (kv_str2ll(c->argv[j + 1].p, c->argv[j + 1].n, &samples)) {
-                resp_error(OUT(c), "ERR value is not an integer or out of range");
-                return;
-            }
-            if (samples < 0) {
-                cmd_reply_syntax(c);
-                return;
-            }
-        }
-        uint64_t bytes;
-        int rc = db_usage(srv.db, c->db, c->argv[2].p, c->argv[2].n, (uint64_t)samples, &bytes);
-        if (rc == KV_ENOTFOUND)
-            resp_null(OUT(c), c->proto);
-        else if (rc)
-            cmd_reply_err(c, rc);
-        else
-            resp_int(OUT(c), (int64_t)bytes);
-    } else if (i == 1) {
-        struct resp_buf b;
-        resp_buf_init(&b);
-        malloc_stats_print(stats_write, &b, NULL);
-        resp_verbatim(OUT(c), resp_buf_data(&b), resp_buf_used(&b), c->proto);
-        resp_buf_free(&b);
-    } else if (i == 2) {
-        char name[64];
-        snprintf(name, sizeof name, "arena.%u.purge", (unsigned)MALLCTL_ARENAS_ALL);
-        mallctl(name, NULL, NULL, NULL, 0); /* gives unused dirty pages back to the system */
-        resp_simple(OUT(c), "OK");
-    } else {
-        static const char *const lines[] = {
-            "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-            "USAGE <key> [SAMPLES <count>]",
-            "    Bytes the key's records take in storage, keys and values as encoded; a",
-            "    collection is sampled (default 5 elements, 0 for all) and its size",
-            "    extrapolated.",
-            "MALLOC-STATS",
-            "    The memory allocator's (jemalloc's) statistics.",
-            "PURGE",
-            "    Ask the allocator to return unused memory to the system.",
-            "HELP",
-            "    Print this help.",
-        };
-        cmd_reply_lines(c, lines, sizeof lines / sizeof lines[0]);
-    }
 }
 
 /* SHMKV.COMPACT: writes everything pending to RocksDB and compacts every

@@ -86,6 +86,9 @@ static void command_cats(const struct cmd *k, char *out, size_t cap)
         {"role", "@admin @fast @dangerous"},
         {"wait", "@slow @connection"},
         {"command", "@slow @connection"},
+        {"readonly", "@fast @connection"},
+        {"readwrite", "@fast @connection"},
+        {"asking", "@fast @connection"},
     };
     for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) {
         if (!strcmp(own[i][0], k->name)) {

@@ -487,6 +487,58 @@ static const struct doc DOCS[] = {
     D("memory|purge", "4.0.0", "Depends on how much memory is allocated",
       "Ask the allocator to release memory", "")
     D("memory|help", "4.0.0", "O(1)", "Describe the MEMORY subcommands", "")
+    D("memory|stats", "4.0.0", "O(1)", "The daemon's memory, part by part", "")
+    D("memory|doctor", "4.0.0", "O(1)", "Advice on the daemon's memory", "")
+    D("module", "4.0.0", "Depends on the subcommand", "Modules (shmkvd loads none)", NULL)
+    D("module|list", "4.0.0", "O(1)", "The loaded modules: none", "")
+    D("module|load", "4.0.0", "O(1)", "Refused: shmkvd cannot load modules", "path [arg...]")
+    D("module|loadex", "7.0.0", "O(1)", "Refused: shmkvd cannot load modules",
+      "path [CONFIG=(name value)...#configs] [ARGS=(arg)...#args]")
+    D("module|unload", "4.0.0", "O(1)", "Unload a module: there is none", "name")
+    D("module|help", "5.0.0", "O(1)", "Describe the MODULE subcommands", "")
+    D("cluster", "3.0.0", "Depends on the subcommand", "Cluster mode: disabled in shmkvd", NULL)
+    D("cluster|addslots", "3.0.0", "O(1)", "Refused: cluster support is disabled", "slot@i...")
+    D("cluster|addslotsrange", "7.0.0", "O(1)", "Refused: cluster support is disabled",
+      "(start-slot@i end-slot@i)...")
+    D("cluster|bumpepoch", "3.0.0", "O(1)", "Refused: cluster support is disabled", "")
+    D("cluster|count-failure-reports", "3.0.0", "O(1)", "Refused: cluster support is disabled",
+      "node-id")
+    D("cluster|countkeysinslot", "3.0.0", "O(1)", "Refused: cluster support is disabled", "slot@i")
+    D("cluster|delslots", "3.0.0", "O(1)", "Refused: cluster support is disabled", "slot@i...")
+    D("cluster|delslotsrange", "7.0.0", "O(1)", "Refused: cluster support is disabled",
+      "(start-slot@i end-slot@i)...")
+    D("cluster|failover", "3.0.0", "O(1)", "Refused: cluster support is disabled",
+      "[FORCE|TAKEOVER]#options")
+    D("cluster|flushslots", "3.0.0", "O(1)", "Refused: cluster support is disabled", "")
+    D("cluster|forget", "3.0.0", "O(1)", "Refused: cluster support is disabled", "node-id")
+    D("cluster|getkeysinslot", "3.0.0", "O(1)", "Refused: cluster support is disabled",
+      "slot@i count@i")
+    D("cluster|help", "5.0.0", "O(1)", "Refused: cluster support is disabled", "")
+    D("cluster|info", "3.0.0", "O(1)", "Refused: cluster support is disabled", "")
+    D("cluster|keyslot", "3.0.0", "O(1)", "Refused: cluster support is disabled", "key")
+    D("cluster|links", "7.0.0", "O(1)", "Refused: cluster support is disabled", "")
+    D("cluster|meet", "3.0.0", "O(1)", "Refused: cluster support is disabled",
+      "ip port@i [cluster_bus_port@i]")
+    D("cluster|myid", "3.0.0", "O(1)", "Refused: cluster support is disabled", "")
+    D("cluster|nodes", "3.0.0", "O(1)", "Refused: cluster support is disabled", "")
+    D("cluster|replicas", "5.0.0", "O(1)", "Refused: cluster support is disabled", "node-id")
+    D("cluster|replicate", "3.0.0", "O(1)", "Refused: cluster support is disabled", "node-id")
+    D("cluster|reset", "3.0.0", "O(1)", "Refused: cluster support is disabled",
+      "[HARD|SOFT]#hard_soft")
+    D("cluster|saveconfig", "3.0.0", "O(1)", "Refused: cluster support is disabled", "")
+    D("cluster|set-config-epoch", "3.0.0", "O(1)", "Refused: cluster support is disabled",
+      "config-epoch@i")
+    D("cluster|setslot", "3.0.0", "O(1)", "Refused: cluster support is disabled",
+      "slot@i (IMPORTING=node-id|MIGRATING=node-id|NODE=node-id|STABLE)#subcommand")
+    D("cluster|shards", "7.0.0", "O(1)", "Refused: cluster support is disabled", "")
+    DEP("cluster|slaves", "3.0.0", "O(1)", "Refused: cluster support is disabled", "node-id",
+        "5.0.0", "`CLUSTER REPLICAS`")
+    DEP("cluster|slots", "3.0.0", "O(1)", "Refused: cluster support is disabled", "", "7.0.0",
+        "`CLUSTER SHARDS`")
+    D("readonly", "3.0.0", "O(1)", "Refused: cluster support is disabled", "")
+    D("readwrite", "3.0.0", "O(1)", "Refused: cluster support is disabled", "")
+    D("asking", "3.0.0", "O(1)", "Refused: cluster support is disabled", "")
+    D("lolwut", "5.0.0", "O(1)", "The version line", "[VERSION=version@i]")
     D("latency", "2.8.13", "Depends on the subcommand", "Latency measurements", NULL)
     D("latency|latest", "2.8.13", "O(1)", "Each event's latest latency spike", "")
     D("latency|history", "2.8.13", "O(1)", "An event's latency spikes over time", "event")

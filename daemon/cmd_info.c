@@ -26,14 +26,6 @@
 
 /* ---- INFO ---- */
 
-static size_t mallctl_size(const char *name)
-{
-    size_t v = 0, len = sizeof v;
-    if (mallctl(name, &v, &len, NULL, 0) != 0)
-        return 0;
-    return v;
-}
-
 static void human_bytes(char *out, size_t cap, double n)
 {
     const char *units = "BKMGTP";
@@ -59,20 +51,6 @@ static bool want_section(const struct conn *c, const char *name, bool dflt)
             return true;
     }
     return false;
-}
-
-/* The process's resident set, as the kernel counts it (shared memory
- * it touched included). */
-static size_t process_rss(void)
-{
-    FILE *f = fopen("/proc/self/statm", "r");
-    unsigned long long size = 0, res = 0;
-    if (f) {
-        if (fscanf(f, "%llu %llu", &size, &res) != 2)
-            res = 0;
-        fclose(f);
-    }
-    return (size_t)res * (size_t)sysconf(_SC_PAGESIZE);
 }
 
 static const char *executable(void)
@@ -173,20 +151,14 @@ void cmd_info(struct conn *c)
         INFO("clients_in_timeout_table:%zu\r\n", timed);
     }
     if (want_section(c, "memory", true)) {
-        uint64_t epoch = 1;
-        size_t sz = sizeof epoch;
-        mallctl("epoch", &epoch, &sz, &epoch, sz); /* refresh jemalloc's statistics */
-        size_t allocated = mallctl_size("stats.allocated"), active = mallctl_size("stats.active"),
-               resident = mallctl_size("stats.resident");
+        struct cmd_mem m;
+        cmd_mem_read(&m);
+        size_t allocated = m.allocated, active = m.active, resident = m.resident, rss = m.rss,
+               peak = m.peak, clients = m.clients;
         struct rusage ru;
         getrusage(RUSAGE_SELF, &ru);
         char h[32];
         SECTION("Memory");
-        size_t rss = process_rss(), peak = srv.stats.used_memory_peak, clients = 0;
-        if (allocated > peak)
-            peak = srv.stats.used_memory_peak = allocated;
-        for (struct conn *o = srv.clients; o; o = o->next)
-            clients += o->in.cap + o->out.cap;
         INFO("used_memory:%zu\r\n", allocated);
         human_bytes(h, sizeof h, (double)allocated);
         INFO("used_memory_human:%s\r\n", h);
@@ -198,7 +170,7 @@ void cmd_info(struct conn *c)
         INFO("used_memory_peak_human:%s\r\n", h);
         INFO("used_memory_peak_perc:%.2f%%\r\n", 100 * ratio(allocated, peak));
         INFO("used_memory_peak_rss_kb:%ld\r\n", ru.ru_maxrss);
-        INFO("used_memory_startup:%zu\r\n", srv.stats.used_memory_startup);
+        INFO("used_memory_startup:%zu\r\n", m.startup);
         long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
         size_t total = pages > 0 && psize > 0 ? (size_t)pages * (size_t)psize : 0;
         INFO("total_system_memory:%zu\r\n", total);
@@ -215,17 +187,10 @@ void cmd_info(struct conn *c)
         INFO("rss_overhead_bytes:%lld\r\n", (long long)rss - (long long)resident);
         INFO("mem_fragmentation_ratio:%.2f\r\n", ratio(rss, allocated));
         INFO("mem_fragmentation_bytes:%lld\r\n", (long long)rss - (long long)allocated);
-        /* Overhead: what the daemon holds to serve at all (its start-up
-         * allocation, client buffers); the rest holds data on its way to
-         * or from RocksDB (the write-back overlay, memtables, caches). */
-        size_t overhead = srv.stats.used_memory_startup + clients;
-        INFO("used_memory_overhead:%zu\r\n", overhead);
-        size_t dataset = allocated > overhead ? allocated - overhead : 0;
-        INFO("used_memory_dataset:%zu\r\n", dataset);
+        INFO("used_memory_overhead:%zu\r\n", m.overhead);
+        INFO("used_memory_dataset:%zu\r\n", m.dataset);
         INFO("used_memory_dataset_perc:%.2f%%\r\n",
-             100 * ratio(dataset, allocated > srv.stats.used_memory_startup
-                                      ? allocated - srv.stats.used_memory_startup
-                                      : 0));
+             100 * ratio(m.dataset, allocated > m.startup ? allocated - m.startup : 0));
         INFO("mem_not_counted_for_evict:0\r\n");
         INFO("mem_clients_slaves:0\r\n");
         INFO("mem_clients_normal:%zu\r\n", clients);

@@ -211,11 +211,77 @@ static void test_diff_info_fields(void **state)
         fail_msg("INFO fields redis-server gives and shmkvd does not:%s", missing);
 }
 
+/* The features shmkvd does not have answer as redis-server's do with them
+ * off: modules, cluster mode; and LOLWUT's version line, MEMORY's
+ * subcommands. */
+static void test_diff_features_off(void **state)
+{
+    (void)state;
+    static const char *const cmds[] = {"MODULE LIST",
+                                       "MODULE LOAD /nonexistent/mod.so",
+                                       "MODULE LOADEX /nonexistent/mod.so",
+                                       "MODULE UNLOAD mymod",
+                                       "MODULE NOSUCH",
+                                       "MODULE",
+                                       "MODULE LIST x",
+                                       "CLUSTER INFO",
+                                       "CLUSTER NODES",
+                                       "CLUSTER SLOTS",
+                                       "CLUSTER SHARDS",
+                                       "CLUSTER KEYSLOT k",
+                                       "CLUSTER HELP",
+                                       "CLUSTER MYID",
+                                       "CLUSTER NOSUCH",
+                                       "CLUSTER",
+                                       "CLUSTER INFO x",
+                                       "CLUSTER SETSLOT 1",
+                                       "READONLY",
+                                       "READWRITE",
+                                       "ASKING",
+                                       "READONLY x",
+                                       "LOLWUT VERSION 1",
+                                       "LOLWUT VERSION x",
+                                       "MEMORY NOSUCH",
+                                       "MEMORY STATS x",
+                                       "MEMORY DOCTOR x"};
+    char fails[4096] = "";
+    size_t fu = 0;
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        redisReply *a = redisCommand(cr, cmds[i]), *b = redisCommand(ck, cmds[i]);
+        char ta[512], tb[512];
+        if (!same(a, b) && fu < sizeof fails - 600)
+            fu += (size_t)snprintf(fails + fu, sizeof fails - fu, "\n  %s: redis %s, shmkvd %s",
+                                   cmds[i], show(a, ta, sizeof ta), show(b, tb, sizeof tb));
+        freeReplyObject(a);
+        freeReplyObject(b);
+    }
+    if (fu)
+        fail_msg("replies differ:%s", fails);
+    /* MEMORY STATS: the same fields in the same order (the values are
+     * each server's own). */
+    both("SET ms:k v");
+    redisReply *a = redisCommand(cr, "MEMORY STATS"), *b = redisCommand(ck, "MEMORY STATS");
+    assert_int_equal(a->type, REDIS_REPLY_ARRAY);
+    assert_int_equal(b->type, REDIS_REPLY_ARRAY);
+    assert_int_equal(a->elements, b->elements);
+    for (size_t i = 0; i < a->elements; i += 2)
+        if (strcmp(a->element[i]->str, b->element[i]->str))
+            fail_msg("MEMORY STATS field %zu: redis %s, shmkvd %s", i / 2, a->element[i]->str,
+                     b->element[i]->str);
+    freeReplyObject(a);
+    freeReplyObject(b);
+    b = redisCommand(ck, "MEMORY DOCTOR");
+    assert_int_equal(b->type, REDIS_REPLY_STRING);
+    freeReplyObject(b);
+    both("DEL ms:k");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_diff_keyspace_hits),
         cmocka_unit_test(test_diff_info_fields),
+        cmocka_unit_test(test_diff_features_off),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -744,7 +744,12 @@ static void test_srv_memory(void **state)
     h_expect_err(c, "ERR syntax error", "MEMORY USAGE mh FOO 1");
     h_expect_err(c, "ERR value is not an integer or out of range", "MEMORY USAGE mh SAMPLES x");
     h_expect_err(c, "ERR wrong number of arguments for 'memory|usage' command", "MEMORY USAGE");
-    h_expect_err(c, "ERR unknown subcommand 'STATS'. Try MEMORY HELP.", "MEMORY STATS");
+    h_expect_err(c, "ERR unknown subcommand 'NOSUCH'. Try MEMORY HELP.", "MEMORY NOSUCH");
+    redisReply *st = H_CMD(c, "MEMORY STATS"); /* field names: test_diff_info */
+    assert_int_equal(st->type, REDIS_REPLY_ARRAY);
+    assert_string_equal(st->element[0]->str, "peak.allocated");
+    assert_true(st->element[1]->integer > 0);
+    freeReplyObject(st);
     redisReply *r = H_CMD(c, "MEMORY MALLOC-STATS");
     assert_int_equal(r->type, REDIS_REPLY_STRING);
     assert_non_null(strstr(r->str, "jemalloc"));
