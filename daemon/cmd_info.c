@@ -263,6 +263,7 @@ void cmd_info(struct conn *c)
         INFO("writeback_backpressure_waits:%llu\r\n", (unsigned long long)w.waits);
         INFO("writeback_backpressure_wait_us:%llu\r\n", (unsigned long long)w.wait_us);
         INFO("writeback_replayed_sets:%llu\r\n", (unsigned long long)w.replayed_sets);
+        INFO("writeback_lost_sets:%llu\r\n", (unsigned long long)w.lost_sets);
     }
     if (want_section(c, "stats", true)) {
         SECTION("Stats");

@@ -1087,6 +1087,13 @@ int srv_main(void)
     if (w.replayed_sets) /* a killed run's journal, with write-back on or off now */
         srv_log(LOG_NOTICE, "write-back journal replayed: %llu record sets",
                 (unsigned long long)w.replayed_sets);
+    if (w.lost_sets)
+        srv_log(LOG_WARNING,
+                "WRITES LOST: the write-back journal in shared memory is gone (a reboot empties "
+                "it) while RocksDB lacked at least %llu acknowledged record sets (up to sequence "
+                "%llu). The data is as it was before them. INFO persistence: "
+                "writeback_lost_sets.",
+                (unsigned long long)w.lost_sets, (unsigned long long)w.lost_upto);
     if (srv.conf.writeback)
         srv_log(LOG_NOTICE, "write-back journal in %s (%s)", w.journal_dir,
                 w.journal_shm ? "shared memory; RocksDB's WAL is the disk log" : "on disk");

@@ -95,6 +95,10 @@ struct stor_wb_stats {
     uint64_t flush_us_total, flush_us_last, flush_us_max;
     uint64_t waits, wait_us; /* back-pressure */
     uint64_t replayed_sets;  /* at the last open */
+    /* At the last open: acknowledged record sets that neither RocksDB nor
+     * the journal held (a shared-memory journal wiped, by a reboot, while
+     * they waited for RocksDB), and the highest such sequence number. */
+    uint64_t lost_sets, lost_upto;
     int flusher_threads;
     uint64_t flush_batch_bytes; /* flusher-batch-size, at most write-buffer-size / 4 */
     const char *journal_dir;    /* where the journal files are; the handle's */

@@ -589,6 +589,18 @@ static void flusher_files_shm(struct stor *s)
             s->fl.wal_synced_seq = upto;
         s->fl.last_fsync_ms = now;
     }
+    /* Once a second, the journal's high-water mark on disk: what reached
+     * the journal, and so may have been acknowledged. A reboot empties the
+     * tmpfs; the next open compares the mark with what it finds. */
+    uint64_t acked = s->q.tail->seq > s->q.durable_seq ? s->q.tail->seq : s->q.durable_seq;
+    if (acked > s->fl.acked_mark && now - s->fl.acked_ms >= 1000) {
+        pthread_mutex_unlock(&s->q.mu);
+        int rc = wb_acked_write(s, acked);
+        pthread_mutex_lock(&s->q.mu);
+        if (rc == 0)
+            s->fl.acked_mark = acked;
+        s->fl.acked_ms = now;
+    }
 }
 
 /* The flusher's file duties, with s->q.mu held on entry and exit (dropped

@@ -62,6 +62,10 @@ struct wb_seg {
 
 /* The file in the data folder naming the journal's shared-memory folder. */
 #define WB_JSHM_PTR "journal-shm"
+/* dir/journal-acked: the durable high-water mark of a shared-memory
+ * journal (wb_acked_write), so that a start whose journal a reboot wiped
+ * can tell that acknowledged writes were lost. */
+#define WB_ACKED "journal-acked"
 
 /* The room a shared-memory journal keeps free in its tmpfs: at start it
  * must have the overlay's limit plus this, and below it write commands are
@@ -140,6 +144,8 @@ struct wb_flusher {
     size_t batch_max; /* bytes a batch takes at most (set at open) */
     uint64_t last_fsync_ms;
     uint64_t wal_synced_seq; /* with a shared-memory journal, RocksDB's WAL is synced up to here */
+    uint64_t acked_mark;     /* ... and dir/journal-acked holds this sequence number, */
+    uint64_t acked_ms;       /* written then */
     /* a batch's ops, sorted before they go to RocksDB */
     struct wb_fop *fops;
     size_t nfops, capfops;
@@ -277,6 +283,11 @@ int wb_journal_place(struct stor *s);
  * (it may be gone: a reboot empties a tmpfs), -ENOENT if there is none. */
 int wb_shm_ptr_read(const struct stor *s, char *out, size_t cap);
 void wb_shm_ptr_remove(const struct stor *s);
+/* dir/journal-acked: writes seq there durably (8 bytes and their CRC32C,
+ * in place: one sector), or reads it: 0, -ENOENT when there is none, or
+ * KV_ECORRUPT. */
+int wb_acked_write(const struct stor *s, uint64_t seq);
+int wb_acked_read(const struct stor *s, uint64_t *seq);
 
 /* ---- wb_flush.c ---- */
 

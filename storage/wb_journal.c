@@ -561,6 +561,35 @@ void wb_shm_ptr_remove(const struct stor *s)
     unlink(path);
 }
 
+int wb_acked_write(const struct stor *s, uint64_t seq)
+{
+    char path[4096], rec[12];
+    snprintf(path, sizeof path, "%s/" WB_ACKED, s->dir);
+    enc_put_u64(rec, seq);
+    enc_put_u32(rec + 8, kv_crc32c(0, rec, 8));
+    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -errno;
+    int rc = pwrite(fd, rec, sizeof rec, 0) == (ssize_t)sizeof rec && fdatasync(fd) == 0 ? 0 : -EIO;
+    close(fd);
+    return rc;
+}
+
+int wb_acked_read(const struct stor *s, uint64_t *seq)
+{
+    char path[4096], *buf;
+    size_t n;
+    snprintf(path, sizeof path, "%s/" WB_ACKED, s->dir);
+    int rc = wb_read_file(path, &buf, &n);
+    if (rc)
+        return rc;
+    rc = n == 12 && enc_get_u32(buf + 8) == kv_crc32c(0, buf, 8) ? 0 : KV_ECORRUPT;
+    if (rc == 0)
+        *seq = enc_get_u64(buf);
+    free(buf);
+    return rc;
+}
+
 /* Makes a new shared-memory folder for the journal when the options ask for
  * one and the tmpfs has room for everything that may be pending; otherwise
  * the journal stays on disk. Sets s->j.dir. */

@@ -198,6 +198,20 @@ int wb_replay(struct stor *s, const char **errmsg)
         }
     }
     free(segs);
+    /* A shared-memory journal's high-water mark beyond what replay found:
+     * a reboot emptied the tmpfs before RocksDB had those writes. Said
+     * once (the stats), then the mark starts over from here. */
+    uint64_t mark;
+    if (rc == 0 && wb_acked_read(s, &mark) == 0 && mark > last) {
+        s->j.st.lost_sets = mark - last;
+        s->j.st.lost_upto = mark;
+    }
+    if (rc == 0) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/" WB_ACKED, s->dir);
+        unlink(path);
+    }
+    s->fl.acked_mark = last;
     s->j.last_seq = s->j.journaled_seq = s->j.pruned_seq = last;
     s->j.st.replayed_sets = replayed;
     return rc;

@@ -6,6 +6,9 @@
  */
 #include "harness.h"
 
+#include "enc.h"
+#include "kv_crc.h"
+
 #include <sys/socket.h>
 #include <sys/un.h>
 
@@ -91,6 +94,46 @@ static void test_srv_service_sighup(void **state)
     h_destroy(&t);
 }
 
+/* A start whose shared-memory journal is gone while the durable mark says
+ * acknowledged writes were in it: the log says so, and INFO. The lost
+ * writes are staged by writing the mark past what the last run made. */
+static void test_srv_service_journal_loss(void **state)
+{
+    (void)state;
+    struct server t;
+    h_start_shmkvd(&t);
+    redisContext *c = h_connect_port(t.port);
+    assert_non_null(c);
+    assert_true(h_info_num(c, "writeback_journal_shm") == 1);
+    for (int i = 0; i < 5; i++)
+        freeReplyObject(redisCommand(c, "SET jl:%d v", i));
+    long long last = h_info_num(c, "writeback_last_seq");
+    assert_true(last >= 5);
+    assert_int_equal(h_info_num(c, "writeback_lost_sets"), 0);
+    redisFree(c);
+    assert_int_equal(h_stop(&t), 0);
+    char rec[12], path[400];
+    enc_put_u64(rec, (uint64_t)last + 7);
+    enc_put_u32(rec + 8, kv_crc32c(0, rec, 8));
+    snprintf(path, sizeof path, "%s/data/journal-acked", t.dir);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(rec, 1, sizeof rec, f), sizeof rec);
+    fclose(f);
+    h_start_shmkvd_opts(&t, NULL);
+    c = h_connect_port(t.port);
+    assert_non_null(c);
+    assert_int_equal(h_info_num(c, "writeback_lost_sets"), 7);
+    h_expect_bulk(c, "v", "GET jl:4"); /* what RocksDB had is there */
+    char log[8192];
+    snprintf(path, sizeof path, "%s/server.log", t.dir);
+    h_read_file(path, log, sizeof log);
+    assert_non_null(strstr(log, "WRITES LOST"));
+    redisFree(c);
+    assert_int_equal(h_stop(&t), 0);
+    h_destroy(&t);
+}
+
 /* Under ulimit -n 64, maxclients is lowered to what fits beside the
  * daemon's own files; 60 clients at once get PONG up to it and Redis's
  * error beyond it; the loop uses almost no CPU meanwhile and after; and
@@ -162,6 +205,7 @@ int main(void)
         cmocka_unit_test(test_srv_service_notify),
         cmocka_unit_test(test_srv_service_sighup),
         cmocka_unit_test(test_srv_service_fd_limit),
+        cmocka_unit_test(test_srv_service_journal_loss),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -533,6 +533,57 @@ static void test_wb_journal_shm_journal_gone_after_reboot(void **state)
     fx_close(s);
 }
 
+/* A shared-memory journal keeps a high-water mark on disk (journal-acked):
+ * the flusher writes it; a start whose journal a reboot wiped while
+ * RocksDB lacked acknowledged record sets reports how many, once. */
+static void test_wb_journal_shm_journal_loss_reported(void **state)
+{
+    struct fx *f = *state;
+    char shm[300], folder[400], mark[400];
+    struct stor_opts x = {0};
+    shm_opts(f, shm, sizeof shm, &x);
+    snprintf(mark, sizeof mark, "%s/journal-acked", f->dir);
+    struct stor *s = wb_open_ok(f->dir, &x);
+    commit_n(s, 0, 100);
+    assert_int_equal(stor_sync(s), 0);
+    uint64_t seq = 0;
+    for (int i = 0; i < 300 && (wb_acked_read(s, &seq) != 0 || seq < 100); i++)
+        usleep(10 * 1000);
+    assert_true(seq >= 100); /* the flusher wrote it */
+    assert_int_equal(stor_drain(s), 0);
+    fx_abandon(s);
+    shm_ptr(f->dir, folder, sizeof folder);
+    t_tmp_rmrf(folder); /* everything was in RocksDB: nothing lost */
+    s = wb_open_ok(f->dir, &x);
+    struct stor_wb_stats st;
+    stor_wb_stats(s, &st);
+    assert_int_equal(st.lost_sets, 0);
+    assert_int_equal(access(mark, F_OK), -1); /* the mark starts over */
+    fx_close(s);
+
+    /* Acknowledged, marked, never in RocksDB, and the tmpfs emptied. */
+    struct wb_test_hooks h = {.no_flusher = 1};
+    s = wb_open_hooked(f->dir, &x, &h);
+    stor_wb_stats(s, &st);
+    uint64_t base = st.last_seq;
+    commit_n(s, 200, 30);
+    assert_int_equal(stor_sync(s), 0);
+    assert_int_equal(wb_acked_write(s, base + 30), 0); /* as the flusher would */
+    fx_abandon(s);
+    shm_ptr(f->dir, folder, sizeof folder);
+    t_tmp_rmrf(folder);
+    s = wb_open_ok(f->dir, &x);
+    stor_wb_stats(s, &st);
+    assert_int_equal(st.lost_sets, 30);
+    assert_int_equal(st.lost_upto, base + 30);
+    assert_int_equal(count_present(s, 100), 100);
+    fx_close(s);
+    s = wb_open_ok(f->dir, &x); /* said once */
+    stor_wb_stats(s, &st);
+    assert_int_equal(st.lost_sets, 0);
+    fx_close(s);
+}
+
 static void test_wb_journal_shm_journal_not_under_always(void **state)
 {
     struct fx *f = *state;
@@ -568,6 +619,7 @@ int main(int argc, char **argv)
         T(test_wb_journal_shm_journal_replays_anywhere),
         T(test_wb_journal_shm_journal_dropped_once_in_wal),
         T(test_wb_journal_shm_journal_gone_after_reboot),
+        T(test_wb_journal_shm_journal_loss_reported),
         T(test_wb_journal_shm_journal_not_under_always),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
