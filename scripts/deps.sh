@@ -2,13 +2,17 @@
 # Installs the Debian 12 packages shmkv builds, tests and benchmarks with,
 # skipping those already present. Safe to run again; needs root or sudo.
 # The compression libraries come with librocksdb-dev anyway; they are named
-# because the release build links librocksdb.a and them directly.
+# because the release build links librocksdb.a and them directly. The last
+# line is for the Debian packages and their test (tests/dist/): cpack's
+# dpkg-shlibdeps and file(1), debootstrap for a fresh Debian 12 root, and
+# systemd-analyze to verify the unit.
 set -euo pipefail
 
 PKGS=(build-essential cmake pkg-config clang-format
       librocksdb-dev libck-dev libjemalloc-dev libhiredis-dev libcmocka-dev
       libsnappy-dev zlib1g-dev libbz2-dev liblz4-dev libzstd-dev
-      redis-server redis-tools gnuplot-nox)
+      redis-server redis-tools gnuplot-nox
+      dpkg-dev file debootstrap systemd)
 
 missing=()
 for p in "${PKGS[@]}"; do
