@@ -711,10 +711,13 @@ static void keys_prefetch(const struct conn *c, const struct touch_set *t)
 static void touch_commit(const struct conn *c, size_t i, void *arg)
 {
     struct touch_set *t = arg;
-    if (t->seen < t->n)
-        srv_idle_touch_key(&srv.idle, t->k[t->seen], srv.loop_ms);
+    uint64_t k =
+        t->seen < t->n ? t->k[t->seen] : srv_idle_key(&srv.idle, c->db, c->argv[i].p, c->argv[i].n);
+    if (SRV_LFU_POLICY(srv.conf.maxmemory_policy))
+        srv_idle_touch_lfu(&srv.idle, k, srv.loop_ms, srv.conf.lfu_log_factor,
+                           srv.conf.lfu_decay_time);
     else
-        srv_idle_touch(&srv.idle, c->db, c->argv[i].p, c->argv[i].n, srv.loop_ms);
+        srv_idle_touch_key(&srv.idle, k, srv.loop_ms);
     t->seen++;
 }
 
@@ -836,6 +839,80 @@ reject(struct conn *c, const struct cmd *cmd, const char *fmt, ...)
         c->flags |= CONN_DIRTY_EXEC;
 }
 
+/* Redis's denyoom: a write that may make what is stored grow. These only
+ * remove, shrink or move what is stored, and run over maxmemory, as in
+ * Redis. */
+static bool may_grow(const struct cmd *cmd)
+{
+    static const char *const shrink[] = {"blmpop",
+                                         "blpop",
+                                         "brpop",
+                                         "bzmpop",
+                                         "bzpopmax",
+                                         "bzpopmin",
+                                         "del",
+                                         "expire",
+                                         "expireat",
+                                         "flushall",
+                                         "flushdb",
+                                         "getdel",
+                                         "getex",
+                                         "hdel",
+                                         "lmpop",
+                                         "lpop",
+                                         "lrem",
+                                         "ltrim",
+                                         "migrate",
+                                         "move",
+                                         "persist",
+                                         "pexpire",
+                                         "pexpireat",
+                                         "rename",
+                                         "renamenx",
+                                         "rpop",
+                                         "smove",
+                                         "spop",
+                                         "srem",
+                                         "swapdb",
+                                         "unlink",
+                                         "zmpop",
+                                         "zpopmax",
+                                         "zpopmin",
+                                         "zrem",
+                                         "zremrangebylex",
+                                         "zremrangebyrank",
+                                         "zremrangebyscore"};
+    if (!(cmd->flags & CMD_WRITE))
+        return false;
+    for (size_t i = 0; i < sizeof shrink / sizeof shrink[0]; i++)
+        if (!strcmp(cmd->name, shrink[i]))
+            return false;
+    return true;
+}
+
+/* Over maxmemory (srv.over_maxmemory, sampled every 100 ms), a command that
+ * may grow what is stored is refused with Redis's OOM error, under every
+ * policy: the data lives on disk, so removing keys would not give memory
+ * back (docs/daemon.md, "maxmemory"). Inside MULTI, queuing takes memory
+ * too: everything but EXEC, DISCARD, QUIT and RESET is refused, and an
+ * EXEC whose queue has such a command. True if it replied. */
+static bool oom_refused(struct conn *c, const struct cmd *cmd)
+{
+    if (!srv.over_maxmemory || !srv.conf.maxmemory)
+        return false;
+    bool refuse = may_grow(cmd);
+    if (cmd->fn == cmd_exec && (c->flags & CONN_MULTI))
+        for (size_t i = 0; i < c->mqn && !refuse; i++)
+            refuse = may_grow(c->mq[i].cmd);
+    if ((c->flags & CONN_MULTI) && cmd->fn != cmd_exec && cmd->fn != cmd_discard &&
+        cmd->fn != cmd_quit && cmd->fn != cmd_reset)
+        refuse = true;
+    if (!refuse)
+        return false;
+    reject(c, cmd, "OOM command not allowed when used memory > 'maxmemory'.");
+    return true;
+}
+
 /* While writes cannot be made durable (a full disk: the flusher cannot write
  * RocksDB), write commands are refused as Redis refuses them when it cannot
  * write its AOF: MISCONF, also for PING (a health check should see it) and
@@ -904,7 +981,7 @@ void cmd_dispatch(struct conn *c)
         reject(c, cmd, "NOAUTH Authentication required.");
         return;
     }
-    if (write_refused(c, cmd))
+    if (oom_refused(c, cmd) || write_refused(c, cmd))
         return;
     if ((c->flags & CONN_MONITOR) && (cmd->flags & (CMD_WRITE | CMD_READONLY))) {
         /* Redis marks a monitor as a replica, which may not. */

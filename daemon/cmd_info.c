@@ -199,13 +199,10 @@ void cmd_info(struct conn *c)
         size_t vl = sizeof ver;
         mallctl("version", &ver, &vl, NULL, 0);
         INFO("mem_allocator:jemalloc-%.5s\r\n", ver ? ver : "?");
-        const char *mm = srv_conf_kept(&srv.conf, "maxmemory");
-        unsigned long long maxmem = mm ? strtoull(mm, NULL, 10) : 0;
-        INFO("maxmemory:%llu\r\n", maxmem);
-        human_bytes(h, sizeof h, (double)maxmem);
+        INFO("maxmemory:%lld\r\n", (long long)srv.conf.maxmemory);
+        human_bytes(h, sizeof h, (double)srv.conf.maxmemory);
         INFO("maxmemory_human:%s\r\n", h);
-        const char *pol = srv_conf_kept(&srv.conf, "maxmemory-policy");
-        INFO("maxmemory_policy:%s\r\n", pol ? pol : "noeviction");
+        INFO("maxmemory_policy:%s\r\n", srv_conf_policies[srv.conf.maxmemory_policy]);
     }
     if (want_section(c, "persistence", true)) {
         SECTION("Persistence");

@@ -692,11 +692,20 @@ void cmd_object(struct conn *c)
     } else if (cmd_arg_is(c, 1, "refcount")) {
         resp_int(OUT(c), 1); /* values are never shared between keys */
     } else if (cmd_arg_is(c, 1, "freq")) {
-        resp_error(OUT(c), "ERR An LFU maxmemory policy is not selected, access frequency not "
-                           "tracked. Please note that when switching between policies at "
-                           "runtime LRU and LFU data will take some time to adjust.");
+        if (!SRV_LFU_POLICY(srv.conf.maxmemory_policy))
+            resp_error(OUT(c), "ERR An LFU maxmemory policy is not selected, access frequency not "
+                               "tracked. Please note that when switching between policies at "
+                               "runtime LRU and LFU data will take some time to adjust.");
+        else
+            resp_int(OUT(c), srv_idle_freq(&srv.idle, c->db, CMD_ARG(2), srv.loop_ms,
+                                           srv.conf.lfu_decay_time));
     } else if (cmd_arg_is(c, 1, "idletime")) {
-        resp_int(OUT(c), (int64_t)srv_idle_seconds(&srv.idle, c->db, CMD_ARG(2), srv.loop_ms));
+        if (SRV_LFU_POLICY(srv.conf.maxmemory_policy))
+            resp_error(OUT(c), "ERR An LFU maxmemory policy is selected, idle time not tracked. "
+                               "Please note that when switching between policies at runtime LRU "
+                               "and LFU data will take some time to adjust.");
+        else
+            resp_int(OUT(c), (int64_t)srv_idle_seconds(&srv.idle, c->db, CMD_ARG(2), srv.loop_ms));
     } else {
         resp_errorf(OUT(c), "ERR unknown subcommand '%.*s'. Try OBJECT HELP.", (int)c->argv[1].n,
                     c->argv[1].p);

@@ -943,6 +943,7 @@ static void sample_stats(uint64_t now)
     size_t used = allocated_now();
     if (used > srv.stats.used_memory_peak)
         srv.stats.used_memory_peak = used;
+    srv.over_maxmemory = srv.conf.maxmemory && used > (uint64_t)srv.conf.maxmemory;
 }
 
 static void cron(void)
@@ -1001,6 +1002,15 @@ void srv_conf_changed(void)
             c->flags |= CONN_AUTHED;
     if (srv.stor)
         disk_check(); /* a new min-free-disk applies from the next command */
+    /* A new maxmemory applies from the next command too. */
+    size_t used = allocated_now();
+    bool over = srv.conf.maxmemory && used > (uint64_t)srv.conf.maxmemory;
+    if (over && !srv.over_maxmemory)
+        srv_log(LOG_WARNING,
+                "maxmemory %lld is below the memory in use (%zu bytes): commands that may grow "
+                "what is stored are refused (OOM) until it is not",
+                (long long)srv.conf.maxmemory, used);
+    srv.over_maxmemory = over;
 }
 
 static void write_pidfile(void)

@@ -66,6 +66,13 @@ struct srv_conf {
     int latency_npcts;
     int64_t tracking_table_max_keys; /* CLIENT TRACKING's table; 0: no limit */
     int notify_keyspace_events;      /* SRV_NOTIFY_* classes */
+    /* maxmemory: a bound on the daemon's heap (jemalloc's allocated bytes),
+     * 0 for none; over it, commands that may grow memory are refused with
+     * OOM (docs/daemon.md, "maxmemory"). The policy picks what key use is
+     * tracked: the last use (LRU and the others) or LFU's counter. */
+    int64_t maxmemory;
+    int maxmemory_policy; /* SRV_POLICY_*: the directive's names, in order */
+    int lfu_log_factor, lfu_decay_time;
     /* The Redis directives shmkvd keeps without applying them, each as
      * CONFIG GET shows it (srv_conf_redis.h): one string a directive. */
     char **inert;
@@ -92,6 +99,18 @@ enum {
     SRV_NOTIFY_NEW = 1 << 12,     /* n: a key was created (not part of A) */
     SRV_NOTIFY_ALL = 0xffc,
 };
+
+enum {
+    SRV_POLICY_VOLATILE_LRU,
+    SRV_POLICY_VOLATILE_LFU,
+    SRV_POLICY_VOLATILE_RANDOM,
+    SRV_POLICY_VOLATILE_TTL,
+    SRV_POLICY_ALLKEYS_LRU,
+    SRV_POLICY_ALLKEYS_LFU,
+    SRV_POLICY_ALLKEYS_RANDOM,
+    SRV_POLICY_NOEVICTION,
+};
+#define SRV_LFU_POLICY(p) ((p) == SRV_POLICY_VOLATILE_LFU || (p) == SRV_POLICY_ALLKEYS_LFU)
 
 /* Sets the defaults: every field owns its strings (free with srv_conf_free). */
 void srv_conf_init(struct srv_conf *c);
@@ -262,8 +281,9 @@ struct srv {
     uint64_t pause_end_ms;
     struct srv_stats stats;
     struct srv_inst inst;
-    char run_id[41]; /* 40 random hex digits, new at each start */
-    char replid[41]; /* the replication ID, as random */
+    bool over_maxmemory; /* used memory was above maxmemory at the last look */
+    char run_id[41];     /* 40 random hex digits, new at each start */
+    char replid[41];     /* the replication ID, as random */
     struct resp_limits limits;
     uint64_t lastsave_s;
     /* SLOWLOG ring */

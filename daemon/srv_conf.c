@@ -20,7 +20,8 @@ const char *srv_conf_file;
 
 enum ptype {
     P_INT,
-    P_MEM,
+    P_MEM, /* bytes, with Redis's units (k, kb, m, mb, g, gb) */
+    P_I64, /* a 64-bit integer */
     P_STR,
     P_BOOL,
     P_ENUM,
@@ -43,7 +44,7 @@ struct param {
     enum ptype type;
     size_t off;               /* into struct srv_conf (int, int64_t or char *) */
     bool runtime;             /* CONFIG SET may change it */
-    int64_t min, max;         /* P_INT / P_MEM bounds */
+    int64_t min, max;         /* P_INT / P_MEM / P_I64 bounds */
     const char *const *names; /* P_ENUM values, index = stored int */
     /* Set for a Redis directive shmkvd keeps without applying: its default,
      * as CONFIG GET shows it; the value lives in srv_conf.inert. */
@@ -56,6 +57,9 @@ static const char *const loglevels[] = {"debug", "verbose", "notice", "warning",
 static const char *const codings[] = {"counted", "blind", NULL};
 static const char *const fsyncs[] = {"no", "everysec", "always", NULL};
 static const char *const supervisions[] = {"upstart", "systemd", "auto", "no", NULL};
+const char *const srv_conf_policies[] = {"volatile-lru",   "volatile-lfu", "volatile-random",
+                                         "volatile-ttl",   "allkeys-lru",  "allkeys-lfu",
+                                         "allkeys-random", "noeviction",   NULL};
 
 #define OFF(f) offsetof(struct srv_conf, f)
 static const struct param params[] = {
@@ -99,7 +103,7 @@ static const struct param params[] = {
     {"shm-cache-huge-pages", P_BOOL, OFF(shm_huge_pages), false, 0, 1, NULL, NULL, NULL, false},
     {"shm-cache-max-record", P_MEM, OFF(shm_max_record), false, 64, INT64_MAX, NULL, NULL, NULL,
      false},
-    {"slowlog-log-slower-than", P_MEM, OFF(slowlog_log_slower_than), true, -1, INT64_MAX, NULL,
+    {"slowlog-log-slower-than", P_I64, OFF(slowlog_log_slower_than), true, -1, INT64_MAX, NULL,
      NULL, NULL, false},
     {"slowlog-max-len", P_INT, OFF(slowlog_max_len), true, 0, INT32_MAX, NULL, NULL, NULL, false},
     {"latency-tracking", P_BOOL, OFF(latency_tracking), true, 0, 1, NULL, NULL, NULL, false},
@@ -107,7 +111,12 @@ static const struct param params[] = {
      NULL, NULL, false},
     {"latency-tracking-info-percentiles", P_PCTS, 0, true, 0, 0, NULL, NULL, NULL, false},
     {"notify-keyspace-events", P_NOTIFY, 0, true, 0, 0, NULL, NULL, NULL, false},
-    {"tracking-table-max-keys", P_MEM, OFF(tracking_table_max_keys), true, 0, INT64_MAX, NULL, NULL,
+    {"maxmemory", P_MEM, OFF(maxmemory), true, 0, INT64_MAX, NULL, NULL, NULL, false},
+    {"maxmemory-policy", P_ENUM, OFF(maxmemory_policy), true, 0, 0, srv_conf_policies, NULL, NULL,
+     false},
+    {"lfu-log-factor", P_INT, OFF(lfu_log_factor), true, 0, INT32_MAX, NULL, NULL, NULL, false},
+    {"lfu-decay-time", P_INT, OFF(lfu_decay_time), true, 0, INT32_MAX, NULL, NULL, NULL, false},
+    {"tracking-table-max-keys", P_I64, OFF(tracking_table_max_keys), true, 0, INT64_MAX, NULL, NULL,
      NULL, false},
 };
 #define NAPPLIED (sizeof params / sizeof params[0])
@@ -143,6 +152,9 @@ void srv_conf_init(struct srv_conf *c)
     c->unixsocketperm = 0700;
     c->dir = xstrdup("./data");
     c->maxclients = 10000;
+    c->maxmemory_policy = SRV_POLICY_NOEVICTION;
+    c->lfu_log_factor = 10;
+    c->lfu_decay_time = 1;
     c->proto_max_bulk_len = 512ll << 20;
     c->databases = 16;
     c->loglevel = LOG_NOTICE;
@@ -617,9 +629,17 @@ static int apply(struct srv_conf *c, const struct param *p, const char **argv, i
     case P_NOTIFY:
         return notify_parse(v, &c->notify_keyspace_events, err);
     case P_INT:
+    case P_I64:
     case P_MEM: {
         int64_t x;
-        if (!parse_mem(v, &x) || (p->type == P_INT && strspn(v, "-0123456789") != strlen(v))) {
+        /* As Redis reads them: a memory value takes units and reads an
+         * empty string as 0; an integer is only digits. */
+        if (p->type == P_MEM) {
+            if (*v ? !parse_mem(v, &x) || x < 0 : (x = 0, false)) {
+                *err = "argument must be a memory value";
+                return -1;
+            }
+        } else if (kv_str2ll(v, strlen(v), &x) != 0) {
             *err = "argument couldn't be parsed into an integer";
             return -1;
         }
@@ -757,6 +777,7 @@ static void format(const struct srv_conf *c, const struct param *p, char *out, s
         snprintf(out, cap, "%d", *(const int *)(base + p->off));
         break;
     case P_MEM:
+    case P_I64:
         snprintf(out, cap, "%lld", (long long)*(const int64_t *)(base + p->off));
         break;
     case P_OCTAL:

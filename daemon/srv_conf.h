@@ -7,6 +7,9 @@
 
 #include "srv.h"
 
+/* maxmemory-policy's names, by SRV_POLICY_* (srv.h), NULL-terminated. */
+extern const char *const srv_conf_policies[];
+
 /* The config file shmkvd was started with, or NULL. */
 extern const char *srv_conf_file;
 

@@ -17,7 +17,6 @@
 static const char *const en_acl_pubsub_default[] = {"allchannels", "resetchannels", NULL};
 static const char *const en_cluster_preferred_endpoint_type[] = {"ip", "hostname", "unknown-endpoint", NULL};
 static const char *const en_enable_debug_command[] = {"no", "yes", "local", NULL};
-static const char *const en_maxmemory_policy[] = {"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction", NULL};
 static const char *const en_oom_score_adj[] = {"no", "yes", "relative", "absolute", NULL};
 static const char *const en_propagation_error_behavior[] = {"ignore", "panic", "panic-on-replicas", NULL};
 static const char *const en_repl_diskless_load[] = {"disabled", "on-empty-db", "swapdb", NULL};
@@ -98,18 +97,14 @@ static const struct param inert_params[] = {
     {.name = "lazyfree-lazy-server-del", .type = P_BOOL, .runtime = true, .dflt = "no"},
     {.name = "lazyfree-lazy-user-del", .type = P_BOOL, .runtime = true, .dflt = "no"},
     {.name = "lazyfree-lazy-user-flush", .type = P_BOOL, .runtime = true, .dflt = "no"},
-    {.name = "lfu-decay-time", .type = P_INT, .runtime = true, .min = 0, .max = INT32_MAX, .dflt = "1"},
-    {.name = "lfu-log-factor", .type = P_INT, .runtime = true, .min = 0, .max = INT32_MAX, .dflt = "10"},
     {.name = "list-compress-depth", .type = P_INT, .runtime = true, .min = 0, .max = INT32_MAX, .dflt = "0"},
     {.name = "list-max-listpack-size", .type = P_INT, .runtime = true, .min = INT32_MIN, .max = INT32_MAX, .dflt = "-2"},
     {.name = "list-max-ziplist-size", .type = P_INT, .runtime = true, .min = INT32_MIN, .max = INT32_MAX, .dflt = "-2", .alias = "list-max-listpack-size"},
     {.name = "lua-time-limit", .type = P_INT, .runtime = true, .min = 0, .max = INT64_MAX, .dflt = "5000"},
     {.name = "masterauth", .type = P_STR, .runtime = true, .dflt = ""},
     {.name = "masteruser", .type = P_STR, .runtime = true, .dflt = ""},
-    {.name = "maxmemory", .type = P_MEM, .runtime = true, .min = 0, .max = INT64_MAX, .dflt = "0"},
     {.name = "maxmemory-clients", .type = P_MEMPCT, .runtime = true, .dflt = "0"},
     {.name = "maxmemory-eviction-tenacity", .type = P_INT, .runtime = true, .min = 0, .max = 100, .dflt = "10"},
-    {.name = "maxmemory-policy", .type = P_ENUM, .runtime = true, .names = en_maxmemory_policy, .dflt = "noeviction"},
     {.name = "maxmemory-samples", .type = P_INT, .runtime = true, .min = 1, .max = INT32_MAX, .dflt = "5"},
     {.name = "min-replicas-max-lag", .type = P_INT, .runtime = true, .min = 0, .max = INT32_MAX, .dflt = "10"},
     {.name = "min-replicas-to-write", .type = P_INT, .runtime = true, .min = 0, .max = INT32_MAX, .dflt = "0"},

@@ -100,13 +100,10 @@ void srv_idle_touch(struct srv_idle *t, unsigned db, const char *key, size_t kle
     srv_idle_touch_key(t, fp_of(db, key, klen), now_ms);
 }
 
-void srv_idle_touch_key(struct srv_idle *t, uint64_t fp, uint64_t now_ms)
+/* fp's slot in the current generation, taken for it if it has none (which
+ * may switch generations first). */
+static size_t slot_for(struct srv_idle *t, uint64_t fp, uint64_t now_s)
 {
-    uint64_t now_s = now_ms / 1000;
-    if (now_s < t->cur.since_s)
-        now_s = t->cur.since_s; /* the wall clock went back: hold it */
-    if (now_s - t->cur.since_s > REL_MAX)
-        switch_gen(t, now_s);
     size_t i = probe(&t->cur, fp);
     if (!t->cur.slot[i]) { /* a new key */
         if (t->cur.n == t->gen_keys)
@@ -116,6 +113,17 @@ void srv_idle_touch_key(struct srv_idle *t, uint64_t fp, uint64_t now_ms)
         i = probe(&t->cur, fp);
         t->cur.n++;
     }
+    return i;
+}
+
+void srv_idle_touch_key(struct srv_idle *t, uint64_t fp, uint64_t now_ms)
+{
+    uint64_t now_s = now_ms / 1000;
+    if (now_s < t->cur.since_s)
+        now_s = t->cur.since_s; /* the wall clock went back: hold it */
+    if (now_s - t->cur.since_s > REL_MAX)
+        switch_gen(t, now_s);
+    size_t i = slot_for(t, fp, now_s);
     t->cur.slot[i] = fp << REL_BITS | (now_s - t->cur.since_s);
 }
 
@@ -136,4 +144,65 @@ uint64_t srv_idle_seconds(const struct srv_idle *t, unsigned db, const char *key
         last = t->prev.slot ? t->prev.since_s : t->cur.since_s; /* the floor */
     uint64_t now_s = now_ms / 1000;
     return now_s > last ? now_s - last : 0;
+}
+
+/* ---- LFU ---- */
+
+static unsigned lfu_minutes(uint64_t now_ms)
+{
+    return (unsigned)(now_ms / 60000) & 0xffff;
+}
+
+/* The counter of word w, less one per decay_min minutes since its stamp. */
+static unsigned lfu_decayed(uint64_t w, uint64_t now_ms, int decay_min)
+{
+    unsigned ldt = (unsigned)(w >> 8) & 0xffff, counter = (unsigned)w & 0xff,
+             now = lfu_minutes(now_ms);
+    unsigned elapsed = now >= ldt ? now - ldt : 65535 - ldt + now;
+    unsigned periods = decay_min > 0 ? elapsed / (unsigned)decay_min : 0;
+    return periods > counter ? 0 : counter - periods;
+}
+
+/* The word kept for fp in g, if any. */
+static bool word_in(const struct srv_idle_gen *g, uint64_t fp, uint64_t *w)
+{
+    uint64_t s = g->slot ? g->slot[probe(g, fp)] : 0;
+    if (s)
+        *w = s & REL_MAX;
+    return s != 0;
+}
+
+void srv_idle_touch_lfu(struct srv_idle *t, uint64_t fp, uint64_t now_ms, int log_factor,
+                        int decay_min)
+{
+    uint64_t w;
+    unsigned counter = SRV_LFU_INIT; /* first seen: as a key is created, uncounted */
+    bool known = word_in(&t->cur, fp, &w) || word_in(&t->prev, fp, &w);
+    if (known)
+        counter = lfu_decayed(w, now_ms, decay_min);
+    if (known && counter < 255) {
+        t->rng ^= t->rng << 13;
+        t->rng ^= t->rng >> 7;
+        t->rng ^= t->rng << 17;
+        if (!t->rng)
+            t->rng = 0x9e3779b97f4a7c15ull;
+        double r = (double)(t->rng >> 11) / (double)(1ull << 53);
+        double base = counter > SRV_LFU_INIT ? counter - SRV_LFU_INIT : 0;
+        if (r < 1.0 / (base * log_factor + 1))
+            counter++;
+    }
+    uint64_t now_s = now_ms / 1000;
+    if (now_s < t->cur.since_s)
+        now_s = t->cur.since_s;
+    size_t i = slot_for(t, fp, now_s);
+    t->cur.slot[i] = fp << REL_BITS | (uint64_t)lfu_minutes(now_ms) << 8 | counter;
+}
+
+unsigned srv_idle_freq(const struct srv_idle *t, unsigned db, const char *key, size_t klen,
+                       uint64_t now_ms, int decay_min)
+{
+    uint64_t fp = fp_of(db, key, klen), w;
+    if (!word_in(&t->cur, fp, &w) && !word_in(&t->prev, fp, &w))
+        return 0;
+    return lfu_decayed(w, now_ms, decay_min);
 }

@@ -39,6 +39,7 @@ struct srv_idle {
     struct srv_idle_gen cur, prev; /* prev.slot NULL until the first switch */
     size_t gen_keys;
     uint64_t switches;
+    uint64_t rng; /* LFU's coin */
 };
 
 /* The default generation size: 512k keys, 8 MiB a generation. */
@@ -61,5 +62,22 @@ void srv_idle_touch_key(struct srv_idle *t, uint64_t k, uint64_t now_ms);
  * used after the floor, the time since the floor for any other. */
 uint64_t srv_idle_seconds(const struct srv_idle *t, unsigned db, const char *key, size_t klen,
                           uint64_t now_ms);
+
+/* Under an LFU maxmemory policy the same table keeps, in place of the
+ * second of last use, Redis's LFU word: the minute of the last decrement
+ * (16 bits) and a logarithmic access counter (8 bits), so that OBJECT
+ * FREQ answers as Redis's does. A switch of policy reads the other kind
+ * of word for a while, as Redis's objects do. */
+#define SRV_LFU_INIT 5 /* a key's counter when first seen, as Redis's LFU_INIT_VAL */
+/* Counts a use of what srv_idle_key returned: the counter decays by one
+ * per decay_min minutes since its last decrement (0: never), then grows
+ * by one with probability 1 / ((counter - SRV_LFU_INIT) * log_factor + 1).
+ * A key first seen starts at SRV_LFU_INIT, as a key Redis creates. */
+void srv_idle_touch_lfu(struct srv_idle *t, uint64_t k, uint64_t now_ms, int log_factor,
+                        int decay_min);
+/* The decayed counter of (db, key): Redis's OBJECT FREQ. 0 for a key not
+ * used since the tracker's floor. */
+unsigned srv_idle_freq(const struct srv_idle *t, unsigned db, const char *key, size_t klen,
+                       uint64_t now_ms, int decay_min);
 
 #endif

@@ -211,6 +211,24 @@ static void test_diff_info_fields(void **state)
         fail_msg("INFO fields redis-server gives and shmkvd does not:%s", missing);
 }
 
+/* Replies that compare between the servers, from both connections. */
+static void compare_all(const char *const *cmds, size_t n, const char *what)
+{
+    char fails[4096] = "";
+    size_t fu = 0;
+    for (size_t i = 0; i < n; i++) {
+        redisReply *a = redisCommand(cr, cmds[i]), *b = redisCommand(ck, cmds[i]);
+        char ta[512], tb[512];
+        if (!same(a, b) && fu < sizeof fails - 600)
+            fu += (size_t)snprintf(fails + fu, sizeof fails - fu, "\n  %s: redis %s, shmkvd %s",
+                                   cmds[i], show(a, ta, sizeof ta), show(b, tb, sizeof tb));
+        freeReplyObject(a);
+        freeReplyObject(b);
+    }
+    if (fu)
+        fail_msg("%s: replies differ:%s", what, fails);
+}
+
 /* The features shmkvd does not have answer as redis-server's do with them
  * off: modules, cluster mode; and LOLWUT's version line, MEMORY's
  * subcommands. */
@@ -244,19 +262,7 @@ static void test_diff_features_off(void **state)
                                        "MEMORY NOSUCH",
                                        "MEMORY STATS x",
                                        "MEMORY DOCTOR x"};
-    char fails[4096] = "";
-    size_t fu = 0;
-    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
-        redisReply *a = redisCommand(cr, cmds[i]), *b = redisCommand(ck, cmds[i]);
-        char ta[512], tb[512];
-        if (!same(a, b) && fu < sizeof fails - 600)
-            fu += (size_t)snprintf(fails + fu, sizeof fails - fu, "\n  %s: redis %s, shmkvd %s",
-                                   cmds[i], show(a, ta, sizeof ta), show(b, tb, sizeof tb));
-        freeReplyObject(a);
-        freeReplyObject(b);
-    }
-    if (fu)
-        fail_msg("replies differ:%s", fails);
+    compare_all(cmds, sizeof cmds / sizeof cmds[0], "features off");
     /* MEMORY STATS: the same fields in the same order (the values are
      * each server's own). */
     both("SET ms:k v");
@@ -276,12 +282,73 @@ static void test_diff_features_off(void **state)
     both("DEL ms:k");
 }
 
+/* maxmemory: over it, the commands that may grow what is stored get OOM,
+ * the others run, MULTI queues nothing new and EXEC of a transaction that
+ * holds one is aborted; and OBJECT FREQ and IDLETIME answer by policy. */
+static void test_diff_maxmemory(void **state)
+{
+    (void)state;
+    both("FLUSHALL");
+    both("SET mm:s v");
+    both("RPUSH mm:l a b c");
+    both("SADD mm:t x y");
+    static const char *const over[] = {"CONFIG SET maxmemory 1",
+                                       "SET mm:s w",
+                                       "SET mm:new v",
+                                       "APPEND mm:s x",
+                                       "RPUSH mm:l d",
+                                       "LPOP mm:l",
+                                       "SADD mm:t z",
+                                       "SREM mm:t x",
+                                       "GET mm:s",
+                                       "DEL mm:s",
+                                       "EXPIRE mm:l 100",
+                                       "PERSIST mm:l",
+                                       "INCR mm:n",
+                                       "PING",
+                                       "MULTI",
+                                       "GET mm:l",
+                                       "EXEC",
+                                       "MULTI",
+                                       "DEL mm:t",
+                                       "EXEC",
+                                       "CONFIG SET maxmemory 0",
+                                       "SET mm:s w",
+                                       "MULTI",
+                                       "SET mm:x 1",
+                                       "CONFIG SET maxmemory 1",
+                                       "EXEC",
+                                       "CONFIG SET maxmemory 0"};
+    compare_all(over, sizeof over / sizeof over[0], "over maxmemory");
+    both("SET mm:s v");
+    static const char *const pol[] = {"OBJECT FREQ mm:s",
+                                      "OBJECT FREQ mm:none",
+                                      "CONFIG SET maxmemory-policy allkeys-lfu",
+                                      "OBJECT IDLETIME mm:s",
+                                      "OBJECT IDLETIME mm:none",
+                                      "OBJECT FREQ mm:none",
+                                      "CONFIG SET maxmemory-policy volatile-lfu",
+                                      "OBJECT IDLETIME mm:s",
+                                      "CONFIG SET maxmemory-policy allkeys-random",
+                                      "OBJECT FREQ mm:s",
+                                      "CONFIG GET maxmemory-policy",
+                                      "CONFIG SET maxmemory-policy nosuch",
+                                      "CONFIG SET maxmemory-policy noeviction",
+                                      "CONFIG SET lfu-log-factor 3",
+                                      "CONFIG GET lfu-log-factor",
+                                      "CONFIG SET lfu-log-factor 10",
+                                      "CONFIG SET lfu-decay-time -1"};
+    compare_all(pol, sizeof pol / sizeof pol[0], "policies");
+    both("FLUSHALL");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_diff_keyspace_hits),
         cmocka_unit_test(test_diff_info_fields),
         cmocka_unit_test(test_diff_features_off),
+        cmocka_unit_test(test_diff_maxmemory),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

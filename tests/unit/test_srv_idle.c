@@ -159,6 +159,42 @@ static void test_idle_clock_limit(void **state)
     srv_idle_free(&t);
 }
 
+/* LFU words: a key starts at SRV_LFU_INIT, grows quickly and then
+ * logarithmically (log factor 10: about a hundred uses to pass 15, never
+ * past 255), decays by one per decay period, and carries over a generation
+ * switch; an unseen key reads 0. */
+static void test_idle_lfu(void **state)
+{
+    (void)state;
+    struct srv_idle t;
+    srv_idle_init(&t, 64, T0);
+    uint64_t hot = srv_idle_key(&t, 0, "hot", 3), cold = srv_idle_key(&t, 0, "cold", 4);
+    srv_idle_touch_lfu(&t, cold, T0, 10, 1);
+    assert_int_equal(srv_idle_freq(&t, 0, "cold", 4, T0, 1), SRV_LFU_INIT);
+    assert_int_equal(srv_idle_freq(&t, 0, "none", 4, T0, 1), 0);
+    for (int i = 0; i < 1000; i++)
+        srv_idle_touch_lfu(&t, hot, T0, 10, 1);
+    unsigned f = srv_idle_freq(&t, 0, "hot", 3, T0, 1);
+    assert_true(f > 15 && f < 40);
+    for (int i = 0; i < 2000000; i++)
+        srv_idle_touch_lfu(&t, hot, T0, 0, 1); /* factor 0: every use counts */
+    assert_int_equal(srv_idle_freq(&t, 0, "hot", 3, T0, 1), 255);
+    /* Three minutes later with a 1-minute period: 3 less; with 0, none. */
+    assert_int_equal(srv_idle_freq(&t, 0, "hot", 3, T0 + 180000, 1), 252);
+    assert_int_equal(srv_idle_freq(&t, 0, "hot", 3, T0 + 180000, 0), 255);
+    assert_int_equal(srv_idle_freq(&t, 0, "cold", 4, T0 + 600000, 1), 0);
+    /* Filling the generation switches it: hot's word goes along. */
+    char k[32];
+    for (unsigned i = 0; i < 64; i++) {
+        keyname(k, sizeof k, "fill", i);
+        srv_idle_touch_lfu(&t, srv_idle_key(&t, 0, k, strlen(k)), T0, 10, 1);
+    }
+    assert_true(t.switches >= 1);
+    srv_idle_touch_lfu(&t, hot, T0, 10, 1);
+    assert_true(srv_idle_freq(&t, 0, "hot", 3, T0, 1) >= 254);
+    srv_idle_free(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -166,6 +202,7 @@ int main(void)
         cmocka_unit_test(test_idle_growth),
         cmocka_unit_test(test_idle_generations),
         cmocka_unit_test(test_idle_clock_limit),
+        cmocka_unit_test(test_idle_lfu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
