@@ -407,8 +407,9 @@ void cmd_info(struct conn *c)
             /* After a read error the writes not yet resolved are left out. */
             (void)db_keycount(srv.db, (unsigned)d, &keys, &expires);
             if (keys)
-                INFO("db%d:keys=%llu,expires=%llu,avg_ttl=0\r\n", d, (unsigned long long)keys,
-                     (unsigned long long)expires);
+                INFO("db%d:keys=%llu,expires=%llu,avg_ttl=%llu\r\n", d, (unsigned long long)keys,
+                     (unsigned long long)expires,
+                     (unsigned long long)db_avg_ttl(srv.db, (unsigned)d, srv_mstime()));
         }
     }
 #undef SECTION

@@ -250,6 +250,7 @@ int db_commit(struct db *d)
         for (unsigned j = 0; j < kc.n; j++) {
             d->nkeys[kc.e[j].dbi] += (uint64_t)kc.e[j].keys;
             d->nexpires[kc.e[j].dbi] += (uint64_t)kc.e[j].expires;
+            d->expsum[kc.e[j].dbi] += kc.e[j].expsum;
             d->defer_out[kc.e[j].dbi] += kc.e[j].defers;
             d->defer_total += kc.e[j].defers;
             d->defer_done += kc.e[j].defers;

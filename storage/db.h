@@ -301,6 +301,12 @@ int db_keycount(struct db *d, unsigned dbi, uint64_t *keys, uint64_t *expires);
  * reads RocksDB for those it has not (O(their number)). 0 or a storage
  * error. */
 int db_counts_settle(struct db *d, bool resolve);
+/* The average time to live of db dbi's keys that have one, in ms as of
+ * now_ms (0 when none does), from the sum of their expiries each commit
+ * keeps beside the counts (seconds: within a second of exact). A key past
+ * its expiry counts until it is reaped, as in the counts; the average is
+ * never below 0. After db_keycount, which settles the counts. */
+uint64_t db_avg_ttl(const struct db *d, unsigned dbi, uint64_t now_ms);
 /* The keys of every db together, from the same counts. */
 uint64_t db_keycount_total(const struct db *d);
 /* The same counted by a scan of db dbi's meta records, O(keys): what the

@@ -40,7 +40,10 @@ int db_count_all(struct db *d)
         uint64_t exp, h = stor_key_hash(STOR_CF_META, k, kn);
         unsigned dbi = (unsigned char)k[0];
         d->nkeys[dbi]++;
-        d->nexpires[dbi] += enc_meta_peek(v, vn, &t, &exp) == 0 && exp;
+        if (enc_meta_peek(v, vn, &t, &exp) == 0 && exp) {
+            d->nexpires[dbi]++;
+            d->expsum[dbi] += (int64_t)(exp / 1000);
+        }
         if (n >= AHEAD)
             db_keyf_add(&d->keyf, ring[n % AHEAD]);
         db_keyf_prefetch(&d->keyf, h);
@@ -66,7 +69,7 @@ int db_count_all(struct db *d)
  * newer (it does not). */
 
 #define COUNTS_FILE "/key-counts"
-#define COUNTS_MAGIC "SHMKVKC1"
+#define COUNTS_MAGIC "SHMKVKC2"
 #define COUNTS_PROBE "shmkv key filter probe"
 
 struct counts_head {
@@ -74,6 +77,7 @@ struct counts_head {
     uint64_t seq;   /* RocksDB's latest sequence number when saved */
     uint64_t probe; /* the key hash of COUNTS_PROBE: the filter's bits need the same hash */
     uint64_t nkeys[ENC_DB_MAX + 1], nexpires[ENC_DB_MAX + 1];
+    int64_t expsum[ENC_DB_MAX + 1];
 };
 
 static char *counts_path(const struct db *d, const char *suffix)
@@ -234,6 +238,7 @@ int db_save_counts(struct db *d)
     h.probe = counts_probe();
     memcpy(h.nkeys, d->nkeys, sizeof h.nkeys);
     memcpy(h.nexpires, d->nexpires, sizeof h.nexpires);
+    memcpy(h.expsum, d->expsum, sizeof h.expsum);
     char *tmp = counts_path(d, ".tmp"), *path = counts_path(d, "");
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     uint32_t crc = 0;
@@ -286,6 +291,7 @@ bool db_counts_load(struct db *d)
     }
     memcpy(d->nkeys, h.nkeys, sizeof d->nkeys);
     memcpy(d->nexpires, h.nexpires, sizeof d->nexpires);
+    memcpy(d->expsum, h.expsum, sizeof d->expsum);
     return true;
 }
 
@@ -325,14 +331,16 @@ static uint64_t meta_expiry(const char *v, size_t vn)
 }
 
 /* What a meta write (is: a put of v; else a delete) changes in its db's
- * key and expiry counts, given whether the key had a record (was) and that
- * record's expiry. The one rule for db_count_keys and db_counts_resolve. */
+ * key and expiry counts and expiry sum (seconds), given whether the key had
+ * a record (was) and that record's expiry. The one rule for db_count_keys
+ * and db_counts_resolve. */
 static void count_delta(bool is, const char *v, size_t vn, bool was, uint64_t wexp, int64_t *dk,
-                        int64_t *de)
+                        int64_t *de, int64_t *ds)
 {
     uint64_t iexp = is ? meta_expiry(v, vn) : 0;
     *dk = (int64_t)is - (int64_t)was;
     *de = (int64_t)(is && iexp) - (int64_t)(was && wexp);
+    *ds = (int64_t)((is ? iexp : 0) / 1000) - (int64_t)((was ? wexp : 0) / 1000);
 }
 
 /* Whether (mk, kn) has a committed meta record (*exists), and its expiry.
@@ -443,7 +451,7 @@ static unsigned kc_entry(struct db_key_counts *kc, unsigned dbi)
         j++;
     if (j == kc->n) {
         kc->e[j].dbi = dbi;
-        kc->e[j].keys = kc->e[j].expires = 0;
+        kc->e[j].keys = kc->e[j].expires = kc->e[j].expsum = 0;
         kc->e[j].defers = 0;
         kc->n++;
     }
@@ -497,13 +505,14 @@ int db_count_keys(struct db *d, struct stor_batch *b, struct db_key_counts *kc)
             if (d->keyf_building)
                 db_keyf_add(&d->keyf_next, op->hash);
         }
-        int64_t dk, de;
-        count_delta(is, stor_op_value(b, op), op->vlen, was, wexp, &dk, &de);
-        if (!dk && !de)
+        int64_t dk, de, ds;
+        count_delta(is, stor_op_value(b, op), op->vlen, was, wexp, &dk, &de, &ds);
+        if (!dk && !de && !ds)
             continue;
         unsigned j = kc_entry(kc, (unsigned char)mk[0]);
         kc->e[j].keys += dk;
         kc->e[j].expires += de;
+        kc->e[j].expsum += ds;
     }
     return 0;
 }
@@ -514,11 +523,12 @@ void db_counts_resolve(void *arg, int kind, const char *k, size_t kn, const char
                        const char *old, size_t oldn, bool had)
 {
     struct db *d = arg;
-    int64_t dk, de;
-    count_delta(kind == STOR_OP_PUT, v, vn, had, had ? meta_expiry(old, oldn) : 0, &dk, &de);
+    int64_t dk, de, ds;
+    count_delta(kind == STOR_OP_PUT, v, vn, had, had ? meta_expiry(old, oldn) : 0, &dk, &de, &ds);
     unsigned dbi = kn ? (unsigned char)k[0] : 0;
     d->res_keys[dbi] += dk;
     d->res_exp[dbi] += de;
+    d->res_expsum[dbi] += ds;
     d->res_done[dbi]++;
     d->res_any = true;
 }
@@ -534,9 +544,10 @@ static void counts_fold(void *arg)
             continue;
         d->nkeys[i] += (uint64_t)d->res_keys[i];
         d->nexpires[i] += (uint64_t)d->res_exp[i];
+        d->expsum[i] += d->res_expsum[i];
         d->defer_out[i] -= d->res_done[i];
         d->defer_total -= d->res_done[i];
-        d->res_keys[i] = d->res_exp[i] = 0;
+        d->res_keys[i] = d->res_exp[i] = d->res_expsum[i] = 0;
         d->res_done[i] = 0;
     }
     d->res_any = false;
@@ -545,6 +556,14 @@ static void counts_fold(void *arg)
 int db_counts_settle(struct db *d, bool resolve)
 {
     return stor_resolve_settle(d->s, resolve, counts_fold, d);
+}
+
+uint64_t db_avg_ttl(const struct db *d, unsigned dbi, uint64_t now_ms)
+{
+    if (!d->nexpires[dbi])
+        return 0;
+    int64_t avg_ms = d->expsum[dbi] / (int64_t)d->nexpires[dbi] * 1000 - (int64_t)now_ms;
+    return avg_ms > 0 ? (uint64_t)avg_ms : 0;
 }
 
 int db_keycount(struct db *d, unsigned dbi, uint64_t *keys, uint64_t *expires)

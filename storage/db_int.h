@@ -226,6 +226,8 @@ struct db {
      * counts until its record is deleted, expired or not, as Redis counts
      * one until it is reaped (DBSIZE, INFO keyspace). */
     uint64_t nkeys[ENC_DB_MAX + 1], nexpires[ENC_DB_MAX + 1];
+    /* The sum of those expiries, in seconds (INFO keyspace's avg_ttl). */
+    int64_t expsum[ENC_DB_MAX + 1];
     /* A write that would need a RocksDB read to learn whether its key
      * existed (not in the overlay nor the cache, maybe in the key filter)
      * leaves that to the write-back instead (stor_batch_defer): its
@@ -245,7 +247,7 @@ struct db {
     } * priors;
     size_t npriors, cappriors;
     uint64_t defer_done; /* writes deferred since db_init (INFO storage) */
-    int64_t res_keys[ENC_DB_MAX + 1], res_exp[ENC_DB_MAX + 1];
+    int64_t res_keys[ENC_DB_MAX + 1], res_exp[ENC_DB_MAX + 1], res_expsum[ENC_DB_MAX + 1];
     uint64_t res_done[ENC_DB_MAX + 1];
     bool res_any;
     struct db_keyf keyf; /* every meta key of every db that may exist */
@@ -566,7 +568,7 @@ struct db_key_counts {
     unsigned n;
     struct {
         unsigned dbi;
-        int64_t keys, expires;
+        int64_t keys, expires, expsum;
         uint64_t defers; /* writes left to resolve */
     } e[ENC_DB_MAX + 1];
 };

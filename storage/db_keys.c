@@ -350,8 +350,10 @@ static int flush_range(struct db *d, unsigned lodb, unsigned hidb)
     int rc = db_commit(d);
     db_pick_reset(&d->picks); /* their collections are gone, or soon will be */
     /* The range deletes are the set's only writes: those dbs are empty. */
-    for (unsigned dbi = lodb; rc == 0 && dbi <= hidb; dbi++)
+    for (unsigned dbi = lodb; rc == 0 && dbi <= hidb; dbi++) {
         d->nkeys[dbi] = d->nexpires[dbi] = 0;
+        d->expsum[dbi] = 0;
+    }
     if (rc == 0 && lodb == 0 && hidb == ENC_DB_MAX) {
         db_keyf_init(&d->keyf, d->keyf.first_cap); /* no key is left */
         db_keyf_rebuild_stop(d);

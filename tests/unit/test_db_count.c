@@ -6,6 +6,27 @@
  */
 #include "fixture.h"
 
+/* The sum of db dbi's expiries in seconds, by a scan: what d->expsum
+ * must equal. */
+static int64_t expsum_scan(struct db *d, unsigned dbi)
+{
+    char lo[3], hi[3];
+    db_range(dbi, lo, hi);
+    struct stor_it *it = stor_it_create(d->s, STOR_CF_META, lo, 3, hi, 3);
+    int64_t sum = 0;
+    for (stor_it_first(it); stor_it_valid(it); stor_it_next(it)) {
+        size_t vn;
+        const char *v = stor_it_value(it, &vn);
+        uint8_t t;
+        uint64_t exp;
+        if (enc_meta_peek(v, vn, &t, &exp) == 0)
+            sum += (int64_t)(exp / 1000);
+    }
+    assert_int_equal(stor_it_status(it), 0);
+    stor_it_free(it);
+    return sum;
+}
+
 /* Every kind of write, at random over a few keys in three dbs, with time
  * moving on and reopens: after each, the kept key and expiry counts equal
  * a scan's. Blind SETs, MSET naming a key twice, RENAME onto itself, MOVE
@@ -144,6 +165,10 @@ static void test_db_keycount_kept(void **state)
                 fail_msg("step %d db %u: kept %llu keys %llu expires, scan %llu %llu", step, dbi,
                          (unsigned long long)k, (unsigned long long)e, (unsigned long long)sk,
                          (unsigned long long)se);
+            int64_t es = expsum_scan(d, dbi);
+            if (d->expsum[dbi] != es)
+                fail_msg("step %d db %u: kept expiry sum %lld, scan %lld", step, dbi,
+                         (long long)d->expsum[dbi], (long long)es);
         }
     }
 #undef RND
@@ -271,6 +296,11 @@ static void test_db_counts_saved(void **state)
     assert_true(f->d.counts_loaded);
     assert_int_equal(access(path, F_OK), -1); /* gone once read */
     fx_assert_keys(&f->d, 0, 3000, 429);
+    /* The expiries' sum came with the counts: an hour each, within the
+     * second the sum drops. */
+    uint64_t avg = db_avg_ttl(&f->d, 0, stor_now_ms());
+    assert_true(avg > 3600000 - 2000 && avg <= 3600000);
+    assert_int_equal(db_avg_ttl(&f->d, 9, stor_now_ms()), 0);
     fx_assert_keys(&f->d, 9, 1, 0);
     set_all_again(&f->d, 3000);
     fx_assert_keys(&f->d, 0, 3000, 0);
@@ -281,7 +311,7 @@ static void test_db_counts_saved(void **state)
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     FILE *cut = fopen(tmp, "wb");
     assert_non_null(cut);
-    fputs("SHMKVKC1", cut);
+    fputs("SHMKVKC2", cut);
     fclose(cut);
     fx_reopen(f);
     assert_int_equal(access(tmp, F_OK), -1);
