@@ -738,7 +738,8 @@ static struct seg *live_seg(shmkv *h, unsigned *db)
 static int try_cached(shmkv *h, int i, int argc, const char **argv, const size_t *lens,
                       shmkv_reply **out)
 {
-    unsigned db;
+    unsigned db, group;
+    uint32_t mapseq;
     struct seg *s = live_seg(h, &db);
     if (!s)
         return 0;
@@ -746,9 +747,22 @@ static int try_cached(shmkv *h, int i, int argc, const char **argv, const size_t
     rd_init(&rd, db);
     int rc = 0;
     for (int attempt = 0; attempt < RETRIES; attempt++) {
-        shmc_rtx_begin(&rd.t, &s->r, db);
-        rd.found = rd.absent = 0;
-        if ((rc = cached_once(&rd, OPS[i].op, OPS[i].type, argc, argv, lens, out)) >= 0)
+        /* The stored database the selected one is (SWAPDB), unchanged
+         * from before the transaction to after it. */
+        if (!shmc_r_dbmap(&s->r, db, &group, &mapseq)) {
+            rc = -1;
+        } else {
+            rd.db = group;
+            shmc_rtx_begin(&rd.t, &s->r, group);
+            rd.found = rd.absent = 0;
+            rc = cached_once(&rd, OPS[i].op, OPS[i].type, argc, argv, lens, out);
+            if (rc == 1 && !shmc_r_dbmap_same(&s->r, mapseq)) {
+                shmkv_reply_free(*out);
+                *out = NULL;
+                rc = -1;
+            }
+        }
+        if (rc >= 0)
             break;
         COUNT(h, retries);
         SLOT_ADD(s, retries, 1);
@@ -905,7 +919,15 @@ static int get_cached(shmkv *h, const char *key, size_t klen, char **val, size_t
     rd_init(&rd, db);
     int served = 0;
     for (int attempt = 0; attempt < RETRIES && !served; attempt++) {
-        shmc_rtx_begin(&rd.t, &s->r, db);
+        unsigned group;
+        uint32_t mapseq;
+        if (!shmc_r_dbmap(&s->r, db, &group, &mapseq)) { /* SWAPDB under way */
+            COUNT(h, retries);
+            SLOT_ADD(s, retries, 1);
+            continue;
+        }
+        rd.db = group;
+        shmc_rtx_begin(&rd.t, &s->r, group);
         rd.found = rd.absent = 0;
         int rc = get_meta(&rd, key, klen);
         char *v = NULL;
@@ -917,7 +939,8 @@ static int get_cached(shmkv *h, const char *key, size_t klen, char **val, size_t
             memcpy(v, rd.m.value, rd.m.vlen);
             v[rd.m.vlen] = 0;
         }
-        bool valid = shmc_rtx_end(&rd.t) == 0 && rc != SHMC_RETRY;
+        bool valid =
+            shmc_rtx_end(&rd.t) == 0 && rc != SHMC_RETRY && shmc_r_dbmap_same(&s->r, mapseq);
         if (valid && (rc == SHMC_NEG || v)) {
             *val = v;
             *vlen = v ? rd.m.vlen : 0;

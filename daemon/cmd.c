@@ -1384,6 +1384,29 @@ void cmd_on_commit(void *arg, const struct stor_batch *b, int flags)
     }
 }
 
+void cmd_swapped(unsigned pa, unsigned pb)
+{
+    for (struct conn *c = srv.clients; c; c = c->next) {
+        /* Each client stays on its database number, as in Redis. */
+        if (c->db == pa || c->db == pb)
+            c->db = c->db == pa ? pb : pa;
+        /* So do its watches; a watched key in either database, before or
+         * after, is touched (Redis's touchAllWatchedKeysInDb). */
+        for (size_t j = 0; j < c->nwatched; j++) {
+            if (c->watched_db[j] != pa && c->watched_db[j] != pb)
+                continue;
+            c->watched_db[j] = c->watched_db[j] == pa ? pb : pa;
+            const struct db_str *k = &c->watched[j];
+            if (db_exists(srv.db, pa, k->p, k->n) != 0 || db_exists(srv.db, pb, k->p, k->n) != 0)
+                c->flags |= CONN_DIRTY_CAS;
+        }
+    }
+    /* A blocked client of either may find its keys now: each tries again. */
+    for (size_t i = 0; i < nblocked; i++)
+        if (blocked[i]->db == pa || blocked[i]->db == pb)
+            ready = true;
+}
+
 void cmd_serve_ready(void)
 {
     /* Re-run each blocked command in blocking order until a pass changes

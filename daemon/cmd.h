@@ -252,6 +252,7 @@ struct cmd {
     X("wait", wait, 3, 0, 0, 0, 0, "generic")                                                      \
     X("monitor", monitor, 1, CMD_ADMIN, 0, 0, 0, "server")                                         \
     X("memory", memory, -2, CMD_CONTAINER, 0, 0, 0, "server")                                      \
+    X("swapdb", swapdb, 3, CMD_W | CMD_F, 0, 0, 0, "server")                                       \
     X("module", module, -2, CMD_CONTAINER, 0, 0, 0, "server")                                      \
     X("cluster", cluster, -2, CMD_CONTAINER, 0, 0, 0, "cluster")                                   \
     X("readonly", readonly, 1, CMD_F, 0, 0, 0, "cluster")                                          \
@@ -434,6 +435,10 @@ void cmd_blocked_cron(uint64_t now_ms);
 /* No later than the earliest deadline of a parked client; 0 for none. */
 uint64_t cmd_blocked_deadline(void);
 void cmd_serve_ready(void);
+/* SWAPDB swapped the stored databases pa and pb under their numbers: the
+ * connections, watches and blocked clients on either follow their
+ * numbers; watched keys in either are touched; blocked ones try again. */
+void cmd_swapped(unsigned pa, unsigned pb);
 /* Releases what a client holds in cmd's structures (watch, block, multi,
  * subscriptions, monitoring). */
 void cmd_conn_release(struct conn *c);

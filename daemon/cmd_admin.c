@@ -209,6 +209,11 @@ static bool checkpoint(struct conn *c)
         cmd_reply_err(c, rc);
         return false;
     }
+    rc = srv_dbmap_save_to(path); /* the checkpoint's database numbers, as SWAPDB left them */
+    if (rc) {
+        resp_errorf(OUT(c), "ERR cannot save the database map in %s: %s", path, strerror(-rc));
+        return false;
+    }
     srv.lastsave_s = now / 1000;
     srv.stats.saves++;
     srv.stats.dirty_at_save = dirty;

@@ -156,7 +156,7 @@ void cmd_quit(struct conn *c)
 void cmd_reset(struct conn *c)
 {
     cmd_conn_release(c);
-    c->db = 0;
+    c->db = srv_dbmap[0];
     c->proto = 2;
     c->name[0] = '\0';
     c->flags &=
@@ -206,7 +206,7 @@ static int client_line(const struct conn *c, char *buf, size_t cap)
         "redir=%lld resp=%d",
         (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name,
         (unsigned long long)((now - c->ctime_ms) / 1000),
-        (unsigned long long)((now - c->last_ms) / 1000), flags, c->db,
+        (unsigned long long)((now - c->last_ms) / 1000), flags, srv_dbunmap[c->db],
         cmd_pubsub_subscriptions(c, CMD_PS_CHANNEL), cmd_pubsub_subscriptions(c, CMD_PS_PATTERN),
         cmd_pubsub_subscriptions(c, CMD_PS_SHARD), (c->flags & CONN_MULTI) ? (int)c->mqn : -1,
         resp_buf_used(&c->in), c->in.cap - c->in.len, c->in.cap, resp_buf_used(&c->out),

@@ -89,6 +89,7 @@ static void command_cats(const struct cmd *k, char *out, size_t cap)
         {"readonly", "@fast @connection"},
         {"readwrite", "@fast @connection"},
         {"asking", "@fast @connection"},
+        {"swapdb", "@keyspace @write @fast @dangerous"},
     };
     for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) {
         if (!strcmp(own[i][0], k->name)) {

@@ -489,6 +489,8 @@ static const struct doc DOCS[] = {
     D("memory|help", "4.0.0", "O(1)", "Describe the MEMORY subcommands", "")
     D("memory|stats", "4.0.0", "O(1)", "The daemon's memory, part by part", "")
     D("memory|doctor", "4.0.0", "O(1)", "Advice on the daemon's memory", "")
+    D("swapdb", "4.0.0", "O(N) for N clients watching or blocked on keys of the two",
+      "Swap two databases", "index1@i index2@i")
     D("module", "4.0.0", "Depends on the subcommand", "Modules (shmkvd loads none)", NULL)
     D("module|list", "4.0.0", "O(1)", "The loaded modules: none", "")
     D("module|load", "4.0.0", "O(1)", "Refused: shmkvd cannot load modules", "path [arg...]")

@@ -405,11 +405,12 @@ void cmd_info(struct conn *c)
         for (int d = 0; d < srv.conf.databases; d++) {
             uint64_t keys, expires;
             /* After a read error the writes not yet resolved are left out. */
-            (void)db_keycount(srv.db, (unsigned)d, &keys, &expires);
+            unsigned p = srv_dbmap[d]; /* the stored database number d names (SWAPDB) */
+            (void)db_keycount(srv.db, p, &keys, &expires);
             if (keys)
                 INFO("db%d:keys=%llu,expires=%llu,avg_ttl=%llu\r\n", d, (unsigned long long)keys,
                      (unsigned long long)expires,
-                     (unsigned long long)db_avg_ttl(srv.db, (unsigned)d, srv_mstime()));
+                     (unsigned long long)db_avg_ttl(srv.db, p, srv_mstime()));
         }
     }
 #undef SECTION

@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include "rdb.h"
+#include "srv_cache.h"
 
 /* DEL key [key ...] (also UNLINK: a delete is O(1) either way) */
 void cmd_del(struct conn *c)
@@ -221,7 +222,8 @@ void cmd_renamenx(struct conn *c)
     rename_generic(c, 1);
 }
 
-/* Parses a database index argument; replies on failure. */
+/* Parses a database number argument into the stored database it names
+ * (srv_dbmap.h); replies on failure. */
 static bool db_index_arg(struct conn *c, size_t i, unsigned *out)
 {
     int64_t v;
@@ -231,7 +233,7 @@ static bool db_index_arg(struct conn *c, size_t i, unsigned *out)
         resp_error(OUT(c), "ERR DB index is out of range");
         return false;
     }
-    *out = (unsigned)v;
+    *out = srv_dbmap[v];
     return true;
 }
 
@@ -566,6 +568,39 @@ void cmd_select(struct conn *c)
     if (!db_index_arg(c, 1, &dbi))
         return;
     c->db = dbi;
+    resp_simple(OUT(c), "OK");
+}
+
+/* SWAPDB index1 index2: O(1) in the data, which stays where it is: the map
+ * from database numbers to stored databases swaps two entries (saved
+ * before the reply), and the connections, watches and blocked clients of
+ * the two follow their numbers (cmd_swapped). */
+void cmd_swapdb(struct conn *c)
+{
+    int64_t a, b;
+    if (kv_str2ll(c->argv[1].p, c->argv[1].n, &a)) {
+        resp_error(OUT(c), "ERR invalid first DB index");
+        return;
+    }
+    if (kv_str2ll(c->argv[2].p, c->argv[2].n, &b)) {
+        resp_error(OUT(c), "ERR invalid second DB index");
+        return;
+    }
+    if (a < 0 || a >= srv.conf.databases || b < 0 || b >= srv.conf.databases) {
+        resp_error(OUT(c), "ERR DB index is out of range");
+        return;
+    }
+    if (a != b) {
+        unsigned pa = srv_dbmap[a], pb = srv_dbmap[b];
+        int rc = srv_dbmap_swap(srv.conf.dir, (unsigned)a, (unsigned)b);
+        if (rc) {
+            resp_errorf(OUT(c), "ERR cannot save the database map: %s", strerror(-rc));
+            return;
+        }
+        srv_cache_dbmap();
+        cmd_swapped(pa, pb);
+        srv.stats.dirty++;
+    }
     resp_simple(OUT(c), "OK");
 }
 

@@ -161,10 +161,11 @@ void cmd_monitor_feed(const struct conn *c, const struct cmd *cmd)
     int n;
     if (c->flags & CONN_UNIX)
         n = snprintf(head, sizeof head, "+%ld.%06ld [%u unix:%s]", (long)tv.tv_sec,
-                     (long)tv.tv_usec, c->db, srv.conf.unixsocket ? srv.conf.unixsocket : "");
+                     (long)tv.tv_usec, srv_dbunmap[c->db],
+                     srv.conf.unixsocket ? srv.conf.unixsocket : "");
     else
         n = snprintf(head, sizeof head, "+%ld.%06ld [%u %s]", (long)tv.tv_sec, (long)tv.tv_usec,
-                     c->db, c->addr);
+                     srv_dbunmap[c->db], c->addr);
     resp_buf_append(&line, head, (size_t)n < sizeof head ? (size_t)n : sizeof head - 1);
     for (size_t i = 0; i < c->argc; i++) {
         resp_buf_append(&line, " ", 1);

@@ -318,6 +318,7 @@ void cmd_notify_publish(int cls, const char *event, unsigned dbi, const char *ke
     if (!cmd_notify_on(cls))
         return;
     int f = srv.conf.notify_keyspace_events;
+    dbi = srv_dbunmap[dbi & (SRV_DBMAP_N - 1)]; /* the number clients know it by */
     size_t en = strlen(event), cap = klen + en + 32;
     char small[256];
     char *buf = cap <= sizeof small ? small : kv_xmalloc(cap);

@@ -256,6 +256,7 @@ static void conn_accept(int lfd, bool unix_sock)
         memset(c, 0, sizeof *c);
         c->fd = fd;
         c->id = ++srv.next_id;
+        c->db = srv_dbmap[0];
         c->proto = 2;
         c->ctime_ms = c->last_ms = srv_mstime();
         if (unix_sock)
@@ -1116,6 +1117,11 @@ int srv_main(void)
             srv.conf.unixsocket = kv_xmemdup(p, (size_t)n + 1);
         else
             srv_log(LOG_NOTICE, "no Unix socket: %s/shmkv.sock is too long a path", srv.conf.dir);
+    }
+    char mapwhy[4400];
+    if (srv_dbmap_load(srv.conf.dir, mapwhy, sizeof mapwhy) != 0) {
+        srv_log(LOG_WARNING, "Cannot start: %s", mapwhy);
+        goto fail;
     }
     uint64_t t_count = srv_mstime();
     int dbrc = db_create(&srv.db, srv.stor, NULL);

@@ -14,6 +14,7 @@
 
 #include "db.h"
 #include "resp.h"
+#include "srv_dbmap.h"
 #include "srv_idle.h"
 
 #define SRV_VERSION "7.0.15" /* the Redis version whose behaviour we follow */

@@ -226,6 +226,7 @@ int srv_cache_open(void)
                                               .fill = hook_fill,
                                               .prefetch1 = hook_prefetch1,
                                               .prefetch2 = hook_prefetch2};
+    shmc_w_dbmap(srv.cache, srv_dbmap);
     db_set_cache(srv.db, &hooks, NULL);
     const struct shmc_hdr *h = shmc_w_hdr(srv.cache);
     srv_log(LOG_NOTICE, "shm cache: %llu bytes, %u buckets, records up to %u bytes",
@@ -253,6 +254,12 @@ void srv_cache_destroy(void)
     free(cs.key);
     cs.key = NULL;
     cs.keycap = 0;
+}
+
+void srv_cache_dbmap(void)
+{
+    if (srv.cache)
+        shmc_w_dbmap(srv.cache, srv_dbmap);
 }
 
 void srv_cache_begin(void)

@@ -37,6 +37,8 @@ void srv_cache_destroy(void);
 
 void srv_cache_begin(void);
 void srv_cache_end(void);
+/* Publishes SWAPDB's map (srv_dbmap.h) to local readers. */
+void srv_cache_dbmap(void);
 /* Applies a committed record set (the on_commit hook calls it). */
 void srv_cache_apply(const struct stor_batch *b);
 /* The INFO cache section's lines. */

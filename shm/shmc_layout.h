@@ -83,6 +83,12 @@ struct shmc_hdr {
     uint32_t state;          /* enum shmc_state */
     char pad1[52];
     uint32_t group_gen[SHMC_GROUPS] __attribute__((aligned(64)));
+    /* SWAPDB's map from the database a client selects to the group (the
+     * stored database) that holds it, under a sequence number that is odd
+     * while the map changes: a reader takes it before and checks it after
+     * its transaction, as a bucket's. */
+    uint32_t dbmap_seq __attribute__((aligned(64)));
+    uint8_t dbmap[SHMC_GROUPS];
 };
 
 struct shmc_bucket {

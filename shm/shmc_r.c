@@ -94,6 +94,20 @@ int shmc_r_attach(struct shmc_r *r, int fd, int hint_fd, char *err, size_t errle
     return 0;
 }
 
+bool shmc_r_dbmap(const struct shmc_r *r, unsigned db, unsigned *group, uint32_t *seq)
+{
+    *seq = ck_pr_load_32(&r->h->dbmap_seq);
+    ck_pr_fence_load();
+    *group = ck_pr_load_8(&r->h->dbmap[db & (SHMC_GROUPS - 1)]);
+    return !(*seq & 1);
+}
+
+bool shmc_r_dbmap_same(const struct shmc_r *r, uint32_t seq)
+{
+    ck_pr_fence_load();
+    return ck_pr_load_32(&r->h->dbmap_seq) == seq;
+}
+
 struct shmc_ctr *shmc_r_ctr(const struct shmc_r *r, unsigned slot)
 {
     if (!r->hints || slot >= r->h->ctr_slots)

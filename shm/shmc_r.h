@@ -60,6 +60,13 @@ void shmc_r_detach(struct shmc_r *r);
  * read-write hint mapping; NULL when out of range or attached without
  * hints. The caller alone writes it, until it detaches. */
 struct shmc_ctr *shmc_r_ctr(const struct shmc_r *r, unsigned slot);
+/* The group holding logical database db (SWAPDB's map), and in *seq the
+ * map's sequence number for shmc_r_dbmap_same; false while the map is
+ * changing (read from the daemon instead, or try again). */
+bool shmc_r_dbmap(const struct shmc_r *r, unsigned db, unsigned *group, uint32_t *seq);
+/* Whether the map is still as it was when shmc_r_dbmap gave seq: else what
+ * was read in between may belong to another database. */
+bool shmc_r_dbmap_same(const struct shmc_r *r, uint32_t seq);
 
 /* Whether the daemon still stands behind the segment: open, and its lease
  * (CLOCK_MONOTONIC_COARSE ms) not run out. */

@@ -200,6 +200,8 @@ int shmc_w_create(struct shmc_w **out, const struct shmc_w_opts *o, char *err, s
     if (o->socket_path)
         snprintf(h->socket_path, sizeof h->socket_path, "%s", o->socket_path);
     h->hdr_crc = kv_crc32c(0, h, offsetof(struct shmc_hdr, hdr_crc));
+    for (unsigned i = 0; i < SHMC_GROUPS; i++)
+        h->dbmap[i] = (uint8_t)i;
     h->state = SHMC_STATE_OPEN;
     /* Clients may map it from now on: read-only, at this size, forever. */
     if ((!w->huge && fcntl(w->fd, F_ADD_SEALS, SEG_SEALS) < 0) ||
@@ -246,6 +248,17 @@ int shmc_w_fd(const struct shmc_w *w)
 bool shmc_w_huge(const struct shmc_w *w)
 {
     return w->huge;
+}
+
+void shmc_w_dbmap(struct shmc_w *w, const uint8_t map[SHMC_GROUPS])
+{
+    struct shmc_hdr *h = w->h;
+    ck_pr_store_32(&h->dbmap_seq, h->dbmap_seq + 1); /* odd: changing */
+    ck_pr_fence_store();
+    for (unsigned i = 0; i < SHMC_GROUPS; i++)
+        ck_pr_store_8(&h->dbmap[i], map[i]);
+    ck_pr_fence_store();
+    ck_pr_store_32(&h->dbmap_seq, h->dbmap_seq + 1);
 }
 
 void shmc_w_ctr_read(const struct shmc_w *w, unsigned slot, struct shmc_ctr *out)

@@ -79,6 +79,10 @@ void shmc_w_ctr_clear(struct shmc_w *w, unsigned slot);
 /* Whether the segment got hugetlb pages (shmc_w_opts.huge_pages). */
 bool shmc_w_huge(const struct shmc_w *w);
 
+/* Publishes SWAPDB's map (logical database → group), which readers use
+ * from their next transaction on. The identity until then. */
+void shmc_w_dbmap(struct shmc_w *w, const uint8_t map[SHMC_GROUPS]);
+
 /* Extends the lease to now_ms + lease_ms (CLOCK_MONOTONIC_COARSE ms).
  * Safe from another thread than the writer's: it writes one word. */
 void shmc_w_beat(struct shmc_w *w, uint64_t now_ms);

@@ -322,6 +322,41 @@ static void test_local_counts(void **state)
     assert_int_equal(h_info_num(C, "shm_local_hits"), 0);
 }
 
+/* After SWAPDB a handle reads the other database's data under the same
+ * number at once, from shared memory as before; and the swap outlives a
+ * restart (dir/db-map). */
+static void test_swapdb(void **state)
+{
+    (void)state;
+    freeReplyObject(redisCommand(C, "FLUSHALL"));
+    freeReplyObject(redisCommand(C, "SET sw:k zero"));
+    freeReplyObject(redisCommand(C, "SELECT 1"));
+    freeReplyObject(redisCommand(C, "SET sw:k one"));
+    freeReplyObject(redisCommand(C, "SELECT 0"));
+    shmkv *h = open_ok(NULL);
+    CMP(h, true, "GET", "sw:k");
+    h_expect_status(C, "OK", "SWAPDB 0 1");
+    char *v;
+    size_t n;
+    assert_int_equal(shmkv_get(h, "sw:k", 4, &v, &n), SHMKV_OK);
+    assert_string_equal(v, "one");
+    free(v);
+    CMP(h, true, "GET", "sw:k");
+    CMP(h, true, "MGET", "sw:k", "sw:none");
+    /* The daemon's own answers agree: TCP and library, and db 1 now. */
+    h_expect_bulk(C, "one", "GET sw:k");
+    shmkv_close(h);
+    struct shmkv_opts o = {.db = 1};
+    h = open_ok(&o);
+    assert_int_equal(shmkv_get(h, "sw:k", 4, &v, &n), SHMKV_OK);
+    assert_string_equal(v, "zero");
+    free(v);
+    shmkv_close(h);
+    h_expect_status(C, "OK", "SWAPDB 0 1");
+    h_expect_bulk(C, "zero", "GET sw:k");
+    freeReplyObject(redisCommand(C, "FLUSHALL"));
+}
+
 static void test_attach_rules(void **state)
 {
     (void)state;
@@ -504,6 +539,7 @@ int main(void)
         cmocka_unit_test(test_blind_and_select), cmocka_unit_test(test_multi),
         cmocka_unit_test(test_threads),          cmocka_unit_test(test_attach_rules),
         cmocka_unit_test(test_restart),          cmocka_unit_test(test_local_counts),
+        cmocka_unit_test(test_swapdb),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -824,6 +824,70 @@ static void test_diff_keyspace_events(void **state)
            steps, bytes);
 }
 
+/* SWAPDB: every client stays on its database number and sees the other's
+ * data; a watched key in either database fails the transaction; a client
+ * blocked on a list the swap brings is served; keyspace events, MOVE,
+ * SELECT and INFO keyspace use the numbers; the errors are Redis's. */
+static const struct conn_step SWAPDB_SCRIPT[] = {
+    {0, "FLUSHALL"},
+    {0, "CONFIG SET notify-keyspace-events KEA"},
+    {3, "PSUBSCRIBE __key*@*__:*"},
+    {0, "SELECT 1"},
+    {0, "SET k one"},
+    {0, "RPUSH q job"},
+    {0, "SELECT 0"},
+    {0, "SET k zero"},
+    {1, "WATCH k"},
+    {1, "MULTI"},
+    {1, "SET k from-tx"},
+    {2, "BLPOP q 0"},
+    {0, "SWAPDB 0 1"},
+    {1, "EXEC"},
+    {0, "GET k"},
+    {0, "DBSIZE"},
+    {2, "GET k"},
+    {0, "SELECT 1"},
+    {0, "GET k"},
+    {0, "LLEN q"},
+    {0, "SET n 1"},
+    {0, "MOVE n 0"},
+    {0, "SELECT 0"},
+    {0, "GET n"},
+    {0, "INFO keyspace"},
+    {1, "WATCH other"},
+    {1, "MULTI"},
+    {1, "SET other x"},
+    {0, "SWAPDB 1 0"},
+    {1, "EXEC"},
+    {0, "GET k"},
+    {0, "SWAPDB 3 3"},
+    {0, "SWAPDB a 1"},
+    {0, "SWAPDB 0 b"},
+    {0, "SWAPDB 0 16"},
+    {0, "SWAPDB -1 0"},
+    {0, "SWAPDB 0"},
+    {0, "MULTI"},
+    {0, "SWAPDB 0 2"},
+    {0, "SELECT 2"},
+    {0, "GET k"},
+    {0, "EXEC"},
+    {0, "SWAPDB 0 2"},
+    {0, "SELECT 0"},
+    {0, "GET k"},
+    {0, "FLUSHALL"},
+    {0, "CONFIG SET notify-keyspace-events \"\""},
+};
+
+static void test_diff_swapdb(void **state)
+{
+    (void)state;
+    size_t steps = sizeof SWAPDB_SCRIPT / sizeof SWAPDB_SCRIPT[0];
+    size_t bytes = run_conn_script("swapdb", SWAPDB_SCRIPT, steps, 4);
+    printf("test_diff: SWAPDB: %zu steps on four connections, %zu bytes received, identical "
+           "to redis-server's\n",
+           steps, bytes);
+}
+
 /* INFO commandstats and errorstats against redis-server: after CONFIG
  * RESETSTAT, one script of successes, in-command errors (failed_calls),
  * refusals before running (rejected_calls: arity, a transaction's
@@ -1104,7 +1168,7 @@ int main(void)
         cmocka_unit_test(test_diff_resp3_replies), cmocka_unit_test(test_diff_pubsub),
         cmocka_unit_test(test_diff_tracking),      cmocka_unit_test(test_diff_keyspace_events),
         cmocka_unit_test(test_diff_monitor),       cmocka_unit_test(test_diff_info_stats),
-        cmocka_unit_test(test_diff_client_reply),
+        cmocka_unit_test(test_diff_client_reply),  cmocka_unit_test(test_diff_swapdb),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

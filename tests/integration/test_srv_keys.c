@@ -9,6 +9,7 @@
 #include "stor.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 
 /* The number after field (its name and ':') in INFO section, or -1. */
@@ -613,6 +614,77 @@ static void test_srv_tidy(void **state)
     assert_int_equal(info_field(c, "storage", "collections_rewritten:"), before + 1);
 }
 
+/* SWAPDB's map is saved before the reply: a restart finds each database
+ * under the number the swap gave it, a checkpoint carries the map, and a
+ * damaged map file stops the start, saying why. */
+static void test_srv_swapdb_kept(void **state)
+{
+    redisContext *c = *state;
+    h_expect_status(c, "OK", "SET k zero");
+    h_expect_status(c, "OK", "SELECT 1");
+    h_expect_status(c, "OK", "SET k one");
+    h_expect_status(c, "OK", "SWAPDB 0 1");
+    h_expect_status(c, "OK", "SAVE");
+    c = restart_uncached(state, NULL);
+    h_expect_bulk(c, "one", "GET k");
+    h_expect_status(c, "OK", "SELECT 1");
+    h_expect_bulk(c, "zero", "GET k");
+    char path[600];
+    snprintf(path, sizeof path, "%s/data/checkpoints", S.dir);
+    DIR *d = opendir(path);
+    assert_non_null(d);
+    struct dirent *e;
+    int maps = 0;
+    while ((e = readdir(d))) {
+        char p[900];
+        snprintf(p, sizeof p, "%s/%s/db-map", path, e->d_name);
+        maps += e->d_name[0] != '.' && access(p, F_OK) == 0;
+    }
+    closedir(d);
+    assert_int_equal(maps, 1);
+    /* Damaged: the daemon does not start, and says why. */
+    shutdown_and_wait(c, &S);
+    redisFree(c);
+    *state = NULL;
+    snprintf(path, sizeof path, "%s/data/db-map", S.dir);
+    FILE *f = fopen(path, "r+b");
+    assert_non_null(f);
+    assert_int_equal(fputc('x', f), 'x');
+    fclose(f);
+    char port[16], data[400], log[600];
+    snprintf(port, sizeof port, "%d", S.port);
+    snprintf(data, sizeof data, "%s/data", S.dir);
+    snprintf(log, sizeof log, "%s/refused.log", S.dir);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        dup2(fd, 1);
+        dup2(fd, 2);
+        execl(SHMKVD_PATH, SHMKVD_PATH, "--port", port, "--bind", "127.0.0.1", "--dir", data,
+              "--unixsocket", S.sock, (char *)NULL);
+        _exit(127);
+    }
+    int st = 0;
+    for (int i = 0; i < 2000 && waitpid(pid, &st, WNOHANG) == 0; i++)
+        usleep(10 * 1000);
+    if (waitpid(pid, &st, WNOHANG) == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &st, 0);
+        fail_msg("shmkvd started on a damaged db-map");
+    }
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) != 0);
+    char text[4096];
+    h_read_file(log, text, sizeof text);
+    assert_non_null(strstr(text, "db-map is damaged"));
+    /* Removed: it starts with no database swapped. */
+    assert_int_equal(unlink(path), 0);
+    h_start_shmkvd_opts(&S, NULL);
+    c = h_connect_port(S.port);
+    *state = c;
+    h_expect_bulk(c, "zero", "GET k");
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, each_setup, each_teardown)
@@ -629,6 +701,7 @@ int main(void)
         T(test_srv_added_fields_fill_no_negative),
         T(test_srv_recreated_key_counted_from_cache),
         T(test_srv_corrupt_record_errors),
+        T(test_srv_swapdb_kept),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

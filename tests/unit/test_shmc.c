@@ -696,6 +696,36 @@ static void test_counter_slots(void **state)
     pair_close(&p);
 }
 
+/* SWAPDB's map in the header: the identity at first; a change is seen by
+ * the next look-up, and a reader whose look-up came before it learns so. */
+static void test_dbmap(void **state)
+{
+    (void)state;
+    struct pair p;
+    pair_open(&p, 1u << 20, 0);
+    unsigned g;
+    uint32_t seq;
+    for (unsigned i = 0; i < SHMC_GROUPS; i++) {
+        assert_true(shmc_r_dbmap(&p.r, i, &g, &seq));
+        assert_int_equal(g, i);
+    }
+    assert_true(shmc_r_dbmap(&p.r, 0, &g, &seq));
+    assert_true(shmc_r_dbmap_same(&p.r, seq));
+    uint8_t map[SHMC_GROUPS];
+    for (unsigned i = 0; i < SHMC_GROUPS; i++)
+        map[i] = (uint8_t)i;
+    map[0] = 5;
+    map[5] = 0;
+    shmc_w_dbmap(p.w, map);
+    assert_false(shmc_r_dbmap_same(&p.r, seq)); /* what it read may be another database's */
+    assert_true(shmc_r_dbmap(&p.r, 0, &g, &seq));
+    assert_int_equal(g, 5);
+    assert_true(shmc_r_dbmap(&p.r, 5, &g, &seq));
+    assert_int_equal(g, 0);
+    assert_true(shmc_r_dbmap_same(&p.r, seq));
+    pair_close(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -711,6 +741,7 @@ int main(void)
         cmocka_unit_test(test_huge_pages),
         cmocka_unit_test(test_bad_headers),
         cmocka_unit_test(test_counter_slots),
+        cmocka_unit_test(test_dbmap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
