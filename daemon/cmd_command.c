@@ -118,9 +118,9 @@ static void command_cats(const struct cmd *k, char *out, size_t cap)
         u += (size_t)snprintf(out + u, cap - u, "%s%s", i ? " " : "", cats[i]);
 }
 
-/* One COMMAND INFO entry: name, arity, flags, key positions, categories
- * (space-separated, sent as a set), then tips and key specs (shmkvd gives
- * none) and the subcommands' entries. */
+/* One COMMAND INFO entry but its last field (the subcommands' entries):
+ * name, arity, flags, key positions, categories (space-separated, sent as
+ * a set), tips (shmkvd gives none) and key specs. */
 static void info_entry(struct conn *c, const char *name, int arity, uint32_t flags, int first,
                        int last, int step, const char *cats)
 {
@@ -144,7 +144,7 @@ static void info_entry(struct conn *c, const char *name, int arity, uint32_t fla
         resp_buf_append(OUT(c), "\r\n", 2);
     }
     resp_set(OUT(c), 0, c->proto); /* tips */
-    resp_array(OUT(c), 0);         /* key specs */
+    cmd_keyspecs_reply(c, cmd_keyspecs_find(name, strlen(name)));
 }
 
 /* Whether subcommand s belongs to container k. */
@@ -157,7 +157,7 @@ static bool sub_of(const struct cmd_sub *s, const struct cmd *k)
 static void sub_info(struct conn *c, const struct cmd_sub *s)
 {
     info_entry(c, s->name, s->arity, s->flags, s->first, s->last, s->step, s->cats);
-    resp_array(OUT(c), 0); /* subcommands */
+    resp_set(OUT(c), 0, c->proto); /* no subcommands: an empty set, as in Redis */
 }
 
 static void command_info(struct conn *c, const struct cmd *k)
@@ -168,7 +168,10 @@ static void command_info(struct conn *c, const struct cmd *k)
     size_t n = 0;
     for (size_t i = 0; i < cmd_sub_count(); i++)
         n += sub_of(cmd_sub_at(i), k);
-    resp_array(OUT(c), n); /* subcommands */
+    if (n)
+        resp_array(OUT(c), n); /* subcommands */
+    else
+        resp_set(OUT(c), 0, c->proto);
     for (size_t i = 0; i < cmd_sub_count() && n; i++)
         if (sub_of(cmd_sub_at(i), k))
             sub_info(c, cmd_sub_at(i));

@@ -1,6 +1,6 @@
 /*
- * test_diff_docs — COMMAND DOCS and COMMAND INFO against Debian's
- * redis-server: every command both know, described alike.
+ * test_diff_docs — COMMAND DOCS and COMMAND INFO (key specs included)
+ * against Debian's redis-server: every command both know, described alike.
  */
 #include "diff_fixture.h"
 
@@ -330,6 +330,158 @@ static void test_diff_command_info(void **state)
     redisFree(dk);
 }
 
+/* ---- key specs ---- */
+
+static void app(char *out, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void app(char *out, size_t cap, const char *fmt, ...)
+{
+    size_t n = strlen(out);
+    if (n + 1 >= cap)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(out + n, cap - n, fmt, ap);
+    va_end(ap);
+}
+
+/* Appends the text of the one whole reply at p (RESP2 or RESP3 bytes,
+ * NUL-terminated) to out, each element's type mark kept, and returns the
+ * reply's length. The value after a "notes" name reads "<notes>" where it
+ * is not empty: Redis's notes are its prose, shmkvd's its own. */
+static size_t norm_reply(const char *p, char *out, size_t cap, bool notes)
+{
+    const char *eol = strstr(p, "\r\n");
+    assert_non_null(eol);
+    size_t head = (size_t)(eol - p) + 2;
+    long long v = strtoll(p + 1, NULL, 10);
+    switch (p[0]) {
+    case '$':
+        if (v < 0) {
+            app(out, cap, "$nil ");
+            return head;
+        }
+        if (notes && v > 0)
+            app(out, cap, "$<notes> ");
+        else
+            app(out, cap, "$%.*s ", (int)v, p + head);
+        return head + (size_t)v + 2;
+    case '*':
+    case '~':
+    case '%': {
+        app(out, cap, "%c%lld[ ", p[0], v);
+        size_t at = head, count = v < 0 ? 0 : (size_t)v * (p[0] == '%' ? 2 : 1);
+        bool after_notes = false;
+        for (size_t i = 0; i < count; i++) {
+            bool is_notes = !strncmp(p + at, "$5\r\nnotes\r\n", 11);
+            at += norm_reply(p + at, out, cap, after_notes);
+            after_notes = is_notes;
+        }
+        app(out, cap, "] ");
+        return at;
+    }
+    default:
+        app(out, cap, "%.*s ", (int)(head - 2), p);
+        return head;
+    }
+}
+
+/* Sends line and returns its reply's bytes, NUL-terminated; free() it. */
+static char *call_z(int fd, const char *line, size_t *n)
+{
+    char *r = r3_call(fd, line, n);
+    r = realloc(r, *n + 1);
+    r[*n] = 0;
+    return r;
+}
+
+/* Field i of the one entry of a COMMAND INFO reply. */
+static const char *info_field(const char *p, size_t n, size_t i, const char *name)
+{
+    if (strncmp(p, "*1\r\n*10\r\n", 9) != 0)
+        fail_msg("COMMAND INFO %s: not one entry of 10 fields", name);
+    const char *q = p + 9;
+    for (size_t j = 0; j < i; j++)
+        q += r3_reply_len(q, n - (size_t)(q - p));
+    return q;
+}
+
+/* A connection to each server (0: redis-server, 1: shmkvd) in each
+ * protocol (0: RESP2, 1: RESP3). */
+static void connect_all(int fd[2][2])
+{
+    int ports[2] = {R.port, K.port};
+    for (int s = 0; s < 2; s++) {
+        for (int proto = 0; proto < 2; proto++) {
+            fd[s][proto] = r3_connect(ports[s]);
+            if (proto) {
+                size_t n;
+                free(r3_call(fd[s][proto], "HELLO 3", &n));
+            }
+        }
+    }
+}
+
+static void close_all(int fd[2][2])
+{
+    for (int s = 0; s < 2; s++)
+        for (int proto = 0; proto < 2; proto++)
+            close(fd[s][proto]);
+}
+
+/* Every command's and subcommand's key specs, field 8 (from 0) of its
+ * COMMAND INFO entry, laid out as redis-server lays them out in RESP2 and RESP3, notes
+ * aside; and a command without subcommands has an empty set of them, as
+ * there. */
+static void test_diff_key_specs(void **state)
+{
+    (void)state;
+    redisContext *dk = h_connect_port(K.port);
+    redisReply *list = redisCommand(dk, "COMMAND LIST");
+    assert_true(list && list->type == REDIS_REPLY_ARRAY && list->elements > 100);
+    int fd[2][2];
+    connect_all(fd);
+    static char text[2][2][32768];
+    size_t compared = 0, with_specs = 0, notes = 0;
+    for (size_t i = 0; i < list->elements; i++) {
+        const char *name = list->element[i]->str;
+        if (!strncmp(name, "shmkv.", 6))
+            continue;
+        char line[128];
+        snprintf(line, sizeof line, "COMMAND INFO %s", name);
+        for (int proto = 0; proto < 2; proto++) {
+            char *reply[2];
+            size_t n[2];
+            for (int s = 0; s < 2; s++) {
+                reply[s] = call_z(fd[s][proto], line, &n[s]);
+                const char *specs = info_field(reply[s], n[s], 8, name);
+                text[s][proto][0] = 0;
+                norm_reply(specs, text[s][proto], sizeof text[s][proto], false);
+            }
+            if (strcmp(text[0][proto], text[1][proto]) != 0)
+                fail_msg("COMMAND INFO %s, RESP%d, key specs\n  redis:  %s\n  shmkvd: %s", name,
+                         proto + 2, text[0][proto], text[1][proto]);
+            /* The subcommands: compared where Redis has none. */
+            const char *sub0 = info_field(reply[0], n[0], 9, name);
+            const char *sub1 = info_field(reply[1], n[1], 9, name);
+            if ((!strcmp(sub0, "~0\r\n") || !strcmp(sub0, "*0\r\n")) && strcmp(sub0, sub1) != 0)
+                fail_msg("COMMAND INFO %s, RESP%d: no subcommands are %.2s, redis-server's %.2s",
+                         name, proto + 2, sub1, sub0);
+            free(reply[0]);
+            free(reply[1]);
+        }
+        with_specs += strncmp(text[0][0], "*0[", 3) != 0;
+        notes += strstr(text[0][0], "<notes>") != NULL;
+        compared++;
+    }
+    close_all(fd);
+    assert_true(with_specs > 100); /* the comparison sees specs, not two empty lists */
+    printf("test_diff: key specs of %zu commands and subcommands agree with redis-server's "
+           "(%zu have keys, %zu with notes), in RESP2 and RESP3\n",
+           compared, with_specs, notes);
+    freeReplyObject(list);
+    redisFree(dk);
+}
+
 /* The value of name in a CONFIG GET reply, or NULL. */
 static const char *conf_value(const redisReply *r, const char *name)
 {
@@ -443,6 +595,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_diff_command_docs),
         cmocka_unit_test(test_diff_command_info),
+        cmocka_unit_test(test_diff_key_specs),
         cmocka_unit_test(test_diff_config),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
