@@ -288,8 +288,10 @@ void cmd_client_tracking(struct conn *c);
 void cmd_client_caching(struct conn *c);
 void cmd_client_getredir(struct conn *c);
 void cmd_client_trackinginfo(struct conn *c);
-/* The argument positions of cmd's keys in argv[0..argc) (COMMAND GETKEYS's
- * rules); returns how many went to pos, -1 when a numkeys is invalid. */
+/* The argument positions of cmd's keys in argv[0..argc), argc within its
+ * arity (a container's: those of the subcommand argv[1] names), found as
+ * COMMAND GETKEYS finds them; pos holds argc * CMD_KEYSPECS_MAX. Returns
+ * how many went to pos: 0 when the arguments name none. */
 int cmd_getkeys(const struct cmd *k, const struct db_str *argv, size_t argc, size_t *pos);
 
 /* ---- key specs (cmd_keyspecs.c) ---- */
@@ -313,9 +315,25 @@ enum {
 #define CMD_KEYSPECS_MAX 3
 /* A command's or subcommand's key specs. */
 struct cmd_keyspecs;
-/* The specs of a command or subcommand ("object|encoding"), any case;
- * NULL for one that has no keys. Static: never freed. */
+/* A key argument of a command line: its position and CMD_KEY_* flags. */
+struct cmd_keyref {
+    size_t pos;
+    uint32_t flags;
+};
+/* The specs of a command or subcommand ("object|encoding"), any case, or
+ * of table entry k; NULL for one that has no keys. Static: never freed. */
 const struct cmd_keyspecs *cmd_keyspecs_find(const char *name, size_t n);
+const struct cmd_keyspecs *cmd_keyspecs_of(const struct cmd *k);
+/* Whether the specs name keys (shard channels are not), so that COMMAND
+ * GETKEYS does not answer "The command has no key arguments". */
+bool cmd_keyspecs_has_keys(const struct cmd_keyspecs *ks);
+/* The keys of the command line argv[0..argc), argc within the command's
+ * arity, as Redis 7.0 finds them (getKeysFromCommandWithSpecs): by the
+ * specs, or the command's own procedure where they cannot tell or their
+ * flags vary. out holds argc * CMD_KEYSPECS_MAX. Returns how many went to
+ * out; 0 when the arguments name none (an invalid numkeys ...). */
+int cmd_keyspecs_keys(const struct cmd_keyspecs *ks, const struct db_str *argv, size_t argc,
+                      struct cmd_keyref *out);
 /* COMMAND INFO's key-specs field (empty for NULL), in Redis's layout. */
 void cmd_keyspecs_reply(struct conn *c, const struct cmd_keyspecs *ks);
 /* CMD_KEY_* flags by name, as a set (an array in RESP2). */

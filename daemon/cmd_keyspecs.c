@@ -1,7 +1,9 @@
 /*
  * cmd_keyspecs — the key specifications of Redis 7.0: for every command and
  * subcommand shmkvd has, where its keys are in a command line and how it
- * uses each. COMMAND INFO reports them (field 8 of each entry, from 0).
+ * uses each. COMMAND INFO reports them (field 8 of each entry, from 0);
+ * COMMAND GETKEYS and GETKEYSANDFLAGS, and key tracking, find keys by them
+ * as Redis does.
  *
  * Layer: cmd, no storage. A spec is two steps and flags:
  *
@@ -26,15 +28,20 @@
  *
  * Where the specs cannot tell (unknown steps, an incomplete spec, variable
  * flags, an invalid numkeys), Redis asks a procedure of the command's own,
- * named in the second column of K entries (GEORADIUS has one in Redis too,
- * which its specs never leave it to). The specs are Redis 7.0.15's, as its
- * COMMAND INFO reports them; the notes are this project's words.
+ * named in the second column of K entries, and so does shmkvd (GEORADIUS
+ * has one in Redis too, which its specs never leave it to). The specs are
+ * Redis 7.0.15's, as its COMMAND INFO reports them; the notes are this
+ * project's words.
  */
 #include "cmd.h"
 
+#include <ctype.h>
 #include <stdint.h>
 #include <string.h>
 #include <strings.h>
+
+#include "kv_mem.h"
+#include "kv_num.h"
 
 enum { BEGIN_INDEX, BEGIN_KEYWORD, BEGIN_UNKNOWN };
 enum { FIND_RANGE, FIND_KEYNUM, FIND_UNKNOWN };
@@ -354,6 +361,266 @@ const struct cmd_keyspecs *cmd_keyspecs_find(const char *name, size_t n)
         if (strlen(SPECS[i].name) == n && !strncasecmp(SPECS[i].name, name, n))
             return &SPECS[i];
     return NULL;
+}
+
+/* The entry of each command of the table, by its index there: made on
+ * first use, so that key tracking finds a command's specs at once. */
+static const struct cmd_keyspecs **by_cmd;
+
+const struct cmd_keyspecs *cmd_keyspecs_of(const struct cmd *k)
+{
+    if (!by_cmd) {
+        by_cmd = kv_xcalloc(cmd_count(), sizeof *by_cmd);
+        for (size_t i = 0; i < cmd_count(); i++)
+            by_cmd[i] = cmd_keyspecs_find(cmd_at(i)->name, strlen(cmd_at(i)->name));
+    }
+    return by_cmd[k - cmd_at(0)];
+}
+
+bool cmd_keyspecs_has_keys(const struct cmd_keyspecs *ks)
+{
+    for (size_t i = 0; ks && i < ks->n; i++)
+        if (!(ks->s[i].flags & CMD_KEY_NOT_KEY))
+            return true;
+    return false;
+}
+
+/* Argument a equals the word w, ignoring case, as Redis compares them: as
+ * C strings, so up to a's first NUL byte. */
+static bool word_is(const struct db_str *a, const char *w)
+{
+    size_t n = strnlen(a->p, a->n);
+    return n == strlen(w) && !strncasecmp(a->p, w, n);
+}
+
+/* The int C makes of v (as gcc does: its low 32 bits, two's complement). */
+static int low32(uint64_t v)
+{
+    uint32_t u = (uint32_t)v;
+    return u <= INT32_MAX ? (int)u : (int)(u - (uint32_t)INT32_MAX - 1) + INT32_MIN;
+}
+
+/* atoi() of argument a as Redis calls it on a C string: leading spaces and
+ * a sign, the digits up to the first other byte, saturated to a long, and
+ * that cut to an int's 32 bits. */
+static int arg_atoi(const struct db_str *a)
+{
+    size_t i = 0, n = strnlen(a->p, a->n);
+    while (i < n && isspace((unsigned char)a->p[i]))
+        i++;
+    bool neg = i < n && a->p[i] == '-';
+    if (i < n && (a->p[i] == '-' || a->p[i] == '+'))
+        i++;
+    uint64_t mag = 0, cap = (uint64_t)INT64_MAX + 1; /* past cap: saturated */
+    for (; i < n && isdigit((unsigned char)a->p[i]); i++) {
+        uint64_t d = (uint64_t)(a->p[i] - '0');
+        mag = mag > (cap - d) / 10 ? cap + 1 : mag * 10 + d;
+    }
+    uint64_t v; /* the long, as two's complement */
+    if (neg)
+        v = mag >= cap ? cap : 0 - mag;
+    else
+        v = mag >= cap ? (uint64_t)INT64_MAX : mag;
+    return low32(v);
+}
+
+/* Where keyword spec s begins its keys: after the first argument equal to
+ * its keyword, looked for from startfrom on, short of the last argument
+ * (from a negative startfrom: backwards, short of the first); 0 when none
+ * is. */
+static long keyword_find(const struct keyspec *s, const struct db_str *argv, long argc)
+{
+    long start = s->pos > 0 ? s->pos : argc + s->pos;
+    long end = s->pos > 0 ? argc - 1 : 1;
+    for (long i = start; i != end; i += start <= end ? 1 : -1) {
+        if (i >= argc || i < 1)
+            break;
+        if (word_is(&argv[i], s->keyword))
+            return i + 1;
+    }
+    return 0;
+}
+
+/* The keys by the specs alone, as Redis's getKeysUsingKeySpecs finds them:
+ * their count, or -1 when a spec cannot tell (unknown, incomplete, or a
+ * numkeys that is not a count within the arguments). Shard channels (not
+ * keys) are skipped; a keyword that is not there gives no keys. */
+static int by_specs(const struct cmd_keyspecs *ks, const struct db_str *argv, long argc,
+                    struct cmd_keyref *out)
+{
+    int n = 0;
+    for (size_t j = 0; j < ks->n; j++) {
+        const struct keyspec *s = &ks->s[j];
+        if (s->flags & CMD_KEY_NOT_KEY)
+            continue;
+        long first, last, step;
+        if (s->begin == BEGIN_INDEX) {
+            first = s->pos;
+        } else if (s->begin == BEGIN_KEYWORD) {
+            first = keyword_find(s, argv, argc);
+            if (!first)
+                continue;
+        } else {
+            return -1;
+        }
+        if (s->find == FIND_RANGE) {
+            step = s->b;
+            if (s->a >= 0)
+                last = first + s->a;
+            else if (!s->c)
+                last = argc + s->a;
+            else
+                last = first + ((argc - first) / s->c + s->a);
+        } else if (s->find == FIND_KEYNUM) {
+            step = s->c;
+            int64_t num;
+            if (first + s->a >= argc ||
+                kv_str2ll(argv[first + s->a].p, argv[first + s->a].n, &num) || num < 0)
+                return -1;
+            first += s->b;
+            last = first + low32((uint64_t)num) - 1; /* Redis counts in an int */
+        } else {
+            return -1;
+        }
+        if (last >= argc || last < first || first >= argc)
+            return -1;
+        for (long i = first; i <= last; i += step)
+            out[n++] = (struct cmd_keyref){(size_t)i, s->flags};
+        if (s->flags & CMD_KEY_INCOMPLETE)
+            return -1;
+    }
+    return n;
+}
+
+/* "[destination] numkeys key ... [options]" (ZUNIONSTORE, LMPOP, ...),
+ * as Redis's procedure reads it: numkeys through atoi(), the keys without
+ * flags, the destination last. None when numkeys is below 1 or more than
+ * the arguments left. */
+static int by_numkeys(const struct cmd_keyspecs *ks, const struct db_str *argv, long argc,
+                      struct cmd_keyref *out)
+{
+    const struct keyspec *s = &ks->s[ks->n - 1]; /* the keynum spec */
+    long count = s->pos + s->a, first = s->pos + s->b, step = s->c;
+    long store = ks->n > 1 ? ks->s[0].pos : 0;
+    int num = arg_atoi(&argv[count]);
+    if (num < 1 || num > (argc - first) / step)
+        return 0;
+    int n = 0;
+    for (long i = 0; i < num; i++)
+        out[n++] = (struct cmd_keyref){(size_t)(first + i * step), 0};
+    if (store)
+        out[n++] = (struct cmd_keyref){(size_t)store, 0};
+    return n;
+}
+
+/* SORT: its key, and the last STORE's, skipping LIMIT's, GET's and BY's
+ * arguments as Redis's procedure does (a STORE's own argument is not). */
+static int by_sort(const struct db_str *argv, long argc, struct cmd_keyref *out)
+{
+    long store = 0;
+    for (long i = 2; i < argc; i++) {
+        if (word_is(&argv[i], "limit"))
+            i += 2;
+        else if (word_is(&argv[i], "store") && i + 1 < argc)
+            store = i + 1;
+        else if (word_is(&argv[i], "get") || word_is(&argv[i], "by"))
+            i += 1;
+    }
+    out[0] = (struct cmd_keyref){1, CMD_KEY_RO | CMD_KEY_ACCESS};
+    if (!store)
+        return 1;
+    out[1] = (struct cmd_keyref){(size_t)store, CMD_KEY_OW | CMD_KEY_UPDATE};
+    return 2;
+}
+
+/* MIGRATE: its key (the empty one too), or those after KEYS, found among
+ * the options from the sixth on; none when KEYS follows a key that is not
+ * empty (the command's syntax error). */
+static int by_migrate(const struct db_str *argv, long argc, struct cmd_keyref *out)
+{
+    long first = 3, num = 1;
+    for (long i = 6; i < argc; i++) {
+        if (word_is(&argv[i], "keys")) {
+            if (argv[3].n) {
+                num = 0;
+            } else {
+                first = i + 1;
+                num = argc - first;
+            }
+            break;
+        }
+        if (word_is(&argv[i], "auth"))
+            i += 1;
+        else if (word_is(&argv[i], "auth2"))
+            i += 2;
+    }
+    for (long i = 0; i < num; i++)
+        out[i] =
+            (struct cmd_keyref){(size_t)(first + i), CMD_KEY_RW | CMD_KEY_ACCESS | CMD_KEY_DELETE};
+    return (int)num;
+}
+
+/* SET: read as well when a GET comes among the options. */
+static int by_set(const struct db_str *argv, long argc, struct cmd_keyref *out)
+{
+    uint32_t flags = CMD_KEY_OW | CMD_KEY_UPDATE;
+    for (long i = 3; i < argc; i++)
+        if (word_is(&argv[i], "get"))
+            flags = CMD_KEY_RW | CMD_KEY_ACCESS | CMD_KEY_UPDATE;
+    out[0] = (struct cmd_keyref){1, flags};
+    return 1;
+}
+
+/* BITFIELD: only read while its operations are whole GETs and OVERFLOWs;
+ * a SET or INCRBY, or anything else, makes it a write. */
+static int by_bitfield(const struct db_str *argv, long argc, struct cmd_keyref *out)
+{
+    bool readonly = true;
+    for (long i = 2; i < argc && readonly; i++) {
+        long left = argc - i - 1;
+        if (word_is(&argv[i], "get") && left >= 2)
+            i += 2;
+        else if (word_is(&argv[i], "overflow") && left >= 1)
+            i += 1;
+        else
+            readonly = false;
+    }
+    out[0] = (struct cmd_keyref){1, readonly ? CMD_KEY_RO | CMD_KEY_ACCESS
+                                             : CMD_KEY_RW | CMD_KEY_ACCESS | CMD_KEY_UPDATE};
+    return 1;
+}
+
+int cmd_keyspecs_keys(const struct cmd_keyspecs *ks, const struct db_str *argv, size_t argc,
+                      struct cmd_keyref *out)
+{
+    if (!ks)
+        return 0;
+    bool variable = false;
+    for (size_t i = 0; i < ks->n; i++)
+        variable |= (ks->s[i].flags & CMD_KEY_VARIABLE_FLAGS) != 0;
+    long n = (long)argc;
+    if (cmd_keyspecs_has_keys(ks) && !variable) {
+        int found = by_specs(ks, argv, n, out);
+        if (found >= 0)
+            return found;
+    }
+    switch (ks->getkeys) {
+    case GK_NUMKEYS:
+        return by_numkeys(ks, argv, n, out);
+    case GK_SORT:
+        return by_sort(argv, n, out);
+    case GK_SORT_RO:
+        out[0] = (struct cmd_keyref){1, CMD_KEY_RO | CMD_KEY_ACCESS};
+        return 1;
+    case GK_MIGRATE:
+        return by_migrate(argv, n, out);
+    case GK_SET:
+        return by_set(argv, n, out);
+    case GK_BITFIELD:
+        return by_bitfield(argv, n, out);
+    default:
+        return 0;
+    }
 }
 
 /* ---- COMMAND INFO ---- */
