@@ -171,6 +171,7 @@ static const struct cmd_sub subs[] = {
     {"command|count", 2, 0, 0, 0, 0, CONN_},
     {"command|docs", -2, 0, 0, 0, 0, CONN_},
     {"command|getkeys", -4, 0, 0, 0, 0, CONN_},
+    {"command|getkeysandflags", -4, 0, 0, 0, 0, CONN_},
     {"command|help", 2, 0, 0, 0, 0, CONN_},
     {"command|info", -2, 0, 0, 0, 0, CONN_},
     {"command|list", -2, 0, 0, 0, 0, CONN_},

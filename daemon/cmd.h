@@ -295,9 +295,56 @@ void cmd_client_tracking(struct conn *c);
 void cmd_client_caching(struct conn *c);
 void cmd_client_getredir(struct conn *c);
 void cmd_client_trackinginfo(struct conn *c);
-/* The argument positions of cmd's keys in argv[0..argc) (COMMAND GETKEYS's
- * rules); returns how many went to pos, -1 when a numkeys is invalid. */
+/* The argument positions of cmd's keys in argv[0..argc), argc within its
+ * arity (a container's: those of the subcommand argv[1] names), found as
+ * COMMAND GETKEYS finds them; pos holds argc * CMD_KEYSPECS_MAX. Returns
+ * how many went to pos: 0 when the arguments name none. */
 int cmd_getkeys(const struct cmd *k, const struct db_str *argv, size_t argc, size_t *pos);
+
+/* ---- key specs (cmd_keyspecs.c) ---- */
+
+/* How a command uses a key, as Redis 7.0 flags its key specs; bit i is the
+ * i-th of the names COMMAND INFO gives them, in Redis's order. */
+enum {
+    CMD_KEY_RO = 1 << 0,             /* read */
+    CMD_KEY_RW = 1 << 1,             /* read and written */
+    CMD_KEY_OW = 1 << 2,             /* overwritten: the old value is not read */
+    CMD_KEY_RM = 1 << 3,             /* removed */
+    CMD_KEY_ACCESS = 1 << 4,         /* the value, or part of it, is returned or copied */
+    CMD_KEY_UPDATE = 1 << 5,         /* the value changes */
+    CMD_KEY_INSERT = 1 << 6,         /* data is added */
+    CMD_KEY_DELETE = 1 << 7,         /* data is removed */
+    CMD_KEY_NOT_KEY = 1 << 8,        /* not a key (a shard channel) */
+    CMD_KEY_INCOMPLETE = 1 << 9,     /* the spec may miss keys */
+    CMD_KEY_VARIABLE_FLAGS = 1 << 10 /* the flags depend on the arguments */
+};
+/* The most specs a command has (SORT and GEORADIUS have three). */
+#define CMD_KEYSPECS_MAX 3
+/* A command's or subcommand's key specs. */
+struct cmd_keyspecs;
+/* A key argument of a command line: its position and CMD_KEY_* flags. */
+struct cmd_keyref {
+    size_t pos;
+    uint32_t flags;
+};
+/* The specs of a command or subcommand ("object|encoding"), any case, or
+ * of table entry k; NULL for one that has no keys. Static: never freed. */
+const struct cmd_keyspecs *cmd_keyspecs_find(const char *name, size_t n);
+const struct cmd_keyspecs *cmd_keyspecs_of(const struct cmd *k);
+/* Whether the specs name keys (shard channels are not), so that COMMAND
+ * GETKEYS does not answer "The command has no key arguments". */
+bool cmd_keyspecs_has_keys(const struct cmd_keyspecs *ks);
+/* The keys of the command line argv[0..argc), argc within the command's
+ * arity, as Redis 7.0 finds them (getKeysFromCommandWithSpecs): by the
+ * specs, or the command's own procedure where they cannot tell or their
+ * flags vary. out holds argc * CMD_KEYSPECS_MAX. Returns how many went to
+ * out; 0 when the arguments name none (an invalid numkeys ...). */
+int cmd_keyspecs_keys(const struct cmd_keyspecs *ks, const struct db_str *argv, size_t argc,
+                      struct cmd_keyref *out);
+/* COMMAND INFO's key-specs field (empty for NULL), in Redis's layout. */
+void cmd_keyspecs_reply(struct conn *c, const struct cmd_keyspecs *ks);
+/* CMD_KEY_* flags by name, as a set (an array in RESP2). */
+void cmd_keyflags_reply(struct conn *c, uint32_t flags);
 
 /* INFO latencystats: each command's configured percentiles. */
 void cmd_info_latencystats(struct resp_buf *b);

@@ -1,6 +1,7 @@
 /*
  * cmd_command — COMMAND: the command table as Redis 7.0 describes it (INFO,
- * LIST, COUNT, DOCS through cmd_docs.c, GETKEYS).
+ * LIST, COUNT, DOCS through cmd_docs.c, GETKEYS and GETKEYSANDFLAGS through
+ * the key specs of cmd_keyspecs.c).
  */
 #include "cmd.h"
 
@@ -122,9 +123,9 @@ static void command_cats(const struct cmd *k, char *out, size_t cap)
         u += (size_t)snprintf(out + u, cap - u, "%s%s", i ? " " : "", cats[i]);
 }
 
-/* One COMMAND INFO entry: name, arity, flags, key positions, categories
- * (space-separated, sent as a set), then tips and key specs (shmkvd gives
- * none) and the subcommands' entries. */
+/* One COMMAND INFO entry but its last field (the subcommands' entries):
+ * name, arity, flags, key positions, categories (space-separated, sent as
+ * a set), tips (shmkvd gives none) and key specs. */
 static void info_entry(struct conn *c, const char *name, int arity, uint32_t flags, int first,
                        int last, int step, const char *cats)
 {
@@ -148,7 +149,7 @@ static void info_entry(struct conn *c, const char *name, int arity, uint32_t fla
         resp_buf_append(OUT(c), "\r\n", 2);
     }
     resp_set(OUT(c), 0, c->proto); /* tips */
-    resp_array(OUT(c), 0);         /* key specs */
+    cmd_keyspecs_reply(c, cmd_keyspecs_find(name, strlen(name)));
 }
 
 /* Whether subcommand s belongs to container k. */
@@ -161,7 +162,7 @@ static bool sub_of(const struct cmd_sub *s, const struct cmd *k)
 static void sub_info(struct conn *c, const struct cmd_sub *s)
 {
     info_entry(c, s->name, s->arity, s->flags, s->first, s->last, s->step, s->cats);
-    resp_array(OUT(c), 0); /* subcommands */
+    resp_set(OUT(c), 0, c->proto); /* no subcommands: an empty set, as in Redis */
 }
 
 static void command_info(struct conn *c, const struct cmd *k)
@@ -172,7 +173,10 @@ static void command_info(struct conn *c, const struct cmd *k)
     size_t n = 0;
     for (size_t i = 0; i < cmd_sub_count(); i++)
         n += sub_of(cmd_sub_at(i), k);
-    resp_array(OUT(c), n); /* subcommands */
+    if (n)
+        resp_array(OUT(c), n); /* subcommands */
+    else
+        resp_set(OUT(c), 0, c->proto);
     for (size_t i = 0; i < cmd_sub_count() && n; i++)
         if (sub_of(cmd_sub_at(i), k))
             sub_info(c, cmd_sub_at(i));
@@ -234,102 +238,83 @@ static void command_list(struct conn *c)
     db_vec_destroy(&v);
 }
 
-/* The argument positions that are keys in argv[0..argc) (argv[0] the
- * command's name) for COMMAND GETKEYS, as Redis finds them: the table's
- * range, then a movable command's numkeys keys (SORT's STORE key,
- * GEORADIUS's first STORE and first STOREDIST keys, as its key specs find
- * them; MIGRATE's key or KEYS); the key of OBJECT's and MEMORY USAGE's
- * subcommands. Shard channels are not keys. Returns how many went to pos,
- * -1 when a numkeys is invalid (or MIGRATE's KEYS comes after a key). */
+/* The key specs (*ks, NULL for none) and arity of what the command line
+ * argv[0..argc) runs: command k, or the subcommand argv[1] of container k.
+ * False when k has no such subcommand. */
+static bool line_specs(const struct cmd *k, const struct db_str *argv, size_t argc,
+                       const struct cmd_keyspecs **ks, int *arity)
+{
+    *ks = cmd_keyspecs_of(k);
+    *arity = k->arity;
+    if (!(k->flags & CMD_CONTAINER) || argc < 2)
+        return true;
+    char name[96];
+    int n = snprintf(name, sizeof name, "%s|%.*s", k->name, (int)argv[1].n, argv[1].p);
+    const struct cmd_sub *sub =
+        n > 0 && (size_t)n < sizeof name ? cmd_sub_lookup(name, (size_t)n) : NULL;
+    if (!sub)
+        return false;
+    *ks = cmd_keyspecs_find(name, (size_t)n);
+    *arity = sub->arity;
+    return true;
+}
+
 int cmd_getkeys(const struct cmd *k, const struct db_str *argv, size_t argc, size_t *pos)
 {
-    int n = 0;
-    if (!strcmp(k->group, "pubsub"))
+    const struct cmd_keyspecs *ks;
+    int arity;
+    if (!line_specs(k, argv, argc, &ks, &arity))
         return 0;
-    if (k->flags & CMD_CONTAINER) {
-        bool keyed = (k->fn == cmd_object && argc == 3) ||
-                     (k->fn == cmd_memory && argc >= 3 && argv[1].n == 5 &&
-                      !strncasecmp(argv[1].p, "usage", 5));
-        if (keyed)
-            pos[n++] = 2;
-        return n;
-    }
-    if (k->fn == cmd_migrate) {
-        size_t first;
-        int m = cmd_migrate_keys(argv, argc, &first);
-        for (int i = 0; i < m; i++)
-            pos[i] = first + (size_t)i;
-        return m;
-    }
-    size_t at = (k->flags & CMD_BLOCKING) ? 2 : 1;
-    if (k->first > 0) {
-        size_t last = k->last < 0 ? argc - (size_t)-k->last : (size_t)k->last;
-        for (size_t i = (size_t)k->first; i <= last && i < argc; i += (size_t)k->step)
-            pos[n++] = i;
-        at = last + 1;
-    }
-    if (!(k->flags & CMD_MOVABLE))
-        return n;
-    if (k->fn == cmd_sort_ro)
-        return n; /* no STORE: as Redis, even where the arguments name one */
-    if (k->fn == cmd_sort) {
-        size_t store = cmd_sort_store_key(argv, argc);
-        if (store)
-            pos[n++] = store;
-        return n;
-    }
-    if (k->fn == cmd_georadius || k->fn == cmd_georadiusbymember) {
-        static const char *const kw[] = {"store", "storedist"};
-        for (int w = 0; w < 2; w++)
-            for (size_t i = k->fn == cmd_georadius ? 6 : 5; i + 1 < argc; i++)
-                if (argv[i].n == strlen(kw[w]) && !strncasecmp(argv[i].p, kw[w], argv[i].n)) {
-                    pos[n++] = i + 1;
-                    break;
-                }
-        return n;
-    }
-    int64_t nk;
-    if (at >= argc || kv_str2ll(argv[at].p, argv[at].n, &nk) || nk < 1 ||
-        (uint64_t)nk > argc - at - 1)
-        return -1;
-    for (size_t i = at + 1; i <= at + (size_t)nk; i++)
-        pos[n++] = i;
+    struct cmd_keyref *keys = kv_xmalloc(argc * CMD_KEYSPECS_MAX * sizeof *keys);
+    int n = cmd_keyspecs_keys(ks, argv, argc, keys);
+    for (int i = 0; i < n; i++)
+        pos[i] = keys[i].pos;
+    free(keys);
     return n;
 }
 
-static void command_getkeys(struct conn *c)
+/* COMMAND GETKEYS and GETKEYSANDFLAGS command [arg ...]: the keys as
+ * cmd_keyspecs_keys() finds them, each with its flags for the second.
+ * Refusals in Redis's order: a command (or a container's subcommand)
+ * shmkvd lacks, one without keys, then a wrong argument count. */
+static void command_getkeys(struct conn *c, bool with_flags)
 {
-    const struct cmd *k = cmd_lookup(c->argv[2].p, c->argv[2].n);
     size_t argc = c->argc - 2;
     const struct db_str *argv = c->argv + 2;
-    if (!k) {
+    const struct cmd *k = cmd_lookup(argv[0].p, argv[0].n);
+    const struct cmd_keyspecs *ks;
+    int arity;
+    if (!k || !line_specs(k, argv, argc, &ks, &arity)) {
         resp_error(OUT(c), "ERR Invalid command specified");
         return;
     }
-    if ((k->arity > 0 && argc != (size_t)k->arity) || (k->arity < 0 && argc < (size_t)-k->arity)) {
-        resp_error(OUT(c), "ERR Invalid number of arguments specified for command");
-        return;
-    }
-    bool has_keys =
-        (k->first > 0 || (k->flags & CMD_MOVABLE) || k->fn == cmd_object || k->fn == cmd_memory) &&
-        strcmp(k->group, "pubsub");
-    if (!has_keys) {
+    if (!cmd_keyspecs_has_keys(ks)) {
         resp_error(OUT(c), "ERR The command has no key arguments");
         return;
     }
-    size_t *pos = kv_xmalloc(argc * sizeof *pos);
-    int n = cmd_getkeys(k, argv, argc, pos);
-    if (n < 0) {
+    if ((arity > 0 && argc != (size_t)arity) || (arity < 0 && argc < (size_t)-arity)) {
+        resp_error(OUT(c), "ERR Invalid number of arguments specified for command");
+        return;
+    }
+    struct cmd_keyref *keys = kv_xmalloc(argc * CMD_KEYSPECS_MAX * sizeof *keys);
+    int n = cmd_keyspecs_keys(ks, argv, argc, keys);
+    if (n == 0) {
         resp_error(OUT(c), "ERR Invalid arguments specified for command");
     } else {
         resp_array(OUT(c), (size_t)n);
-        for (int i = 0; i < n; i++)
-            resp_bulk(OUT(c), argv[pos[i]].p, argv[pos[i]].n);
+        for (int i = 0; i < n; i++) {
+            if (with_flags)
+                resp_array(OUT(c), 2);
+            resp_bulk(OUT(c), argv[keys[i].pos].p, argv[keys[i].pos].n);
+            if (with_flags)
+                cmd_keyflags_reply(c, keys[i].flags);
+        }
     }
-    free(pos);
+    free(keys);
 }
 
-/* COMMAND | COUNT | INFO [name ...] | DOCS [name ...] | LIST | HELP */
+/* COMMAND | COUNT | INFO [name ...] | DOCS [name ...] | LIST [FILTERBY ...] |
+ * GETKEYS command [arg ...] | GETKEYSANDFLAGS command [arg ...] | HELP */
 void cmd_command(struct conn *c)
 {
     if (c->argc == 1) {
@@ -355,11 +340,9 @@ void cmd_command(struct conn *c)
         }
     } else if (cmd_arg_is(c, 1, "docs")) {
         cmd_command_docs(c);
-    } else if (cmd_arg_is(c, 1, "getkeys")) {
-        if (c->argc < 4)
-            resp_error(OUT(c), "ERR wrong number of arguments for 'command|getkeys' command");
-        else
-            command_getkeys(c);
+    } else if (cmd_arg_is(c, 1, "getkeys") || cmd_arg_is(c, 1, "getkeysandflags")) {
+        /* At least one argument after the subcommand: dispatch checks. */
+        command_getkeys(c, cmd_arg_is(c, 1, "getkeysandflags"));
     } else if (cmd_arg_is(c, 1, "list")) {
         command_list(c);
     } else if (cmd_arg_is(c, 1, "help") && c->argc == 2) {
@@ -379,6 +362,8 @@ void cmd_command(struct conn *c)
             "    commands are returned.",
             "GETKEYS <full-command>",
             "    The keys named by a whole command (its name and arguments).",
+            "GETKEYSANDFLAGS <full-command>",
+            "    The same keys, each with the flags that say how the command uses it.",
             "HELP",
             "    Print this help.",
         };

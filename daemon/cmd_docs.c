@@ -462,6 +462,8 @@ static const struct doc DOCS[] = {
     D("command|docs", "7.0.0", "O(N) for N commands", "Document commands", "[command-name...]")
     D("command|getkeys", "2.8.13", "O(N) where N is the number of arguments to the command",
       "The keys of a full command", "")
+    D("command|getkeysandflags", "7.0.0", "O(N) where N is the number of arguments to the command",
+      "The keys of a full command, each with how the command uses it", "")
     D("command|list", "7.0.0", "O(N) for N commands", "The commands' and subcommands' names",
       "[FILTERBY=(MODULE=module-name|ACLCAT=category|PATTERN=pattern@p)#filterby]")
     D("command|help", "5.0.0", "O(1)", "Describe the COMMAND subcommands", "")

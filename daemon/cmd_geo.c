@@ -548,7 +548,7 @@ void cmd_geosearchstore(struct conn *c)
 }
 
 /* The key GEORADIUS[BYMEMBER] stores into (its last STORE or STOREDIST
- * option), or 0; for COMMAND GETKEYS and key tracking. */
+ * option), or 0; for the keys a command uses (OBJECT IDLETIME). */
 size_t cmd_geo_store_key(const struct db_str *argv, size_t argc)
 {
     size_t key = 0;

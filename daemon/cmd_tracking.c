@@ -393,7 +393,7 @@ void cmd_tracking_read(struct conn *c, const struct cmd *cmd)
     if (!(f & CONN_TRK_ON) || (f & CONN_TRK_BCAST) || !(cmd->flags & CMD_READONLY) ||
         ((f & CONN_TRK_OPTIN) && !caching) || ((f & CONN_TRK_OPTOUT) && caching))
         return;
-    size_t *pos = kv_xmalloc((c->argc + 1) * sizeof *pos);
+    size_t *pos = kv_xmalloc(c->argc * CMD_KEYSPECS_MAX * sizeof *pos);
     int n = cmd_getkeys(cmd, c->argv, c->argc, pos);
     for (int i = 0; i < n; i++)
         remember(c->argv[pos[i]].p, c->argv[pos[i]].n, c->id);

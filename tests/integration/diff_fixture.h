@@ -335,7 +335,8 @@ static inline size_t r3_reply_len(const char *p, size_t n)
     }
 }
 
-/* Sends one command, its words split on spaces, as a RESP array. */
+/* Sends one command, its words split on spaces, as a RESP array; the word
+ * "" is the empty argument. */
 static inline void send_line(int fd, const char *line)
 {
     char req[512], words[256];
@@ -343,7 +344,7 @@ static inline void send_line(int fd, const char *line)
     const char *w[32];
     int nw = 0;
     for (char *t = strtok(words, " "); t && nw < 32; t = strtok(NULL, " "))
-        w[nw++] = t;
+        w[nw++] = strcmp(t, "\"\"") ? t : "";
     size_t u = (size_t)snprintf(req, sizeof req, "*%d\r\n", nw);
     for (int i = 0; i < nw; i++)
         u += (size_t)snprintf(req + u, sizeof req - u, "$%zu\r\n%s\r\n", strlen(w[i]), w[i]);
