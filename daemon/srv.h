@@ -66,6 +66,7 @@ struct srv_conf {
     int latency_npcts;
     int64_t tracking_table_max_keys; /* CLIENT TRACKING's table; 0: no limit */
     int notify_keyspace_events;      /* SRV_NOTIFY_* classes */
+    int enable_debug_command;        /* who may run DEBUG: SRV_PROTECTED_* */
     /* The Redis directives shmkvd keeps without applying them, each as
      * CONFIG GET shows it (srv_conf_redis.h): one string a directive. */
     char **inert;
@@ -92,6 +93,11 @@ enum {
     SRV_NOTIFY_NEW = 1 << 12,     /* n: a key was created (not part of A) */
     SRV_NOTIFY_ALL = 0xffc,
 };
+
+/* enable-debug-command's values, as Redis 7.0 names them: a protected
+ * command runs for nobody, for everybody, or for a client on the Unix
+ * socket or a loopback address. */
+enum { SRV_PROTECTED_NO = 0, SRV_PROTECTED_YES = 1, SRV_PROTECTED_LOCAL = 2 };
 
 /* Sets the defaults: every field owns its strings (free with srv_conf_free). */
 void srv_conf_init(struct srv_conf *c);

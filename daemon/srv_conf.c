@@ -56,6 +56,8 @@ static const char *const loglevels[] = {"debug", "verbose", "notice", "warning",
 static const char *const codings[] = {"counted", "blind", NULL};
 static const char *const fsyncs[] = {"no", "everysec", "always", NULL};
 static const char *const supervisions[] = {"upstart", "systemd", "auto", "no", NULL};
+/* Redis's values for who may run a protected command (srv.h, SRV_PROTECTED_*). */
+static const char *const protected_actions[] = {"no", "yes", "local", NULL};
 
 #define OFF(f) offsetof(struct srv_conf, f)
 static const struct param params[] = {
@@ -109,6 +111,8 @@ static const struct param params[] = {
     {"notify-keyspace-events", P_NOTIFY, 0, true, 0, 0, NULL, NULL, NULL, false},
     {"tracking-table-max-keys", P_MEM, OFF(tracking_table_max_keys), true, 0, INT64_MAX, NULL, NULL,
      NULL, false},
+    {"enable-debug-command", P_ENUM, OFF(enable_debug_command), false, 0, 0, protected_actions,
+     NULL, NULL, false},
 };
 #define NAPPLIED (sizeof params / sizeof params[0])
 
