@@ -268,8 +268,9 @@ struct srv {
     uint64_t pause_end_ms;
     struct srv_stats stats;
     struct srv_inst inst;
-    char run_id[41]; /* 40 random hex digits, new at each start */
-    char replid[41]; /* the replication ID, as random */
+    char run_id[41];        /* 40 random hex digits, new at each start */
+    char replid[41];        /* the replication ID, as random */
+    bool active_expire_off; /* DEBUG SET-ACTIVE-EXPIRE 0: cron deletes no expired key */
     struct resp_limits limits;
     uint64_t lastsave_s;
     /* SLOWLOG ring */
@@ -286,6 +287,8 @@ extern struct srv srv;
 
 void srv_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 uint64_t srv_mstime(void);
+/* 40 random hex digits and a NUL into out (run_id, replid). */
+void srv_random_hex(char out[41]);
 /* The average of an instantaneous rate's samples (SRV_INST_*), per second. */
 double srv_inst_rate(int which);
 
