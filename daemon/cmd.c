@@ -978,6 +978,14 @@ void cmd_dispatch(struct conn *c)
             return;
         }
     }
+    if ((cmd->flags & CMD_PROTECTED) && !cmd_protected_allowed(c, srv.conf.enable_debug_command)) {
+        /* Before AUTH, as in Redis 7.0's processCommand. */
+        reject(c, cmd,
+               "ERR DEBUG command not allowed. If the enable-debug-command option is set to "
+               "\"local\", you can run it from a local connection, otherwise you need to set "
+               "this option in the configuration file, and then restart the server.");
+        return;
+    }
     if (srv.conf.requirepass && !(c->flags & CONN_AUTHED) && !(cmd->flags & CMD_NOAUTH)) {
         reject(c, cmd, "NOAUTH Authentication required.");
         return;

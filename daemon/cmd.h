@@ -27,6 +27,7 @@ enum {
     CMD_SUBCTX = 1 << 9,     /* allowed to a RESP2 client with subscriptions */
     CMD_CONTAINER = 1 << 10, /* has subcommands (CLIENT INFO is "client|info") */
     CMD_NOMULTI = 1 << 11,   /* refused inside MULTI, which it then aborts */
+    CMD_PROTECTED = 1 << 12, /* runs only as enable-debug-command allows (DEBUG) */
 };
 
 struct cmd {
@@ -263,6 +264,7 @@ struct cmd {
     X("shmkv.attach", shmkv_attach, 1, 0, 0, 0, 0, "server")                                       \
     X("shmkv.compact", shmkv_compact, 1, CMD_ADMIN, 0, 0, 0, "server")                             \
     X("shmkv.clients", shmkv_clients, 1, CMD_ADMIN, 0, 0, 0, "server")                             \
+    X("debug", debug, -2, CMD_ADMIN | CMD_PROTECTED, 0, 0, 0, "server")                            \
     X("shutdown", shutdown, -1, CMD_ADMIN | CMD_NOMULTI, 0, 0, 0, "server")
 
 #define CMD_PROTO(name, fn, ...) void cmd_##fn(struct conn *c);
@@ -514,6 +516,17 @@ void cmd_info_errorstats(struct resp_buf *b);
 void cmd_stats_reset(void);
 /* A documented subcommand ("client|list", any case): cmd_docs.c. */
 bool cmd_doc_exists(const char *name, size_t n);
+
+/* ---- OBJECT and DEBUG ---- */
+
+/* The encoding OBJECT ENCODING names for the key ki describes (k in db
+ * dbi): Redis 7.0's for a key of that type and size (cmd_key.c). */
+const char *cmd_object_encoding(const struct db_keyinfo *ki, unsigned dbi, const struct db_str *k);
+/* Whether c may run a protected command under setting (SRV_PROTECTED_*:
+ * enable-debug-command's, enable-module-command's): yes, no, or local
+ * (the Unix socket, or TCP from 127.0.0.1 or ::1, as Redis 7.0 tells a
+ * local client). cmd_debug.c. */
+bool cmd_protected_allowed(const struct conn *c, int setting);
 
 /* ---- MONITOR (cmd_monitor.c) ---- */
 

@@ -555,6 +555,8 @@ static const struct doc DOCS[] = {
     D("monitor", "1.0.0", "O(1)", "Stream every command the server runs", "")
     D("role", "2.8.12", "O(1)", "Return the role of the instance in the context of replication",
       "")
+    D("debug", "1.0.0", "Depends on the subcommand",
+      "Inspect and test the server (enable-debug-command must allow it)", "")
     D("shutdown", "1.0.0", "O(1): every write is already durable",
       "Drain write-back, close storage and stop", "[NOSAVE|SAVE] [NOW] [FORCE] [ABORT]")
     D("shmkv.attach", "0.1.0", "O(1)",

@@ -632,7 +632,7 @@ void cmd_flushall(struct conn *c)
 
 /* The Redis 7.0 encoding a key of this shape would have, by Redis's default
  * conversion thresholds; shmkv's own layout is the same for every size. */
-static const char *encoding_name(const struct db_keyinfo *ki, unsigned dbi, const struct db_str *k)
+const char *cmd_object_encoding(const struct db_keyinfo *ki, unsigned dbi, const struct db_str *k)
 {
     switch (ki->type) {
     case ENC_TYPE_STRING: {
@@ -721,7 +721,7 @@ void cmd_object(struct conn *c)
     if (cmd_arg_is(c, 1, "encoding")) {
         uint64_t f, m; /* the key was looked up once, by db_keyinfo */
         db_lookups(srv.db, &f, &m);
-        const char *name = encoding_name(&ki, c->db, &c->argv[2]);
+        const char *name = cmd_object_encoding(&ki, c->db, &c->argv[2]);
         db_lookups_rewind(srv.db, f, m);
         resp_bulk_cstr(OUT(c), name);
     } else if (cmd_arg_is(c, 1, "refcount")) {

@@ -12,13 +12,6 @@
 
 #include "srv_conf.h"
 
-/* A client on the Unix socket or a loopback address: what "local" means
- * for the enable-*-command directives, as in Redis. */
-static bool conn_local(const struct conn *c)
-{
-    return (c->flags & CONN_UNIX) || !strncmp(c->addr, "127.", 4) || !strncmp(c->addr, "::1:", 4);
-}
-
 /* MODULE LIST | LOAD path [arg ...] | LOADEX path ... | UNLOAD name | HELP */
 void cmd_module(struct conn *c)
 {
@@ -50,7 +43,11 @@ void cmd_module(struct conn *c)
     }
     /* LOAD, LOADEX and UNLOAD are protected, as in Redis 7.0. */
     const char *allow = srv_conf_kept(&srv.conf, "enable-module-command");
-    if (!allow || !strcmp(allow, "no") || (!strcmp(allow, "local") && !conn_local(c))) {
+    int setting = !allow                    ? SRV_PROTECTED_NO
+                  : !strcmp(allow, "yes")   ? SRV_PROTECTED_YES
+                  : !strcmp(allow, "local") ? SRV_PROTECTED_LOCAL
+                                            : SRV_PROTECTED_NO;
+    if (!cmd_protected_allowed(c, setting)) {
         resp_error(OUT(c),
                    "ERR MODULE command not allowed. If the enable-module-command option is set to "
                    "\"local\", you can run it from a local connection, otherwise you need to set "

@@ -897,8 +897,7 @@ static void disk_check(void)
     }
 }
 
-/* 40 random hex digits and a NUL into out. */
-static void random_hex(char out[41])
+void srv_random_hex(char out[41])
 {
     unsigned char r[20];
     if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r) /* does not fail for 20 bytes */
@@ -966,7 +965,9 @@ static void cron(void)
     cmd_blocked_cron(now);
     cmd_tracking_cron((size_t)srv.conf.tracking_table_max_keys);
     disk_check();
-    if (!srv.pause_type) /* a pause keeps the data as it is, as Redis's does */
+    /* A pause keeps the data as it is, as Redis's does; DEBUG
+     * SET-ACTIVE-EXPIRE 0 leaves expired keys for reads to skip. */
+    if (!srv.pause_type && !srv.active_expire_off)
         active_expire();
     /* The counts take in what the flusher resolved (no reads): the key
      * filter's rebuild and RANDOMKEY's empty-db test read them as they are. */
@@ -1061,8 +1062,8 @@ int srv_main(void)
     srv_lat_clock_init(true);
     srv.lastsave_s = srv.start_ms / 1000;
     srv.stats.last_save_ms = -1;
-    random_hex(srv.run_id);
-    random_hex(srv.replid);
+    srv_random_hex(srv.run_id);
+    srv_random_hex(srv.replid);
     resp_error_hook = cmd_count_error; /* INFO errorstats */
     srv_idle_init(&srv.idle, SRV_IDLE_GEN_KEYS, srv.start_ms);
     srv.limits.max_args = INT32_MAX;

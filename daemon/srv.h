@@ -74,6 +74,7 @@ struct srv_conf {
     int64_t maxmemory;
     int maxmemory_policy; /* SRV_POLICY_*: the directive's names, in order */
     int lfu_log_factor, lfu_decay_time;
+    int enable_debug_command; /* who may run DEBUG: SRV_PROTECTED_* */
     /* The Redis directives shmkvd keeps without applying them, each as
      * CONFIG GET shows it (srv_conf_redis.h): one string a directive. */
     char **inert;
@@ -112,6 +113,10 @@ enum {
     SRV_POLICY_NOEVICTION,
 };
 #define SRV_LFU_POLICY(p) ((p) == SRV_POLICY_VOLATILE_LFU || (p) == SRV_POLICY_ALLKEYS_LFU)
+/* enable-debug-command's values, as Redis 7.0 names them: a protected
+ * command runs for nobody, for everybody, or for a client on the Unix
+ * socket or a loopback address. */
+enum { SRV_PROTECTED_NO = 0, SRV_PROTECTED_YES = 1, SRV_PROTECTED_LOCAL = 2 };
 
 /* Sets the defaults: every field owns its strings (free with srv_conf_free). */
 void srv_conf_init(struct srv_conf *c);
@@ -282,9 +287,10 @@ struct srv {
     uint64_t pause_end_ms;
     struct srv_stats stats;
     struct srv_inst inst;
-    bool over_maxmemory; /* used memory was above maxmemory at the last look */
-    char run_id[41];     /* 40 random hex digits, new at each start */
-    char replid[41];     /* the replication ID, as random */
+    bool over_maxmemory;    /* used memory was above maxmemory at the last look */
+    char run_id[41];        /* 40 random hex digits, new at each start */
+    char replid[41];        /* the replication ID, as random */
+    bool active_expire_off; /* DEBUG SET-ACTIVE-EXPIRE 0: cron deletes no expired key */
     struct resp_limits limits;
     uint64_t lastsave_s;
     /* SLOWLOG ring */
@@ -301,6 +307,8 @@ extern struct srv srv;
 
 void srv_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 uint64_t srv_mstime(void);
+/* 40 random hex digits and a NUL into out (run_id, replid). */
+void srv_random_hex(char out[41]);
 /* The average of an instantaneous rate's samples (SRV_INST_*), per second. */
 double srv_inst_rate(int which);
 

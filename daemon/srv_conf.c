@@ -60,6 +60,8 @@ static const char *const supervisions[] = {"upstart", "systemd", "auto", "no", N
 const char *const srv_conf_policies[] = {"volatile-lru",   "volatile-lfu", "volatile-random",
                                          "volatile-ttl",   "allkeys-lru",  "allkeys-lfu",
                                          "allkeys-random", "noeviction",   NULL};
+/* Redis's values for who may run a protected command (srv.h, SRV_PROTECTED_*). */
+static const char *const protected_actions[] = {"no", "yes", "local", NULL};
 
 #define OFF(f) offsetof(struct srv_conf, f)
 static const struct param params[] = {
@@ -118,6 +120,8 @@ static const struct param params[] = {
     {"lfu-decay-time", P_INT, OFF(lfu_decay_time), true, 0, INT32_MAX, NULL, NULL, NULL, false},
     {"tracking-table-max-keys", P_I64, OFF(tracking_table_max_keys), true, 0, INT64_MAX, NULL, NULL,
      NULL, false},
+    {"enable-debug-command", P_ENUM, OFF(enable_debug_command), false, 0, 0, protected_actions,
+     NULL, NULL, false},
 };
 #define NAPPLIED (sizeof params / sizeof params[0])
 

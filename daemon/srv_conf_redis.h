@@ -8,7 +8,8 @@
  * shmkvd's truth differs from Redis's default (save: it takes no RDB
  * snapshots), the default is shmkvd's.
  *
- * Included by srv_conf.c only, after its struct param.
+ * Included by srv_conf.c only, after its struct param (and its value
+ * lists: protected_actions).
  */
 #ifndef SHMKV_SRV_CONF_REDIS_H
 #define SHMKV_SRV_CONF_REDIS_H
@@ -16,7 +17,6 @@
 /* clang-format off */
 static const char *const en_acl_pubsub_default[] = {"allchannels", "resetchannels", NULL};
 static const char *const en_cluster_preferred_endpoint_type[] = {"ip", "hostname", "unknown-endpoint", NULL};
-static const char *const en_enable_debug_command[] = {"no", "yes", "local", NULL};
 static const char *const en_oom_score_adj[] = {"no", "yes", "relative", "absolute", NULL};
 static const char *const en_propagation_error_behavior[] = {"ignore", "panic", "panic-on-replicas", NULL};
 static const char *const en_repl_diskless_load[] = {"disabled", "on-empty-db", "swapdb", NULL};
@@ -81,9 +81,8 @@ static const struct param inert_params[] = {
     {.name = "dbfilename", .type = P_STR, .runtime = true, .protect = true, .dflt = "dump.rdb"},
     {.name = "disable-thp", .type = P_BOOL, .dflt = "yes"},
     {.name = "dynamic-hz", .type = P_BOOL, .runtime = true, .dflt = "yes"},
-    {.name = "enable-debug-command", .type = P_ENUM, .names = en_enable_debug_command, .dflt = "no"},
-    {.name = "enable-module-command", .type = P_ENUM, .names = en_enable_debug_command, .dflt = "no"},
-    {.name = "enable-protected-configs", .type = P_ENUM, .names = en_enable_debug_command, .dflt = "no"},
+    {.name = "enable-module-command", .type = P_ENUM, .names = protected_actions, .dflt = "no"},
+    {.name = "enable-protected-configs", .type = P_ENUM, .names = protected_actions, .dflt = "no"},
     {.name = "hash-max-listpack-entries", .type = P_INT, .runtime = true, .min = 0, .max = INT64_MAX, .dflt = "512"},
     {.name = "hash-max-listpack-value", .type = P_MEM, .runtime = true, .min = 0, .max = INT64_MAX, .dflt = "64"},
     {.name = "hash-max-ziplist-entries", .type = P_INT, .runtime = true, .min = 0, .max = INT64_MAX, .dflt = "512", .alias = "hash-max-listpack-entries"},

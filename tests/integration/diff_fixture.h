@@ -1,7 +1,8 @@
 /*
  * diff_fixture — what the differential tests (test_diff, test_diff_values,
- * test_diff_docs, test_diff_conn) share: Debian's redis-server and shmkvd
- * started side by side for a program, a connection to each, seeded random
+ * test_diff_docs, test_diff_conn, test_diff_debug) share: Debian's
+ * redis-server and shmkvd started side by side for a program (with extra
+ * options where a program needs them), a connection to each, seeded random
  * numbers, replies compared and shown, both servers' keyspace
  * notifications compared as they come, and raw RESP3 exchanges.
  * Header-only, as harness.h.
@@ -136,16 +137,17 @@ static inline void sort_groups(redisReply *r, size_t stride)
     free(idx);
 }
 
-static inline int group_setup(void **state)
+/* Starts both servers, each with its extra "--name value" options (NULL-
+ * terminated, or NULL), and connects to them. */
+static inline int diff_setup(const char *const *redis_extra, const char *const *shmkvd_extra)
 {
-    (void)state;
     if (access(REDIS_SERVER_PATH, X_OK) != 0) {
         fprintf(stderr, "test_diff: %s not found: nothing to compare against\n", REDIS_SERVER_PATH);
         return -1;
     }
-    h_start_redis(&R, "redis");
+    h_start_redis_opts(&R, "redis", redis_extra);
     h_prepare(&K, "diff");
-    h_start_shmkvd_opts(&K, NULL);
+    h_start_shmkvd_opts(&K, shmkvd_extra);
     cr = h_connect_port(R.port);
     ck = h_connect_port(K.port);
     pr = h_connect_port(R.port);
@@ -154,6 +156,12 @@ static inline int group_setup(void **state)
         return -1;
     }
     return cr && ck && pr ? 0 : -1;
+}
+
+static inline int group_setup(void **state)
+{
+    (void)state;
+    return diff_setup(NULL, NULL);
 }
 
 static inline int group_teardown(void **state)

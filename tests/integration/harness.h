@@ -181,18 +181,29 @@ static inline void h_start_shmkvd(struct server *s)
 }
 
 /* Starts the reference redis-server, without persistence, in a fresh folder
- * named after tag. */
-static inline void h_start_redis(struct server *s, const char *tag)
+ * named after tag, with the given extra "--name value" options (NULL-
+ * terminated; NULL for none). */
+static inline void h_start_redis_opts(struct server *s, const char *tag, const char *const *extra)
 {
     h_prepare(s, tag);
     char port[16];
     snprintf(port, sizeof port, "%d", s->port);
-    char *const argv[] = {REDIS_SERVER_PATH, "--port", port,    "--bind", "127.0.0.1", "--save", "",
-                          "--appendonly",    "no",     "--dir", s->dir,   NULL};
+    const char *argv[32] = {
+        REDIS_SERVER_PATH, "--port", port,    "--bind", "127.0.0.1", "--save", "",
+        "--appendonly",    "no",     "--dir", s->dir};
+    int n = 11;
+    for (int i = 0; extra && extra[i] && n < 30; i++)
+        argv[n++] = extra[i];
+    argv[n] = NULL;
     /* SORT ... ALPHA compares with the server's locale; shmkvd compares
      * bytes, as the C locale does. */
     setenv("LC_ALL", "C", 1);
-    h_spawn(s, argv);
+    h_spawn(s, (char *const *)argv);
+}
+
+static inline void h_start_redis(struct server *s, const char *tag)
+{
+    h_start_redis_opts(s, tag, NULL);
 }
 
 /* Stops the server: SIGTERM, then SIGKILL after 20 s. Returns the exit

@@ -604,6 +604,7 @@ static const char *const GETKEYS_LINES[] = {
     "cluster bumpepoch", "cluster countkeysinslot 1", "cluster getkeysinslot 1 2",
     "cluster count-failure-reports n", "cluster saveconfig", "cluster set-config-epoch 1",
     "cluster setslot 1 STABLE", "readonly", "readwrite", "asking", "lolwut", "lolwut VERSION 5",
+    "debug help", "debug sleep 0", "debug object k", "debug digest", "debug digest-value a b",
 };
 /* clang-format on */
 

@@ -24,7 +24,7 @@ check() { # check FILES... -- REGEX
         done < <(grep -E '^#include "' "$f" || true)
     done
 }
-kv='kv_[a-z]+\.h'
+kv='kv_[a-z0-9]+\.h'
 check storage/kv_*.[ch] -- "$kv"
 check storage/enc.[ch] -- "$kv|enc\.h"
 check storage/stor*.[ch] storage/wb*.[ch] -- "$kv|enc\.h|stor(_int)?\.h|wb_(int|ov)\.h"

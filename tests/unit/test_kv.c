@@ -1,11 +1,13 @@
 /*
- * test_kv — the common base: Redis's number texts, the error table, CRC-32C.
+ * test_kv — the common base: Redis's number texts, the error table, CRC-32C,
+ * SHA-1.
  */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -13,6 +15,7 @@
 #include "kv_crc.h"
 #include "kv_err.h"
 #include "kv_num.h"
+#include "kv_sha1.h"
 #include "t_rnd.h"
 
 #define K(s) s, sizeof(s) - 1
@@ -168,13 +171,57 @@ static void test_kv_crc32c(void **state)
         }
 }
 
+/* The digest of p[0..n) as 40 hex digits. */
+static void sha1_hex(const void *p, size_t n, char out[41])
+{
+    unsigned char d[KV_SHA1_LEN];
+    kv_sha1(p, n, d);
+    for (int i = 0; i < KV_SHA1_LEN; i++)
+        snprintf(out + 2 * i, 3, "%02x", d[i]);
+}
+
+/* FIPS 180's SHA-1 examples (one block, two blocks, a million 'a' fed in
+ * uneven pieces), the empty message, and the padding's edge lengths
+ * (55, 56 and 64 bytes) against digests computed elsewhere. */
+static void test_kv_sha1(void **state)
+{
+    (void)state;
+    char hex[41];
+    sha1_hex(K("abc"), hex);
+    assert_string_equal(hex, "a9993e364706816aba3e25717850c26c9cd0d89d");
+    sha1_hex(K(""), hex);
+    assert_string_equal(hex, "da39a3ee5e6b4b0d3255bfef95601890afd80709");
+    sha1_hex(K("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"), hex);
+    assert_string_equal(hex, "84983e441c3bd26ebaae4aa1f95129e5e54670f1");
+    struct kv_sha1 s;
+    kv_sha1_init(&s);
+    char a[1000];
+    memset(a, 'a', sizeof a);
+    for (size_t done = 0, step = 1; done < 1000000; step = step % 997 + 1) {
+        size_t n = 1000000 - done < step ? 1000000 - done : step;
+        kv_sha1_update(&s, a, n);
+        done += n;
+    }
+    unsigned char d[KV_SHA1_LEN];
+    kv_sha1_final(&s, d);
+    for (int i = 0; i < KV_SHA1_LEN; i++)
+        snprintf(hex + 2 * i, 3, "%02x", d[i]);
+    assert_string_equal(hex, "34aa973cd4c4daa4f61eeb2bdbad27316534016f");
+    sha1_hex(a, 55, hex);
+    assert_string_equal(hex, "c1c8bbdc22796e28c0e15163d20899b65621d65a");
+    sha1_hex(a, 56, hex);
+    assert_string_equal(hex, "c2db330f6083854c99d4b5bfb6e8f29f201be699");
+    sha1_hex(a, 64, hex);
+    assert_string_equal(hex, "0098ba824b5c16427bd7a1122a5a442a25ec644d");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kv_str2ll), cmocka_unit_test(test_kv_add_ll),
         cmocka_unit_test(test_kv_str2d),  cmocka_unit_test(test_kv_long_double),
         cmocka_unit_test(test_kv_d2str),  cmocka_unit_test(test_kv_strerror),
-        cmocka_unit_test(test_kv_crc32c),
+        cmocka_unit_test(test_kv_crc32c), cmocka_unit_test(test_kv_sha1),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
