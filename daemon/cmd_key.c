@@ -347,6 +347,7 @@ void cmd_restore(struct conn *c)
     }
     struct db_value v = {0};
     db_vec_init(&v.items);
+    bool restored = false;
     int rc = replace ? 0 : db_exists(srv.db, c->db, CMD_ARG(1));
     if (rc < 0) {
         cmd_reply_err(c, rc);
@@ -375,7 +376,8 @@ void cmd_restore(struct conn *c)
                 cmd_notify_arg(c, SRV_NOTIFY_GENERIC, "del", 1);
         } else {
             rc = db_restore(srv.db, c->db, CMD_ARG(1), &v, replace);
-            if (rc == 1) {
+            restored = rc == 1;
+            if (restored) {
                 cmd_notify_new(c->db, CMD_ARG(1), true);
                 cmd_notify_arg(c, SRV_NOTIFY_GENERIC, "restore", 1);
                 if (idle > 0)
@@ -390,7 +392,18 @@ void cmd_restore(struct conn *c)
             resp_simple(OUT(c), "OK");
     }
     db_vec_destroy(&v.items);
-    srv_idle_touch(&srv.idle, c->db, CMD_ARG(1), used_ms);
+    /* As Redis's objectSetLRUOrLFU: under an LFU policy FREQ sets a restored
+     * key's counter (else it starts as a created key's); under any other,
+     * IDLETIME sets its last use. A key RESTORE did not replace was looked
+     * up, a use as any other. */
+    if (!SRV_LFU_POLICY(srv.conf.maxmemory_policy))
+        srv_idle_touch(&srv.idle, c->db, CMD_ARG(1), used_ms);
+    else if (restored)
+        srv_idle_set_lfu(&srv.idle, c->db, CMD_ARG(1), freq >= 0 ? (unsigned)freq : SRV_LFU_INIT,
+                         srv.loop_ms);
+    else
+        srv_idle_touch_lfu(&srv.idle, srv_idle_key(&srv.idle, c->db, CMD_ARG(1)), srv.loop_ms,
+                           srv.conf.lfu_log_factor, srv.conf.lfu_decay_time);
 }
 
 /* KEYS pattern */

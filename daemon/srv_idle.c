@@ -198,6 +198,16 @@ void srv_idle_touch_lfu(struct srv_idle *t, uint64_t fp, uint64_t now_ms, int lo
     t->cur.slot[i] = fp << REL_BITS | (uint64_t)lfu_minutes(now_ms) << 8 | counter;
 }
 
+void srv_idle_set_lfu(struct srv_idle *t, unsigned db, const char *key, size_t klen,
+                      unsigned counter, uint64_t now_ms)
+{
+    uint64_t fp = fp_of(db, key, klen), now_s = now_ms / 1000;
+    if (now_s < t->cur.since_s)
+        now_s = t->cur.since_s;
+    size_t i = slot_for(t, fp, now_s);
+    t->cur.slot[i] = fp << REL_BITS | (uint64_t)lfu_minutes(now_ms) << 8 | (counter & 0xff);
+}
+
 unsigned srv_idle_freq(const struct srv_idle *t, unsigned db, const char *key, size_t klen,
                        uint64_t now_ms, int decay_min)
 {

@@ -75,6 +75,10 @@ uint64_t srv_idle_seconds(const struct srv_idle *t, unsigned db, const char *key
  * A key first seen starts at SRV_LFU_INIT, as a key Redis creates. */
 void srv_idle_touch_lfu(struct srv_idle *t, uint64_t k, uint64_t now_ms, int log_factor,
                         int decay_min);
+/* Sets (db, key)'s LFU counter to counter (0..255) as of now_ms: RESTORE's
+ * FREQ. */
+void srv_idle_set_lfu(struct srv_idle *t, unsigned db, const char *key, size_t klen,
+                      unsigned counter, uint64_t now_ms);
 /* The decayed counter of (db, key): Redis's OBJECT FREQ. 0 for a key not
  * used since the tracker's floor. */
 unsigned srv_idle_freq(const struct srv_idle *t, unsigned db, const char *key, size_t klen,

@@ -339,6 +339,17 @@ static void test_diff_maxmemory(void **state)
                                       "CONFIG SET lfu-log-factor 10",
                                       "CONFIG SET lfu-decay-time -1"};
     compare_all(pol, sizeof pol / sizeof pol[0], "policies");
+    /* RESTORE ... FREQ sets the counter under an LFU policy. */
+    both("CONFIG SET maxmemory-policy allkeys-lfu");
+    redisContext *cc[2] = {cr, ck};
+    for (int i = 0; i < 2; i++) {
+        redisReply *d = redisCommand(cc[i], "DUMP mm:s");
+        assert_int_equal(d->type, REDIS_REPLY_STRING);
+        h_expect_status(cc[i], "OK", "RESTORE mm:r 0 %b FREQ 100", d->str, d->len);
+        h_expect_int(cc[i], 100, "OBJECT FREQ mm:r");
+        freeReplyObject(d);
+    }
+    both("CONFIG SET maxmemory-policy noeviction");
     both("FLUSHALL");
 }
 
