@@ -209,6 +209,10 @@ static const struct cmd_sub subs[] = {
     {"pubsub|numsub", -2, 0, 0, 0, 0, "@pubsub @slow"},
     {"pubsub|shardchannels", -2, 0, 0, 0, 0, "@pubsub @slow"},
     {"pubsub|shardnumsub", -2, 0, 0, 0, 0, "@pubsub @slow"},
+    {"script|exists", -3, 0, 0, 0, 0, "@slow @scripting"},
+    {"script|flush", -2, 0, 0, 0, 0, "@slow @scripting"},
+    {"script|help", 2, 0, 0, 0, 0, "@slow @scripting"},
+    {"script|load", 3, 0, 0, 0, 0, "@slow @scripting"},
     {"slowlog|get", -2, A_, 0, 0, 0, ADM},
     {"slowlog|help", 2, 0, 0, 0, 0, "@slow"},
     {"slowlog|len", 2, A_, 0, 0, 0, ADM},
@@ -749,7 +753,7 @@ void cmd_call(struct conn *c, const struct cmd *cmd)
     cmd->fn(c);
     /* A read command's key look-ups are Redis's keyspace hits and misses
      * (a write's are not counted, as Redis's lookupKeyWrite). */
-    bool reads = cmd->flags & CMD_READONLY;
+    bool reads = (cmd->flags & CMD_READONLY) && !(cmd->flags & CMD_SCRIPTING);
     if (!reads && (cmd->flags & CMD_CONTAINER) && c->argc > 1) { /* OBJECT ENCODING */
         const struct cmd_sub *sub = cmd_sub_lookup(c->lastsub, strlen(c->lastsub));
         reads = sub && (sub->flags & CMD_READONLY);
@@ -889,6 +893,20 @@ static bool may_grow(const struct cmd *cmd)
         if (!strcmp(cmd->name, shrink[i]))
             return false;
     return true;
+}
+
+const char *cmd_script_refusal(const struct cmd *cmd, int argc, const struct db_str *argv)
+{
+    (void)argc;
+    (void)argv;
+    if (srv.over_maxmemory && srv.conf.maxmemory && may_grow(cmd))
+        return "OOM command not allowed when used memory > 'maxmemory'.";
+    static char why[400];
+    if ((cmd->flags & CMD_WRITE) && stor_write_error(srv.stor, why + 15, sizeof why - 15)) {
+        memcpy(why, "MISCONF Errors ", 15);
+        return why;
+    }
+    return NULL;
 }
 
 /* Over maxmemory (srv.over_maxmemory, sampled every 100 ms), a command that

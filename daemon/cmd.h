@@ -28,6 +28,9 @@ enum {
     CMD_CONTAINER = 1 << 10, /* has subcommands (CLIENT INFO is "client|info") */
     CMD_NOMULTI = 1 << 11,   /* refused inside MULTI, which it then aborts */
     CMD_PROTECTED = 1 << 12, /* runs only as enable-debug-command allows (DEBUG) */
+    /* EVAL's family: runs other commands, which count for themselves; and
+     * has no mandatory keys (Redis's no_mandatory_keys) */
+    CMD_SCRIPTING = 1 << 13,
 };
 
 struct cmd {
@@ -254,6 +257,11 @@ struct cmd {
     X("monitor", monitor, 1, CMD_ADMIN, 0, 0, 0, "server")                                         \
     X("memory", memory, -2, CMD_CONTAINER, 0, 0, 0, "server")                                      \
     X("swapdb", swapdb, 3, CMD_W | CMD_F, 0, 0, 0, "server")                                       \
+    X("eval", eval, -3, CMD_MOVABLE | CMD_SCRIPTING, 0, 0, 0, "scripting")                         \
+    X("evalsha", evalsha, -3, CMD_MOVABLE | CMD_SCRIPTING, 0, 0, 0, "scripting")                   \
+    X("eval_ro", eval_ro, -3, CMD_R | CMD_MOVABLE | CMD_SCRIPTING, 0, 0, 0, "scripting")           \
+    X("evalsha_ro", evalsha_ro, -3, CMD_R | CMD_MOVABLE | CMD_SCRIPTING, 0, 0, 0, "scripting")     \
+    X("script", script, -2, CMD_CONTAINER, 0, 0, 0, "scripting")                                   \
     X("module", module, -2, CMD_CONTAINER, 0, 0, 0, "server")                                      \
     X("cluster", cluster, -2, CMD_CONTAINER, 0, 0, 0, "cluster")                                   \
     X("readonly", readonly, 1, CMD_F, 0, 0, 0, "cluster")                                          \
@@ -484,6 +492,11 @@ void cmd_blocked_cron(uint64_t now_ms);
 /* No later than the earliest deadline of a parked client; 0 for none. */
 uint64_t cmd_blocked_deadline(void);
 void cmd_serve_ready(void);
+/* Why a script may not run cmd now (redis.call, after its own checks):
+ * over maxmemory, a command that may grow what is stored; a write while
+ * writes cannot be made durable. NULL when it may; else Redis's error,
+ * without '-', valid until the next call. */
+const char *cmd_script_refusal(const struct cmd *cmd, int argc, const struct db_str *argv);
 /* SWAPDB swapped the stored databases pa and pb under their numbers: the
  * connections, watches and blocked clients on either follow their
  * numbers; watched keys in either are touched; blocked ones try again. */

@@ -59,6 +59,7 @@ static const char *acl_category(const char *group)
         {"pubsub", "@pubsub"},
         {"hyperloglog", "@hyperloglog"},
         {"geo", "@geo"},
+        {"scripting", "@scripting"},
     };
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         if (!strcmp(map[i][0], group))
@@ -91,6 +92,10 @@ static void command_cats(const struct cmd *k, char *out, size_t cap)
         {"readwrite", "@fast @connection"},
         {"asking", "@fast @connection"},
         {"swapdb", "@keyspace @write @fast @dangerous"},
+        {"eval", "@slow @scripting"},
+        {"evalsha", "@slow @scripting"},
+        {"eval_ro", "@slow @scripting"},
+        {"evalsha_ro", "@slow @scripting"},
     };
     for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) {
         if (!strcmp(own[i][0], k->name)) {
@@ -298,7 +303,7 @@ static void command_getkeys(struct conn *c, bool with_flags)
     }
     struct cmd_keyref *keys = kv_xmalloc(argc * CMD_KEYSPECS_MAX * sizeof *keys);
     int n = cmd_keyspecs_keys(ks, argv, argc, keys);
-    if (n == 0) {
+    if (n == 0 && !(k->flags & CMD_SCRIPTING)) { /* a script's keys are optional */
         resp_error(OUT(c), "ERR Invalid arguments specified for command");
     } else {
         resp_array(OUT(c), (size_t)n);

@@ -491,6 +491,22 @@ static const struct doc DOCS[] = {
     D("memory|help", "4.0.0", "O(1)", "Describe the MEMORY subcommands", "")
     D("memory|stats", "4.0.0", "O(1)", "The daemon's memory, part by part", "")
     D("memory|doctor", "4.0.0", "O(1)", "Advice on the daemon's memory", "")
+    D("eval", "2.6.0", "Depends on the script", "Run a Lua script",
+      "script numkeys@i [key@k...] [arg...]")
+    D("evalsha", "2.6.0", "Depends on the script", "Run a loaded Lua script by its SHA-1",
+      "sha1 numkeys@i [key@k...] [arg...]")
+    D("eval_ro", "7.0.0", "Depends on the script", "Run a Lua script that writes nothing",
+      "script numkeys@i [key@k...] [arg...]")
+    D("evalsha_ro", "7.0.0", "Depends on the script",
+      "Run a loaded Lua script that writes nothing, by its SHA-1",
+      "sha1 numkeys@i [key@k...] [arg...]")
+    D("script", "2.6.0", "Depends on the subcommand", "The Lua scripts' cache", NULL)
+    D("script|load", "2.6.0", "O(N) for N bytes of script", "Compile and keep a Lua script",
+      "script")
+    D("script|exists", "2.6.0", "O(N) for N SHA-1s", "Which scripts are loaded", "sha1...")
+    D("script|flush", "2.6.0", "O(N) for N scripts", "Forget every loaded script",
+      "[ASYNC|SYNC]#async")
+    D("script|help", "5.0.0", "O(1)", "Describe the SCRIPT subcommands", "")
     D("swapdb", "4.0.0", "O(N) for N clients watching or blocked on keys of the two",
       "Swap two databases", "index1@i index2@i")
     D("module", "4.0.0", "Depends on the subcommand", "Modules (shmkvd loads none)", NULL)

@@ -108,6 +108,8 @@ struct cmd_keyspecs {
 #define N_PFCOUNT "Written: counting may convert the sketch's encoding and caches its estimate"
 #define N_SORT_PATTERN                                                                             \
     "The keys BY and GET name come from the sorted elements, so no position can be given"
+#define N_EVAL "A script may read or write its keys any way: the worst is assumed"
+#define N_EVAL_RO "A read-only script may read its keys any way: the worst is assumed"
 #define N_SORT_STORE "STORE may come anywhere among the options, so no position can be given"
 
 /* Commands with no keys have no entry. */
@@ -239,6 +241,10 @@ static const struct cmd_keyspecs SPECS[] = {
       S(RW | IN, IDX(2), RANGE(0, 1, 0)))
     K1("sinter", RO | AC, IDX(1), RANGE(-1, 1, 0))
     K("sintercard", GK_NUMKEYS, 1, S(RO | AC, IDX(1), KEYNUM(0, 1, 1)))
+    K("eval", GK_NUMKEYS, 1, SN(RW | AC | UP, IDX(2), KEYNUM(0, 1, 1), N_EVAL))
+    K("evalsha", GK_NUMKEYS, 1, S(RW | AC | UP, IDX(2), KEYNUM(0, 1, 1)))
+    K("eval_ro", GK_NUMKEYS, 1, SN(RO | AC, IDX(2), KEYNUM(0, 1, 1), N_EVAL_RO))
+    K("evalsha_ro", GK_NUMKEYS, 1, S(RO | AC, IDX(2), KEYNUM(0, 1, 1)))
     K("sinterstore", GK_NONE, 2,
       S(RW | UP, IDX(1), RANGE(0, 1, 0)),
       S(RO | AC, IDX(2), RANGE(-1, 1, 0)))

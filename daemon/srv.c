@@ -33,6 +33,7 @@
 #include "srv_io.h"
 #include "srv_conf.h"
 #include "srv_os.h"
+#include "scr.h"
 #include "kv_mem.h"
 
 struct srv srv;
@@ -1142,6 +1143,7 @@ int srv_main(void)
     srv_conf_changed();
     if (srv_cache_open() != 0)
         goto fail;
+    scr_init();
 
     srv.epfd = epoll_create1(EPOLL_CLOEXEC);
     for (int i = 0; i < srv.conf.nbind; i++) {
@@ -1257,6 +1259,7 @@ out:
     }
     close(srv.epfd);
     srv_cache_destroy();
+    scr_destroy();
     db_free(srv.db);
     srv.db = NULL;
     db_vec_destroy(&srv.created);

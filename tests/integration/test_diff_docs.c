@@ -605,6 +605,9 @@ static const char *const GETKEYS_LINES[] = {
     "cluster count-failure-reports n", "cluster saveconfig", "cluster set-config-epoch 1",
     "cluster setslot 1 STABLE", "readonly", "readwrite", "asking", "lolwut", "lolwut VERSION 5",
     "debug help", "debug sleep 0", "debug object k", "debug digest", "debug digest-value a b",
+    "eval s 0", "eval s 2 k1 k2 a", "eval s 1", "eval s x k", "eval s -1 k", "evalsha h 1 k a",
+    "eval_ro s 1 k", "evalsha_ro h 2 k1 k2", "script load s", "script exists h",
+    "script flush", "script help",
 };
 /* clang-format on */
 
