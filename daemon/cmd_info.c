@@ -22,6 +22,7 @@
 #include "srv_cache.h"
 #include "srv_conf.h"
 #include "srv_lat.h"
+#include "scr.h"
 #include "srv_os.h"
 
 /* ---- INFO ---- */
@@ -191,6 +192,16 @@ void cmd_info(struct conn *c)
         INFO("used_memory_dataset:%zu\r\n", m.dataset);
         INFO("used_memory_dataset_perc:%.2f%%\r\n",
              100 * ratio(m.dataset, allocated > m.startup ? allocated - m.startup : 0));
+        size_t lua = scr_vm_bytes(), scripts = scr_scripts_bytes();
+        INFO("used_memory_lua:%zu\r\n", lua);
+        INFO("used_memory_vm_eval:%zu\r\n", lua);
+        human_bytes(h, sizeof h, (double)lua);
+        INFO("used_memory_lua_human:%s\r\n", h);
+        INFO("used_memory_scripts_eval:%zu\r\n", scripts);
+        INFO("number_of_cached_scripts:%zu\r\n", scr_count());
+        INFO("used_memory_scripts:%zu\r\n", scripts);
+        human_bytes(h, sizeof h, (double)scripts);
+        INFO("used_memory_scripts_human:%s\r\n", h);
         INFO("mem_not_counted_for_evict:0\r\n");
         INFO("mem_clients_slaves:0\r\n");
         INFO("mem_clients_normal:%zu\r\n", clients);

@@ -32,7 +32,7 @@
 
 static lua_State *L;
 static struct conn *sc; /* the scripts' client: redis.call runs commands as it */
-static size_t nscripts;
+static size_t nscripts, script_bytes;
 static struct run {
     struct conn *caller;
     bool ro;
@@ -265,14 +265,13 @@ static void push_error_table(lua_State *l, const char *e, size_t n)
 static bool noscript(const char *name)
 {
     static const char *const deny[] = {
-        "eval",          "evalsha",       "eval_ro",      "evalsha_ro",  "script",
-        "multi",         "exec",          "discard",      "watch",       "unwatch",
-        "subscribe",     "psubscribe",    "ssubscribe",   "unsubscribe", "punsubscribe",
-        "sunsubscribe",  "blpop",         "brpop",        "blmove",      "brpoplpush",
-        "bzpopmin",      "bzpopmax",      "wait",         "monitor",     "hello",
-        "auth",          "quit",          "reset",        "client",      "config",
-        "latency",       "module",        "debug",        "save",        "bgsave",
-        "shutdown",      "role",          "cluster|reset"};
+        "eval",       "evalsha",      "eval_ro",      "evalsha_ro",   "script",    "multi",
+        "exec",       "discard",      "watch",        "unwatch",      "subscribe", "psubscribe",
+        "ssubscribe", "unsubscribe",  "punsubscribe", "sunsubscribe", "blpop",     "brpop",
+        "blmove",     "brpoplpush",   "bzpopmin",     "bzpopmax",     "wait",      "monitor",
+        "hello",      "auth",         "quit",         "reset",        "client",    "config",
+        "latency",    "module",       "debug",        "save",         "bgsave",    "shutdown",
+        "role",       "cluster|reset"};
     for (size_t i = 0; i < sizeof deny / sizeof deny[0]; i++)
         if (!strcasecmp(name, deny[i]))
             return true;
@@ -302,7 +301,8 @@ static int call_common(lua_State *l, bool protect)
             lua_replace(l, i + 1);
         } else if (t != LUA_TSTRING) {
             free(argv);
-            return raise_error(l, "ERR Lua redis lib command arguments must be strings or integers");
+            return raise_error(l,
+                               "ERR Lua redis lib command arguments must be strings or integers");
         }
         argv[i].p = lua_tolstring(l, i + 1, &argv[i].n);
     }
@@ -518,8 +518,8 @@ void scr_init(void)
     lua_setglobal(L, "cjson");
     lua_settop(L, 0);
     open_redis();
-    static const char *const gone[] = {"print",   "dofile",  "loadfile", "require", "module",
-                                       "setfenv", "getfenv", "newproxy"};
+    static const char *const gone[] = {"print",  "dofile",  "loadfile", "require",
+                                       "module", "setfenv", "getfenv",  "newproxy"};
     for (size_t i = 0; i < sizeof gone / sizeof gone[0]; i++) {
         lua_pushnil(L);
         lua_setglobal(L, gone[i]);
@@ -531,7 +531,7 @@ void scr_init(void)
     lua_pushcfunction(L, sandbox_loadstring);
     lua_setglobal(L, "load");
     /* Library tables, then the globals, behind read-only proxies. */
-    static const char *const tables[] = {"string", "table",     "math",   "bit",
+    static const char *const tables[] = {"string", "table",     "math", "bit",
                                          "cjson",  "coroutine", "redis"};
     for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
         lua_getglobal(L, tables[i]);
@@ -553,7 +553,7 @@ void scr_init(void)
     lua_setfield(L, -2, "_G"); /* _G is the proxy */
     lua_pop(L, 1);
     lua_replace(L, LUA_GLOBALSINDEX);
-    nscripts = 0;
+    nscripts = script_bytes = 0;
     if (!sc) {
         sc = kv_xcalloc(1, sizeof *sc);
         sc->fd = -1;
@@ -570,7 +570,7 @@ void scr_free(void)
     if (L)
         lua_close(L);
     L = NULL;
-    nscripts = 0;
+    nscripts = script_bytes = 0;
 }
 
 void scr_destroy(void)
@@ -587,6 +587,16 @@ void scr_destroy(void)
 size_t scr_count(void)
 {
     return nscripts;
+}
+
+size_t scr_vm_bytes(void)
+{
+    return L ? (size_t)lua_gc(L, LUA_GCCOUNT, 0) * 1024 + (size_t)lua_gc(L, LUA_GCCOUNTB, 0) : 0;
+}
+
+size_t scr_scripts_bytes(void)
+{
+    return script_bytes;
 }
 
 /* The registry key of a script: "f_" and its SHA-1 in lowercase. */
@@ -617,8 +627,7 @@ int scr_load(const char *body, size_t n, char sha[41], char *err, size_t errlen)
     if (scr_exists(sha, 40))
         return 0;
     if (luaL_loadbuffer(L, body, n, "@user_script")) {
-        snprintf(err, errlen, "ERR Error compiling script (new function): %s",
-                 lua_tostring(L, -1));
+        snprintf(err, errlen, "ERR Error compiling script (new function): %s", lua_tostring(L, -1));
         lua_pop(L, 1);
         return -1;
     }
@@ -626,6 +635,7 @@ int scr_load(const char *body, size_t n, char sha[41], char *err, size_t errlen)
     func_name(sha, 40, fn);
     lua_setfield(L, LUA_REGISTRYINDEX, fn);
     nscripts++;
+    script_bytes += n + 43 + 64; /* the body, its name, and about a table entry */
     return 0;
 }
 

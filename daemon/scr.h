@@ -29,8 +29,12 @@ void scr_destroy(void);
 int scr_load(const char *body, size_t n, char sha[41], char *err, size_t errlen);
 /* Whether a script with this SHA-1 (any case) is loaded. */
 bool scr_exists(const char *sha, size_t n);
-/* How many scripts are loaded (INFO's number_of_cached_scripts). */
+/* How many scripts are loaded (INFO's number_of_cached_scripts), the Lua
+ * state's memory, and what the loaded scripts take: their bodies and their
+ * entries (INFO's used_memory_scripts_eval). */
 size_t scr_count(void);
+size_t scr_vm_bytes(void);
+size_t scr_scripts_bytes(void);
 
 /* EVAL/EVALSHA and their _RO forms for c, its arguments as the command
  * gave them (script or SHA-1, numkeys, keys, args): replies to c. by_sha:
