@@ -4,7 +4,7 @@
  * running a script with Redis 7.0's error texts.
  *
  * Sandbox, as Redis 7.0 has it: the base, table, string and math
- * libraries, cjson and bit; no os, io, package, debug, print, dofile,
+ * libraries, cjson, bit, cmsgpack and struct; no os, io, package, debug, print, dofile,
  * loadfile, require, module, setfenv, getfenv or newproxy; loadstring and
  * load refuse bytecode. Stock Lua 5.1 has no read-only tables, so the
  * globals and every library table are read through proxies whose
@@ -29,6 +29,7 @@
 #include "kv_mem.h"
 #include "kv_num.h"
 #include "kv_sha1.h"
+#include "scr_libs.h"
 
 static lua_State *L;
 static struct conn *sc; /* the scripts' client: redis.call runs commands as it */
@@ -516,6 +517,10 @@ void scr_init(void)
     lua_pushcfunction(L, luaopen_cjson); /* returns its table, sets no global */
     lua_call(L, 0, 1);
     lua_setglobal(L, "cjson");
+    lua_pushcfunction(L, scr_open_cmsgpack);
+    lua_call(L, 0, 0);
+    lua_pushcfunction(L, scr_open_struct);
+    lua_call(L, 0, 0);
     lua_settop(L, 0);
     open_redis();
     static const char *const gone[] = {"print",  "dofile",  "loadfile", "require",
@@ -531,8 +536,8 @@ void scr_init(void)
     lua_pushcfunction(L, sandbox_loadstring);
     lua_setglobal(L, "load");
     /* Library tables, then the globals, behind read-only proxies. */
-    static const char *const tables[] = {"string", "table",     "math", "bit",
-                                         "cjson",  "coroutine", "redis"};
+    static const char *const tables[] = {"string", "table",    "math",      "bit",  "cjson",
+                                         "struct", "cmsgpack", "coroutine", "redis"};
     for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
         lua_getglobal(L, tables[i]);
         if (lua_istable(L, -1)) {
