@@ -736,7 +736,7 @@ void cmd_call(struct conn *c, const struct cmd *cmd)
     }
     struct touch_set touch; /* its arrays are read only up to the counts: not zeroed per command */
     touch.n = touch.seen = touch.nargs = 0;
-    errors_seen = srv.stats.error_replies;
+    uint64_t errors_at_start = errors_seen = srv.stats.error_replies;
     each_key(c, cmd, touch_prepare, &touch);
     keys_prefetch(c, &touch);
     srv_cache_begin(); /* local readers see the command all or nothing */
@@ -750,7 +750,13 @@ void cmd_call(struct conn *c, const struct cmd *cmd)
     db_vec_clear(&srv.created);
     uint64_t found0, missing0, found1, missing1;
     db_lookups(srv.db, &found0, &missing0);
+    /* A script is shown before the commands it runs, as Redis shows it. */
+    bool script = cmd->flags & CMD_SCRIPTING;
+    if (script && cmd_nmonitors)
+        cmd_monitor_feed(c, cmd);
     cmd->fn(c);
+    if (script) /* its commands' errors make it a failed call too, as in Redis */
+        errors_seen = errors_at_start;
     /* A read command's key look-ups are Redis's keyspace hits and misses
      * (a write's are not counted, as Redis's lookupKeyWrite). */
     bool reads = (cmd->flags & CMD_READONLY) && !(cmd->flags & CMD_SCRIPTING);
@@ -797,7 +803,7 @@ void cmd_call(struct conn *c, const struct cmd *cmd)
         srv_lat_add(cmd->flags & CMD_FAST ? "fast-command" : "command", (uint32_t)(us / 1000),
                     (int64_t)(srv_mstime() / 1000));
     errors_seen = srv.stats.error_replies;
-    if (cmd_nmonitors)
+    if (cmd_nmonitors && !script)
         cmd_monitor_feed(c, cmd);
     int64_t slower = srv.conf.slowlog_log_slower_than;
     if (slower >= 0 && us >= (uint64_t)slower && !(cmd->flags & CMD_BLOCKING)) {

@@ -458,6 +458,11 @@ void resp_error(struct resp_buf *b, const char *s)
         resp_error_hook(s, n);
 }
 
+void resp_error_uncounted(struct resp_buf *b, const char *s)
+{
+    put_line(b, '-', s, strcspn(s, "\r\n"));
+}
+
 void resp_errorf(struct resp_buf *b, const char *fmt, ...)
 {
     char msg[512];

@@ -112,6 +112,9 @@ extern void (*resp_error_hook)(const char *s, size_t n);
 
 void resp_simple(struct resp_buf *b, const char *s); /* +s */
 void resp_error(struct resp_buf *b, const char *s);  /* -s (s without '-') */
+/* As resp_error, without resp_error_hook: an error already counted where
+ * it arose (a script passing on the error a command replied). */
+void resp_error_uncounted(struct resp_buf *b, const char *s);
 void resp_errorf(struct resp_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void resp_int(struct resp_buf *b, int64_t v);                /* :v */
 void resp_bulk(struct resp_buf *b, const char *p, size_t n); /* $n p */

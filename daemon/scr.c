@@ -156,6 +156,10 @@ static void push_reply(lua_State *l, const char **p, const char *end, bool *err)
         return;
     case '-':
         push_error_table(l, line, ln);
+        /* Counted when the command replied it: not again when the script
+         * passes it on (Redis's field, which scripts see too). */
+        lua_pushboolean(l, 1);
+        lua_setfield(l, -2, "ignore_error_stats_update");
         *err = true;
         return;
     case ':':
@@ -717,7 +721,10 @@ static void reply_value(struct resp_buf *out, int proto, int depth)
             for (size_t i = 0; i < n; i++)
                 if (msg[i] == '\r' || msg[i] == '\n')
                     msg[i] = ' ';
-            resp_error(out, msg);
+            lua_pushstring(L, "ignore_error_stats_update");
+            lua_rawget(L, -3);
+            (lua_toboolean(L, -1) ? resp_error_uncounted : resp_error)(out, msg);
+            lua_pop(L, 1);
             free(msg);
             lua_pop(L, 1);
             break;
@@ -868,6 +875,9 @@ void scr_eval(struct conn *c, bool by_sha, bool ro)
     if (rc == 0) {
         reply_value(OUT(c), c->proto, 0);
     } else if (lua_istable(L, -1)) {
+        lua_getfield(L, -1, "ignore_error_stats_update");
+        bool counted = lua_toboolean(L, -1);
+        lua_pop(L, 1);
         lua_getfield(L, -1, "err");
         lua_getfield(L, -2, "source");
         lua_getfield(L, -3, "line");
@@ -883,7 +893,7 @@ void scr_eval(struct conn *c, bool by_sha, bool ro)
         for (char *q = msg; *q; q++)
             if (*q == '\r' || *q == '\n')
                 *q = ' ';
-        resp_error(OUT(c), msg);
+        (counted ? resp_error_uncounted : resp_error)(OUT(c), msg);
         free(msg);
         lua_pop(L, 3);
     } else {
