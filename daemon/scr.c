@@ -677,6 +677,31 @@ static int on_error(lua_State *l)
     return 1;
 }
 
+/* Pushes t[name] of the table on top and returns true if it has that
+ * type; else pushes nothing and returns false. */
+static bool field(const char *name, int type)
+{
+    lua_pushstring(L, name);
+    lua_rawget(L, -2);
+    if (lua_type(L, -1) == type)
+        return true;
+    lua_pop(L, 1);
+    return false;
+}
+
+/* The string on top as one line (CR and LF as spaces), malloc'd: a status
+ * or an error reply must not break the protocol. */
+static char *one_line(void)
+{
+    size_t n;
+    const char *s = lua_tolstring(L, -1, &n);
+    char *line = kv_xmemdup(s, n + 1);
+    for (size_t i = 0; i < n; i++)
+        if (line[i] == '\r' || line[i] == '\n')
+            line[i] = ' ';
+    return line;
+}
+
 /* Writes the Lua value at the top of the stack to out as Redis 7.0 turns
  * a script's result into a reply, in protocol proto. */
 static void reply_value(struct resp_buf *out, int proto, int depth)
@@ -712,94 +737,56 @@ static void reply_value(struct resp_buf *out, int proto, int depth)
             break;
         }
         luaL_checkstack(L, 4, "reply nesting");
-        lua_pushstring(L, "err");
-        lua_rawget(L, -2);
-        if (lua_type(L, -1) == LUA_TSTRING) {
-            size_t n;
-            const char *e = lua_tolstring(L, -1, &n);
-            char *msg = kv_xmemdup(e, n + 1);
-            for (size_t i = 0; i < n; i++)
-                if (msg[i] == '\r' || msg[i] == '\n')
-                    msg[i] = ' ';
-            lua_pushstring(L, "ignore_error_stats_update");
-            lua_rawget(L, -3);
-            (lua_toboolean(L, -1) ? resp_error_uncounted : resp_error)(out, msg);
+        if (field("err", LUA_TSTRING)) {
+            char *msg = one_line();
             lua_pop(L, 1);
+            bool counted = false;
+            if (field("ignore_error_stats_update", LUA_TBOOLEAN)) {
+                counted = lua_toboolean(L, -1);
+                lua_pop(L, 1);
+            }
+            (counted ? resp_error_uncounted : resp_error)(out, msg);
             free(msg);
-            lua_pop(L, 1);
             break;
         }
-        lua_pop(L, 1);
-        lua_pushstring(L, "ok");
-        lua_rawget(L, -2);
-        if (lua_type(L, -1) == LUA_TSTRING) {
-            size_t n;
-            const char *s = lua_tolstring(L, -1, &n);
-            char *msg = kv_xmemdup(s, n + 1);
-            for (size_t i = 0; i < n; i++)
-                if (msg[i] == '\r' || msg[i] == '\n')
-                    msg[i] = ' ';
+        if (field("ok", LUA_TSTRING)) {
+            char *msg = one_line();
+            lua_pop(L, 1);
             resp_simple(out, msg);
             free(msg);
-            lua_pop(L, 1);
             break;
         }
-        lua_pop(L, 1);
-        lua_pushstring(L, "double");
-        lua_rawget(L, -2);
-        if (lua_type(L, -1) == LUA_TNUMBER) {
+        if (field("double", LUA_TNUMBER)) {
             resp_double(out, lua_tonumber(L, -1), proto);
             lua_pop(L, 1);
             break;
         }
-        lua_pop(L, 1);
-        lua_pushstring(L, "big_number");
-        lua_rawget(L, -2);
-        if (lua_type(L, -1) == LUA_TSTRING) {
+        if (field("big_number", LUA_TSTRING)) {
             size_t n;
             const char *s = lua_tolstring(L, -1, &n);
-            if (proto == 3) {
+            if (proto == 3)
                 resp_buf_printf(out, "(%.*s\r\n", (int)n, s);
-            } else {
+            else
                 resp_bulk(out, s, n);
-            }
             lua_pop(L, 1);
             break;
         }
-        lua_pop(L, 1);
-        lua_pushstring(L, "map");
-        lua_rawget(L, -2);
-        if (lua_type(L, -1) == LUA_TTABLE) {
+        bool map = field("map", LUA_TTABLE);
+        if (map || field("set", LUA_TTABLE)) {
             size_t n = 0;
             for (lua_pushnil(L); lua_next(L, -2); lua_pop(L, 1))
                 n++;
-            resp_map(out, n, proto);
+            (map ? resp_map : resp_set)(out, n, proto);
             for (lua_pushnil(L); lua_next(L, -2); lua_pop(L, 1)) {
                 lua_pushvalue(L, -2);
-                reply_value(out, proto, depth + 1); /* the key */
+                reply_value(out, proto, depth + 1); /* the key, or the set's member */
                 lua_pop(L, 1);
-                reply_value(out, proto, depth + 1);
+                if (map)
+                    reply_value(out, proto, depth + 1);
             }
             lua_pop(L, 1);
             break;
         }
-        lua_pop(L, 1);
-        lua_pushstring(L, "set");
-        lua_rawget(L, -2);
-        if (lua_type(L, -1) == LUA_TTABLE) {
-            size_t n = 0;
-            for (lua_pushnil(L); lua_next(L, -2); lua_pop(L, 1))
-                n++;
-            resp_set(out, n, proto);
-            for (lua_pushnil(L); lua_next(L, -2); lua_pop(L, 1)) {
-                lua_pushvalue(L, -2);
-                reply_value(out, proto, depth + 1);
-                lua_pop(L, 1);
-            }
-            lua_pop(L, 1);
-            break;
-        }
-        lua_pop(L, 1);
         /* An array: t[1], t[2] ... up to the first nil. */
         size_t n = 0;
         for (;; n++) {

@@ -343,15 +343,15 @@ static inline size_t r3_reply_len(const char *p, size_t n)
     }
 }
 
-/* Sends one command, its words split on spaces, as a RESP array; the word
- * "" is the empty argument. */
-static inline void send_line(int fd, const char *line)
+/* Sends one command, its words split on sep, as a RESP array; the word ""
+ * is the empty argument. */
+static inline void send_words(int fd, const char *line, const char *sep)
 {
-    char req[512], words[256];
+    char req[4096], words[2048];
     snprintf(words, sizeof words, "%s", line);
     const char *w[32];
     int nw = 0;
-    for (char *t = strtok(words, " "); t && nw < 32; t = strtok(NULL, " "))
+    for (char *t = strtok(words, sep); t && nw < 32; t = strtok(NULL, sep))
         w[nw++] = strcmp(t, "\"\"") ? t : "";
     size_t u = (size_t)snprintf(req, sizeof req, "*%d\r\n", nw);
     for (int i = 0; i < nw; i++)
@@ -359,10 +359,15 @@ static inline void send_line(int fd, const char *line)
     assert_int_equal(write(fd, req, u), (ssize_t)u);
 }
 
-/* Sends one command (words split on spaces) and returns its reply's bytes. */
-static inline char *r3_call(int fd, const char *line, size_t *len)
+static inline void send_line(int fd, const char *line)
 {
-    send_line(fd, line);
+    send_words(fd, line, " ");
+}
+
+/* Sends one command (words split on sep) and returns its reply's bytes. */
+static inline char *r3_call_words(int fd, const char *line, const char *sep, size_t *len)
+{
+    send_words(fd, line, sep);
     size_t cap = 1 << 16, n = 0;
     char *buf = malloc(cap);
     while (!(*len = r3_reply_len(buf, n))) {
@@ -373,6 +378,12 @@ static inline char *r3_call(int fd, const char *line, size_t *len)
     }
     assert_int_equal(*len, n); /* one command, one reply */
     return buf;
+}
+
+/* The same, words split on spaces. */
+static inline char *r3_call(int fd, const char *line, size_t *len)
+{
+    return r3_call_words(fd, line, " ", len);
 }
 
 #endif

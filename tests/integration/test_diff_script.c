@@ -209,35 +209,6 @@ static void test_diff_eval(void **state)
            sizeof EVALS / sizeof EVALS[0]);
 }
 
-/* Sends argv (words split on '\x1f') on a raw connection and returns the
- * reply's bytes. */
-static char *raw_call(int fd, const char *line, size_t *len)
-{
-    char words[2048], req[4096];
-    snprintf(words, sizeof words, "%s", line);
-    const char *w[32];
-    int nw = 0;
-    for (char *p = words, *q; p && nw < 32; p = q) {
-        q = strchr(p, '\x1f');
-        if (q)
-            *q++ = '\0';
-        w[nw++] = p;
-    }
-    size_t u = (size_t)snprintf(req, sizeof req, "*%d\r\n", nw);
-    for (int i = 0; i < nw; i++)
-        u += (size_t)snprintf(req + u, sizeof req - u, "$%zu\r\n%s\r\n", strlen(w[i]), w[i]);
-    assert_int_equal(write(fd, req, u), (ssize_t)u);
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    while (!(*len = r3_reply_len(buf, n))) {
-        ssize_t r = read(fd, buf + n, cap - n);
-        if (r <= 0)
-            fail_msg("%s: no whole reply (%zu bytes)", line, n);
-        n += (size_t)r;
-    }
-    return buf;
-}
-
 /* The same conversions to a RESP3 client, byte for byte. */
 static void test_diff_eval_resp3(void **state)
 {
@@ -261,11 +232,11 @@ static void test_diff_eval_resp3(void **state)
     };
     int fr = r3_connect(R.port), fk = r3_connect(K.port);
     size_t n;
-    free(raw_call(fr, "HELLO" W "3", &n));
-    free(raw_call(fk, "HELLO" W "3", &n));
+    free(r3_call_words(fr, "HELLO" W "3", W, &n));
+    free(r3_call_words(fk, "HELLO" W "3", W, &n));
     for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
         size_t na, nb;
-        char *a = raw_call(fr, lines[i], &na), *b = raw_call(fk, lines[i], &nb);
+        char *a = r3_call_words(fr, lines[i], W, &na), *b = r3_call_words(fk, lines[i], W, &nb);
         if (na != nb || memcmp(a, b, na))
             fail_msg("RESP3 %s: redis %.*s, shmkvd %.*s", lines[i], (int)na, a, (int)nb, b);
         free(a);
