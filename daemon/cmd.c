@@ -773,18 +773,25 @@ static bool may_grow(const struct cmd *cmd)
     return true;
 }
 
-const char *cmd_script_refusal(const struct cmd *cmd, int argc, const struct db_str *argv)
+#define OOM_ERROR "OOM command not allowed when used memory > 'maxmemory'."
+
+/* Redis's MISCONF error while writes cannot be made durable, else NULL;
+ * valid until the next call. */
+static const char *misconf(void)
 {
-    (void)argc;
-    (void)argv;
-    if (srv.over_maxmemory && srv.conf.maxmemory && may_grow(cmd))
-        return "OOM command not allowed when used memory > 'maxmemory'.";
     static char why[400];
-    if ((cmd->flags & CMD_WRITE) && stor_write_error(srv.stor, why + 15, sizeof why - 15)) {
-        memcpy(why, "MISCONF Errors ", 15);
-        return why;
-    }
-    return NULL;
+    char cause[300];
+    if (!stor_write_error(srv.stor, cause, sizeof cause))
+        return NULL;
+    snprintf(why, sizeof why, "MISCONF Errors %s", cause);
+    return why;
+}
+
+const char *cmd_script_refusal(const struct cmd *cmd)
+{
+    if (srv.over_maxmemory && srv.conf.maxmemory && may_grow(cmd))
+        return OOM_ERROR;
+    return cmd->flags & CMD_WRITE ? misconf() : NULL;
 }
 
 /* Over maxmemory (srv.over_maxmemory, sampled every 100 ms), a command that
@@ -806,7 +813,7 @@ static bool oom_refused(struct conn *c, const struct cmd *cmd)
         refuse = true;
     if (!refuse)
         return false;
-    reject(c, cmd, "OOM command not allowed when used memory > 'maxmemory'.");
+    reject(c, cmd, "%s", OOM_ERROR);
     return true;
 }
 
@@ -824,11 +831,10 @@ static bool write_refused(struct conn *c, const struct cmd *cmd)
             writes = c->mq[i].cmd->flags & CMD_WRITE;
     if (!writes && cmd->fn != cmd_ping)
         return false;
-    char why[300];
-    int e = stor_write_error(srv.stor, why, sizeof why);
-    if (!e)
+    const char *why = misconf();
+    if (!why)
         return false;
-    reject(c, cmd, "MISCONF Errors %s", why);
+    reject(c, cmd, "%s", why);
     return true;
 }
 

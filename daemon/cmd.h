@@ -496,7 +496,7 @@ void cmd_serve_ready(void);
  * over maxmemory, a command that may grow what is stored; a write while
  * writes cannot be made durable. NULL when it may; else Redis's error,
  * without '-', valid until the next call. */
-const char *cmd_script_refusal(const struct cmd *cmd, int argc, const struct db_str *argv);
+const char *cmd_script_refusal(const struct cmd *cmd);
 /* SWAPDB swapped the stored databases pa and pb under their numbers: the
  * connections, watches and blocked clients on either follow their
  * numbers; watched keys in either are touched; blocked ones try again. */

@@ -327,7 +327,7 @@ static int call_common(lua_State *l, bool protect)
             why = "ERR Write commands are not allowed from read-only scripts.";
     }
     if (!why)
-        why = cmd_script_refusal(cmd, argc, argv);
+        why = cmd_script_refusal(cmd);
     if (why) {
         free(argv);
         if (protect) {
