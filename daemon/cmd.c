@@ -3,6 +3,8 @@
  * that drives WATCH and blocked clients. See cmd.h.
  */
 #include "cmd.h"
+
+#include "scr.h"
 #include "srv_lat.h"
 
 #include <ctype.h>
@@ -777,7 +779,7 @@ static bool may_grow(const struct cmd *cmd)
 
 /* Redis's MISCONF error while writes cannot be made durable, else NULL;
  * valid until the next call. */
-static const char *misconf(void)
+const char *cmd_misconf(void)
 {
     static char why[400];
     char cause[300];
@@ -787,11 +789,11 @@ static const char *misconf(void)
     return why;
 }
 
-const char *cmd_script_refusal(const struct cmd *cmd)
+const char *cmd_script_refusal(const struct cmd *cmd, bool oom)
 {
-    if (srv.over_maxmemory && srv.conf.maxmemory && may_grow(cmd))
+    if (oom && srv.over_maxmemory && srv.conf.maxmemory && may_grow(cmd))
         return OOM_ERROR;
-    return cmd->flags & CMD_WRITE ? misconf() : NULL;
+    return cmd->flags & CMD_WRITE ? cmd_misconf() : NULL;
 }
 
 /* Over maxmemory (srv.over_maxmemory, sampled every 100 ms), a command that
@@ -831,7 +833,7 @@ static bool write_refused(struct conn *c, const struct cmd *cmd)
             writes = c->mq[i].cmd->flags & CMD_WRITE;
     if (!writes && cmd->fn != cmd_ping)
         return false;
-    const char *why = misconf();
+    const char *why = cmd_misconf();
     if (!why)
         return false;
     reject(c, cmd, "%s", why);
@@ -853,6 +855,26 @@ static bool paused_by_pause(const struct conn *c, const struct cmd *cmd)
         for (size_t i = 0; i < c->mqn; i++)
             if (c->mq[i].cmd->flags & CMD_WRITE)
                 return true;
+    return false;
+}
+
+/* What a client may run while a script is busy, as Redis 7.0 marks them
+ * allow-busy: the connection's own state, transactions' bookkeeping,
+ * SHUTDOWN (it refuses but NOSAVE itself), and stopping or watching the
+ * script. */
+static bool allowed_busy(const struct conn *c, const struct cmd *cmd)
+{
+    static const char *const any[] = {"auth",    "hello", "multi", "discard", "watch",
+                                      "unwatch", "reset", "quit",  "shutdown"};
+    for (size_t i = 0; i < sizeof any / sizeof any[0]; i++)
+        if (!strcmp(cmd->name, any[i]))
+            return true;
+    if (c->argc < 2)
+        return false;
+    if (cmd->fn == cmd_script)
+        return cmd_arg_is(c, 1, "kill");
+    if (cmd->fn == cmd_function)
+        return cmd_arg_is(c, 1, "kill") || cmd_arg_is(c, 1, "stats");
     return false;
 }
 
@@ -913,6 +935,10 @@ void cmd_dispatch(struct conn *c)
                "ERR Can't execute '%s%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / "
                "QUIT / RESET are allowed in this context",
                cmd->name, sub);
+        return;
+    }
+    if (scr_busy() && !allowed_busy(c, cmd)) {
+        reject(c, cmd, "%s", scr_busy_error());
         return;
     }
     if ((c->flags & CONN_MULTI) && (cmd->flags & CMD_NOMULTI)) {
@@ -1320,6 +1346,8 @@ void cmd_swapped(unsigned pa, unsigned pb)
 
 void cmd_serve_ready(void)
 {
+    if (scr_busy())
+        return; /* not in the middle of a script: after it, as its other effects */
     /* Re-run each blocked command in blocking order until a pass changes
      * nothing: a served BLMOVE may push where another client waits. */
     while (ready) {

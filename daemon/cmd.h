@@ -262,6 +262,9 @@ struct cmd {
     X("eval_ro", eval_ro, -3, CMD_R | CMD_MOVABLE | CMD_SCRIPTING, 0, 0, 0, "scripting")           \
     X("evalsha_ro", evalsha_ro, -3, CMD_R | CMD_MOVABLE | CMD_SCRIPTING, 0, 0, 0, "scripting")     \
     X("script", script, -2, CMD_CONTAINER, 0, 0, 0, "scripting")                                   \
+    X("fcall", fcall, -3, CMD_MOVABLE | CMD_SCRIPTING, 0, 0, 0, "scripting")                       \
+    X("fcall_ro", fcall_ro, -3, CMD_R | CMD_MOVABLE | CMD_SCRIPTING, 0, 0, 0, "scripting")         \
+    X("function", function, -2, CMD_CONTAINER, 0, 0, 0, "scripting")                               \
     X("module", module, -2, CMD_CONTAINER, 0, 0, 0, "server")                                      \
     X("cluster", cluster, -2, CMD_CONTAINER, 0, 0, 0, "cluster")                                   \
     X("readonly", readonly, 1, CMD_F, 0, 0, 0, "cluster")                                          \
@@ -493,10 +496,13 @@ void cmd_blocked_cron(uint64_t now_ms);
 uint64_t cmd_blocked_deadline(void);
 void cmd_serve_ready(void);
 /* Why a script may not run cmd now (redis.call, after its own checks):
- * over maxmemory, a command that may grow what is stored; a write while
- * writes cannot be made durable. NULL when it may; else Redis's error,
- * without '-', valid until the next call. */
-const char *cmd_script_refusal(const struct cmd *cmd);
+ * over maxmemory (if oom), a command that may grow what is stored; a
+ * write while writes cannot be made durable. NULL when it may; else
+ * Redis's error, without '-', valid until the next call. */
+const char *cmd_script_refusal(const struct cmd *cmd, bool oom);
+/* Redis's MISCONF error while writes cannot be made durable, else NULL;
+ * valid until the next call. */
+const char *cmd_misconf(void);
 /* SWAPDB swapped the stored databases pa and pb under their numbers: the
  * connections, watches and blocked clients on either follow their
  * numbers; watched keys in either are touched; blocked ones try again. */

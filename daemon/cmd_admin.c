@@ -5,6 +5,8 @@
  */
 #include "cmd.h"
 
+#include "scr.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -303,6 +305,19 @@ void cmd_shutdown(struct conn *c)
                 cmd_reply_syntax(c);
             return;
         }
+    }
+    if (scr_busy()) {
+        /* A script past busy-reply-threshold: only NOSAVE stops the daemon,
+         * at once and without the script's writes (srv_exit_busy). */
+        bool nosave = false;
+        for (size_t i = 1; i < c->argc; i++)
+            nosave |= cmd_arg_is(c, i, "nosave");
+        if (!nosave) {
+            resp_error(OUT(c), scr_busy_error());
+            return;
+        }
+        srv_log(LOG_WARNING, "User requested shutdown...");
+        srv_exit_busy();
     }
     srv_log(LOG_WARNING, "User requested shutdown...");
     srv_request_shutdown(0);

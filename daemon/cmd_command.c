@@ -96,6 +96,8 @@ static void command_cats(const struct cmd *k, char *out, size_t cap)
         {"evalsha", "@slow @scripting"},
         {"eval_ro", "@slow @scripting"},
         {"evalsha_ro", "@slow @scripting"},
+        {"fcall", "@slow @scripting"},
+        {"fcall_ro", "@slow @scripting"},
     };
     for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) {
         if (!strcmp(own[i][0], k->name)) {

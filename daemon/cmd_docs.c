@@ -507,6 +507,28 @@ static const struct doc DOCS[] = {
     D("script|flush", "2.6.0", "O(N) for N scripts", "Forget every loaded script",
       "[ASYNC|SYNC]#async")
     D("script|help", "5.0.0", "O(1)", "Describe the SCRIPT subcommands", "")
+    D("script|kill", "2.6.0", "O(1)", "Stop the script that is busy, if it wrote nothing", "")
+    D("fcall", "7.0.0", "Depends on the function", "Call a function of a library",
+      "function numkeys@i [key@k...] [arg...]")
+    D("fcall_ro", "7.0.0", "Depends on the function",
+      "Call a function that writes nothing (flagged no-writes)",
+      "function numkeys@i [key@k...] [arg...]")
+    D("function", "7.0.0", "Depends on the subcommand", "The function libraries", NULL)
+    D("function|load", "7.0.0", "O(1), and what the library's code does",
+      "Make a library of functions from its code", "[REPLACE]#replace function-code")
+    D("function|delete", "7.0.0", "O(1)", "Remove a library", "library-name")
+    D("function|flush", "7.0.0", "O(N) for N functions", "Remove every library",
+      "[ASYNC|SYNC]#async")
+    D("function|list", "7.0.0", "O(N) for N functions", "The libraries and their functions",
+      "[LIBRARYNAME=library-name-pattern] [WITHCODE]")
+    D("function|dump", "7.0.0", "O(N) for N functions", "Every library as one payload", "")
+    D("function|restore", "7.0.0", "O(N) for N functions", "Load the libraries of a payload",
+      "serialized-value [FLUSH|APPEND|REPLACE]#policy")
+    D("function|kill", "7.0.0", "O(1)", "Stop the function that is busy, if it wrote nothing",
+      "")
+    D("function|stats", "7.0.0", "O(1)", "The function that runs, and the libraries' counts",
+      "")
+    D("function|help", "7.0.0", "O(1)", "Describe the FUNCTION subcommands", "")
     D("swapdb", "4.0.0", "O(N) for N clients watching or blocked on keys of the two",
       "Swap two databases", "index1@i index2@i")
     D("module", "4.0.0", "Depends on the subcommand", "Modules (shmkvd loads none)", NULL)

@@ -199,8 +199,16 @@ void cmd_info(struct conn *c)
         INFO("used_memory_lua_human:%s\r\n", h);
         INFO("used_memory_scripts_eval:%zu\r\n", scripts);
         INFO("number_of_cached_scripts:%zu\r\n", scr_count());
-        INFO("used_memory_scripts:%zu\r\n", scripts);
-        human_bytes(h, sizeof h, (double)scripts);
+        size_t fvm = scr_fn_vm_bytes(), fb = scr_fn_bytes();
+        INFO("number_of_functions:%zu\r\n", scr_fn_functions());
+        INFO("number_of_libraries:%zu\r\n", scr_fn_libraries());
+        INFO("used_memory_vm_functions:%zu\r\n", fvm);
+        INFO("used_memory_vm_total:%zu\r\n", lua + fvm);
+        human_bytes(h, sizeof h, (double)(lua + fvm));
+        INFO("used_memory_vm_total_human:%s\r\n", h);
+        INFO("used_memory_functions:%zu\r\n", fb);
+        INFO("used_memory_scripts:%zu\r\n", scripts + fb);
+        human_bytes(h, sizeof h, (double)(scripts + fb));
         INFO("used_memory_scripts_human:%s\r\n", h);
         INFO("mem_not_counted_for_evict:0\r\n");
         INFO("mem_clients_slaves:0\r\n");

@@ -110,6 +110,8 @@ struct cmd_keyspecs {
     "The keys BY and GET name come from the sorted elements, so no position can be given"
 #define N_EVAL "A script may read or write its keys any way: the worst is assumed"
 #define N_EVAL_RO "A read-only script may read its keys any way: the worst is assumed"
+#define N_FCALL "A function may read or write its keys any way: the worst is assumed"
+#define N_FCALL_RO "A read-only function may read its keys any way: the worst is assumed"
 #define N_SORT_STORE "STORE may come anywhere among the options, so no position can be given"
 
 /* Commands with no keys have no entry. */
@@ -245,6 +247,8 @@ static const struct cmd_keyspecs SPECS[] = {
     K("evalsha", GK_NUMKEYS, 1, S(RW | AC | UP, IDX(2), KEYNUM(0, 1, 1)))
     K("eval_ro", GK_NUMKEYS, 1, SN(RO | AC, IDX(2), KEYNUM(0, 1, 1), N_EVAL_RO))
     K("evalsha_ro", GK_NUMKEYS, 1, S(RO | AC, IDX(2), KEYNUM(0, 1, 1)))
+    K("fcall", GK_NUMKEYS, 1, SN(RW | AC | UP, IDX(2), KEYNUM(0, 1, 1), N_FCALL))
+    K("fcall_ro", GK_NUMKEYS, 1, SN(RO | AC, IDX(2), KEYNUM(0, 1, 1), N_FCALL_RO))
     K("sinterstore", GK_NONE, 2,
       S(RW | UP, IDX(1), RANGE(0, 1, 0)),
       S(RO | AC, IDX(2), RANGE(-1, 1, 0)))

@@ -18,6 +18,9 @@
 #define CONN_ "@slow @connection"
 #define ADM_CONN "@admin @slow @dangerous @connection"
 #define ADM "@admin @slow @dangerous"
+#define W_ CMD_WRITE
+#define SCR "@slow @scripting"
+#define W_SCR "@write @slow @scripting"
 static const struct cmd_sub subs[] = {
     {"client|caching", 3, 0, 0, 0, 0, CONN_},
     {"client|getname", 2, 0, 0, 0, 0, CONN_},
@@ -74,6 +77,15 @@ static const struct cmd_sub subs[] = {
     {"config|resetstat", 2, A_, 0, 0, 0, ADM},
     {"config|rewrite", 2, A_, 0, 0, 0, ADM},
     {"config|set", -4, A_, 0, 0, 0, ADM},
+    {"function|delete", 3, W_, 0, 0, 0, W_SCR},
+    {"function|dump", 2, 0, 0, 0, 0, SCR},
+    {"function|flush", -2, W_, 0, 0, 0, W_SCR},
+    {"function|help", 2, 0, 0, 0, 0, SCR},
+    {"function|kill", 2, 0, 0, 0, 0, SCR},
+    {"function|list", -2, 0, 0, 0, 0, SCR},
+    {"function|load", -3, W_, 0, 0, 0, W_SCR},
+    {"function|restore", -3, W_, 0, 0, 0, W_SCR},
+    {"function|stats", 2, 0, 0, 0, 0, SCR},
     {"latency|doctor", 2, A_, 0, 0, 0, ADM},
     {"latency|graph", 3, A_, 0, 0, 0, ADM},
     {"latency|help", 2, 0, 0, 0, 0, "@slow"},
@@ -106,6 +118,7 @@ static const struct cmd_sub subs[] = {
     {"script|exists", -3, 0, 0, 0, 0, "@slow @scripting"},
     {"script|flush", -2, 0, 0, 0, 0, "@slow @scripting"},
     {"script|help", 2, 0, 0, 0, 0, "@slow @scripting"},
+    {"script|kill", 2, 0, 0, 0, 0, "@slow @scripting"},
     {"script|load", 3, 0, 0, 0, 0, "@slow @scripting"},
     {"slowlog|get", -2, A_, 0, 0, 0, ADM},
     {"slowlog|help", 2, 0, 0, 0, 0, "@slow"},
@@ -117,6 +130,9 @@ static const struct cmd_sub subs[] = {
 #undef CONN_
 #undef ADM_CONN
 #undef ADM
+#undef W_
+#undef SCR
+#undef W_SCR
 
 size_t cmd_sub_count(void)
 {

@@ -687,3 +687,45 @@ char *rdb_dump(const struct db_value *v, size_t *n)
     *n = w.n;
     return w.p;
 }
+
+/* ---- function libraries ---- */
+
+#define T_FUNCTION2 245 /* RDB_OPCODE_FUNCTION2: a library's code */
+
+char *rdb_dump_functions(const struct db_str *codes, size_t n, size_t *len)
+{
+    struct wr w = {0};
+    for (size_t i = 0; i < n; i++) {
+        unsigned char t = T_FUNCTION2;
+        wr_bytes(&w, &t, 1);
+        wr_str(&w, codes[i].p, codes[i].n);
+    }
+    wr_le(&w, RDB_VERSION, 2); /* the record exists from version 10 */
+    wr_le(&w, rdb_crc64(0, w.p, w.n), 8);
+    *len = w.n;
+    return w.p;
+}
+
+int rdb_load_functions(const char *p, size_t n, struct db_vec *codes)
+{
+    if (n < 10)
+        return RDB_EVERSION;
+    const unsigned char *foot = (const unsigned char *)p + n - 10;
+    if (le(foot, 2) > RDB_VERSION || rdb_crc64(0, p, n - 8) != le(foot + 2, 8))
+        return RDB_EVERSION;
+    struct rd r = {.p = (const unsigned char *)p, .end = foot};
+    int rc = RDB_OK;
+    while (rc == RDB_OK && r.p < r.end) {
+        unsigned t;
+        const unsigned char *s;
+        size_t sn;
+        if (!rd_u8(&r, &t) || t != T_FUNCTION2)
+            rc = RDB_EFORMAT;
+        else if (!rd_str(&r, &s, &sn))
+            rc = RDB_ESTRING;
+        else
+            db_vec_push(codes, (const char *)s, sn, 0);
+    }
+    free(r.tmp);
+    return rc;
+}

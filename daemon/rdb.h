@@ -28,6 +28,7 @@ enum {
     RDB_OK = 0,
     RDB_EVERSION = -1, /* too short, a newer RDB version, or a checksum mismatch */
     RDB_EFORMAT = -2,  /* a type shmkvd does not keep, or a malformed body */
+    RDB_ESTRING = -3,  /* FUNCTION RESTORE: a library's code cut short */
 };
 
 /* CRC-64/Jones over n bytes, continuing from crc (0 to start). */
@@ -43,5 +44,14 @@ char *rdb_dump(const struct db_value *v, size_t *n);
  * must not be empty, as Redis requires. RDB_OK, RDB_EVERSION or
  * RDB_EFORMAT. */
 int rdb_load(const char *p, size_t n, struct db_value *v);
+
+/* FUNCTION DUMP's payload: for each library, the function record of
+ * Redis 7.0's RDB (opcode 245) with its code, then the footer. n codes;
+ * returns a malloc'd buffer of *len bytes. */
+char *rdb_dump_functions(const struct db_str *codes, size_t n, size_t *len);
+/* FUNCTION RESTORE's: checks the footer, then appends each library's code
+ * to codes (inited by the caller, who destroys it). RDB_OK, RDB_EVERSION,
+ * RDB_EFORMAT (a record that is not a library) or RDB_ESTRING. */
+int rdb_load_functions(const char *p, size_t n, struct db_vec *codes);
 
 #endif

@@ -1,7 +1,8 @@
 /*
- * scr — the Lua scripting engine behind EVAL (see scr.h): the sandbox,
- * the redis library, the conversions between Lua values and replies, and
- * running a script with Redis 7.0's error texts.
+ * scr — the Lua scripting engine (see scr.h): the sandbox, the redis
+ * library, the conversions between Lua values and replies, running a
+ * script with Redis 7.0's error texts and its busy-script rules, and
+ * EVAL's script cache. FUNCTION's libraries are in scr_fn.c.
  *
  * Sandbox, as Redis 7.0 has it: the base, table, string and math
  * libraries, cjson, bit, cmsgpack and struct; no os, io, package, debug, print, dofile,
@@ -10,6 +11,10 @@
  * globals and every library table are read through proxies whose
  * __newindex refuses, and rawset refuses a proxy: a script cannot leave
  * state behind for the next one. Reading an unset global is an error.
+ *
+ * A state's heap is bounded while a script (or a library's code at
+ * FUNCTION LOAD) runs: past lua-memory-limit an allocation fails, which
+ * fails the script with "not enough memory", and the daemon goes on.
  */
 #include "scr.h"
 
@@ -29,18 +34,71 @@
 #include "kv_mem.h"
 #include "kv_num.h"
 #include "kv_sha1.h"
+#include "scr_int.h"
 #include "scr_libs.h"
 
-static lua_State *L;
+struct scr_vm scr_ev, scr_fn;
 static struct conn *sc; /* the scripts' client: redis.call runs commands as it */
 static size_t nscripts, script_bytes;
+
+/* The script that runs (caller set), or the library code FUNCTION LOAD
+ * runs (loading set). */
 static struct run {
     struct conn *caller;
-    bool ro;
-    int resp; /* redis.setresp */
+    struct scr_vm *vm;
+    bool ro;        /* write commands are refused */
+    bool eval;      /* EVAL's family: SCRIPT KILL stops it, not FUNCTION KILL */
+    unsigned flags; /* SCR_* */
+    int resp;       /* redis.setresp */
+    bool wrote;     /* it ran a write command: it may not be killed */
+    bool timedout;  /* past busy-reply-threshold: the loop answers others */
+    bool killed;    /* SCRIPT KILL or FUNCTION KILL asked */
+    bool loading;
+    unsigned load_limit_ms;
+    uint64_t start_ms;
+    char name[128]; /* a SHA-1, or the function's name */
 } run;
 
-#define PROXIES "shmkv.proxies" /* registry: proxy → true, for rawset */
+#define PROXIES "shmkv.proxies"  /* registry: proxy → true, for rawset */
+#define GLOBALS "shmkv.globals"  /* registry: the real globals (KEYS and ARGV go there) */
+#define GMETA "shmkv.gmeta"      /* registry: the globals proxy's metatable */
+#define SHOWN_MT "shmkv.shownmt" /* registry: what getmetatable of a proxy gives */
+#define LOADAPI "shmkv.loadapi"  /* registry: the globals of a library's code (scr_fn_api) */
+#define HOOK_EVERY 100000        /* instructions between two looks at the clock, as Redis's */
+
+const char *const scr_flag_names[SCR_NFLAGS] = {"no-writes", "allow-oom", "allow-stale",
+                                                "no-cluster", "allow-cross-slot-keys"};
+
+unsigned scr_flag_parse(const char *s, size_t n)
+{
+    for (unsigned i = 0; i < SCR_NFLAGS; i++)
+        if (strlen(scr_flag_names[i]) == n && !memcmp(scr_flag_names[i], s, n))
+            return 1u << i;
+    return 0;
+}
+
+/* ---- the allocator ---- */
+
+/* Lua's allocator, counting what the state holds. Growth fails past the
+ * limit only while a script or a library's code runs: anywhere else (our
+ * own pushes outside a protected call) a failure would abort the daemon. */
+static void *vm_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+    struct scr_vm *vm = ud;
+    if (nsize == 0) {
+        free(ptr);
+        vm->used -= osize;
+        return NULL;
+    }
+    int64_t limit = srv.conf.lua_memory_limit;
+    if (nsize > osize && limit > 0 && (run.caller || run.loading) && run.vm == vm &&
+        vm->used - osize + nsize > (size_t)limit)
+        return NULL;
+    void *p = realloc(ptr, nsize);
+    if (p)
+        vm->used = vm->used - osize + nsize;
+    return p;
+}
 
 /* ---- the sandbox ---- */
 
@@ -64,32 +122,128 @@ static int globals_index(lua_State *l)
     return 1;
 }
 
+enum { PROXY_PLAIN, PROXY_GLOBALS, PROXY_STRICT };
+
 /* Replaces the table on top of the stack by a read-only proxy of it. For
- * the globals, reading a missing name is an error too. */
-static void make_proxy(bool globals)
+ * the globals (and a strict proxy), reading a missing name is an error
+ * too. */
+static void make_proxy(lua_State *l, int kind)
 {
-    int real = lua_gettop(L);
-    lua_newtable(L); /* the proxy */
-    lua_newtable(L); /* its metatable */
-    lua_pushvalue(L, real);
-    lua_setfield(L, -2, "__real");
+    bool globals = kind != PROXY_PLAIN;
+    int real = lua_gettop(l);
+    lua_newtable(l); /* the proxy */
+    lua_newtable(l); /* its metatable */
+    lua_pushvalue(l, real);
+    lua_setfield(l, -2, "__real");
     if (globals) {
-        lua_pushcfunction(L, globals_index);
+        lua_pushcfunction(l, globals_index);
+        if (kind == PROXY_GLOBALS) {
+            lua_pushvalue(l, -2);
+            lua_setfield(l, LUA_REGISTRYINDEX, GMETA);
+        }
     } else {
-        lua_pushvalue(L, real);
+        lua_pushvalue(l, real);
     }
-    lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, ro_newindex);
-    lua_setfield(L, -2, "__newindex");
-    lua_pushboolean(L, 0);
-    lua_setfield(L, -2, "__metatable"); /* getmetatable cannot reach the real table */
-    lua_setmetatable(L, -2);
-    lua_getfield(L, LUA_REGISTRYINDEX, PROXIES);
-    lua_pushvalue(L, -2);
-    lua_pushboolean(L, 1);
-    lua_rawset(L, -3);
-    lua_pop(L, 1);
-    lua_replace(L, real);
+    lua_setfield(l, -2, "__index");
+    lua_pushcfunction(l, ro_newindex);
+    lua_setfield(l, -2, "__newindex");
+    /* getmetatable gets an empty read-only table, not this one: through
+     * __real it would reach the real table. */
+    lua_getfield(l, LUA_REGISTRYINDEX, SHOWN_MT);
+    lua_setfield(l, -2, "__metatable");
+    lua_setmetatable(l, -2);
+    lua_getfield(l, LUA_REGISTRYINDEX, PROXIES);
+    lua_pushvalue(l, -2);
+    lua_pushboolean(l, 1);
+    lua_rawset(l, -3);
+    lua_pop(l, 1);
+    lua_replace(l, real);
+}
+
+/* Pushes the table a proxy stands for, or the value at idx itself. */
+static void push_real(lua_State *l, int idx)
+{
+    lua_getfield(l, LUA_REGISTRYINDEX, PROXIES);
+    lua_pushvalue(l, idx);
+    lua_rawget(l, -2);
+    bool proxy = lua_toboolean(l, -1);
+    lua_pop(l, 2);
+    if (proxy && lua_getmetatable(l, idx)) {
+        lua_getfield(l, -1, "__real");
+        lua_remove(l, -2);
+    } else {
+        lua_pushvalue(l, idx);
+    }
+}
+
+/* next, pairs, ipairs and rawget see through a proxy, as they see a
+ * read-only table in Redis (pairs(redis) lists its functions), without
+ * handing the real table out. */
+static int sandbox_next(lua_State *l)
+{
+    luaL_checktype(l, 1, LUA_TTABLE);
+    lua_settop(l, 2);
+    push_real(l, 1);
+    lua_replace(l, 1);
+    if (lua_next(l, 1))
+        return 2;
+    lua_pushnil(l);
+    return 1;
+}
+
+static int sandbox_pairs(lua_State *l)
+{
+    luaL_checktype(l, 1, LUA_TTABLE);
+    lua_pushcfunction(l, sandbox_next);
+    lua_pushvalue(l, 1);
+    lua_pushnil(l);
+    return 3;
+}
+
+static int ipairs_step(lua_State *l)
+{
+    int i = luaL_checkint(l, 2) + 1;
+    push_real(l, 1);
+    lua_pushinteger(l, i);
+    lua_rawgeti(l, -2, i);
+    return lua_isnil(l, -1) ? 0 : 2;
+}
+
+static int sandbox_ipairs(lua_State *l)
+{
+    luaL_checktype(l, 1, LUA_TTABLE);
+    lua_pushcfunction(l, ipairs_step);
+    lua_pushvalue(l, 1);
+    lua_pushinteger(l, 0);
+    return 3;
+}
+
+static int sandbox_rawget(lua_State *l)
+{
+    luaL_checktype(l, 1, LUA_TTABLE);
+    luaL_checkany(l, 2);
+    push_real(l, 1);
+    lua_pushvalue(l, 2);
+    lua_rawget(l, -2);
+    return 1;
+}
+
+/* setmetatable refuses a proxy as Redis refuses a read-only table; the
+ * base library's own does the rest. */
+static int sandbox_setmetatable(lua_State *l)
+{
+    lua_getfield(l, LUA_REGISTRYINDEX, PROXIES);
+    lua_pushvalue(l, 1);
+    lua_rawget(l, -2);
+    if (lua_toboolean(l, -1)) {
+        lua_pushstring(l, "Attempt to modify a readonly table");
+        return lua_error(l);
+    }
+    lua_pop(l, 2);
+    lua_pushvalue(l, lua_upvalueindex(1));
+    lua_insert(l, 1);
+    lua_call(l, lua_gettop(l) - 1, LUA_MULTRET);
+    return lua_gettop(l);
 }
 
 static int sandbox_rawset(lua_State *l)
@@ -284,7 +438,7 @@ static bool noscript(const char *name)
 }
 
 /* Raises {err = msg} (a Redis error without its '-'). */
-static int raise_error(lua_State *l, const char *msg)
+int scr_raise(lua_State *l, const char *msg)
 {
     push_error_table(l, msg, strlen(msg));
     return lua_error(l);
@@ -294,7 +448,7 @@ static int call_common(lua_State *l, bool protect)
 {
     int argc = lua_gettop(l);
     if (argc == 0)
-        return raise_error(l, "ERR Please specify at least one argument for this redis lib call");
+        return scr_raise(l, "ERR Please specify at least one argument for this redis lib call");
     struct db_str *argv = kv_xmalloc((size_t)argc * sizeof *argv);
     char num[64];
     for (int i = 0; i < argc; i++) {
@@ -306,8 +460,7 @@ static int call_common(lua_State *l, bool protect)
             lua_replace(l, i + 1);
         } else if (t != LUA_TSTRING) {
             free(argv);
-            return raise_error(l,
-                               "ERR Lua redis lib command arguments must be strings or integers");
+            return scr_raise(l, "ERR Lua redis lib command arguments must be strings or integers");
         }
         argv[i].p = lua_tolstring(l, i + 1, &argv[i].n);
     }
@@ -326,16 +479,20 @@ static int call_common(lua_State *l, bool protect)
         else if (run.ro && (cmd->flags & CMD_WRITE))
             why = "ERR Write commands are not allowed from read-only scripts.";
     }
+    /* Over maxmemory, a command that may grow the data is refused only
+     * while the script has written nothing: it cannot stop half-way. */
     if (!why)
-        why = cmd_script_refusal(cmd);
+        why = cmd_script_refusal(cmd, !(run.flags & SCR_ALLOW_OOM) && !run.wrote);
     if (why) {
         free(argv);
         if (protect) {
             push_error_table(l, why, strlen(why));
             return 1;
         }
-        return raise_error(l, why);
+        return scr_raise(l, why);
     }
+    if (cmd->flags & CMD_WRITE)
+        run.wrote = true; /* from now on SCRIPT KILL would leave it half done */
     sc->db = run.caller->db;
     sc->proto = run.resp;
     sc->argv = argv;
@@ -392,7 +549,7 @@ static int l_status_reply(lua_State *l)
     return 1;
 }
 
-static void sha1_hex(const char *p, size_t n, char out[41])
+void scr_sha1_hex(const char *p, size_t n, char out[41])
 {
     unsigned char d[KV_SHA1_LEN];
     kv_sha1(p, n, d);
@@ -407,7 +564,7 @@ static int l_sha1hex(lua_State *l)
     size_t n;
     const char *s = lua_tolstring(l, 1, &n);
     char hex[41];
-    sha1_hex(s ? s : "", s ? n : 0, hex);
+    scr_sha1_hex(s ? s : "", s ? n : 0, hex);
     lua_pushstring(l, hex);
     return 1;
 }
@@ -440,10 +597,10 @@ static int l_log(lua_State *l)
 static int l_setresp(lua_State *l)
 {
     if (lua_gettop(l) != 1)
-        return raise_error(l, "ERR redis.setresp() requires one argument.");
+        return scr_raise(l, "ERR redis.setresp() requires one argument.");
     int v = (int)lua_tonumber(l, 1);
     if (v != 2 && v != 3)
-        return raise_error(l, "ERR RESP version must be 2 or 3.");
+        return scr_raise(l, "ERR RESP version must be 2 or 3.");
     run.resp = v;
     return 0;
 }
@@ -462,106 +619,181 @@ static int l_nothing(lua_State *l)
     return 0;
 }
 
-static void open_redis(void)
+void scr_push_log_api(lua_State *l)
+{
+    static const struct {
+        const char *name;
+        int v;
+    } levels[] = {{"LOG_DEBUG", LOG_DEBUG},
+                  {"LOG_VERBOSE", LOG_VERBOSE},
+                  {"LOG_NOTICE", LOG_NOTICE},
+                  {"LOG_WARNING", LOG_WARNING}};
+    for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++) {
+        lua_pushnumber(l, levels[i].v);
+        lua_setfield(l, -2, levels[i].name);
+    }
+    lua_pushcfunction(l, l_log);
+    lua_setfield(l, -2, "log");
+    lua_pushstring(l, SRV_VERSION);
+    lua_setfield(l, -2, "REDIS_VERSION");
+    int maj = 0, min = 0, patch = 0;
+    sscanf(SRV_VERSION, "%d.%d.%d", &maj, &min, &patch);
+    lua_pushnumber(l, (maj << 16) | (min << 8) | patch);
+    lua_setfield(l, -2, "REDIS_VERSION_NUM");
+}
+
+/* The redis table: a function's lacks the debugger's calls and
+ * replicate_commands, as in Redis 7.0. */
+static void open_redis(lua_State *l, bool functions)
 {
     static const luaL_Reg fns[] = {{"call", l_call},
                                    {"pcall", l_pcall},
                                    {"error_reply", l_error_reply},
                                    {"status_reply", l_status_reply},
                                    {"sha1hex", l_sha1hex},
-                                   {"log", l_log},
                                    {"setresp", l_setresp},
                                    {"set_repl", l_nothing},
-                                   {"replicate_commands", l_true},
-                                   {"breakpoint", l_nothing},
-                                   {"debug", l_nothing},
                                    {NULL, NULL}};
-    lua_newtable(L);
-    luaL_register(L, NULL, fns);
+    static const luaL_Reg eval_only[] = {{"replicate_commands", l_true},
+                                         {"breakpoint", l_nothing},
+                                         {"debug", l_nothing},
+                                         {NULL, NULL}};
+    lua_newtable(l);
+    luaL_register(l, NULL, fns);
+    if (!functions)
+        luaL_register(l, NULL, eval_only);
+    scr_push_log_api(l);
     static const struct {
         const char *name;
         int v;
-    } nums[] = {{"LOG_DEBUG", LOG_DEBUG},
-                {"LOG_VERBOSE", LOG_VERBOSE},
-                {"LOG_NOTICE", LOG_NOTICE},
-                {"LOG_WARNING", LOG_WARNING},
-                {"REPL_NONE", 0},
-                {"REPL_AOF", 1},
-                {"REPL_SLAVE", 2},
-                {"REPL_REPLICA", 2},
-                {"REPL_ALL", 3}};
-    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
-        lua_pushnumber(L, nums[i].v);
-        lua_setfield(L, -2, nums[i].name);
+    } repl[] = {
+        {"REPL_NONE", 0}, {"REPL_AOF", 1}, {"REPL_SLAVE", 2}, {"REPL_REPLICA", 2}, {"REPL_ALL", 3}};
+    for (size_t i = 0; i < sizeof repl / sizeof repl[0]; i++) {
+        lua_pushnumber(l, repl[i].v);
+        lua_setfield(l, -2, repl[i].name);
     }
-    lua_pushstring(L, SRV_VERSION);
-    lua_setfield(L, -2, "REDIS_VERSION");
-    int maj = 0, min = 0, patch = 0;
-    sscanf(SRV_VERSION, "%d.%d.%d", &maj, &min, &patch);
-    lua_pushnumber(L, (maj << 16) | (min << 8) | patch);
-    lua_setfield(L, -2, "REDIS_VERSION_NUM");
-    lua_setglobal(L, "redis");
+    lua_setglobal(l, "redis");
 }
 
-/* ---- the state ---- */
+/* ---- the states ---- */
 
-void scr_init(void)
+void scr_vm_open(struct scr_vm *vm, bool functions)
 {
-    L = luaL_newstate();
-    if (!L)
+    vm->used = 0;
+    vm->functions = functions;
+    lua_State *l = vm->L = lua_newstate(vm_alloc, vm);
+    if (!l)
         kv_oom(0);
-    lua_newtable(L);
-    lua_setfield(L, LUA_REGISTRYINDEX, PROXIES);
+    lua_newtable(l);
+    lua_setfield(l, LUA_REGISTRYINDEX, PROXIES);
+    lua_newtable(l); /* an empty table, read-only: its own proxy metatable refuses writes */
+    lua_newtable(l);
+    lua_pushcfunction(l, ro_newindex);
+    lua_setfield(l, -2, "__newindex");
+    lua_pushboolean(l, 0);
+    lua_setfield(l, -2, "__metatable");
+    lua_setmetatable(l, -2);
+    lua_setfield(l, LUA_REGISTRYINDEX, SHOWN_MT);
     static const lua_CFunction libs[] = {luaopen_base, luaopen_table, luaopen_string, luaopen_math,
                                          luaopen_bit};
     for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++) {
-        lua_pushcfunction(L, libs[i]);
-        lua_call(L, 0, 0);
+        lua_pushcfunction(l, libs[i]);
+        lua_call(l, 0, 0);
     }
-    lua_pushcfunction(L, luaopen_cjson); /* returns its table, sets no global */
-    lua_call(L, 0, 1);
-    lua_setglobal(L, "cjson");
-    lua_pushcfunction(L, scr_open_cmsgpack);
-    lua_call(L, 0, 0);
-    lua_pushcfunction(L, scr_open_struct);
-    lua_call(L, 0, 0);
-    lua_settop(L, 0);
-    open_redis();
+    lua_pushcfunction(l, luaopen_cjson); /* returns its table, sets no global */
+    lua_call(l, 0, 1);
+    lua_setglobal(l, "cjson");
+    lua_pushcfunction(l, scr_open_cmsgpack);
+    lua_call(l, 0, 0);
+    lua_pushcfunction(l, scr_open_struct);
+    lua_call(l, 0, 0);
+    lua_settop(l, 0);
+    open_redis(l, functions);
     static const char *const gone[] = {"print",  "dofile",  "loadfile", "require",
                                        "module", "setfenv", "getfenv",  "newproxy"};
     for (size_t i = 0; i < sizeof gone / sizeof gone[0]; i++) {
-        lua_pushnil(L);
-        lua_setglobal(L, gone[i]);
+        lua_pushnil(l);
+        lua_setglobal(l, gone[i]);
     }
-    lua_pushcfunction(L, sandbox_rawset);
-    lua_setglobal(L, "rawset");
-    lua_pushcfunction(L, sandbox_loadstring);
-    lua_setglobal(L, "loadstring");
-    lua_pushcfunction(L, sandbox_loadstring);
-    lua_setglobal(L, "load");
+    static const luaL_Reg own[] = {{"rawset", sandbox_rawset}, {"rawget", sandbox_rawget},
+                                   {"next", sandbox_next},     {"pairs", sandbox_pairs},
+                                   {"ipairs", sandbox_ipairs}, {NULL, NULL}};
+    for (const luaL_Reg *r = own; r->name; r++) {
+        lua_pushcfunction(l, r->func);
+        lua_setglobal(l, r->name);
+    }
+    lua_getglobal(l, "setmetatable");
+    lua_pushcclosure(l, sandbox_setmetatable, 1);
+    lua_setglobal(l, "setmetatable");
+    lua_pushcfunction(l, sandbox_loadstring);
+    lua_setglobal(l, "loadstring");
+    lua_pushcfunction(l, sandbox_loadstring);
+    lua_setglobal(l, "load");
     /* Library tables, then the globals, behind read-only proxies. */
     static const char *const tables[] = {"string", "table",    "math",      "bit",  "cjson",
                                          "struct", "cmsgpack", "coroutine", "redis"};
     for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
-        lua_getglobal(L, tables[i]);
-        if (lua_istable(L, -1)) {
-            make_proxy(false);
-            lua_setglobal(L, tables[i]);
+        lua_getglobal(l, tables[i]);
+        if (lua_istable(l, -1)) {
+            make_proxy(l, PROXY_PLAIN);
+            lua_setglobal(l, tables[i]);
         } else {
-            lua_pop(L, 1);
+            lua_pop(l, 1);
         }
     }
-    lua_pushvalue(L, LUA_GLOBALSINDEX);
-    lua_pushvalue(L, -1);
-    lua_setfield(L, LUA_REGISTRYINDEX, "shmkv.globals"); /* KEYS and ARGV go here */
-    make_proxy(true);
-    lua_pushvalue(L, -1);
-    lua_setfield(L, LUA_REGISTRYINDEX, "shmkv.G");
-    lua_getfield(L, LUA_REGISTRYINDEX, "shmkv.globals");
-    lua_pushvalue(L, -2);
-    lua_setfield(L, -2, "_G"); /* _G is the proxy */
-    lua_pop(L, 1);
-    lua_replace(L, LUA_GLOBALSINDEX);
+    /* Strings' metatable: its __index the string proxy, and getmetatable('')
+     * a read-only proxy of it, so that no script can change how strings
+     * behave for the next one. */
+    lua_pushliteral(l, "");
+    lua_getmetatable(l, -1);
+    lua_getglobal(l, "string");
+    lua_setfield(l, -2, "__index");
+    lua_pushvalue(l, -1);
+    make_proxy(l, PROXY_PLAIN);
+    lua_setfield(l, -2, "__metatable");
+    lua_pop(l, 2);
+    lua_pushvalue(l, LUA_GLOBALSINDEX);
+    lua_pushvalue(l, -1);
+    lua_setfield(l, LUA_REGISTRYINDEX, GLOBALS);
+    make_proxy(l, PROXY_GLOBALS);
+    lua_getfield(l, LUA_REGISTRYINDEX, GLOBALS);
+    lua_pushvalue(l, -2);
+    lua_setfield(l, -2, "_G"); /* _G is the proxy */
+    lua_pop(l, 1);
+    lua_replace(l, LUA_GLOBALSINDEX);
+}
+
+void scr_vm_close(struct scr_vm *vm)
+{
+    if (vm->L)
+        lua_close(vm->L);
+    vm->L = NULL;
+    vm->used = 0;
+}
+
+void scr_fn_api(lua_State *l, lua_CFunction register_fn)
+{
+    lua_newtable(l); /* the globals a library's code sees */
+    lua_newtable(l); /* its redis */
+    lua_pushcfunction(l, register_fn);
+    lua_setfield(l, -2, "register_function");
+    scr_push_log_api(l);
+    make_proxy(l, PROXY_STRICT); /* redis.call at load: "nonexistent global", as in Redis */
+    lua_setfield(l, -2, "redis");
+    lua_setfield(l, LUA_REGISTRYINDEX, LOADAPI);
+}
+
+void scr_globals_for_load(lua_State *l, bool load)
+{
+    lua_getfield(l, LUA_REGISTRYINDEX, GMETA);
+    lua_getfield(l, LUA_REGISTRYINDEX, load ? LOADAPI : GLOBALS);
+    lua_setfield(l, -2, "__real");
+    lua_pop(l, 1);
+}
+
+void scr_init(void)
+{
+    scr_vm_open(&scr_ev, false);
     nscripts = script_bytes = 0;
     if (!sc) {
         sc = kv_xcalloc(1, sizeof *sc);
@@ -572,19 +804,21 @@ void scr_init(void)
         resp_buf_init(&sc->in);
         resp_buf_init(&sc->out);
     }
+    scr_fn_start();
 }
 
-void scr_free(void)
+void scr_flush(void)
 {
-    if (L)
-        lua_close(L);
-    L = NULL;
+    scr_vm_close(&scr_ev);
+    scr_vm_open(&scr_ev, false);
     nscripts = script_bytes = 0;
 }
 
 void scr_destroy(void)
 {
-    scr_free();
+    scr_vm_close(&scr_ev);
+    scr_fn_stop();
+    nscripts = script_bytes = 0;
     if (sc) {
         resp_buf_free(&sc->in);
         resp_buf_free(&sc->out);
@@ -600,7 +834,7 @@ size_t scr_count(void)
 
 size_t scr_vm_bytes(void)
 {
-    return L ? (size_t)lua_gc(L, LUA_GCCOUNT, 0) * 1024 + (size_t)lua_gc(L, LUA_GCCOUNTB, 0) : 0;
+    return scr_ev.used;
 }
 
 size_t scr_scripts_bytes(void)
@@ -608,51 +842,143 @@ size_t scr_scripts_bytes(void)
     return script_bytes;
 }
 
-/* The registry key of a script: "f_" and its SHA-1 in lowercase. */
-static void func_name(const char *sha, size_t n, char out[43])
+/* Pushes t[name] of the table on top and returns true if it has that
+ * type; else pushes nothing and returns false. */
+static bool field(lua_State *l, const char *name, int type)
 {
-    out[0] = 'f';
-    out[1] = '_';
-    for (size_t i = 0; i < 40; i++)
-        out[2 + i] = i < n ? (char)tolower((unsigned char)sha[i]) : '0';
-    out[42] = '\0';
+    lua_pushstring(l, name);
+    lua_rawget(l, -2);
+    if (lua_type(l, -1) == type)
+        return true;
+    lua_pop(l, 1);
+    return false;
 }
 
-bool scr_exists(const char *sha, size_t n)
+/* The string on top as one line (CR and LF as spaces), malloc'd: a status
+ * or an error reply must not break the protocol. */
+static char *one_line(lua_State *l)
 {
-    if (n != 40)
-        return false;
-    char fn[43];
-    func_name(sha, n, fn);
-    lua_getfield(L, LUA_REGISTRYINDEX, fn);
-    bool found = lua_isfunction(L, -1);
-    lua_pop(L, 1);
-    return found;
+    size_t n;
+    const char *s = lua_tolstring(l, -1, &n);
+    char *line = kv_xmemdup(s, n + 1);
+    for (size_t i = 0; i < n; i++)
+        if (line[i] == '\r' || line[i] == '\n')
+            line[i] = ' ';
+    return line;
 }
 
-int scr_load(const char *body, size_t n, char sha[41], char *err, size_t errlen)
+/* Writes the Lua value at the top of the stack to out as Redis 7.0 turns
+ * a script's result into a reply, in protocol proto. */
+static void reply_value(lua_State *l, struct resp_buf *out, int proto, int depth)
 {
-    sha1_hex(body, n, sha);
-    if (scr_exists(sha, 40))
-        return 0;
-    if (luaL_loadbuffer(L, body, n, "@user_script")) {
-        snprintf(err, errlen, "ERR Error compiling script (new function): %s", lua_tostring(L, -1));
-        lua_pop(L, 1);
-        return -1;
+    int t = lua_type(l, -1);
+    switch (t) {
+    case LUA_TSTRING: {
+        size_t n;
+        const char *s = lua_tolstring(l, -1, &n);
+        resp_bulk(out, s, n);
+        break;
     }
-    char fn[43];
-    func_name(sha, 40, fn);
-    lua_setfield(L, LUA_REGISTRYINDEX, fn);
-    nscripts++;
-    script_bytes += n + 43 + 64; /* the body, its name, and about a table entry */
-    return 0;
+    case LUA_TBOOLEAN:
+        if (run.resp == 3) /* the script's protocol (redis.setresp), not the caller's */
+            resp_bool(out, lua_toboolean(l, -1), proto);
+        else if (lua_toboolean(l, -1))
+            resp_int(out, 1);
+        else
+            resp_null(out, proto);
+        break;
+    case LUA_TNUMBER: {
+        /* Truncated toward zero, as Redis casts it; what the cast cannot
+         * hold (NaN, beyond 2^63) reads as the x86 conversion gives it. */
+        double d = lua_tonumber(l, -1);
+        resp_int(out, d == d && d < 9223372036854775808.0 && d >= -9223372036854775808.0
+                          ? (int64_t)d
+                          : INT64_MIN);
+        break;
+    }
+    case LUA_TTABLE: {
+        if (depth > 1000) { /* a table within itself */
+            resp_error(out, "ERR reached lua stack limit");
+            break;
+        }
+        luaL_checkstack(l, 4, "reply nesting");
+        if (field(l, "err", LUA_TSTRING)) {
+            char *msg = one_line(l);
+            lua_pop(l, 1);
+            bool counted = false;
+            if (field(l, "ignore_error_stats_update", LUA_TBOOLEAN)) {
+                counted = lua_toboolean(l, -1);
+                lua_pop(l, 1);
+            }
+            (counted ? resp_error_uncounted : resp_error)(out, msg);
+            free(msg);
+            break;
+        }
+        if (field(l, "ok", LUA_TSTRING)) {
+            char *msg = one_line(l);
+            lua_pop(l, 1);
+            resp_simple(out, msg);
+            free(msg);
+            break;
+        }
+        if (field(l, "double", LUA_TNUMBER)) {
+            resp_double(out, lua_tonumber(l, -1), proto);
+            lua_pop(l, 1);
+            break;
+        }
+        if (field(l, "big_number", LUA_TSTRING)) {
+            size_t n;
+            const char *s = lua_tolstring(l, -1, &n);
+            if (proto == 3)
+                resp_buf_printf(out, "(%.*s\r\n", (int)n, s);
+            else
+                resp_bulk(out, s, n);
+            lua_pop(l, 1);
+            break;
+        }
+        bool map = field(l, "map", LUA_TTABLE);
+        if (map || field(l, "set", LUA_TTABLE)) {
+            size_t n = 0;
+            for (lua_pushnil(l); lua_next(l, -2); lua_pop(l, 1))
+                n++;
+            (map ? resp_map : resp_set)(out, n, proto);
+            for (lua_pushnil(l); lua_next(l, -2); lua_pop(l, 1)) {
+                lua_pushvalue(l, -2);
+                reply_value(l, out, proto, depth + 1); /* the key, or the set's member */
+                lua_pop(l, 1);
+                if (map)
+                    reply_value(l, out, proto, depth + 1);
+            }
+            lua_pop(l, 1);
+            break;
+        }
+        /* An array: t[1], t[2] ... up to the first nil. */
+        size_t n = 0;
+        for (;; n++) {
+            lua_rawgeti(l, -1, (int)n + 1);
+            bool nil = lua_isnil(l, -1);
+            lua_pop(l, 1);
+            if (nil)
+                break;
+        }
+        resp_array(out, n);
+        for (size_t i = 0; i < n; i++) {
+            lua_rawgeti(l, -1, (int)i + 1);
+            reply_value(l, out, proto, depth + 1);
+            lua_pop(l, 1);
+        }
+        break;
+    }
+    default:
+        resp_null(out, proto);
+    }
 }
 
 /* ---- running a script ---- */
 
 /* The error handler: an error becomes {err = ...} with where the script
  * was when it was raised, as Redis 7.0's __redis__err__handler makes it. */
-static int on_error(lua_State *l)
+int scr_on_error(lua_State *l)
 {
     if (!lua_istable(l, 1)) {
         lua_newtable(l);
@@ -677,149 +1003,315 @@ static int on_error(lua_State *l)
     return 1;
 }
 
-/* Pushes t[name] of the table on top and returns true if it has that
- * type; else pushes nothing and returns false. */
-static bool field(const char *name, int type)
+/* Every HOOK_EVERY instructions of a script or of a library's code: the
+ * load's time limit; a script's busy state, the events the loop answers
+ * meanwhile, and SCRIPT KILL. Once it stops a script it fires on every
+ * line, so that a pcall inside cannot keep it going. */
+static void hook(lua_State *l, lua_Debug *ar)
 {
-    lua_pushstring(L, name);
-    lua_rawget(L, -2);
-    if (lua_type(L, -1) == type)
-        return true;
-    lua_pop(L, 1);
-    return false;
-}
-
-/* The string on top as one line (CR and LF as spaces), malloc'd: a status
- * or an error reply must not break the protocol. */
-static char *one_line(void)
-{
-    size_t n;
-    const char *s = lua_tolstring(L, -1, &n);
-    char *line = kv_xmemdup(s, n + 1);
-    for (size_t i = 0; i < n; i++)
-        if (line[i] == '\r' || line[i] == '\n')
-            line[i] = ' ';
-    return line;
-}
-
-/* Writes the Lua value at the top of the stack to out as Redis 7.0 turns
- * a script's result into a reply, in protocol proto. */
-static void reply_value(struct resp_buf *out, int proto, int depth)
-{
-    int t = lua_type(L, -1);
-    switch (t) {
-    case LUA_TSTRING: {
-        size_t n;
-        const char *s = lua_tolstring(L, -1, &n);
-        resp_bulk(out, s, n);
-        break;
+    (void)ar;
+    uint64_t now = srv_mstime();
+    if (run.loading) {
+        if (now - run.start_ms >= run.load_limit_ms) {
+            lua_sethook(l, hook, LUA_MASKLINE, 0);
+            scr_raise(l, "ERR FUNCTION LOAD timeout");
+        }
+        return;
     }
-    case LUA_TBOOLEAN:
-        if (run.resp == 3) /* the script's protocol (redis.setresp), not the caller's */
-            resp_bool(out, lua_toboolean(L, -1), proto);
-        else if (lua_toboolean(L, -1))
-            resp_int(out, 1);
+    if (!run.caller)
+        return;
+    if (!run.timedout) {
+        if (now - run.start_ms < (uint64_t)srv.conf.busy_reply_ms)
+            return;
+        srv_log(LOG_WARNING,
+                "Slow script detected: still in execution after %llu milliseconds. You can try "
+                "killing the script using the %s command. Script name is: %s.",
+                (unsigned long long)(now - run.start_ms),
+                run.eval ? "SCRIPT KILL" : "FUNCTION KILL", run.name);
+        run.timedout = true;
+    }
+    srv_events_while_busy(run.caller);
+    if (run.killed) {
+        srv_log(LOG_WARNING, "Lua script killed by user with SCRIPT KILL.");
+        lua_sethook(l, hook, LUA_MASKLINE, 0);
+        scr_raise(l, "ERR Script killed by user with SCRIPT KILL...");
+    }
+}
+
+void scr_load_guard(struct scr_vm *vm, bool on, unsigned limit_ms)
+{
+    if (on) {
+        run = (struct run){
+            .vm = vm, .loading = true, .load_limit_ms = limit_ms, .start_ms = srv_mstime()};
+        lua_sethook(vm->L, hook, LUA_MASKCOUNT, HOOK_EVERY);
+    } else {
+        lua_sethook(vm->L, NULL, 0, 0);
+        run = (struct run){0};
+    }
+}
+
+bool scr_may_start(struct conn *c, unsigned flags, bool ro)
+{
+    if (flags & SCR_COMPAT)
+        return true; /* a script without a shebang: its commands are checked one by one */
+    if (!(flags & SCR_ALLOW_OOM) && srv.over_maxmemory && srv.conf.maxmemory) {
+        resp_error(OUT(c), "OOM allow-oom flag is not set on the script, can not run it when used "
+                           "memory > 'maxmemory'");
+        return false;
+    }
+    if (!(flags & SCR_NO_WRITES)) {
+        const char *why = cmd_misconf();
+        if (why) {
+            resp_error(OUT(c), why);
+            return false;
+        }
+        if (ro) {
+            resp_error(OUT(c), "ERR Can not execute a script with write flag using *_ro command.");
+            return false;
+        }
+    }
+    return true;
+}
+
+void scr_run(struct conn *c, struct scr_vm *vm, const char *name, bool eval, unsigned flags,
+             bool ro, int nargs)
+{
+    lua_State *l = vm->L;
+    size_t before = vm->used;
+    lua_pushcfunction(l, scr_on_error);
+    lua_insert(l, -(nargs + 2));
+    run = (struct run){.caller = c,
+                       .vm = vm,
+                       .ro = ro || (flags & SCR_NO_WRITES),
+                       .eval = eval,
+                       .flags = flags,
+                       .resp = 2,
+                       .start_ms = srv_mstime()};
+    snprintf(run.name, sizeof run.name, "%s", name);
+    if (srv.conf.busy_reply_ms > 0)
+        lua_sethook(l, hook, LUA_MASKCOUNT, HOOK_EVERY);
+    int rc = lua_pcall(l, nargs, 1, -(nargs + 2));
+    lua_sethook(l, NULL, 0, 0);
+    if (run.timedout)
+        srv_busy_end();
+    if (rc == 0) {
+        reply_value(l, OUT(c), c->proto, 0);
+    } else if (lua_istable(l, -1)) {
+        lua_getfield(l, -1, "ignore_error_stats_update");
+        bool counted = lua_toboolean(l, -1);
+        lua_pop(l, 1);
+        lua_getfield(l, -1, "err");
+        lua_getfield(l, -2, "source");
+        lua_getfield(l, -3, "line");
+        const char *e = lua_tostring(l, -3), *src = lua_tostring(l, -2);
+        if (!e)
+            e = "ERR";
+        size_t cap = strlen(e) + (src ? strlen(src) : 0) + strlen(name) + 64;
+        char *msg = kv_xmalloc(cap);
+        if (src && lua_isnumber(l, -1))
+            snprintf(msg, cap, "%s script: %s, on %s:%d.", e, name, src, (int)lua_tonumber(l, -1));
         else
-            resp_null(out, proto);
-        break;
-    case LUA_TNUMBER: {
-        /* Truncated toward zero, as Redis casts it; what the cast cannot
-         * hold (NaN, beyond 2^63) reads as the x86 conversion gives it. */
-        double d = lua_tonumber(L, -1);
-        resp_int(out, d == d && d < 9223372036854775808.0 && d >= -9223372036854775808.0
-                          ? (int64_t)d
-                          : INT64_MIN);
-        break;
+            snprintf(msg, cap, "%s", e);
+        for (char *q = msg; *q; q++)
+            if (*q == '\r' || *q == '\n')
+                *q = ' ';
+        (counted ? resp_error_uncounted : resp_error)(OUT(c), msg);
+        free(msg);
+    } else {
+        /* Not through the handler: out of memory. */
+        resp_errorf(OUT(c), "ERR Error running script (call to %s%s): @user_%s: %s",
+                    eval ? "f_" : "", name, eval ? "script" : "function",
+                    lua_tostring(l, -1) ? lua_tostring(l, -1) : "?");
     }
-    case LUA_TTABLE: {
-        if (depth > 1000) { /* a table within itself */
-            resp_error(out, "ERR reached lua stack limit");
+    run.caller = NULL;
+    run.vm = NULL;
+    lua_settop(l, 0);
+    /* What a script allocated is garbage once it returns (it cannot keep
+     * anything): a script that took much gives it back now. */
+    if (rc == LUA_ERRMEM || vm->used > 2 * before + (1u << 20))
+        lua_gc(l, LUA_GCCOLLECT, 0);
+    else
+        lua_gc(l, LUA_GCSTEP, 1);
+}
+
+/* ---- busy scripts ---- */
+
+bool scr_busy(void)
+{
+    return run.caller && run.timedout;
+}
+
+const char *scr_busy_error(void)
+{
+    return run.eval ? "BUSY Redis is busy running a script. You can only call SCRIPT KILL or "
+                      "SHUTDOWN NOSAVE."
+                    : "BUSY Redis is busy running a script. You can only call FUNCTION KILL or "
+                      "SHUTDOWN NOSAVE.";
+}
+
+void scr_kill(struct conn *c, bool function)
+{
+    if (!run.caller)
+        resp_error(OUT(c), "NOTBUSY No scripts in execution right now.");
+    else if (run.wrote)
+        resp_error(OUT(c), "UNKILLABLE Sorry the script already executed write commands against "
+                           "the dataset. You can either wait the script termination or kill the "
+                           "server in a hard way using the SHUTDOWN NOSAVE command.");
+    else if (function == run.eval)
+        resp_error(OUT(c), scr_busy_error()); /* the other kind's KILL */
+    else {
+        run.killed = true;
+        resp_simple(OUT(c), "OK");
+    }
+}
+
+void scr_stats(struct conn *c)
+{
+    if (run.caller && run.eval) {
+        resp_error(OUT(c), scr_busy_error());
+        return;
+    }
+    resp_map(OUT(c), 2, c->proto);
+    resp_bulk(OUT(c), "running_script", 14);
+    if (!run.caller) {
+        resp_null(OUT(c), c->proto);
+    } else {
+        const struct conn *k = run.caller;
+        resp_map(OUT(c), 3, c->proto);
+        resp_bulk(OUT(c), "name", 4);
+        resp_bulk(OUT(c), run.name, strlen(run.name));
+        resp_bulk(OUT(c), "command", 7);
+        resp_array(OUT(c), k->argc);
+        for (size_t i = 0; i < k->argc; i++)
+            resp_bulk(OUT(c), k->argv[i].p, k->argv[i].n);
+        resp_bulk(OUT(c), "duration_ms", 11);
+        resp_int(OUT(c), (int64_t)(srv_mstime() - run.start_ms));
+    }
+    resp_bulk(OUT(c), "engines", 7);
+    resp_map(OUT(c), 1, c->proto);
+    resp_bulk(OUT(c), "LUA", 3);
+    resp_map(OUT(c), 2, c->proto);
+    resp_bulk(OUT(c), "libraries_count", 15);
+    resp_int(OUT(c), (int64_t)scr_fn_libraries());
+    resp_bulk(OUT(c), "functions_count", 15);
+    resp_int(OUT(c), (int64_t)scr_fn_functions());
+}
+
+/* ---- EVAL's scripts ---- */
+
+/* A script's registry keys: "f_" and its SHA-1 in lowercase holds its
+ * function, "F_" and the same its flags (SCR_*). */
+static void func_name(const char *sha, size_t n, char out[43])
+{
+    out[0] = 'f';
+    out[1] = '_';
+    for (size_t i = 0; i < 40; i++)
+        out[2 + i] = i < n ? (char)tolower((unsigned char)sha[i]) : '0';
+    out[42] = '\0';
+}
+
+bool scr_exists(const char *sha, size_t n)
+{
+    if (n != 40)
+        return false;
+    char fn[43];
+    func_name(sha, n, fn);
+    lua_getfield(scr_ev.L, LUA_REGISTRYINDEX, fn);
+    bool found = lua_isfunction(scr_ev.L, -1);
+    lua_pop(scr_ev.L, 1);
+    return found;
+}
+
+/* A script's shebang, "#!lua [flags=f1,f2...]" on its first line, as
+ * Redis 7.0 reads it: *flags gets its flags (SCR_COMPAT when there is no
+ * shebang) and *skip the line's length, which the compiler does not see
+ * (its newline it does, so that lines keep their numbers). 0, or -1 with
+ * Redis's error in err. */
+static int eval_shebang(const char *body, size_t n, unsigned *flags, size_t *skip, char *err,
+                        size_t errlen)
+{
+    *flags = SCR_COMPAT;
+    *skip = 0;
+    if (n < 2 || memcmp(body, "#!", 2))
+        return 0;
+    const char *eol = memchr(body, '\n', n);
+    size_t len = eol ? (size_t)(eol - body) : n;
+    *skip = len;
+    *flags = 0;
+    for (size_t at = 0, part = 0; at < len; part++) {
+        while (at < len && isspace((unsigned char)body[at]))
+            at++;
+        if (at == len)
             break;
-        }
-        luaL_checkstack(L, 4, "reply nesting");
-        if (field("err", LUA_TSTRING)) {
-            char *msg = one_line();
-            lua_pop(L, 1);
-            bool counted = false;
-            if (field("ignore_error_stats_update", LUA_TBOOLEAN)) {
-                counted = lua_toboolean(L, -1);
-                lua_pop(L, 1);
+        const char *w = body + at;
+        while (at < len && !isspace((unsigned char)body[at]))
+            at++;
+        int wn = (int)(body + at - w);
+        if (part == 0) {
+            if (wn != 5 || memcmp(w, "#!lua", 5)) {
+                snprintf(err, errlen, "ERR Unexpected engine in script shebang: %.*s", wn, w);
+                return -1;
             }
-            (counted ? resp_error_uncounted : resp_error)(out, msg);
-            free(msg);
-            break;
-        }
-        if (field("ok", LUA_TSTRING)) {
-            char *msg = one_line();
-            lua_pop(L, 1);
-            resp_simple(out, msg);
-            free(msg);
-            break;
-        }
-        if (field("double", LUA_TNUMBER)) {
-            resp_double(out, lua_tonumber(L, -1), proto);
-            lua_pop(L, 1);
-            break;
-        }
-        if (field("big_number", LUA_TSTRING)) {
-            size_t n;
-            const char *s = lua_tolstring(L, -1, &n);
-            if (proto == 3)
-                resp_buf_printf(out, "(%.*s\r\n", (int)n, s);
-            else
-                resp_bulk(out, s, n);
-            lua_pop(L, 1);
-            break;
-        }
-        bool map = field("map", LUA_TTABLE);
-        if (map || field("set", LUA_TTABLE)) {
-            size_t n = 0;
-            for (lua_pushnil(L); lua_next(L, -2); lua_pop(L, 1))
-                n++;
-            (map ? resp_map : resp_set)(out, n, proto);
-            for (lua_pushnil(L); lua_next(L, -2); lua_pop(L, 1)) {
-                lua_pushvalue(L, -2);
-                reply_value(out, proto, depth + 1); /* the key, or the set's member */
-                lua_pop(L, 1);
-                if (map)
-                    reply_value(out, proto, depth + 1);
+        } else if (wn >= 6 && !memcmp(w, "flags=", 6)) {
+            for (const char *f = w + 6, *wend = w + wn; f <= wend;) {
+                const char *comma = memchr(f, ',', (size_t)(wend - f));
+                size_t fl = comma ? (size_t)(comma - f) : (size_t)(wend - f);
+                if (!(wn == 6 && !comma)) { /* "flags=" alone: none */
+                    unsigned one = scr_flag_parse(f, fl);
+                    if (!one) {
+                        snprintf(err, errlen, "ERR Unexpected flag in script shebang: %.*s",
+                                 (int)fl, f);
+                        return -1;
+                    }
+                    *flags |= one;
+                }
+                f += fl + 1;
             }
-            lua_pop(L, 1);
-            break;
+        } else {
+            snprintf(err, errlen, "ERR Unknown lua shebang option: %.*s", wn, w);
+            return -1;
         }
-        /* An array: t[1], t[2] ... up to the first nil. */
-        size_t n = 0;
-        for (;; n++) {
-            lua_rawgeti(L, -1, (int)n + 1);
-            bool nil = lua_isnil(L, -1);
-            lua_pop(L, 1);
-            if (nil)
-                break;
-        }
-        resp_array(out, n);
-        for (size_t i = 0; i < n; i++) {
-            lua_rawgeti(L, -1, (int)i + 1);
-            reply_value(out, proto, depth + 1);
-            lua_pop(L, 1);
-        }
-        break;
     }
-    default:
-        resp_null(out, proto);
+    return 0;
+}
+
+int scr_load(const char *body, size_t n, char sha[41], char *err, size_t errlen)
+{
+    scr_sha1_hex(body, n, sha);
+    if (scr_exists(sha, 40))
+        return 0;
+    unsigned flags;
+    size_t skip;
+    if (eval_shebang(body, n, &flags, &skip, err, errlen))
+        return -1;
+    lua_State *l = scr_ev.L;
+    if (luaL_loadbuffer(l, body + skip, n - skip, "@user_script")) {
+        snprintf(err, errlen, "ERR Error compiling script (new function): %s", lua_tostring(l, -1));
+        lua_pop(l, 1);
+        return -1;
     }
+    char fn[43];
+    func_name(sha, 40, fn);
+    lua_setfield(l, LUA_REGISTRYINDEX, fn);
+    fn[0] = 'F';
+    lua_pushnumber(l, flags);
+    lua_setfield(l, LUA_REGISTRYINDEX, fn);
+    nscripts++;
+    script_bytes += n + 43 + 64; /* the body, its name, and about a table entry */
+    return 0;
 }
 
 /* KEYS or ARGV: a new array of argv[from..from+n) in the real globals. */
-static void set_array(const char *name, const struct db_str *argv, size_t n)
+static void set_array(lua_State *l, const char *name, const struct db_str *argv, size_t n)
 {
-    lua_getfield(L, LUA_REGISTRYINDEX, "shmkv.globals");
-    lua_createtable(L, (int)n, 0);
+    lua_getfield(l, LUA_REGISTRYINDEX, GLOBALS);
+    lua_createtable(l, (int)n, 0);
     for (size_t i = 0; i < n; i++) {
-        lua_pushlstring(L, argv[i].p, argv[i].n);
-        lua_rawseti(L, -2, (int)i + 1);
+        lua_pushlstring(l, argv[i].p, argv[i].n);
+        lua_rawseti(l, -2, (int)i + 1);
     }
-    lua_setfield(L, -2, name);
-    lua_pop(L, 1);
+    lua_setfield(l, -2, name);
+    lua_pop(l, 1);
 }
 
 void scr_eval(struct conn *c, bool by_sha, bool ro)
@@ -853,41 +1345,16 @@ void scr_eval(struct conn *c, bool by_sha, bool ro)
         }
         func_name(sha, 40, fn);
     }
-    set_array("KEYS", c->argv + 3, (size_t)numkeys);
-    set_array("ARGV", c->argv + 3 + numkeys, c->argc - 3 - (size_t)numkeys);
-    run = (struct run){.caller = c, .ro = ro, .resp = 2};
-    lua_pushcfunction(L, on_error);
-    lua_getfield(L, LUA_REGISTRYINDEX, fn);
-    int rc = lua_pcall(L, 0, 1, -2);
-    if (rc == 0) {
-        reply_value(OUT(c), c->proto, 0);
-    } else if (lua_istable(L, -1)) {
-        lua_getfield(L, -1, "ignore_error_stats_update");
-        bool counted = lua_toboolean(L, -1);
-        lua_pop(L, 1);
-        lua_getfield(L, -1, "err");
-        lua_getfield(L, -2, "source");
-        lua_getfield(L, -3, "line");
-        const char *e = lua_tostring(L, -3), *src = lua_tostring(L, -2);
-        if (!e)
-            e = "ERR";
-        size_t cap = strlen(e) + (src ? strlen(src) : 0) + 96;
-        char *msg = kv_xmalloc(cap);
-        if (src && lua_isnumber(L, -1))
-            snprintf(msg, cap, "%s script: %s, on %s:%d.", e, sha, src, (int)lua_tonumber(L, -1));
-        else
-            snprintf(msg, cap, "%s", e);
-        for (char *q = msg; *q; q++)
-            if (*q == '\r' || *q == '\n')
-                *q = ' ';
-        (counted ? resp_error_uncounted : resp_error)(OUT(c), msg);
-        free(msg);
-        lua_pop(L, 3);
-    } else {
-        resp_errorf(OUT(c), "ERR Error running script (call to %s): @user_script: %s", fn,
-                    lua_tostring(L, -1) ? lua_tostring(L, -1) : "?");
-    }
-    lua_settop(L, 0);
-    run.caller = NULL;
-    lua_gc(L, LUA_GCSTEP, 1);
+    lua_State *l = scr_ev.L;
+    fn[0] = 'F';
+    lua_getfield(l, LUA_REGISTRYINDEX, fn);
+    unsigned flags = (unsigned)lua_tonumber(l, -1);
+    lua_pop(l, 1);
+    fn[0] = 'f';
+    if (!scr_may_start(c, flags, ro))
+        return;
+    set_array(l, "KEYS", c->argv + 3, (size_t)numkeys);
+    set_array(l, "ARGV", c->argv + 3 + numkeys, c->argc - 3 - (size_t)numkeys);
+    lua_getfield(l, LUA_REGISTRYINDEX, fn);
+    scr_run(c, &scr_ev, sha, true, flags, ro, 0);
 }

@@ -1,10 +1,16 @@
 /*
- * scr — Lua scripting (EVAL and its family, SCRIPT): one Lua 5.1 state,
- * sandboxed as Redis 7.0's, holding every script loaded since start or the
- * last SCRIPT FLUSH, and redis.call running commands through the daemon's
- * own dispatch on a client of the script's, so a script is atomic by
- * construction: the event loop runs nothing else meanwhile, and local
- * readers see all of its writes or none (one cache transaction).
+ * scr — Lua scripting: EVAL and its family, SCRIPT, FUNCTION and FCALL.
+ * Two Lua 5.1 states, sandboxed as Redis 7.0's: one holds every script
+ * loaded since start or the last SCRIPT FLUSH, the other FUNCTION's
+ * libraries, which the daemon stores with the data (scr_fn.c). redis.call
+ * runs commands through the daemon's own dispatch on a client of the
+ * scripts', so a script is atomic by construction: the event loop runs no
+ * other client's command meanwhile, and local readers see all of its
+ * writes or none (one cache transaction).
+ *
+ * A script running past busy-reply-threshold lets the loop answer other
+ * clients meanwhile: with -BUSY, but for the few commands Redis allows
+ * then (SCRIPT KILL, FUNCTION KILL, SHUTDOWN NOSAVE, ...).
  *
  * Single-threaded: the event loop owns it.
  */
@@ -16,29 +22,52 @@
 
 struct conn;
 
-/* Makes the Lua state (again, after scr_free). Aborts when out of memory,
- * as the daemon's allocations do. */
+/* Makes both Lua states, and loads the stored libraries. Aborts when out
+ * of memory, as the daemon's allocations do. */
 void scr_init(void);
-void scr_free(void);
-/* scr_free, and the scripts' client too: at shutdown. */
+/* SCRIPT FLUSH: EVAL's state made anew, empty. */
+void scr_flush(void);
+/* At shutdown: both states, and the scripts' client. */
 void scr_destroy(void);
 
 /* SCRIPT LOAD: compiles body and keeps it under its SHA-1, which goes to
  * sha (40 hex digits and a NUL). 0, or -1 with Redis's error text in err
- * (a compile error). */
+ * (a compile error, a bad shebang). */
 int scr_load(const char *body, size_t n, char sha[41], char *err, size_t errlen);
 /* Whether a script with this SHA-1 (any case) is loaded. */
 bool scr_exists(const char *sha, size_t n);
-/* How many scripts are loaded (INFO's number_of_cached_scripts), the Lua
- * state's memory, and what the loaded scripts take: their bodies and their
- * entries (INFO's used_memory_scripts_eval). */
+/* How many scripts are loaded (INFO's number_of_cached_scripts), EVAL's
+ * state's memory, and what the loaded scripts take: their bodies and
+ * their entries (INFO's used_memory_scripts_eval). */
 size_t scr_count(void);
 size_t scr_vm_bytes(void);
 size_t scr_scripts_bytes(void);
+/* FUNCTION's: libraries, functions, its state's memory, and what the
+ * libraries take (INFO's number_of_libraries, number_of_functions,
+ * used_memory_vm_functions, used_memory_functions). */
+size_t scr_fn_libraries(void);
+size_t scr_fn_functions(void);
+size_t scr_fn_vm_bytes(void);
+size_t scr_fn_bytes(void);
 
 /* EVAL/EVALSHA and their _RO forms for c, its arguments as the command
  * gave them (script or SHA-1, numkeys, keys, args): replies to c. by_sha:
  * argv[1] is a SHA-1. ro: write commands are refused inside. */
 void scr_eval(struct conn *c, bool by_sha, bool ro);
+/* FCALL/FCALL_RO function numkeys [key ...] [arg ...]: replies to c. */
+void scr_fcall(struct conn *c, bool ro);
+/* FUNCTION's subcommands (but KILL and STATS), replying to c: argv[1]
+ * names the subcommand, whose arity the dispatcher checked. */
+void scr_function(struct conn *c);
+
+/* A script is past busy-reply-threshold: other clients get -BUSY. */
+bool scr_busy(void);
+/* The -BUSY text (without '-') for the script that runs. */
+const char *scr_busy_error(void);
+/* SCRIPT KILL (function false) or FUNCTION KILL (true): stops the
+ * running script if it may be stopped, replying to c. */
+void scr_kill(struct conn *c, bool function);
+/* FUNCTION STATS, replying to c. */
+void scr_stats(struct conn *c);
 
 #endif

@@ -283,6 +283,8 @@ static void conn_accept(int lfd, bool unix_sock)
     }
 }
 
+static int busy_depth; /* >0: srv_events_while_busy is handling events */
+
 /* Clients whose replies wait to be written at the end of the iteration. */
 static struct conn **pending;
 static size_t npending, pendingcap;
@@ -407,6 +409,12 @@ static void free_closing(void)
 
 void conn_free(struct conn *c)
 {
+    if (busy_depth) {
+        /* Inside a script, under the loop's own iteration, whose batch of
+         * events may still name c: freed once that iteration is done. */
+        srv_close_async(c);
+        return;
+    }
     cmd_conn_release(c);
     srv_cache_release(c);
     for (size_t i = 0; i < nclosing_slots; i++)
@@ -472,6 +480,8 @@ static void lat_stage(const char *event, uint64_t t0)
  * next start replays what the journal has. */
 static void sync_before_reply(void)
 {
+    if (busy_depth)
+        return; /* nothing written in a busy round may be acknowledged: HELD */
     uint64_t t0 = lat_start();
     int rc = stor_sync(srv.stor);
     if (rc) {
@@ -618,6 +628,77 @@ static void flush_pending(void)
         conn_flush(c);
     }
     npending = 0;
+}
+
+/* ---- while a script is busy ---- */
+
+static void conn_read(struct conn *c);
+
+static bool held;           /* CONN_HELD is set where it should be */
+static size_t held_pending; /* pending[0, held_pending): replies held until the script ends */
+
+void srv_events_while_busy(struct conn *caller)
+{
+    if (busy_depth)
+        return;
+    busy_depth++;
+    if (!held) {
+        /* Replies already waiting may acknowledge writes of this iteration,
+         * which reach the journal only after the script. */
+        held_pending = npending;
+        for (size_t i = 0; i < npending; i++)
+            if (pending[i])
+                pending[i]->flags |= CONN_HELD;
+        caller->flags |= CONN_HELD;
+        held = true;
+    }
+    struct epoll_event evs[64];
+    int n = epoll_wait(srv.epfd, evs, 64, 0);
+    for (int i = 0; i < n; i++) {
+        uint64_t tag = evs[i].data.u64;
+        if (tag & LISTENER_TAG) {
+            int fd = (int)(tag & ~LISTENER_TAG);
+            conn_accept(fd, fd == srv.unixfd);
+            continue;
+        }
+        struct conn *c = evs[i].data.ptr;
+        if (c->flags & (CONN_HELD | CONN_CLOSE_ASAP))
+            continue;
+        if (evs[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP))
+            conn_read(c);
+        else if (evs[i].events & EPOLLOUT)
+            conn_flush(c);
+    }
+    for (size_t i = held_pending; i < npending; i++) {
+        struct conn *c = pending[i];
+        if (!c)
+            continue;
+        pending[i] = NULL;
+        c->flags &= ~(uint32_t)CONN_PENDING_WRITE;
+        conn_flush(c);
+    }
+    npending = held_pending;
+    busy_depth--;
+}
+
+void srv_busy_end(void)
+{
+    for (struct conn *c = srv.clients; c; c = c->next)
+        c->flags &= ~(uint32_t)CONN_HELD;
+    held = false;
+}
+
+void srv_exit_busy(void)
+{
+    srv_log(LOG_WARNING, "Exiting while a script runs: none of its writes is kept");
+    srv_os_notify("STOPPING=1");
+    srv_cache_close(); /* local readers turn to the socket, which closes */
+    if (srv.unixfd >= 0)
+        unlink(srv.conf.unixsocket);
+    if (srv.conf.pidfile)
+        unlink(srv.conf.pidfile);
+    srv_log(LOG_WARNING, "shmkvd is now ready to exit, bye bye...");
+    _exit(0);
 }
 
 /* Pipelined commands behind the one about to run, p[0, n): start loading

@@ -75,6 +75,8 @@ struct srv_conf {
     int maxmemory_policy; /* SRV_POLICY_*: the directive's names, in order */
     int lfu_log_factor, lfu_decay_time;
     int enable_debug_command; /* who may run DEBUG: SRV_PROTECTED_* */
+    int64_t busy_reply_ms;    /* busy-reply-threshold (lua-time-limit); 0: scripts never busy */
+    int64_t lua_memory_limit; /* bytes a Lua state may hold while a script runs; 0: no bound */
     /* The Redis directives shmkvd keeps without applying them, each as
      * CONFIG GET shows it (srv_conf_redis.h): one string a directive. */
     char **inert;
@@ -149,6 +151,10 @@ enum {
     CONN_PASS_FDS = 1 << 10, /* the next write carries the shm cache's memfds */
     CONN_MONITOR = 1 << 11,  /* gets every command run (MONITOR) */
     CONN_NO_EVICT = 1 << 12, /* CLIENT NO-EVICT on: only shown (no client eviction here) */
+    /* While a script is busy: neither read nor written until it ends (its
+     * caller; those whose replies may acknowledge writes not yet in the
+     * journal). */
+    CONN_HELD = 1 << 13,
 };
 
 /* CLIENT TRACKING state (cmd_tracking.c), in conn.tflags. */
@@ -340,6 +346,18 @@ void srv_postpone(struct conn *c);
  * goes on with the commands c pipelined behind it, between events, never
  * from inside a command. */
 void srv_resume_later(struct conn *c);
+/* Called by a script past busy-reply-threshold, often: one round of the
+ * loop's events without waiting, its caller left alone, other clients'
+ * commands answered (cmd_dispatch refuses most with -BUSY) and replies
+ * written, but none that may acknowledge a write the journal does not
+ * have yet. */
+void srv_events_while_busy(struct conn *caller);
+/* The busy script ended: the clients it held are served again. */
+void srv_busy_end(void);
+/* SHUTDOWN NOSAVE while a script is busy: exits at once, as a killed
+ * daemon would, so that none of the script's writes is kept (the journal
+ * never got them); the next start replays the journal. */
+__attribute__((noreturn)) void srv_exit_busy(void);
 /* Queues a reply flush for c (the loop writes it). */
 void conn_want_write(struct conn *c);
 /* Frees a client at once (closing its socket). */

@@ -172,6 +172,8 @@ void srv_cache_apply(const struct stor_batch *b)
         }
         if (op->cf == STOR_CF_SCORE || !op->klen)
             continue;
+        if (op->cf == STOR_CF_META && op->klen >= 3 && (unsigned char)k[1] == 0xff)
+            continue; /* the daemon's own record (db_aux_put): slot ffff, no user key's */
         size_t n;
         const char *ck = cache_key(op->cf, k, op->klen, &n);
         unsigned g = (unsigned char)k[0];

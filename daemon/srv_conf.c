@@ -122,6 +122,11 @@ static const struct param params[] = {
      NULL, false},
     {"enable-debug-command", P_ENUM, OFF(enable_debug_command), false, 0, 0, protected_actions,
      NULL, NULL, false},
+    {"busy-reply-threshold", P_I64, OFF(busy_reply_ms), true, 0, INT64_MAX, NULL, NULL, NULL,
+     false},
+    {"lua-time-limit", P_I64, OFF(busy_reply_ms), true, 0, INT64_MAX, NULL, NULL,
+     "busy-reply-threshold", false},
+    {"lua-memory-limit", P_MEM, OFF(lua_memory_limit), true, 0, INT64_MAX, NULL, NULL, NULL, false},
 };
 #define NAPPLIED (sizeof params / sizeof params[0])
 
@@ -185,6 +190,8 @@ void srv_conf_init(struct srv_conf *c)
     c->latency_pcts[2] = 99.9;
     c->latency_npcts = 3;
     c->tracking_table_max_keys = 1000000;
+    c->busy_reply_ms = 5000;
+    c->lua_memory_limit = 1024LL * 1024 * 1024;
     c->inert = kv_xcalloc(NINERT, sizeof *c->inert);
     c->inert_named = kv_xcalloc(NINERT, sizeof *c->inert_named);
     for (size_t i = 0; i < NINERT; i++)

@@ -621,6 +621,16 @@ int db_lpos(struct db *d, unsigned dbi, const char *key, size_t klen, const char
 int db_lmove(struct db *d, unsigned dbi, const char *src, size_t srcn, const char *dst, size_t dstn,
              int from_left, int to_left, char **v, size_t *vn);
 
+/* ---- the daemon's own records ---- */
+
+/* A record of the daemon's beside the data (FUNCTION's libraries), by a
+ * short name: the meta family's key ff ff ff | name, which no user key's
+ * record has (its slot would be ffff) and no flush reaches. Written
+ * through the commit path, so journaled and replayed as data is. get: 0
+ * with a malloc'd *v, or KV_ENOTFOUND. put with v NULL deletes it. */
+int db_aux_get(struct db *d, const char *name, char **v, size_t *vn);
+int db_aux_put(struct db *d, const char *name, const char *v, size_t vn);
+
 /* ---- helpers shared with the daemon ---- */
 
 /* Redis glob matching (*, ?, [abc], [^a-z], \x), optionally case-folded. */

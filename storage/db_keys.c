@@ -371,6 +371,36 @@ int db_flushall(struct db *d)
     return flush_range(d, 0, ENC_DB_MAX);
 }
 
+/* The meta family's key of an aux record: ff ff ff and its name. */
+static size_t aux_key(const char *name, char *out, size_t cap)
+{
+    size_t n = strlen(name);
+    if (n + 3 > cap)
+        n = cap - 3;
+    memset(out, 0xff, 3);
+    memcpy(out + 3, name, n);
+    return n + 3;
+}
+
+int db_aux_get(struct db *d, const char *name, char **v, size_t *vn)
+{
+    char k[64];
+    size_t kn = aux_key(name, k, sizeof k);
+    return stor_get(d->s, STOR_CF_META, k, kn, v, vn);
+}
+
+int db_aux_put(struct db *d, const char *name, const char *v, size_t vn)
+{
+    char k[64];
+    size_t kn = aux_key(name, k, sizeof k);
+    db_begin(d);
+    if (v)
+        stor_batch_put(&d->b, STOR_CF_META, k, kn, v, vn);
+    else
+        stor_batch_del(&d->b, STOR_CF_META, k, kn);
+    return db_commit(d);
+}
+
 int db_keyinfo(struct db *d, unsigned dbi, const char *key, size_t klen, struct db_keyinfo *ki)
 {
     struct db_kc kc;

@@ -607,7 +607,10 @@ static const char *const GETKEYS_LINES[] = {
     "debug help", "debug sleep 0", "debug object k", "debug digest", "debug digest-value a b",
     "eval s 0", "eval s 2 k1 k2 a", "eval s 1", "eval s x k", "eval s -1 k", "evalsha h 1 k a",
     "eval_ro s 1 k", "evalsha_ro h 2 k1 k2", "script load s", "script exists h",
-    "script flush", "script help",
+    "script flush", "script help", "script kill", "fcall f 0", "fcall f 2 k1 k2 a", "fcall f 1",
+    "fcall f x k", "fcall_ro f 1 k", "fcall_ro f 2 k1 k2 a", "function load c", "function delete l",
+    "function flush", "function list", "function dump", "function restore p", "function kill",
+    "function stats", "function help",
 };
 /* clang-format on */
 

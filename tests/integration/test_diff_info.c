@@ -165,7 +165,7 @@ static void info_fields(redisContext *c, char *buf, size_t cap)
  * allocations), forks and their copy-on-write (it never forks), modules,
  * AOF buffers, cluster links, client eviction (maxmemory-clients), reply
  * buffer resizing, lazy freeing (a DEL is O(1) already); and, until
- * shmkvd has them, functions' and replication's own. */
+ * shmkvd has it, replication's own. */
 static void test_diff_info_fields(void **state)
 {
     (void)state;
@@ -178,9 +178,6 @@ static void test_diff_info_fields(void **state)
         "mem_cluster_links", "evicted_clients", "current_eviction_exceeded_time",
         "total_eviction_exceeded_time", "reply_buffer_expands", "reply_buffer_shrinks",
         "lazyfreed_objects", "expired_stale_perc",
-        /* functions (FUNCTION, FCALL) */
-        "number_of_functions", "number_of_libraries", "used_memory_functions",
-        "used_memory_vm_functions", "used_memory_vm_total", "used_memory_vm_total_human",
         /* replication */
         "instantaneous_input_repl_kbps", "instantaneous_output_repl_kbps",
         "mem_replication_backlog", "mem_total_replication_buffers", "total_net_repl_input_bytes",

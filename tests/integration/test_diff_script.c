@@ -1,7 +1,9 @@
 /*
  * test_diff_script — Lua scripting against Debian's redis-server: EVAL and
  * its family, SCRIPT, the sandbox, the redis library, and the conversions
- * between Lua values and replies in RESP2 and RESP3, reply for reply.
+ * between Lua values and replies in RESP2 and RESP3; FUNCTION's libraries
+ * and FCALL, and FUNCTION DUMP's payloads restored across the two
+ * servers; reply for reply.
  */
 #include "diff_fixture.h"
 
@@ -29,7 +31,8 @@ static redisReply *run_words(redisContext *c, const char *line)
 static void both_setup(void)
 {
     static const char *const setup[] = {
-        "FLUSHALL", "SCRIPT FLUSH", "SET s x", "HSET h f v", "ZADD z 1.5 a 2 b", "SADD st m",
+        "FLUSHALL",   "SCRIPT FLUSH",     "FUNCTION FLUSH", "SET s x",
+        "HSET h f v", "ZADD z 1.5 a 2 b", "SADD st m",
     };
     for (size_t i = 0; i < sizeof setup / sizeof setup[0]; i++) {
         freeReplyObject(redisCommand(cr, setup[i]));
@@ -180,18 +183,18 @@ static const char *const EVALS[] = {
     "EVAL" W "redis.call('del','cnt') return redis.call('exists','cnt')" W "0",
 };
 
-static void test_diff_eval(void **state)
+/* Runs lines on both servers, in order; fails on the first replies that
+ * differ, naming them all. */
+static void run_both(const char *const *lines, size_t n)
 {
-    (void)state;
-    both_setup();
     char fails[8192] = "";
     size_t fu = 0;
-    for (size_t i = 0; i < sizeof EVALS / sizeof EVALS[0]; i++) {
-        redisReply *a = run_words(cr, EVALS[i]), *b = run_words(ck, EVALS[i]);
+    for (size_t i = 0; i < n; i++) {
+        redisReply *a = run_words(cr, lines[i]), *b = run_words(ck, lines[i]);
         char ta[1024], tb[1024];
         if (!same(a, b) && fu < sizeof fails - 2200) {
             char shown[200];
-            snprintf(shown, sizeof shown, "%s", EVALS[i]);
+            snprintf(shown, sizeof shown, "%s", lines[i]);
             for (char *p = shown; *p; p++)
                 if (*p == '\x1f')
                     *p = ' ';
@@ -205,8 +208,187 @@ static void test_diff_eval(void **state)
     }
     if (fu)
         fail_msg("replies differ:%s", fails);
+}
+
+static void test_diff_eval(void **state)
+{
+    (void)state;
+    both_setup();
+    run_both(EVALS, sizeof EVALS / sizeof EVALS[0]);
     printf("test_diff: %zu scripting commands answered as redis-server answers them\n",
            sizeof EVALS / sizeof EVALS[0]);
+}
+
+#define LIB(name) "#!lua name=" name "\n"
+
+/* FUNCTION and FCALL lines, in order: each library's functions are one,
+ * or FUNCTION LIST would list them in each server's own hash order. */
+static const char *const FUNCS[] = {
+    /* the preamble */
+    "FUNCTION" W "LOAD" W "return 1",
+    "FUNCTION" W "LOAD" W "#!lua\nreturn 1",
+    "FUNCTION" W "LOAD" W LIB("x") "return 1",
+    "FUNCTION" W "LOAD" W "#!py name=x\n",
+    "FUNCTION" W "LOAD" W "#!lua name=x foo=bar\n",
+    "FUNCTION" W "LOAD" W "#!lua name=x name=y\n",
+    "FUNCTION" W "LOAD" W "#!lua name=a-b\n",
+    "FUNCTION" W "LOAD" W "#!LUA NAME=up\nredis.register_function('up', function() return 1 end)",
+    /* register_function's forms and errors */
+    "FUNCTION" W "LOAD" W LIB("lw") "redis.register_function('set1', function(keys, args) return "
+                                    "redis.call('set', keys[1], "
+                                    "args[1]) end)",
+    "FUNCTION" W "LOAD" W LIB(
+        "lr") "redis.register_function{function_name='get1', callback=function(keys, args) return "
+              "redis.call('get', keys[1]) end, flags={'no-writes'}, description='reads a key'}",
+    "FUNCTION" W "LOAD" W LIB("lw") "redis.register_function('x', function() return 1 end)",
+    "FUNCTION" W "LOAD" W LIB("lz") "redis.register_function('set1', function() return 1 end)",
+    "FUNCTION" W "LOAD" W LIB("e1") "redis.register_function('f-1', function() return 1 end)",
+    "FUNCTION" W "LOAD" W LIB("e1") "redis.register_function('g', function() end) "
+                                    "redis.register_function('g', function() end)",
+    "FUNCTION" W "LOAD" W LIB(
+        "e1") "redis.register_function{function_name='g', callback=function() end, flags={'bad'}}",
+    "FUNCTION" W
+    "LOAD" W LIB("e1") "redis.register_function{function_name='g', callback=function() end, foo=1}",
+    "FUNCTION" W "LOAD" W LIB("e1") "redis.register_function{'g', function() end}",
+    "FUNCTION" W "LOAD" W LIB("e1") "redis.register_function()",
+    "FUNCTION" W "LOAD" W LIB("e1") "redis.register_function('g')",
+    "FUNCTION" W "LOAD" W LIB("e1") "redis.register_function('g', 1)",
+    "FUNCTION" W "LOAD" W LIB("e1") "redis.register_function('g', function() end, 3)",
+    "FUNCTION" W "LOAD" W LIB("e1") "redis.register_function{callback=function() end}",
+    "FUNCTION" W "LOAD" W LIB("e1") "redis.register_function{function_name='g'}",
+    "FUNCTION" W "LOAD" W LIB("e1") "redis.register_function{function_name='g', callback=1}",
+    "FUNCTION" W "LOAD" W LIB(
+        "e1") "redis.register_function{function_name='g', callback=function() end, flags=1}",
+    /* what a library's code sees: only its API */
+    "FUNCTION" W "LOAD" W LIB("e1") "redis.call('ping')",
+    "FUNCTION" W "LOAD" W LIB("e1") "x = 1",
+    "FUNCTION" W "LOAD" W LIB("e1") "local t = type",
+    "FUNCTION" W "LOAD" W LIB("e1") "local t = string",
+    "FUNCTION" W "LOAD" W LIB("e1") "error('boom')",
+    "FUNCTION" W "LOAD" W LIB("e1") "local x = ",
+    "FUNCTION" W "LOAD" W LIB("e1") "while true do end",
+    "FUNCTION" W "LOAD" W LIB("e1") "local x = 1",
+    "FUNCTION" W "LOAD" W LIB(
+        "lg") "redis.log(redis.LOG_NOTICE, 'loading', redis.REDIS_VERSION) "
+              "redis.register_function('ver', function() return redis.REDIS_VERSION_NUM end)",
+    /* calls */
+    "FCALL" W "set1" W "1" W "k" W "v",
+    "FCALL" W "get1" W "1" W "k",
+    "FCALL" W "GET1" W "1" W "k",
+    "FCALL_RO" W "set1" W "1" W "k" W "v",
+    "FCALL_RO" W "get1" W "1" W "k",
+    "FCALL" W "nope" W "0",
+    "FCALL" W "get1" W "x",
+    "FCALL" W "get1" W "5" W "k",
+    "FCALL" W "get1" W "-1",
+    "FCALL" W "ver" W "0",
+    "FUNCTION" W "LOAD" W "REPLACE" W LIB(
+        "lw") "redis.register_function{function_name='w2', callback=function(keys) return "
+              "redis.call('set', keys[1], 'x') end, flags={'no-writes', 'allow-oom'}}",
+    "FCALL" W "w2" W "1" W "k",
+    "FCALL" W "set1" W "1" W "k" W "v",
+    "FUNCTION" W "LOAD" W LIB("rt") "redis.register_function('rt', function(keys, args) "
+                                    "return {#keys, #args, keys[1], args[2], type(KEYS)} end)",
+    "FCALL" W "rt" W "2" W "a" W "b" W "c" W "d",
+    "FUNCTION" W "LOAD" W LIB(
+        "gl") "redis.register_function('gl', function() local r = {} for k in pairs(_G) do "
+              "r[#r + 1] = k end table.sort(r) return r end)",
+    "FCALL" W "gl" W "0",
+    "FUNCTION" W "LOAD" W LIB("wr") "redis.register_function('wr', function() y = 1 end)",
+    "FCALL" W "wr" W "0",
+    "FUNCTION" W
+    "LOAD" W LIB("er") "redis.register_function('er', function() return redis.call('nosuch') end)",
+    "FCALL" W "er" W "0",
+    "FUNCTION" W "LOAD" W LIB(
+        "pe") "redis.register_function('pe', function() return redis.pcall('incr', 's') end)",
+    "FCALL" W "pe" W "0",
+    /* the libraries */
+    "FUNCTION" W "LIST" W "LIBRARYNAME" W "lr",
+    "FUNCTION" W "LIST" W "WITHCODE" W "LIBRARYNAME" W "l[w]",
+    "FUNCTION" W "LIST" W "LIBRARYNAME",
+    "FUNCTION" W "LIST" W "foo",
+    "FUNCTION" W "LIST" W "WITHCODE" W "WITHCODE",
+    "FUNCTION" W "LIST" W "LIBRARYNAME" W "a" W "LIBRARYNAME" W "b",
+    "FUNCTION" W "STATS",
+    "FUNCTION" W "KILL",
+    "SCRIPT" W "KILL",
+    "FUNCTION" W "DELETE" W "nope",
+    "FUNCTION" W "DELETE" W "gl",
+    "FCALL" W "gl" W "0",
+    "FUNCTION" W "FLUSH" W "x",
+    "FUNCTION" W "FLUSH" W "ASYNC" W "x",
+    "FUNCTION" W "RESTORE" W "abc",
+    "FUNCTION" W "RESTORE" W "abc" W "bogus",
+    "FUNCTION" W "RESTORE" W "abc" W "FLUSH" W "x",
+    "FUNCTION" W "STATS",
+    "FUNCTION" W "FLUSH" W "SYNC",
+    "FUNCTION" W "LIST",
+    "FUNCTION" W "STATS",
+    /* EVAL's shebang */
+    "EVAL" W "#!lua flags=no-writes\nreturn redis.call('set','a','b')" W "0",
+    "EVAL" W "#!lua\nreturn 1" W "0",
+    "EVAL" W "#!lua flags=bad\nreturn 1" W "0",
+    "EVAL" W "#!lua x=1\nreturn 1" W "0",
+    "EVAL" W "#!py\nreturn 1" W "0",
+    "EVAL" W "#!LUA\nreturn 1" W "0",
+    "EVAL" W "#!lua name=x\nreturn 1" W "0",
+    "EVAL" W "#!lua flags=\nreturn 2" W "0",
+    "EVAL" W "#!lua flags=no-writes,\nreturn 2" W "0",
+    "EVAL" W "#!lua flags=no-writes,allow-oom\nreturn KEYS[1]" W "1" W "k",
+    "EVAL" W "#!lua\nreturn error('x')" W "0",
+    "EVAL_RO" W "#!lua\nreturn 1" W "0",
+    "EVAL_RO" W "#!lua flags=no-writes\nreturn 1" W "0",
+    "EVAL" W "return getmetatable('').__index.upper == nil" W "0",
+    "EVAL" W "getmetatable('').__index = nil" W "0",
+    "EVAL" W "local n = 0 for k in pairs(redis) do n = n + 1 end return n > 10" W "0",
+    "EVAL" W "return rawget(_G, 'KEYS')[1]" W "1" W "k",
+};
+
+static void test_diff_function(void **state)
+{
+    (void)state;
+    both_setup();
+    run_both(FUNCS, sizeof FUNCS / sizeof FUNCS[0]);
+    printf("test_diff: %zu FUNCTION, FCALL and shebang lines answered as redis-server answers\n",
+           sizeof FUNCS / sizeof FUNCS[0]);
+}
+
+/* FUNCTION DUMP of one server restored into the other, both ways, under
+ * each policy: the same functions answer on both. */
+static void test_diff_function_dump_restore(void **state)
+{
+    (void)state;
+    both_setup();
+    static const char *const libs[] = {
+        LIB("da") "redis.register_function('fa', function(keys, args) return {keys[1], "
+                  "args[1], 'a'} end)",
+        /* long enough for redis-server to compress it (LZF) */
+        LIB("db") "redis.register_function{function_name='fb', callback=function(keys, args) "
+                  "local t = {} for i = 1, 10 do t[i] = 'padding padding padding ' .. i end "
+                  "return #table.concat(t) end, flags={'no-writes'}, description='bbbbbbbbbbbb'}",
+    };
+    for (int way = 0; way < 2; way++) {
+        redisContext *from = way ? ck : cr, *to = way ? cr : ck;
+        freeReplyObject(redisCommand(from, "FUNCTION FLUSH"));
+        freeReplyObject(redisCommand(to, "FUNCTION FLUSH"));
+        for (size_t i = 0; i < 2; i++)
+            freeReplyObject(redisCommand(from, "FUNCTION LOAD %s", libs[i]));
+        redisReply *d = redisCommand(from, "FUNCTION DUMP");
+        assert_int_equal(d->type, REDIS_REPLY_STRING);
+        h_expect_status(to, "OK", "FUNCTION RESTORE %b", d->str, d->len);
+        h_expect_err(to, "ERR Library", "FUNCTION RESTORE %b APPEND", d->str, d->len);
+        h_expect_status(to, "OK", "FUNCTION RESTORE %b REPLACE", d->str, d->len);
+        h_expect_status(to, "OK", "FUNCTION RESTORE %b FLUSH", d->str, d->len);
+        /* a payload cut or changed: its checksum says so */
+        h_expect_err(to, "ERR DUMP payload version or checksum are wrong", "FUNCTION RESTORE %b",
+                     d->str, d->len - 1);
+        freeReplyObject(d);
+        static const char *const calls[] = {
+            "FCALL" W "fa" W "1" W "k" W "v", "FCALL_RO" W "fb" W "0",
+            "FUNCTION" W "LIST" W "LIBRARYNAME" W "db",
+            "FUNCTION" W "LIST" W "WITHCODE" W "LIBRARYNAME" W "da", "FUNCTION" W "STATS"};
+        run_both(calls, sizeof calls / sizeof calls[0]);
+    }
 }
 
 /* The same conversions to a RESP3 client, byte for byte. */
@@ -251,6 +433,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_diff_eval),
         cmocka_unit_test(test_diff_eval_resp3),
+        cmocka_unit_test(test_diff_function),
+        cmocka_unit_test(test_diff_function_dump_restore),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
