@@ -5,7 +5,8 @@
 # because the release build links librocksdb.a and them directly. The last
 # line is for the Debian packages and their test (tests/dist/): cpack's
 # dpkg-shlibdeps and file(1), debootstrap for a fresh Debian 12 root, and
-# systemd-analyze to verify the unit.
+# systemd-analyze to verify the unit. redis-py and the Prometheus exporter
+# are programs that run scripts, which a test drives against shmkvd.
 set -euo pipefail
 
 PKGS=(build-essential cmake pkg-config clang-format
@@ -13,7 +14,8 @@ PKGS=(build-essential cmake pkg-config clang-format
       libsnappy-dev zlib1g-dev libbz2-dev liblz4-dev libzstd-dev
       redis-server redis-tools gnuplot-nox
       dpkg-dev file debootstrap systemd
-      liblua5.1-0-dev lua-cjson-dev lua-bitop-dev)
+      liblua5.1-0-dev lua-cjson-dev lua-bitop-dev
+      python3-redis prometheus-redis-exporter)
 
 missing=()
 for p in "${PKGS[@]}"; do
