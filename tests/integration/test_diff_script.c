@@ -7,6 +7,8 @@
  */
 #include "diff_fixture.h"
 
+#include <stdarg.h>
+
 /* A command line: words separated by '\x1f' (scripts hold spaces). */
 static redisReply *run_words(redisContext *c, const char *line)
 {
@@ -428,6 +430,186 @@ static void test_diff_eval_resp3(void **state)
     close(fk);
 }
 
+/* ---- random scripts ---- */
+
+struct gen {
+    char *p;
+    size_t n, cap;
+};
+
+static void __attribute__((format(printf, 2, 3))) gen_put(struct gen *g, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(g->p + g->n, g->cap - g->n, fmt, ap);
+    va_end(ap);
+    if (k > 0)
+        g->n = g->n + (size_t)k < g->cap ? g->n + (size_t)k : g->cap - 1;
+}
+
+/* A Lua expression for a value of every kind a script may return or pass
+ * on: numbers whole and not (negative, huge, NaN-free), strings, booleans,
+ * nil, arrays with holes, the reply tables (ok, err, double, map, set,
+ * big_number), replies of redis.call and redis.pcall (errors among them),
+ * and the libraries' results. depth bounds the nesting. */
+static void gen_value(struct gen *g, int depth)
+{
+    static const char *const words[] = {"", "a", "x y", "0", "12", "-3", "1.5", "OK", "nil"};
+    static const char *const keys[] = {"s", "h", "z", "st", "l", "n", "nokey"};
+    switch (pick(depth > 2 ? 12 : 17)) {
+    case 0:
+        gen_put(g, "%lld", (long long)(rnd() % 2000001) - 1000000);
+        break;
+    case 1:
+        gen_put(g, "%.3f", ((double)(rnd() % 200001) - 100000) / 64);
+        break;
+    case 2:
+        gen_put(g, "'%s'", words[pick(9)]);
+        break;
+    case 3:
+        gen_put(g, "%s", pick(2) ? "true" : "false");
+        break;
+    case 4:
+        gen_put(g, "nil");
+        break;
+    case 5:
+        gen_put(g, "%s(%lld)", pick(2) ? "2^" : "-2^", (long long)(rnd() % 70));
+        break;
+    case 6:
+        gen_put(g, "redis.call('%s', '%s')", pick(2) ? "get" : "type", keys[pick(7)]);
+        break;
+    case 7:
+        gen_put(g, "redis.pcall('%s', '%s')", pick(2) ? "incr" : "hgetall", keys[pick(7)]);
+        break;
+    case 8:
+        gen_put(g, "redis.call('echo', '%s')", words[pick(9)]);
+        break;
+    case 9:
+        gen_put(g, "tonumber('%s')", words[pick(9)]);
+        break;
+    case 10:
+        gen_put(g, "{%s='%s'}", pick(2) ? "ok" : "err", words[1 + pick(8)]);
+        break;
+    case 11:
+        gen_put(g, "redis.call('%s', '%s')", pick(2) ? "zrange" : "smembers", pick(2) ? "z" : "st");
+        if (g->p[g->n - 2] == 'z')
+            g->n--, gen_put(g, ", 0, -1)");
+        break;
+    default: { /* a table: an array, maybe with holes, or a reply table */
+        int kind = pick(6);
+        if (kind == 1) {
+            gen_put(g, "{double=%.2f}", ((double)(rnd() % 20001) - 10000) / 8);
+            break;
+        }
+        if (kind == 2) {
+            gen_put(g, "{big_number='%llu%llu'}", (unsigned long long)rnd() % 1000000,
+                    (unsigned long long)rnd());
+            break;
+        }
+        if (kind == 3) {
+            gen_put(g, "{map={k=");
+            gen_value(g, depth + 1);
+            gen_put(g, "}}");
+            break;
+        }
+        if (kind == 4) {
+            gen_put(g, "{set={['%s']=true}}", words[1 + pick(8)]);
+            break;
+        }
+        gen_put(g, "{");
+        int n = pick(5);
+        for (int i = 0; i < n; i++) {
+            if (i)
+                gen_put(g, ", ");
+            gen_value(g, depth + 1);
+        }
+        gen_put(g, "}");
+    }
+    }
+}
+
+/* A script: a few statements (a write, a pcall'd error, an error raised),
+ * then a returned value, maybe through redis.setresp(3). */
+static void gen_script(struct gen *g)
+{
+    g->n = 0;
+    g->p[0] = '\0';
+    int pre = pick(4);
+    for (int i = 0; i < pre; i++) {
+        switch (pick(5)) {
+        case 0:
+            gen_put(g, "redis.call('set', 'n', '%d') ", pick(100));
+            break;
+        case 1:
+            gen_put(g, "redis.call('incrby', 'n', %d) ", pick(10));
+            break;
+        case 2:
+            gen_put(g, "local ok%d = redis.pcall('lpush', 's', 'x') ", i);
+            break;
+        case 3:
+            gen_put(g, "redis.setresp(%d) ", 2 + pick(2));
+            break;
+        default:
+            gen_put(g, "local v%d = ", i);
+            gen_value(g, 1);
+            gen_put(g, " ");
+        }
+    }
+    switch (pick(12)) {
+    case 0:
+        /* A string or an error table: redis-server 7.0.15 itself crashes on
+         * error() of another table ({big_number=...}). */
+        if (pick(2))
+            gen_put(g, "error('%s')", pick(2) ? "boom" : "E odd");
+        else
+            gen_put(g, "error({err='%s'})", pick(2) ? "E typed" : "plain");
+        break;
+    case 1:
+        gen_put(g, "return redis.call('%s')", pick(2) ? "nosuchcommand" : "get");
+        break;
+    default:
+        gen_put(g, "return ");
+        gen_value(g, 0);
+    }
+}
+
+/* Random scripts, each run by EVAL on both servers, replies compared.
+ * SHMKV_SCRIPT_GEN=n scripts (default 400), SHMKV_SCRIPT_SEED=n; a run by
+ * hand at scale: SHMKV_SCRIPT_GEN=100000. */
+static void test_diff_script_random(void **state)
+{
+    (void)state;
+    both_setup();
+    const char *e = getenv("SHMKV_SCRIPT_GEN");
+    long total = e ? atol(e) : 400;
+    e = getenv("SHMKV_SCRIPT_SEED");
+    uint64_t seed = e ? strtoull(e, NULL, 10) : 53;
+    rng = seed * 0x9e3779b97f4a7c15ull + 1;
+    char buf[4096];
+    struct gen g = {buf, 0, sizeof buf};
+    long errors = 0;
+    for (long i = 0; i < total; i++) {
+        gen_script(&g);
+        redisReply *a = redisCommand(cr, "EVAL %s 0", buf), *b = redisCommand(ck, "EVAL %s 0", buf);
+        char ta[1024], tb[1024];
+        if (!a || !b)
+            fail_msg("script %ld (seed %llu): %s\n  no reply from %s", i, (unsigned long long)seed,
+                     buf, a ? "shmkvd" : "redis-server");
+        if (!same(a, b))
+            fail_msg("script %ld (seed %llu): %s\n  redis %s\n  shmkvd %s", i,
+                     (unsigned long long)seed, buf, show(a, ta, sizeof ta), show(b, tb, sizeof tb));
+        errors += a && a->type == REDIS_REPLY_ERROR;
+        freeReplyObject(a);
+        freeReplyObject(b);
+        if (i % 1000 == 999) { /* the script caches stay small */
+            freeReplyObject(redisCommand(cr, "SCRIPT FLUSH"));
+            freeReplyObject(redisCommand(ck, "SCRIPT FLUSH"));
+        }
+    }
+    printf("test_diff: %ld random scripts (seed %llu, %ld of them errors) answered alike\n", total,
+           (unsigned long long)seed, errors);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -435,6 +617,7 @@ int main(void)
         cmocka_unit_test(test_diff_eval_resp3),
         cmocka_unit_test(test_diff_function),
         cmocka_unit_test(test_diff_function_dump_restore),
+        cmocka_unit_test(test_diff_script_random),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
