@@ -40,6 +40,8 @@
 struct scr_vm scr_ev, scr_fn;
 static struct conn *sc; /* the scripts' client: redis.call runs commands as it */
 static size_t nscripts, script_bytes;
+static size_t nshebang;   /* loaded scripts with a shebang: their flags are in the registry */
+static unsigned gc_calls; /* scripts run since the last garbage-collection step */
 
 /* The script that runs (caller set), or the library code FUNCTION LOAD
  * runs (loading set). */
@@ -65,6 +67,8 @@ static struct run {
 #define SHOWN_MT "shmkv.shownmt" /* registry: what getmetatable of a proxy gives */
 #define LOADAPI "shmkv.loadapi"  /* registry: the globals of a library's code (scr_fn_api) */
 #define HOOK_EVERY 100000        /* instructions between two looks at the clock, as Redis's */
+#define GC_EVERY 50              /* scripts between two garbage-collection steps, as Redis's */
+#define ON_ERROR_REF 1           /* registry[1]: scr_on_error, the first reference made */
 
 const char *const scr_flag_names[SCR_NFLAGS] = {"no-writes", "allow-oom", "allow-stale",
                                                 "no-cluster", "allow-cross-slot-keys"};
@@ -684,6 +688,9 @@ void scr_vm_open(struct scr_vm *vm, bool functions)
     lua_State *l = vm->L = lua_newstate(vm_alloc, vm);
     if (!l)
         kv_oom(0);
+    lua_pushcfunction(l, scr_on_error);
+    if (luaL_ref(l, LUA_REGISTRYINDEX) != ON_ERROR_REF)
+        abort(); /* a fresh state's first reference is 1 */
     lua_newtable(l);
     lua_setfield(l, LUA_REGISTRYINDEX, PROXIES);
     lua_newtable(l); /* an empty table, read-only: its own proxy metatable refuses writes */
@@ -794,7 +801,7 @@ void scr_globals_for_load(lua_State *l, bool load)
 void scr_init(void)
 {
     scr_vm_open(&scr_ev, false);
-    nscripts = script_bytes = 0;
+    nscripts = script_bytes = nshebang = 0;
     if (!sc) {
         sc = kv_xcalloc(1, sizeof *sc);
         sc->fd = -1;
@@ -811,7 +818,7 @@ void scr_flush(void)
 {
     scr_vm_close(&scr_ev);
     scr_vm_open(&scr_ev, false);
-    nscripts = script_bytes = 0;
+    nscripts = script_bytes = nshebang = 0;
 }
 
 void scr_destroy(void)
@@ -1078,7 +1085,7 @@ void scr_run(struct conn *c, struct scr_vm *vm, const char *name, bool eval, uns
 {
     lua_State *l = vm->L;
     size_t before = vm->used;
-    lua_pushcfunction(l, scr_on_error);
+    lua_rawgeti(l, LUA_REGISTRYINDEX, ON_ERROR_REF); /* made once: not a closure a call */
     lua_insert(l, -(nargs + 2));
     run = (struct run){.caller = c,
                        .vm = vm,
@@ -1128,10 +1135,15 @@ void scr_run(struct conn *c, struct scr_vm *vm, const char *name, bool eval, uns
     lua_settop(l, 0);
     /* What a script allocated is garbage once it returns (it cannot keep
      * anything): a script that took much gives it back now. */
-    if (rc == LUA_ERRMEM || vm->used > 2 * before + (1u << 20))
+    if (rc == LUA_ERRMEM || vm->used > 2 * before + (1u << 20)) {
         lua_gc(l, LUA_GCCOLLECT, 0);
-    else
-        lua_gc(l, LUA_GCSTEP, 1);
+        gc_calls = 0;
+    } else if (++gc_calls == GC_EVERY) {
+        /* As Redis: a step of that size every GC_EVERY scripts, not one a
+         * script (a step a call was half of a do-nothing EVALSHA's time). */
+        lua_gc(l, LUA_GCSTEP, GC_EVERY);
+        gc_calls = 0;
+    }
 }
 
 /* ---- busy scripts ---- */
@@ -1293,9 +1305,12 @@ int scr_load(const char *body, size_t n, char sha[41], char *err, size_t errlen)
     char fn[43];
     func_name(sha, 40, fn);
     lua_setfield(l, LUA_REGISTRYINDEX, fn);
-    fn[0] = 'F';
-    lua_pushnumber(l, flags);
-    lua_setfield(l, LUA_REGISTRYINDEX, fn);
+    if (!(flags & SCR_COMPAT)) {
+        fn[0] = 'F';
+        lua_pushnumber(l, flags);
+        lua_setfield(l, LUA_REGISTRYINDEX, fn);
+        nshebang++;
+    }
     nscripts++;
     script_bytes += n + 43 + 64; /* the body, its name, and about a table entry */
     return 0;
@@ -1330,12 +1345,16 @@ void scr_eval(struct conn *c, bool by_sha, bool ro)
         return;
     }
     char sha[41], fn[43];
+    lua_State *l = scr_ev.L;
     if (by_sha) {
-        if (!scr_exists(c->argv[1].p, c->argv[1].n)) {
+        func_name(c->argv[1].p, c->argv[1].n, fn);
+        if (c->argv[1].n == 40)
+            lua_getfield(l, LUA_REGISTRYINDEX, fn);
+        if (c->argv[1].n != 40 || !lua_isfunction(l, -1)) {
+            lua_settop(l, 0);
             resp_error(OUT(c), "NOSCRIPT No matching script. Please use EVAL.");
             return;
         }
-        func_name(c->argv[1].p, 40, fn);
         memcpy(sha, fn + 2, 41);
     } else {
         char err[1024];
@@ -1344,17 +1363,22 @@ void scr_eval(struct conn *c, bool by_sha, bool ro)
             return;
         }
         func_name(sha, 40, fn);
+        lua_getfield(l, LUA_REGISTRYINDEX, fn);
     }
-    lua_State *l = scr_ev.L;
-    fn[0] = 'F';
-    lua_getfield(l, LUA_REGISTRYINDEX, fn);
-    unsigned flags = (unsigned)lua_tonumber(l, -1);
-    lua_pop(l, 1);
-    fn[0] = 'f';
-    if (!scr_may_start(c, flags, ro))
+    /* The script's function is on the stack. Only a script with a
+     * shebang has flags of its own: most scripts need no look-up. */
+    unsigned flags = SCR_COMPAT;
+    if (nshebang) {
+        fn[0] = 'F';
+        lua_getfield(l, LUA_REGISTRYINDEX, fn);
+        flags = (unsigned)lua_tonumber(l, -1);
+        lua_pop(l, 1);
+    }
+    if (!scr_may_start(c, flags, ro)) {
+        lua_settop(l, 0);
         return;
+    }
     set_array(l, "KEYS", c->argv + 3, (size_t)numkeys);
     set_array(l, "ARGV", c->argv + 3 + numkeys, c->argc - 3 - (size_t)numkeys);
-    lua_getfield(l, LUA_REGISTRYINDEX, fn);
     scr_run(c, &scr_ev, sha, true, flags, ro, 0);
 }
