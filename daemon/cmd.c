@@ -806,7 +806,8 @@ static bool oom_refused(struct conn *c, const struct cmd *cmd)
 {
     if (!srv.over_maxmemory || !srv.conf.maxmemory)
         return false;
-    bool refuse = may_grow(cmd);
+    bool refuse = may_grow(cmd), write;
+    scr_cmd_flags(c, cmd, &write, &refuse); /* a script's own flags, where it has them */
     if (cmd->fn == cmd_exec && (c->flags & CONN_MULTI))
         for (size_t i = 0; i < c->mqn && !refuse; i++)
             refuse = may_grow(c->mq[i].cmd);
@@ -827,7 +828,8 @@ static bool oom_refused(struct conn *c, const struct cmd *cmd)
  * holds every client. True if it replied. */
 static bool write_refused(struct conn *c, const struct cmd *cmd)
 {
-    bool writes = cmd->flags & CMD_WRITE;
+    bool writes = cmd->flags & CMD_WRITE, denyoom;
+    scr_cmd_flags(c, cmd, &writes, &denyoom);
     if (cmd->fn == cmd_exec && (c->flags & CONN_MULTI))
         for (size_t i = 0; i < c->mqn && !writes; i++)
             writes = c->mq[i].cmd->flags & CMD_WRITE;
@@ -848,8 +850,9 @@ static bool paused_by_pause(const struct conn *c, const struct cmd *cmd)
 {
     if (srv.pause_type == SRV_PAUSE_ALL)
         return true;
+    bool write = false, denyoom;
     if ((cmd->flags & CMD_WRITE) || cmd->fn == cmd_publish || cmd->fn == cmd_spublish ||
-        cmd->fn == cmd_pfcount)
+        cmd->fn == cmd_pfcount || (scr_cmd_flags(c, cmd, &write, &denyoom) && write))
         return true;
     if (cmd->fn == cmd_exec && (c->flags & CONN_MULTI))
         for (size_t i = 0; i < c->mqn; i++)

@@ -1061,7 +1061,7 @@ bool scr_may_start(struct conn *c, unsigned flags, bool ro)
 {
     if (flags & SCR_COMPAT)
         return true; /* a script without a shebang: its commands are checked one by one */
-    if (!(flags & SCR_ALLOW_OOM) && srv.over_maxmemory && srv.conf.maxmemory) {
+    if (!(flags & (SCR_ALLOW_OOM | SCR_NO_WRITES)) && srv.over_maxmemory && srv.conf.maxmemory) {
         resp_error(OUT(c), "OOM allow-oom flag is not set on the script, can not run it when used "
                            "memory > 'maxmemory'");
         return false;
@@ -1371,7 +1371,8 @@ void scr_eval(struct conn *c, bool by_sha, bool ro)
     if (nshebang) {
         fn[0] = 'F';
         lua_getfield(l, LUA_REGISTRYINDEX, fn);
-        flags = (unsigned)lua_tonumber(l, -1);
+        if (lua_isnumber(l, -1))
+            flags = (unsigned)lua_tonumber(l, -1);
         lua_pop(l, 1);
     }
     if (!scr_may_start(c, flags, ro)) {
@@ -1381,4 +1382,37 @@ void scr_eval(struct conn *c, bool by_sha, bool ro)
     set_array(l, "KEYS", c->argv + 3, (size_t)numkeys);
     set_array(l, "ARGV", c->argv + 3 + numkeys, c->argc - 3 - (size_t)numkeys);
     scr_run(c, &scr_ev, sha, true, flags, ro, 0);
+}
+
+bool scr_cmd_flags(const struct conn *c, const struct cmd *cmd, bool *write, bool *denyoom)
+{
+    unsigned flags;
+    if (c->argc < 2 || !(cmd->flags & CMD_SCRIPTING))
+        return false;
+    if (cmd->fn == cmd_fcall || cmd->fn == cmd_fcall_ro) {
+        if (!scr_fn_flags(c->argv[1].p, c->argv[1].n, &flags))
+            return false;
+    } else if (cmd->fn == cmd_evalsha || cmd->fn == cmd_evalsha_ro) {
+        if (!nshebang || c->argv[1].n != 40)
+            return false;
+        char fn[43];
+        func_name(c->argv[1].p, 40, fn);
+        fn[0] = 'F';
+        lua_getfield(scr_ev.L, LUA_REGISTRYINDEX, fn);
+        bool has = lua_isnumber(scr_ev.L, -1);
+        flags = (unsigned)lua_tonumber(scr_ev.L, -1);
+        lua_pop(scr_ev.L, 1);
+        if (!has)
+            return false;
+    } else {
+        size_t skip;
+        char err[256];
+        if (eval_shebang(c->argv[1].p, c->argv[1].n, &flags, &skip, err, sizeof err))
+            return false;
+    }
+    if (flags & SCR_COMPAT)
+        return false;
+    *write = !(flags & SCR_NO_WRITES);
+    *denyoom = !(flags & (SCR_ALLOW_OOM | SCR_NO_WRITES)); /* no-writes implies allow-oom */
+    return true;
 }

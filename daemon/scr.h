@@ -60,6 +60,14 @@ void scr_fcall(struct conn *c, bool ro);
  * names the subcommand, whose arity the dispatcher checked. */
 void scr_function(struct conn *c);
 
+/* The flags a script command takes from its script, as Redis 7.0 gives
+ * them to the dispatcher (a shebang's flags, a function's): *write, it may
+ * write (MISCONF, CLIENT PAUSE WRITE); *denyoom, it is refused over
+ * maxmemory. False when the command's own flags hold (no script, or one
+ * without a shebang, or one not loaded). */
+struct cmd;
+bool scr_cmd_flags(const struct conn *c, const struct cmd *cmd, bool *write, bool *denyoom);
+
 /* A script is past busy-reply-threshold: other clients get -BUSY. */
 bool scr_busy(void);
 /* The -BUSY text (without '-') for the script that runs. */

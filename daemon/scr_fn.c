@@ -435,6 +435,14 @@ size_t scr_fn_bytes(void)
 
 /* ---- FCALL ---- */
 
+bool scr_fn_flags(const char *name, size_t n, unsigned *flags)
+{
+    const struct fn_func *f = func_find(name, n, NULL);
+    if (f)
+        *flags = f->flags;
+    return f != NULL;
+}
+
 void scr_fcall(struct conn *c, bool ro)
 {
     const struct fn_lib *lib;

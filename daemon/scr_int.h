@@ -84,5 +84,7 @@ void scr_globals_for_load(lua_State *l, bool load);
  * daemon stored, at start; freed at exit. */
 void scr_fn_start(void);
 void scr_fn_stop(void);
+/* A function's flags (SCR_*) by name: false if there is none. */
+bool scr_fn_flags(const char *name, size_t n, unsigned *flags);
 
 #endif

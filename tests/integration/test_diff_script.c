@@ -340,6 +340,7 @@ static const char *const FUNCS[] = {
     "EVAL" W "#!lua\nreturn error('x')" W "0",
     "EVAL_RO" W "#!lua\nreturn 1" W "0",
     "EVAL_RO" W "#!lua flags=no-writes\nreturn 1" W "0",
+    "EVAL_RO" W "return 1" W "0", /* no shebang, among scripts with one */
     "EVAL" W "return getmetatable('').__index.upper == nil" W "0",
     "EVAL" W "getmetatable('').__index = nil" W "0",
     "EVAL" W "local n = 0 for k in pairs(redis) do n = n + 1 end return n > 10" W "0",
@@ -428,6 +429,42 @@ static void test_diff_eval_resp3(void **state)
     }
     close(fr);
     close(fk);
+}
+
+/* Over maxmemory, a script is refused or runs by its flags, as Redis
+ * decides before running it (no-writes implies allow-oom), and one
+ * without a shebang by each command it runs. */
+static void test_diff_script_oom(void **state)
+{
+    (void)state;
+    both_setup();
+    static const char *const load[] = {
+        "FUNCTION" W "LOAD" W LIB(
+            "m") "redis.register_function('w', function() return redis.call('set', 'a', 'b') end)\n"
+                 "redis.register_function{function_name='r', callback=function() return 1 end, "
+                 "flags={'no-writes'}}\n"
+                 "redis.register_function{function_name='o', callback=function() return "
+                 "redis.call('set', 'a', 'c') end, flags={'allow-oom'}}",
+        "CONFIG" W "SET" W "maxmemory" W "1",
+    };
+    run_both(load, 2);
+    struct timespec ts = {0, 300 * 1000 * 1000}; /* shmkvd samples its memory every 100 ms */
+    nanosleep(&ts, NULL);
+    static const char *const lines[] = {
+        "FCALL" W "w" W "0",
+        "FCALL" W "r" W "0",
+        "FCALL" W "o" W "0",
+        "EVAL" W "#!lua\nreturn 1" W "0",
+        "EVAL" W "#!lua flags=no-writes\nreturn 1" W "0",
+        "EVAL" W "#!lua flags=allow-oom\nreturn redis.call('set', 'x', 'y')" W "0",
+        "EVAL" W "return redis.call('set', 'x', 'y')" W "0",
+        "EVAL" W "return 1" W "0",
+        "MULTI",
+        "FCALL" W "w" W "0",
+        "EXEC",
+        "CONFIG" W "SET" W "maxmemory" W "0",
+    };
+    run_both(lines, sizeof lines / sizeof lines[0]);
 }
 
 /* ---- random scripts ---- */
@@ -613,11 +650,9 @@ static void test_diff_script_random(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_diff_eval),
-        cmocka_unit_test(test_diff_eval_resp3),
-        cmocka_unit_test(test_diff_function),
-        cmocka_unit_test(test_diff_function_dump_restore),
-        cmocka_unit_test(test_diff_script_random),
+        cmocka_unit_test(test_diff_eval),       cmocka_unit_test(test_diff_eval_resp3),
+        cmocka_unit_test(test_diff_function),   cmocka_unit_test(test_diff_function_dump_restore),
+        cmocka_unit_test(test_diff_script_oom), cmocka_unit_test(test_diff_script_random),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
