@@ -277,7 +277,7 @@ int wb_open(struct stor *s, const char **errmsg)
     pthread_cond_init(&s->q.done, NULL);
     pthread_cond_init(&s->jp.cv, NULL);
     pthread_cond_init(&s->rs.cv, NULL);
-    s->q.tail = s->j.ltail = &s->j.head;
+    s->q.tail = s->j.ltail = s->j.jtail = &s->j.head;
     s->q.fcursor = &s->j.head;
     s->j.chunk_bytes = wb_test_hooks.rec_chunk_bytes;
     /* A batch goes whole into one memtable, which it can overrun: at most

@@ -93,7 +93,12 @@ struct wb_journal {
      * never reads beyond it. */
     struct wb_rec *ltail;
     size_t lbytes;
-    struct wb_rec *next;     /* first record not yet in the journal */
+    struct wb_rec *next; /* first record not yet in the journal */
+    /* The last record in the journal, and the bytes journaled since
+     * stor_sync last handed records to the flusher: it hands over only
+     * what the journal has whole. */
+    struct wb_rec *jtail;
+    size_t jbytes;
     struct wb_chunk *chunk;  /* where the next record is cut from (wb_journal.c) */
     size_t chunk_bytes;      /* the size of those chunks */
     int fd;                  /* the journal file being appended */
