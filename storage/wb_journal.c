@@ -413,10 +413,15 @@ static void wb_publish(struct stor *s)
 
 int stor_sync(struct stor *s)
 {
-    if (!s->wb || !s->j.next)
+    /* Inside a group, only what was committed before it: the group's
+     * records go to the journal at one sync point after its end, its last
+     * one closing it, so that a kill part way leaves a group open, which
+     * replay drops. */
+    uint64_t upto = s->j.group_depth ? s->j.group_seq0 : UINT64_MAX;
+    if (!s->wb || !s->j.next || s->j.next->seq > upto)
         return 0; /* nothing committed since the last call: nothing to hand on */
     size_t segmax = seg_max(s);
-    while (s->j.next) {
+    while (s->j.next && s->j.next->seq <= upto) {
         /* One record set per vector, as many as the kernel takes in one
          * call: a pipelined iteration commits hundreds (SET at pipeline
          * 16 over 50 clients: about 500), and 64 to a call made that
@@ -425,7 +430,7 @@ int stor_sync(struct stor *s)
         int n = 0;
         size_t bytes = 0;
         struct wb_rec *r = s->j.next, *last = NULL;
-        for (; r && n < IOV_MAX; r = r->next) {
+        for (; r && n < IOV_MAX && r->seq <= upto; r = r->next) {
             iov[n].iov_base = r->data;
             iov[n].iov_len = r->len;
             bytes += r->len;
