@@ -628,7 +628,13 @@ void cmd_call(struct conn *c, const struct cmd *cmd)
     bool script = cmd->flags & CMD_SCRIPTING;
     if (script && cmd_nmonitors)
         cmd_monitor_feed(c, cmd);
+    /* Its writes survive a crash all together or not at all (stor.h). */
+    bool group = script || cmd->fn == cmd_exec;
+    if (group)
+        db_group_begin(srv.db);
     cmd->fn(c);
+    if (group)
+        db_group_end(srv.db);
     if (script) /* its commands' errors make it a failed call too, as in Redis */
         errors_seen = errors_at_start;
     /* A read command's key look-ups are Redis's keyspace hits and misses

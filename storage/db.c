@@ -158,6 +158,16 @@ void db_track_events(struct db *d, struct db_vec *created, struct db_vec *expire
     d->expired = expired;
 }
 
+void db_group_begin(struct db *d)
+{
+    stor_group_begin(d->s);
+}
+
+void db_group_end(struct db *d)
+{
+    stor_group_end(d->s);
+}
+
 uint64_t db_last_commit_ops(const struct db *d)
 {
     return d->last_commit_ops;

@@ -152,6 +152,13 @@ void db_set_on_commit(struct db *d, void (*fn)(void *arg, const struct stor_batc
  * for the last time (this commit replaces or deletes it). User key bytes,
  * the db index in the item's score; the caller empties them. */
 void db_track_events(struct db *d, struct db_vec *created, struct db_vec *expired);
+/* A script's or a transaction's commits: those between db_group_begin and
+ * the matching db_group_end survive a crash all together or not at all
+ * (stor_group_begin; they nest). The caller sends no reply in between:
+ * the group reaches the journal only at the first sync point after its
+ * end. Without write-back, each commit writes RocksDB at once. */
+void db_group_begin(struct db *d);
+void db_group_end(struct db *d);
 /* Records in the last committed record set (0: the last write changed
  * nothing). */
 uint64_t db_last_commit_ops(const struct db *d);

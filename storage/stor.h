@@ -120,17 +120,32 @@ void stor_close(struct stor *s);
 void stor_close_abandon(struct stor *s);
 
 /* Makes every committed record set crash-safe: writes the journal (and
- * fsyncs it under appendfsync always), and hands the record sets to the
- * flusher, which sees none before. Call before acknowledging a write.
- * 0, or -errno when the journal cannot be written (nothing may be
+ * fsyncs it under appendfsync always), then hands the record sets to the
+ * flusher, which sees none before the journal has them whole. Call before
+ * acknowledging a write. Inside a group (stor_group_begin) it stops at the
+ * group's start: the group's record sets wait for the first call after
+ * the group ends, so no reply may go out that answers one of them before
+ * that. 0, or -errno when the journal cannot be written (nothing may be
  * acknowledged then). A no-op without write-back. */
 int stor_sync(struct stor *s);
+/* A group: the record sets committed between stor_group_begin and the
+ * matching stor_group_end survive a crash together or not at all (a
+ * script's or a transaction's writes, as Redis's AOF drops a MULTI cut
+ * short). Groups nest; only the outermost end closes one. While a group
+ * is open, stor_sync and stor_drain act only on what was committed before
+ * it, and back-pressure waits at most for that: the overlay can exceed
+ * overlay_max_bytes by one group's records. Reads see every commit at
+ * once, inside a group or not. Without write-back they only count (each
+ * commit writes RocksDB at once). */
+void stor_group_begin(struct stor *s);
+void stor_group_end(struct stor *s);
 /* Drops from the overlay and the journal's queue what the flusher made
  * durable, a bounded slice a call (the flusher itself does appendfsync
  * everysec's fsync). Call between operations, often (every loop
  * iteration). */
 void stor_housekeep(struct stor *s);
-/* Waits until every committed record set is in RocksDB. */
+/* Waits until every committed record set is in RocksDB; inside a group,
+ * every one committed before the group began. */
 int stor_drain(struct stor *s);
 void stor_wb_stats(struct stor *s, struct stor_wb_stats *st);
 /* Whether writes can be made durable now: 0 if so; otherwise an error code

@@ -52,18 +52,27 @@ static void op_to_ov(void *arg, int kind, int cf, const char *k, size_t kn, cons
 
 /* ---- commit, housekeeping, drain ---- */
 
-static void wait_progress(struct stor *s)
+/* Where sync points, drains and back-pressure stop: the last record set
+ * committed, or inside a group the last one before it (the group's go to
+ * the journal and the flusher together, once it ends). */
+static uint64_t sync_limit(const struct stor *s)
+{
+    return s->j.group_depth ? s->j.group_seq0 : s->j.last_seq;
+}
+
+/* Waits until the flusher moves, unless it has everything up to upto. */
+static void wait_progress(struct stor *s, uint64_t upto)
 {
     uint64_t t0 = stor_mono_us();
     pthread_mutex_lock(&s->q.mu);
     uint64_t d = s->q.durable_seq;
-    if (s->q.durable_seq < s->j.last_seq) {
+    if (s->q.durable_seq < upto) {
         /* A flusher waiting for its batch to fill would keep the writer
          * waiting as long. */
         s->q.flush_now = true;
         pthread_cond_signal(&s->q.work);
     }
-    while (s->q.durable_seq == d && s->q.durable_seq < s->j.last_seq) {
+    while (s->q.durable_seq == d && s->q.durable_seq < upto) {
         struct timespec until = wb_deadline_in(1000000);
         pthread_cond_timedwait(&s->q.done, &s->q.mu, &until);
         if (s->q.werr)
@@ -74,10 +83,10 @@ static void wait_progress(struct stor *s)
     s->j.st.wait_us += stor_mono_us() - t0;
 }
 
-static bool flusher_behind(struct stor *s)
+static bool flusher_behind(struct stor *s, uint64_t upto)
 {
     pthread_mutex_lock(&s->q.mu);
-    bool behind = s->q.durable_seq < s->j.last_seq;
+    bool behind = s->q.durable_seq < upto;
     pthread_mutex_unlock(&s->q.mu);
     return behind;
 }
@@ -90,17 +99,22 @@ int wb_commit(struct stor *s, const struct stor_batch *b)
     /* Back-pressure: above the limit, first forget all that is already
      * durable (housekeeping's slices are for the loop's latency; this is a
      * stall anyway), and wait for the flusher only if that is not enough.
-     * Nothing is dropped. */
+     * Nothing is dropped. Inside a group it waits at most for what came
+     * before the group: the group's own records reach the flusher only
+     * once it ends, so the overlay may exceed the limit by one group. */
     while (s->ov.bytes > maxov && s->fl.running) {
         housekeep_all(s);
-        if (s->ov.bytes <= maxov || !flusher_behind(s))
+        uint64_t upto = sync_limit(s);
+        if (s->ov.bytes <= maxov || !flusher_behind(s, upto))
             break;
         int rc = stor_sync(s); /* what it waits for must be in the journal */
         if (rc)
             return rc;
-        wait_progress(s);
+        wait_progress(s, upto);
     }
     struct wb_rec *r = wb_rec_build(s, b, s->j.last_seq + 1);
+    if (s->j.group_depth) /* the group goes on; stor_group_end marks its last */
+        enc_put_u32(r->data, WB_MAGIC_GROUP);
     s->j.last_seq = r->seq;
     if (r->ndefer)
         wb_dq_push(s, r);
@@ -113,6 +127,23 @@ int wb_commit(struct stor *s, const struct stor_batch *b)
     if (!s->j.next)
         s->j.next = r;
     return 0;
+}
+
+void stor_group_begin(struct stor *s)
+{
+    if (s->j.group_depth++ == 0)
+        s->j.group_seq0 = s->j.last_seq;
+}
+
+void stor_group_end(struct stor *s)
+{
+    if (!s->j.group_depth || --s->j.group_depth)
+        return; /* not the outermost end */
+    /* The group's last record ends it. Nothing of the group has been
+     * journaled or handed to the flusher (stor_sync stopped at its start),
+     * and the CRC leaves the magic out. */
+    if (s->wb && s->j.last_seq > s->j.group_seq0)
+        enc_put_u32(s->j.ltail->data, WB_MAGIC);
 }
 
 size_t wb_queued_bytes(struct stor *s)
@@ -206,10 +237,11 @@ int stor_drain(struct stor *s)
     int rc = stor_sync(s);
     if (rc)
         return rc;
-    while (s->fl.running && flusher_behind(s)) {
-        wait_progress(s);
+    uint64_t upto = sync_limit(s);
+    while (s->fl.running && flusher_behind(s, upto)) {
+        wait_progress(s, upto);
         int e = __atomic_load_n(&s->q.werr, __ATOMIC_ACQUIRE);
-        if (e && flusher_behind(s))
+        if (e && flusher_behind(s, upto))
             return e; /* RocksDB cannot take them now; the journal has them */
     }
     housekeep_all(s);
@@ -277,7 +309,7 @@ int wb_open(struct stor *s, const char **errmsg)
     pthread_cond_init(&s->q.done, NULL);
     pthread_cond_init(&s->jp.cv, NULL);
     pthread_cond_init(&s->rs.cv, NULL);
-    s->q.tail = s->j.ltail = &s->j.head;
+    s->q.tail = s->j.ltail = s->j.jtail = &s->j.head;
     s->q.fcursor = &s->j.head;
     s->j.chunk_bytes = wb_test_hooks.rec_chunk_bytes;
     /* A batch goes whole into one memtable, which it can overrun: at most

@@ -297,7 +297,8 @@ static void fops_emit(struct stor *s, const struct wb_fop *f, size_t n, int npar
 }
 
 /* Builds the WriteBatches of the queued record sets from first on, up to
- * tail or until they hold flush_batch_max bytes; *last is the last taken,
+ * tail or until they hold flush_batch_max bytes and end a group (a group
+ * can make a batch that much larger); *last is the last taken,
  * *bytes their size. Returns how many parts it used. A range delete orders
  * everything around it, so a batch with one goes whole into parts[0]
  * (*ranged names the families of range deletes, a bit each). The records
@@ -315,7 +316,10 @@ static int flush_batch_build(struct stor *s, struct wb_rec *first, struct wb_rec
         wb_payload_walk(r->data + WB_HDR, r->len - WB_HDR, op_to_fops, s); /* built by us */
         *bytes += r->len;
         *last = r;
-        if (r == tail || *bytes >= s->fl.batch_max)
+        /* Full only at a group's end (the tail is one): RocksDB then holds
+         * whole groups after every batch, which is what a journal lost to
+         * a reboot leaves. */
+        if (r == tail || (*bytes >= s->fl.batch_max && enc_get_u32(r->data) != WB_MAGIC_GROUP))
             break;
     }
     for (int i = 0; i < s->fl.nparts; i++)

@@ -31,8 +31,13 @@ struct stor;
 /* A committed record set: a journal record, header and payload, exactly as
  * it is written to the journal file and read back on replay.
  *   magic(4) seq(8) len(4) crc32c(4) | payload(len)
- *   payload = ops: kind(1) cf(1) klen(4) vlen(4) key value */
-#define WB_MAGIC 0x534b4a31u /* "SKJ1" */
+ *   payload = ops: kind(1) cf(1) klen(4) vlen(4) key value
+ * Each record of a group (stor_group_begin) but its last carries
+ * WB_MAGIC_GROUP: the group goes on with the next record. The CRC leaves
+ * the magic out, so stor_group_end can turn the last one back to WB_MAGIC
+ * in memory: no sync point journals a record of an open group. */
+#define WB_MAGIC 0x534b4a31u       /* "SKJ1" */
+#define WB_MAGIC_GROUP 0x534b4a47u /* "SKJG" */
 #define WB_HDR 20
 struct wb_chunk;
 struct wb_rec {
@@ -93,7 +98,17 @@ struct wb_journal {
      * never reads beyond it. */
     struct wb_rec *ltail;
     size_t lbytes;
-    struct wb_rec *next;     /* first record not yet in the journal */
+    struct wb_rec *next; /* first record not yet in the journal */
+    /* The last record in the journal, and the bytes journaled since
+     * stor_sync last handed records to the flusher: it hands over only
+     * what the journal has whole. */
+    struct wb_rec *jtail;
+    size_t jbytes;
+    /* An open group (stor_group_begin): its depth, and the last sequence
+     * number before it, where sync points, drains and back-pressure stop
+     * while it is open. */
+    unsigned group_depth;
+    uint64_t group_seq0;
     struct wb_chunk *chunk;  /* where the next record is cut from (wb_journal.c) */
     size_t chunk_bytes;      /* the size of those chunks */
     int fd;                  /* the journal file being appended */

@@ -395,13 +395,14 @@ void wb_seg_close(struct stor *s)
     pthread_mutex_unlock(&s->q.mu);
 }
 
-/* Hands the records committed since the last call to the flusher. */
+/* Hands the records journaled since the last call to the flusher. */
 static void wb_publish(struct stor *s)
 {
     pthread_mutex_lock(&s->q.mu);
-    s->q.tail = s->j.ltail;
-    s->q.bytes += s->j.lbytes;
-    s->j.lbytes = 0;
+    s->q.tail = s->j.jtail;
+    s->q.bytes += s->j.jbytes;
+    s->j.lbytes -= s->j.jbytes;
+    s->j.jbytes = 0;
     /* A busy flusher finds them when it looks again, and one filling a
      * batch wants waking only once the batch is full: no wake-up (a futex
      * call) per sync point. */
@@ -412,12 +413,15 @@ static void wb_publish(struct stor *s)
 
 int stor_sync(struct stor *s)
 {
-    if (!s->wb || !s->j.next)
+    /* Inside a group, only what was committed before it: the group's
+     * records go to the journal at one sync point after its end, its last
+     * one closing it, so that a kill part way leaves a group open, which
+     * replay drops. */
+    uint64_t upto = s->j.group_depth ? s->j.group_seq0 : UINT64_MAX;
+    if (!s->wb || !s->j.next || s->j.next->seq > upto)
         return 0; /* nothing committed since the last call: nothing to hand on */
-    if (s->j.lbytes)
-        wb_publish(s);
     size_t segmax = seg_max(s);
-    while (s->j.next) {
+    while (s->j.next && s->j.next->seq <= upto) {
         /* One record set per vector, as many as the kernel takes in one
          * call: a pipelined iteration commits hundreds (SET at pipeline
          * 16 over 50 clients: about 500), and 64 to a call made that
@@ -426,7 +430,7 @@ int stor_sync(struct stor *s)
         int n = 0;
         size_t bytes = 0;
         struct wb_rec *r = s->j.next, *last = NULL;
-        for (; r && n < IOV_MAX; r = r->next) {
+        for (; r && n < IOV_MAX && r->seq <= upto; r = r->next) {
             iov[n].iov_base = r->data;
             iov[n].iov_len = r->len;
             bytes += r->len;
@@ -459,9 +463,16 @@ int stor_sync(struct stor *s)
         s->j.cur.bytes += bytes;
         s->j.journaled_seq = last->seq;
         s->j.next = last->next;
+        s->j.jtail = last;
+        s->j.jbytes += bytes;
     }
     if (s->o.fsync == STOR_FSYNC_ALWAYS && fdatasync(s->j.fd) != 0)
         return -errno;
+    /* Only now to the flusher: a kill can stop a pwritev part way, and
+     * RocksDB must never get a record the journal does not have whole
+     * (replay could not tell it was ever written, nor a group complete
+     * it). What a failed call journaled goes with the next one's. */
+    wb_publish(s);
     if (s->j.cur.bytes >= segmax) {
         wb_seg_close(s);
         int rc = wb_seg_open_new(s, s->j.journaled_seq + 1, false);

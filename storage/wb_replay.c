@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/stat.h>
 
 #include "kv_mem.h"
@@ -66,8 +67,10 @@ static bool all_zero(const char *p, size_t n)
  * the journal files on disk and in the shared-memory folder a previous run
  * named (both, in sequence order: the configuration may have changed since),
  * then removes them. A record cut short at the very end of the last file is
- * a write the crash interrupted (never acknowledged): it is dropped. Any
- * other bad record is corruption: the open fails, naming file and offset. */
+ * a write the crash interrupted (never acknowledged): it is dropped, and so
+ * is a group left open there, every record of it. Any other bad record, or
+ * a group open at the end of another file, is corruption: the open fails,
+ * naming file and offset. */
 int wb_replay(struct stor *s, const char **errmsg)
 {
     /* The smallest of the column families' applied sequence numbers: each
@@ -111,7 +114,9 @@ int wb_replay(struct stor *s, const char **errmsg)
     }
     if (nsegs)
         qsort(segs, nsegs, sizeof *segs, cmp_jfile);
-    uint64_t last = applied, replayed = 0;
+    /* last: the last record set replayed (or RocksDB's); rd: the last
+     * whole record read, which may lie in a group not yet closed. */
+    uint64_t last = applied, rd = applied, replayed = 0;
     rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
     size_t pending = 0;
     for (size_t i = 0; i < nsegs && rc == 0; i++) {
@@ -120,15 +125,22 @@ int wb_replay(struct stor *s, const char **errmsg)
         wb_seg_path(dirs[segs[i].where], segs[i].first, path, sizeof path);
         if ((rc = wb_read_file(path, &buf, &n)))
             break;
-        size_t off = 0;
+        size_t off = 0, cut = SIZE_MAX;
+        /* An open group starts at gstart; its records go to RocksDB once
+         * its last one is read. A sync point journals a group whole, in
+         * one file, so one open at the end of the last file was cut by
+         * the crash (never acknowledged), and anywhere else is damage. */
+        bool gopen = false;
+        size_t gstart = 0;
         while (off < n) {
-            bool ok = n - off >= WB_HDR && enc_get_u32(buf + off) == WB_MAGIC;
+            uint32_t magic = n - off >= WB_HDR ? enc_get_u32(buf + off) : 0;
+            bool ok = magic == WB_MAGIC || magic == WB_MAGIC_GROUP;
             size_t len = ok ? enc_get_u32(buf + off + 12) : 0;
             bool whole = ok && len <= n - off - WB_HDR;
             ok = whole &&
                  enc_get_u32(buf + off + 16) == wb_rec_crc(buf + off, buf + off + WB_HDR, len);
             uint64_t seq = ok ? enc_get_u64(buf + off + 4) : 0;
-            if (ok && seq != last + 1 && seq > applied)
+            if (ok && seq != rd + 1 && seq > applied)
                 ok = false; /* a gap: something is missing */
             if (!ok) {
                 if (all_zero(buf + off, n - off))
@@ -136,45 +148,72 @@ int wb_replay(struct stor *s, const char **errmsg)
                 size_t end = whole ? off + WB_HDR + len : n;
                 bool torn = i == nsegs - 1 && (!whole || all_zero(buf + end, n - end));
                 if (torn) {
-                    /* Cut the torn tail so appending starts clean. */
-                    if (truncate(path, (off_t)off) != 0)
-                        rc = -errno;
+                    cut = off; /* cut the torn tail so appending starts clean */
                     break;
                 }
                 snprintf(wb_errbuf, sizeof wb_errbuf,
                          "journal %s: bad record at offset %zu (after sequence %" PRIu64 ")", path,
-                         off, last);
+                         off, rd);
                 *errmsg = wb_errbuf;
                 rc = KV_ECORRUPT;
                 break;
             }
-            if (seq > applied) {
-                rc = wb_payload_to_batch(s, buf + off + WB_HDR, len, wb);
-                if (rc) {
-                    snprintf(wb_errbuf, sizeof wb_errbuf, "journal %s: bad payload at offset %zu",
-                             path, off);
-                    *errmsg = wb_errbuf;
-                    break;
-                }
-                last = seq;
-                replayed++;
-                pending += len;
-                if (pending >= (4u << 20)) {
-                    wb_put_applied(s, wb, last);
-                    char *err = NULL;
-                    rocksdb_write(s->db, s->wopts, wb, &err);
-                    if (err) {
-                        rc = stor_take_err(err);
-                        break;
-                    }
-                    rocksdb_writebatch_clear(wb);
-                    pending = 0;
-                }
-            } else if (seq > last) {
-                last = seq;
+            if (seq > applied)
+                rd = seq;
+            if (magic == WB_MAGIC_GROUP && !gopen) {
+                gopen = true;
+                gstart = off;
             }
             off += WB_HDR + len;
+            if (magic == WB_MAGIC_GROUP)
+                continue; /* the group goes on */
+            /* A record set alone, or the one that closes the open group:
+             * everything from the group's start goes in one write. */
+            for (size_t at = gopen ? gstart : off - WB_HDR - len; at < off && rc == 0;) {
+                size_t alen = enc_get_u32(buf + at + 12);
+                if (enc_get_u64(buf + at + 4) > applied) {
+                    rc = wb_payload_to_batch(s, buf + at + WB_HDR, alen, wb);
+                    if (rc) {
+                        snprintf(wb_errbuf, sizeof wb_errbuf,
+                                 "journal %s: bad payload at offset %zu", path, at);
+                        *errmsg = wb_errbuf;
+                    }
+                    replayed++;
+                    pending += alen;
+                }
+                at += WB_HDR + alen;
+            }
+            if (rc)
+                break;
+            gopen = false;
+            last = rd;
+            if (pending >= (4u << 20)) {
+                wb_put_applied(s, wb, last);
+                char *err = NULL;
+                rocksdb_write(s->db, s->wopts, wb, &err);
+                if (err) {
+                    rc = stor_take_err(err);
+                    break;
+                }
+                rocksdb_writebatch_clear(wb);
+                pending = 0;
+            }
         }
+        if (rc == 0 && gopen) {
+            if (i == nsegs - 1) { /* dropped whole; its numbers are given again */
+                cut = gstart;
+                rd = last;
+            } else {
+                snprintf(wb_errbuf, sizeof wb_errbuf,
+                         "journal %s: group open at the end of the file, from offset %zu "
+                         "(after sequence %" PRIu64 ")",
+                         path, gstart, last);
+                *errmsg = wb_errbuf;
+                rc = KV_ECORRUPT;
+            }
+        }
+        if (rc == 0 && cut != SIZE_MAX && truncate(path, (off_t)cut) != 0)
+            rc = -errno;
         free(buf);
     }
     if (rc == 0 && pending) {

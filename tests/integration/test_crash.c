@@ -10,11 +10,20 @@
  * once the one command in flight at the kill (sent, never acknowledged) is
  * applied too. Anything else is a lost write or a half-applied command.
  *
+ * Scripts and transactions likewise: a writer runs an EVAL that SETs 1,000
+ * keys to one value, and a MULTI/EXEC of 8 SETs, each run with a new value,
+ * while shmkvd is killed; after each restart all of a script's keys hold
+ * the last acknowledged run's value, or all the run's in flight, and so do
+ * the transaction's. A libshmkv reader meanwhile reads some of them from
+ * the shared-memory cache and must never see two runs at once.
+ *
  *   SHMKV_CRASH_CYCLES=n (default 20), SHMKV_CRASH_SEED=n
  */
 #include "harness.h"
 
 #include <pthread.h>
+
+#include "h_client.h"
 
 static struct server K, R;
 static uint64_t rng;
@@ -301,11 +310,238 @@ static void test_crash_always(void **state)
     run_cycles("always");
 }
 
+/* ---- scripts and transactions: all of a run or none ---- */
+
+#define GROUP_KEYS 1000
+#define TXN_KEYS 8
+#define RUN_BYTES 1024 /* a script's run: about a megabyte of journal */
+static const char group_script[] =
+    "for i = 1, 1000 do redis.call('SET', KEYS[1] .. i, ARGV[1]) end return 1";
+_Static_assert(GROUP_KEYS == 1000, "the script's loop count");
+
+/* Run n's value: its number, then padding. */
+static void run_value(uint64_t n, char *v)
+{
+    memset(v, 'x', RUN_BYTES);
+    int k = snprintf(v, RUN_BYTES, "%llu:", (unsigned long long)n);
+    v[k] = 'x';
+}
+
+/* The run a value names; 0 for a nil, UINT64_MAX for a value no run
+ * wrote. */
+static uint64_t run_of(const redisReply *e)
+{
+    if (e->type == REDIS_REPLY_NIL)
+        return 0;
+    if (e->type != REDIS_REPLY_STRING || e->len != RUN_BYTES)
+        return UINT64_MAX;
+    char want[RUN_BYTES];
+    uint64_t n = strtoull(e->str, NULL, 10);
+    run_value(n, want);
+    return memcmp(want, e->str, RUN_BYTES) ? UINT64_MAX : n;
+}
+
+/* The run that every one of the n keys prefix1..prefixn holds; fails
+ * naming two keys whose runs differ. */
+static uint64_t whole_run(redisContext *c, const char *prefix, int n, int cycle)
+{
+    const char *argv[GROUP_KEYS + 1];
+    char names[GROUP_KEYS][16];
+    argv[0] = "MGET";
+    for (int i = 0; i < n; i++) {
+        snprintf(names[i], sizeof names[i], "%s%d", prefix, i + 1);
+        argv[i + 1] = names[i];
+    }
+    redisReply *r = redisCommandArgv(c, n + 1, argv, NULL);
+    assert_non_null(r);
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    assert_int_equal(r->elements, (size_t)n);
+    uint64_t first = run_of(r->element[0]);
+    for (int i = 1; i < n; i++) {
+        uint64_t x = run_of(r->element[i]);
+        if (x != first)
+            fail_msg("cycle %d: %s1 holds run %llu, %s%d run %llu: a run applied in part", cycle,
+                     prefix, (unsigned long long)first, prefix, i + 1, (unsigned long long)x);
+    }
+    freeReplyObject(r);
+    return first;
+}
+
+/* The reader: MGET of a script's first, middle and last keys and of the
+ * transaction's first and last, through libshmkv (served from the cache
+ * once filled), over and over; each set must name one run. */
+static struct reader {
+    pthread_t th;
+    bool running;
+    int stop; /* atomic */
+    char bad[300];
+    uint64_t reads, hits;
+} rdr;
+
+static void *reader_main(void *arg)
+{
+    (void)arg;
+    shmkv *h = NULL;
+    while (!__atomic_load_n(&rdr.stop, __ATOMIC_ACQUIRE)) {
+        if (!h && shmkv_open(&h, K.sock, NULL) != SHMKV_OK) {
+            h = NULL; /* between a kill and the restart */
+            usleep(20 * 1000);
+            continue;
+        }
+        const char *argv[] = {"MGET", "g:1", "g:500", "g:1000", "t:1", "t:8"};
+        shmkv_reply *r;
+        if (shmkv_command(h, &r, 6, argv, NULL) != SHMKV_OK) {
+            usleep(5 * 1000); /* the next call reconnects */
+            continue;
+        }
+        rdr.reads++;
+        const char *why = NULL;
+        if (r->type != SHMKV_REPLY_ARRAY || r->elements != 5)
+            why = "not a five-element array";
+        for (size_t i = 0; !why && i < 5; i++) {
+            size_t j = i < 3 ? 0 : 3; /* compared with the first of its run */
+            const shmkv_reply *a = r->element[j], *b = r->element[i];
+            if (a->type != b->type || (a->type == SHMKV_REPLY_STRING &&
+                                       (a->len != b->len || memcmp(a->str, b->str, a->len))))
+                why =
+                    i < 3 ? "a script's keys from two runs" : "a transaction's keys from two runs";
+        }
+        if (why) {
+            snprintf(rdr.bad, sizeof rdr.bad, "reader: %s", why);
+            shmkv_reply_free(r);
+            break;
+        }
+        shmkv_reply_free(r);
+        usleep(100); /* thousands a second, without taking a CPU from the daemon */
+    }
+    if (h) {
+        rdr.hits = h_lib_hits(h);
+        shmkv_close(h);
+    }
+    return NULL;
+}
+
+static void reader_stop(void)
+{
+    if (!rdr.running)
+        return;
+    __atomic_store_n(&rdr.stop, 1, __ATOMIC_RELEASE);
+    pthread_join(rdr.th, NULL);
+    rdr.running = false;
+}
+
+/* One MULTI/EXEC of TXN_KEYS SETs to run n's value; false if the server
+ * died on the way (then it may or may not have run). */
+static bool txn_run(redisContext *c, uint64_t n)
+{
+    char v[RUN_BYTES];
+    run_value(n, v);
+    redisAppendCommand(c, "MULTI");
+    for (int i = 1; i <= TXN_KEYS; i++)
+        redisAppendCommand(c, "SET t:%d %b", i, v, (size_t)RUN_BYTES);
+    redisAppendCommand(c, "EXEC");
+    for (int i = 0; i < TXN_KEYS + 2; i++) {
+        redisReply *r;
+        if (redisGetReply(c, (void **)&r) != REDIS_OK || !r)
+            return false;
+        assert_true(r->type != REDIS_REPLY_ERROR);
+        if (i == TXN_KEYS + 1)
+            assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+        freeReplyObject(r);
+    }
+    return true;
+}
+
+static void test_crash_script_and_exec(void **state)
+{
+    (void)state;
+    const char *sc = getenv("SHMKV_CRASH_CYCLES"), *ss = getenv("SHMKV_CRASH_SEED");
+    int cycles = sc ? atoi(sc) : 20;
+    rng = (ss ? strtoull(ss, NULL, 10) : 7) * 0x9e3779b97f4a7c15ull + 2;
+    h_prepare(&K, "crashgrp");
+    /* Every other start under appendfsync always: the journal then goes
+     * to a file on disk, else to shared memory. */
+    start_shmkvd("everysec");
+    memset(&rdr, 0, sizeof rdr);
+    assert_int_equal(pthread_create(&rdr.th, NULL, reader_main, NULL), 0);
+    rdr.running = true;
+    uint64_t n = 0, acked_g = 0, acked_t = 0, inflight_g = 0, inflight_t = 0, runs = 0;
+    uint64_t landed = 0;
+    for (int cycle = 0; cycle <= cycles; cycle++) {
+        redisContext *c = h_connect_port(K.port);
+        assert_non_null(c);
+        uint64_t g = whole_run(c, "g:", GROUP_KEYS, cycle);
+        uint64_t t = whole_run(c, "t:", TXN_KEYS, cycle);
+        if (g != acked_g && g != inflight_g)
+            fail_msg("cycle %d: the script's keys hold run %llu; acknowledged %llu, in flight %llu",
+                     cycle, (unsigned long long)g, (unsigned long long)acked_g,
+                     (unsigned long long)inflight_g);
+        if (t != acked_t && t != inflight_t)
+            fail_msg("cycle %d: the transaction's keys hold run %llu; acknowledged %llu, in "
+                     "flight %llu",
+                     cycle, (unsigned long long)t, (unsigned long long)acked_t,
+                     (unsigned long long)inflight_t);
+        landed += (g != acked_g) + (t != acked_t);
+        acked_g = g;
+        acked_t = t;
+        inflight_g = inflight_t = 0;
+        if (cycle == cycles) {
+            redisFree(c);
+            break;
+        }
+        struct killer k = {K.pid, 30 + (int)(rnd() % 250)};
+        pthread_t th;
+        pthread_create(&th, NULL, killer_main, &k);
+        for (;;) {
+            n++;
+            if (n % 2) {
+                char v[RUN_BYTES];
+                run_value(n, v);
+                redisReply *r =
+                    redisCommand(c, "EVAL %s 1 g: %b", group_script, v, (size_t)RUN_BYTES);
+                if (!r) {
+                    inflight_g = n;
+                    break;
+                }
+                assert_true(r->type != REDIS_REPLY_ERROR);
+                freeReplyObject(r);
+                acked_g = n;
+            } else {
+                if (!txn_run(c, n)) {
+                    inflight_t = n;
+                    break;
+                }
+                acked_t = n;
+            }
+            runs++;
+        }
+        pthread_join(th, NULL);
+        redisFree(c);
+        int st;
+        waitpid(K.pid, &st, 0);
+        assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+        K.pid = 0;
+        start_shmkvd(cycle % 2 ? "everysec" : "always"); /* replays the journal */
+    }
+    reader_stop();
+    if (rdr.bad[0])
+        fail_msg("%s (after %llu reads)", rdr.bad, (unsigned long long)rdr.reads);
+    printf("test_crash (scripts and transactions): %d kill -9 cycles, %llu acknowledged runs, "
+           "each whole; %llu in-flight runs landed whole; the reader's %llu MGETs (%llu from "
+           "the cache) each saw one run\n",
+           cycles, (unsigned long long)runs, (unsigned long long)landed,
+           (unsigned long long)rdr.reads, (unsigned long long)rdr.hits);
+    assert_true(rdr.reads > 0);
+    assert_int_equal(h_stop(&K), 0);
+    h_destroy(&K);
+}
+
 /* A failed assertion leaves run_cycles early: stop both servers by PID and
  * remove their folders here too (a no-op after a passing run). */
 static int crash_teardown(void **state)
 {
     (void)state;
+    reader_stop();
     if (K.dir[0])
         h_destroy(&K);
     if (R.dir[0])
@@ -320,6 +556,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_crash_everysec, crash_teardown),
         cmocka_unit_test_teardown(test_crash_always, crash_teardown),
+        cmocka_unit_test_teardown(test_crash_script_and_exec, crash_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,7 +3,8 @@
  * last record, preallocated tail, bad checksum), the zero-filled files
  * appendfsync always uses, and the journal in a shared-memory folder
  * (replayed from wherever the last run kept it; dropped once RocksDB's WAL
- * has it; gone after a reboot; never under appendfsync always).
+ * has it; gone after a reboot; never under appendfsync always), and groups
+ * (a script's record sets: replayed whole or not at all).
  */
 #include "wb_fixture.h"
 #include "t_rnd.h"
@@ -599,6 +600,266 @@ static void test_wb_journal_shm_journal_not_under_always(void **state)
     fx_close(s);
 }
 
+/* ---- groups: a script's or a transaction's record sets ---- */
+
+/* The magics of the records in journal file path, in order, as a string
+ * of '1' (SKJ1) and 'G' (SKJG), into out. */
+static void journal_magics(const char *path, char *out, size_t cap)
+{
+    char *buf;
+    size_t n, k = 0;
+    assert_int_equal(wb_read_file(path, &buf, &n), 0);
+    for (size_t off = 0; off + WB_HDR <= n && k + 1 < cap;) {
+        uint32_t m = enc_get_u32(buf + off);
+        if (m != WB_MAGIC && m != WB_MAGIC_GROUP)
+            break;
+        out[k++] = m == WB_MAGIC ? '1' : 'G';
+        off += WB_HDR + enc_get_u32(buf + off + 12);
+    }
+    out[k] = '\0';
+    free(buf);
+}
+
+/* A group's record sets carry SKJG but the last; record sets outside
+ * groups are as they always were; a group, whole, replays, with the
+ * record sets before and after it. */
+static void test_wb_journal_group_replayed_whole(void **state)
+{
+    struct fx *f = *state;
+    struct wb_test_hooks h = {.no_flusher = 1};
+    struct stor *s = wb_open_hooked(f->dir, NULL, &h);
+    commit_n(s, 0, 3);
+    stor_group_begin(s);
+    commit_n(s, 3, 4);
+    stor_group_end(s);
+    commit_n(s, 7, 2);
+    stor_group_begin(s); /* a group of one is a plain record */
+    commit_n(s, 9, 1);
+    stor_group_end(s);
+    stor_group_begin(s); /* an empty group journals nothing */
+    stor_group_end(s);
+    assert_int_equal(stor_sync(s), 0);
+    fx_abandon(s);
+    char path[400], magics[64];
+    journal_file(f->dir, path, sizeof path);
+    journal_magics(path, magics, sizeof magics);
+    assert_string_equal(magics, "111GGG1111");
+    s = wb_open_ok(f->dir, NULL);
+    struct stor_wb_stats st;
+    stor_wb_stats(s, &st);
+    assert_int_equal(st.replayed_sets, 10);
+    assert_int_equal(st.last_seq, 10);
+    assert_int_equal(count_present(s, 10), 10);
+    fx_close(s);
+}
+
+/* Groups nest: only the outermost end closes one, and nothing of it is
+ * journaled before. A sync point inside a group journals what came before
+ * the group; a drain waits for that much only. */
+static void test_wb_journal_group_nested_and_synced_inside(void **state)
+{
+    struct fx *f = *state;
+    struct stor *s = wb_open_ok(f->dir, NULL);
+    struct stor_wb_stats st;
+    commit_n(s, 0, 2);
+    stor_group_begin(s);
+    commit_n(s, 2, 1);
+    assert_int_equal(stor_sync(s), 0); /* the two before the group only */
+    stor_wb_stats(s, &st);
+    uint64_t before = st.journal_bytes;
+    assert_true(before > 0);
+    stor_group_begin(s);
+    commit_n(s, 3, 2);
+    stor_group_end(s); /* the inner end: still open */
+    assert_int_equal(stor_sync(s), 0);
+    assert_int_equal(stor_drain(s), 0); /* returns: waits for the two only */
+    stor_wb_stats(s, &st);
+    assert_int_equal(st.journal_bytes, before);
+    assert_true(st.durable_seq >= 2);
+    assert_int_equal(st.last_seq, 5);
+    commit_n(s, 5, 1);
+    stor_group_end(s);
+    assert_int_equal(stor_sync(s), 0);
+    stor_wb_stats(s, &st);
+    assert_true(st.journal_bytes > before);
+    fx_abandon(s);
+    char path[400], magics[64];
+    journal_file(f->dir, path, sizeof path);
+    journal_magics(path, magics, sizeof magics);
+    assert_string_equal(magics, "11GGG1");
+    s = wb_open_ok(f->dir, NULL);
+    assert_int_equal(count_present(s, 6), 6);
+    fx_close(s);
+}
+
+/* Whether key r<i> is present (both families, as count_present checks). */
+static bool present(struct stor *s, int i)
+{
+    char k[16], *v;
+    size_t vn;
+    snprintf(k, sizeof k, "r%05d", i);
+    if (stor_get(s, STOR_CF_META, k, strlen(k), &v, &vn) != 0)
+        return false;
+    free(v);
+    return true;
+}
+
+/* A crash can stop the journal's write of a group anywhere: cut at every
+ * byte of its records (the file's end there, or zeros after it, as a
+ * preallocated file leaves), replay keeps every record set before the group and none
+ * of the group; sequence numbers then go on from before the group. A
+ * complete group followed by a torn record set keeps the group. */
+static void test_wb_journal_group_torn_anywhere(void **state)
+{
+    struct fx *f = *state;
+    struct wb_test_hooks h = {.no_flusher = 1};
+    struct stor *s = wb_open_hooked(f->dir, NULL, &h);
+    commit_n(s, 0, 2);
+    stor_group_begin(s);
+    commit_n(s, 2, 3);
+    stor_group_end(s);
+    commit_n(s, 5, 1);
+    assert_int_equal(stor_sync(s), 0);
+    fx_abandon(s);
+    char path[400], *buf;
+    size_t n;
+    journal_file(f->dir, path, sizeof path);
+    assert_int_equal(wb_read_file(path, &buf, &n), 0);
+    size_t rec[7] = {0}; /* where each record starts, and the end */
+    for (int i = 0; i < 6; i++)
+        rec[i + 1] = rec[i] + WB_HDR + enc_get_u32(buf + rec[i] + 12);
+    assert_int_equal(rec[6], n);
+    const char *name = strrchr(path, '/') + 1;
+    for (size_t cut = rec[2]; cut <= n; cut++) {
+        for (int zeros = 0; zeros < 2; zeros++) {
+            /* Zeros after: at each record's start, and every 7th byte
+             * (each open costs RocksDB's). */
+            bool boundary = false;
+            for (int i = 2; i < 6; i++)
+                boundary |= cut == rec[i];
+            if (zeros && (cut == n || (!boundary && cut % 7)))
+                continue;
+            char dir[400], jd[450], file[480];
+            snprintf(dir, sizeof dir, "%s/cut", f->dir);
+            snprintf(jd, sizeof jd, "%s/journal", dir);
+            snprintf(file, sizeof file, "%s/%s", jd, name);
+            assert_int_equal(mkdir(dir, 0700), 0);
+            assert_int_equal(mkdir(jd, 0700), 0);
+            int fd = open(file, O_WRONLY | O_CREAT, 0600);
+            assert_true(fd >= 0);
+            assert_int_equal(write(fd, buf, cut), (ssize_t)cut);
+            if (zeros)
+                assert_int_equal(ftruncate(fd, (off_t)(cut + 4096)), 0);
+            close(fd);
+            s = wb_open_hooked(dir, NULL, &h);
+            int want = cut == n ? 6 : cut >= rec[5] ? 5 : 2;
+            for (int i = 0; i < 6; i++)
+                if (present(s, i) != (i < want))
+                    fail_msg("cut at %zu of %zu%s: r%05d %s", cut, n, zeros ? ", zeros after" : "",
+                             i, i < want ? "missing" : "present");
+            struct stor_wb_stats st;
+            stor_wb_stats(s, &st);
+            assert_int_equal(st.last_seq, (uint64_t)want);
+            assert_int_equal(st.replayed_sets, (uint64_t)want);
+            fx_close(s);
+            t_tmp_rmrf(dir);
+        }
+    }
+    free(buf);
+}
+
+/* One journal record made by hand: magic, seq, one put of key = value in
+ * the metadata family, the CRC; appended at buf + *n. */
+static void hand_record(char *buf, size_t *n, uint32_t magic, uint64_t seq, const char *key,
+                        const char *value)
+{
+    char *r = buf + *n, *p = r + WB_HDR;
+    size_t kn = strlen(key), vn = strlen(value);
+    p[0] = STOR_OP_PUT;
+    p[1] = STOR_CF_META;
+    enc_put_u32(p + 2, (uint32_t)kn);
+    enc_put_u32(p + 6, (uint32_t)vn);
+    memcpy(p + 10, key, kn);
+    memcpy(p + 10 + kn, value, vn);
+    enc_put_u32(r, magic);
+    enc_put_u64(r + 4, seq);
+    enc_put_u32(r + 12, (uint32_t)(10 + kn + vn));
+    enc_put_u32(r + 16, wb_rec_crc(r, p, 10 + kn + vn));
+    *n += WB_HDR + 10 + kn + vn;
+}
+
+static void write_journal(const char *dir, uint64_t first, const char *buf, size_t n)
+{
+    char jd[400], file[450];
+    snprintf(jd, sizeof jd, "%s/journal", dir);
+    if (mkdir(jd, 0700) != 0 && errno != EEXIST)
+        fail_msg("mkdir %s: %s", jd, strerror(errno));
+    snprintf(file, sizeof file, "%s/%016llx", jd, (unsigned long long)first);
+    int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, buf, n), (ssize_t)n);
+    close(fd);
+}
+
+static bool meta_is(struct stor *s, const char *key, const char *want)
+{
+    char *v;
+    size_t vn;
+    if (stor_get(s, STOR_CF_META, key, strlen(key), &v, &vn) != 0)
+        return want == NULL;
+    bool same = want && vn == strlen(want) && memcmp(v, want, vn) == 0;
+    free(v);
+    return same;
+}
+
+/* Journals written by hand, byte for byte: the format without groups (as
+ * every journal was before them) replays; an SKJG run closed by an SKJ1
+ * record replays; one left open at the end of the last file is dropped;
+ * one open at the end of an earlier file is damage. */
+static void test_wb_journal_group_hand_made(void **state)
+{
+    struct fx *f = *state;
+    char buf[1024];
+    size_t n = 0;
+    hand_record(buf, &n, WB_MAGIC, 1, "a", "1");
+    hand_record(buf, &n, WB_MAGIC, 2, "b", "2");
+    hand_record(buf, &n, WB_MAGIC, 3, "c", "3");
+    const unsigned char golden[] = {'S', 'K', 'J', '1', 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 12};
+    assert_memory_equal(buf, golden, sizeof golden); /* the format of every earlier journal */
+    write_journal(f->dir, 1, buf, n);
+    struct stor *s = wb_open_ok(f->dir, NULL);
+    assert_true(meta_is(s, "a", "1") && meta_is(s, "b", "2") && meta_is(s, "c", "3"));
+    fx_close(s);
+
+    /* Replay starts after RocksDB's 3: a closed group, then an open one. */
+    n = 0;
+    hand_record(buf, &n, WB_MAGIC_GROUP, 4, "a", "4");
+    hand_record(buf, &n, WB_MAGIC, 5, "b", "5");
+    hand_record(buf, &n, WB_MAGIC_GROUP, 6, "a", "6");
+    hand_record(buf, &n, WB_MAGIC_GROUP, 7, "c", "7");
+    write_journal(f->dir, 4, buf, n);
+    s = wb_open_ok(f->dir, NULL);
+    assert_true(meta_is(s, "a", "4") && meta_is(s, "b", "5") && meta_is(s, "c", "3"));
+    struct stor_wb_stats st;
+    stor_wb_stats(s, &st);
+    assert_int_equal(st.last_seq, 5);
+    fx_close(s);
+
+    /* The same open group, then another file: not a crash's tail. */
+    write_journal(f->dir, 6, buf + n / 2, n - n / 2); /* 6 and 7, both SKJG */
+    size_t m = 0;
+    char next[128];
+    hand_record(next, &m, WB_MAGIC, 8, "d", "8");
+    write_journal(f->dir, 8, next, m);
+    int rc;
+    const char *err;
+    s = wb_open_dir(f->dir, NULL, NULL, &rc, &err);
+    assert_int_equal(rc, KV_ECORRUPT);
+    assert_null(s);
+    assert_non_null(err);
+    assert_non_null(strstr(err, "group open at the end of the file"));
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 5 && strcmp(argv[1], "--wal-child") == 0) {
@@ -621,6 +882,10 @@ int main(int argc, char **argv)
         T(test_wb_journal_shm_journal_gone_after_reboot),
         T(test_wb_journal_shm_journal_loss_reported),
         T(test_wb_journal_shm_journal_not_under_always),
+        T(test_wb_journal_group_replayed_whole),
+        T(test_wb_journal_group_nested_and_synced_inside),
+        T(test_wb_journal_group_torn_anywhere),
+        T(test_wb_journal_group_hand_made),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
