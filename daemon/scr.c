@@ -428,13 +428,15 @@ static void push_error_table(lua_State *l, const char *e, size_t n)
 static bool noscript(const char *name)
 {
     static const char *const deny[] = {
-        "eval",       "evalsha",      "eval_ro",      "evalsha_ro",   "script",    "multi",
-        "exec",       "discard",      "watch",        "unwatch",      "subscribe", "psubscribe",
-        "ssubscribe", "unsubscribe",  "punsubscribe", "sunsubscribe", "blpop",     "brpop",
-        "blmove",     "brpoplpush",   "bzpopmin",     "bzpopmax",     "wait",      "monitor",
-        "hello",      "auth",         "quit",         "reset",        "client",    "config",
-        "latency",    "module",       "debug",        "save",         "bgsave",    "shutdown",
-        "role",       "cluster|reset"};
+        "eval", "evalsha", "eval_ro", "evalsha_ro", "multi", "exec", "discard", "watch", "unwatch",
+        "subscribe", "psubscribe", "ssubscribe", "unsubscribe", "punsubscribe", "sunsubscribe",
+        "blpop", "brpop", "blmove", "brpoplpush", "bzpopmin", "bzpopmax", "wait", "monitor",
+        "hello", "auth", "quit", "reset", "client", "config", "latency", "module", "debug", "save",
+        "bgsave", "shutdown", "role", "cluster|reset", "fcall", "fcall_ro",
+        /* of SCRIPT and FUNCTION, all but HELP */
+        "script|load", "script|exists", "script|flush", "script|kill", "script|debug",
+        "function|load", "function|delete", "function|flush", "function|list", "function|dump",
+        "function|restore", "function|kill", "function|stats"};
     for (size_t i = 0; i < sizeof deny / sizeof deny[0]; i++)
         if (!strcasecmp(name, deny[i]))
             return true;

@@ -341,6 +341,11 @@ static const char *const FUNCS[] = {
     "EVAL_RO" W "#!lua\nreturn 1" W "0",
     "EVAL_RO" W "#!lua flags=no-writes\nreturn 1" W "0",
     "EVAL_RO" W "return 1" W "0", /* no shebang, among scripts with one */
+    "EVAL" W "return redis.call('fcall', 'get1', '0')" W "0",
+    "EVAL" W "return redis.call('function', 'list')" W "0",
+    "EVAL" W "return redis.call('function', 'help')[1]" W "0",
+    "EVAL" W "return redis.call('script', 'help')[1]" W "0",
+    "EVAL" W "return redis.call('script', 'load', 'return 1')" W "0",
     "EVAL" W "return getmetatable('').__index.upper == nil" W "0",
     "EVAL" W "getmetatable('').__index = nil" W "0",
     "EVAL" W "local n = 0 for k in pairs(redis) do n = n + 1 end return n > 10" W "0",
