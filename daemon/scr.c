@@ -1096,7 +1096,11 @@ void scr_run(struct conn *c, struct scr_vm *vm, const char *name, bool eval, uns
                        .flags = flags,
                        .resp = 2,
                        .start_ms = srv_mstime()};
-    snprintf(run.name, sizeof run.name, "%s", name);
+    size_t nl = strlen(name);
+    if (nl >= sizeof run.name)
+        nl = sizeof run.name - 1;
+    memcpy(run.name, name, nl); /* not snprintf: it was a tenth of a do-nothing script's time */
+    run.name[nl] = '\0';
     if (srv.conf.busy_reply_ms > 0)
         lua_sethook(l, hook, LUA_MASKCOUNT, HOOK_EVERY);
     int rc = lua_pcall(l, nargs, 1, -(nargs + 2));
@@ -1219,8 +1223,10 @@ static void func_name(const char *sha, size_t n, char out[43])
 {
     out[0] = 'f';
     out[1] = '_';
-    for (size_t i = 0; i < 40; i++)
-        out[2 + i] = i < n ? (char)tolower((unsigned char)sha[i]) : '0';
+    for (size_t i = 0; i < 40; i++) {
+        char ch = i < n ? sha[i] : '0';
+        out[2 + i] = ch >= 'A' && ch <= 'Z' ? (char)(ch + 32) : ch; /* not the locale's tolower */
+    }
     out[42] = '\0';
 }
 
