@@ -155,6 +155,12 @@ enum {
      * caller; those whose replies may acknowledge writes not yet in the
      * journal). */
     CONN_HELD = 1 << 13,
+    CONN_REPLY_OFF = 1 << 14,       /* CLIENT REPLY OFF: nothing is sent */
+    CONN_REPLY_SKIP_NEXT = 1 << 15, /* CLIENT REPLY SKIP ran: the next command's reply goes */
+    CONN_REPLY_SKIP = 1 << 16,      /* this command's reply goes */
+    CONN_PAUSED = 1 << 17,          /* its next command waits for CLIENT PAUSE to end */
+    CONN_RDB_ONLY = 1 << 18, /* REPLCONF rdb-only 1: SYNC sends an RDB file, then closes */
+    CONN_CAPA_EOF = 1 << 19, /* REPLCONF capa eof: an RDB may come between EOF marks */
 };
 
 /* CLIENT TRACKING state (cmd_tracking.c), in conn.tflags. */
@@ -166,10 +172,6 @@ enum {
     CONN_TRK_NOLOOP = 1 << 4,
     CONN_TRK_CACHING = 1 << 5,      /* CLIENT CACHING given for the next command */
     CONN_TRK_BROKEN = 1 << 6,       /* the redirect client is gone */
-    CONN_REPLY_OFF = 1 << 13,       /* CLIENT REPLY OFF: nothing is sent */
-    CONN_REPLY_SKIP_NEXT = 1 << 14, /* CLIENT REPLY SKIP ran: the next command's reply goes */
-    CONN_REPLY_SKIP = 1 << 15,      /* this command's reply goes */
-    CONN_PAUSED = 1 << 16,          /* its next command waits for CLIENT PAUSE to end */
 };
 
 /* One queued MULTI command: its own copy of the arguments. */

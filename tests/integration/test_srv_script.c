@@ -62,6 +62,10 @@ static void test_script_busy_kill(void **state)
 {
     redisContext *c = *state;
     h_expect_status(c, "OK", "CONFIG SET busy-reply-threshold 100");
+    /* A client with its replies off keeps them off across the busy time. */
+    redisContext *quiet = h_connect_port(S.port);
+    const char *off[] = {"CLIENT", "REPLY", "OFF"};
+    send_only(quiet, 3, off);
     redisContext *a = h_connect_port(S.port);
     const char *argv[] = {"EVAL", "local i=0 while true do i=i+1 end", "0"};
     send_only(a, 3, argv);
@@ -81,6 +85,10 @@ static void test_script_busy_kill(void **state)
     h_expect_err(b, "NOTBUSY No scripts in execution right now.", "SCRIPT KILL");
     h_expect_nil(a, "GET x");
     h_expect_int(a, 1, "EVAL %s 0", "return 1");
+    const char *get[] = {"GET", "nokey"};
+    send_only(quiet, 2, get);
+    h_expect_status(quiet, "OK", "CLIENT REPLY ON"); /* the first reply it gets */
+    redisFree(quiet);
     redisFree(a);
     redisFree(b);
     h_expect_status(c, "OK", "CONFIG SET busy-reply-threshold 5000");
