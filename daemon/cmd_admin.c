@@ -6,6 +6,7 @@
 #include "cmd.h"
 
 #include "scr.h"
+#include "srv_rdb.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -241,6 +242,91 @@ void cmd_save(struct conn *c)
 {
     if (checkpoint(c))
         resp_simple(OUT(c), "OK");
+}
+
+/* REPLCONF option value [option value ...]: what a replica, or
+ * `redis-cli --rdb`, says of itself before SYNC. shmkvd keeps rdb-only
+ * (SYNC then sends a file and closes) and capa eof (the file may come
+ * between EOF marks); listening-port and ip-address are checked and
+ * accepted. The options of an ongoing replication (ACK, GETACK) wait for
+ * replication. */
+void cmd_replconf(struct conn *c)
+{
+    if (c->argc % 2 == 0) {
+        cmd_reply_syntax(c);
+        return;
+    }
+    for (size_t i = 1; i < c->argc; i += 2) {
+        int64_t v;
+        if (cmd_arg_is(c, i, "listening-port")) {
+            if (!cmd_arg_ll(c, i + 1, &v))
+                return;
+        } else if (cmd_arg_is(c, i, "ip-address")) {
+            /* kept by Redis for INFO's replica lines; there are none here */
+        } else if (cmd_arg_is(c, i, "capa")) {
+            if (cmd_arg_is(c, i + 1, "eof"))
+                c->flags |= CONN_CAPA_EOF;
+        } else if (cmd_arg_is(c, i, "rdb-only")) {
+            if (kv_str2ll(c->argv[i + 1].p, c->argv[i + 1].n, &v) || v < 0 || v > 1) {
+                resp_error(OUT(c), "ERR value is out of range, must be positive");
+                return;
+            }
+            if (v)
+                c->flags |= CONN_RDB_ONLY;
+            else
+                c->flags &= ~(uint32_t)CONN_RDB_ONLY;
+        } else {
+            resp_errorf(OUT(c), "ERR Unrecognized REPLCONF option: %.*s", (int)c->argv[i].n,
+                        c->argv[i].p);
+            return;
+        }
+    }
+    resp_simple(OUT(c), "OK");
+}
+
+/* SYNC, after REPLCONF rdb-only 1 (redis-cli --rdb): the whole data set
+ * as an RDB file (srv_rdb.c), then the connection closes. Between EOF
+ * marks when the client can read them, so the file goes straight into
+ * the output; else after its length. Without rdb-only it refuses: shmkvd
+ * has no stream of writes to follow the file with. */
+void cmd_sync(struct conn *c)
+{
+    if (!(c->flags & CONN_RDB_ONLY)) {
+        resp_error(OUT(c), "ERR SYNC without REPLCONF rdb-only 1: shmkvd has no replication "
+                           "yet, and sends an RDB file only as a backup (redis-cli --rdb)");
+        return;
+    }
+    uint64_t t0 = srv_mstime();
+    size_t at = resp_buf_used(OUT(c));
+    char mark[41];
+    int rc;
+    size_t bytes;
+    if (c->flags & CONN_CAPA_EOF) {
+        srv_random_hex(mark);
+        resp_buf_printf(OUT(c), "$EOF:%s\r\n", mark);
+        size_t from = resp_buf_used(OUT(c));
+        rc = srv_rdb_write(OUT(c));
+        bytes = resp_buf_used(OUT(c)) - from;
+        resp_buf_append(OUT(c), mark, 40);
+    } else {
+        struct resp_buf rdb;
+        resp_buf_init(&rdb);
+        rc = srv_rdb_write(&rdb);
+        bytes = resp_buf_used(&rdb);
+        resp_buf_printf(OUT(c), "$%zu\r\n", bytes);
+        resp_buf_append(OUT(c), resp_buf_data(&rdb), bytes);
+        resp_buf_free(&rdb);
+    }
+    if (rc) {
+        OUT(c)->len = OUT(c)->off + at; /* none of the file: the error instead */
+        srv_log(LOG_WARNING, "Cannot make an RDB file for SYNC: %s %s", kv_strerror(rc),
+                stor_errmsg());
+        cmd_reply_err(c, rc);
+        return;
+    }
+    c->flags |= CONN_CLOSE_AFTER_REPLY;
+    srv_log(LOG_NOTICE, "RDB file of %zu bytes made in %llu ms for %s (SYNC, rdb-only)", bytes,
+            (unsigned long long)(srv_mstime() - t0), c->addr);
 }
 
 /* ROLE: a primary without replicas, at replication offset 0. */

@@ -529,6 +529,10 @@ static const struct doc DOCS[] = {
     D("function|stats", "7.0.0", "O(1)", "The function that runs, and the libraries' counts",
       "")
     D("function|help", "7.0.0", "O(1)", "Describe the FUNCTION subcommands", "")
+    D("sync", "1.0.0", "O(N) for N keys",
+      "Send the data set as an RDB file, after REPLCONF rdb-only (redis-cli --rdb)", "")
+    D("replconf", "3.0.0", "O(1)", "What a replica or redis-cli --rdb says of itself before SYNC",
+      "")
     D("swapdb", "4.0.0", "O(N) for N clients watching or blocked on keys of the two",
       "Swap two databases", "index1@i index2@i")
     D("module", "4.0.0", "Depends on the subcommand", "Modules (shmkvd loads none)", NULL)

@@ -622,26 +622,29 @@ static void wr_le(struct wr *w, uint64_t v, int n)
     wr_bytes(w, b, (size_t)n);
 }
 
+size_t rdb_len_encode(uint64_t len, unsigned char b[9])
+{
+    if (len < 64) {
+        b[0] = (unsigned char)len;
+        return 1;
+    }
+    if (len < 16384) {
+        b[0] = (unsigned char)(0x40 | len >> 8);
+        b[1] = (unsigned char)len;
+        return 2;
+    }
+    int w8 = len <= UINT32_MAX ? 4 : 8;
+    b[0] = w8 == 4 ? 0x80 : 0x81;
+    for (int i = 0; i < w8; i++)
+        b[1 + i] = (unsigned char)(len >> (8 * (w8 - 1 - i)));
+    return 1 + (size_t)w8;
+}
+
 /* A length: 6 bits, 14 bits, or 0x80/0x81 and 32 or 64 bits big-endian. */
 static void wr_len(struct wr *w, uint64_t len)
 {
     unsigned char b[9];
-    size_t n;
-    if (len < 64) {
-        b[0] = (unsigned char)len;
-        n = 1;
-    } else if (len < 16384) {
-        b[0] = (unsigned char)(0x40 | len >> 8);
-        b[1] = (unsigned char)len;
-        n = 2;
-    } else {
-        int w8 = len <= UINT32_MAX ? 4 : 8;
-        b[0] = w8 == 4 ? 0x80 : 0x81;
-        for (int i = 0; i < w8; i++)
-            b[1 + i] = (unsigned char)(len >> (8 * (w8 - 1 - i)));
-        n = 1 + (size_t)w8;
-    }
-    wr_bytes(w, b, n);
+    wr_bytes(w, b, rdb_len_encode(len, b));
 }
 
 static void wr_str(struct wr *w, const char *s, size_t n)

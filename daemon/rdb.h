@@ -45,6 +45,10 @@ char *rdb_dump(const struct db_value *v, size_t *n);
  * RDB_EFORMAT. */
 int rdb_load(const char *p, size_t n, struct db_value *v);
 
+/* RDB's length encoding of len (6 or 14 bits, or 0x80/0x81 and 32 or 64
+ * bits big-endian) into out; returns its bytes (1 to 9). */
+size_t rdb_len_encode(uint64_t len, unsigned char out[9]);
+
 /* FUNCTION DUMP's payload: for each library, the function record of
  * Redis 7.0's RDB (opcode 245) with its code, then the footer. n codes;
  * returns a malloc'd buffer of *len bytes. */

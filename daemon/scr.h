@@ -50,6 +50,10 @@ size_t scr_fn_functions(void);
 size_t scr_fn_vm_bytes(void);
 size_t scr_fn_bytes(void);
 
+/* Calls each(arg, code, n) with every library's code, as FUNCTION DUMP
+ * and an RDB file hold it. */
+void scr_fn_each(void (*each)(void *arg, const char *code, size_t n), void *arg);
+
 /* EVAL/EVALSHA and their _RO forms for c, its arguments as the command
  * gave them (script or SHA-1, numkeys, keys, args): replies to c. by_sha:
  * argv[1] is a SHA-1. ro: write commands are refused inside. */

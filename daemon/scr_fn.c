@@ -433,6 +433,12 @@ size_t scr_fn_bytes(void)
     return b;
 }
 
+void scr_fn_each(void (*each)(void *arg, const char *code, size_t n), void *arg)
+{
+    for (size_t i = 0; i < nlibs; i++)
+        each(arg, libs[i].code, libs[i].coden);
+}
+
 /* ---- FCALL ---- */
 
 bool scr_fn_flags(const char *name, size_t n, unsigned *flags)

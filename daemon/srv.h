@@ -159,8 +159,8 @@ enum {
     CONN_REPLY_SKIP_NEXT = 1 << 15, /* CLIENT REPLY SKIP ran: the next command's reply goes */
     CONN_REPLY_SKIP = 1 << 16,      /* this command's reply goes */
     CONN_PAUSED = 1 << 17,          /* its next command waits for CLIENT PAUSE to end */
-    CONN_RDB_ONLY = 1 << 18, /* REPLCONF rdb-only 1: SYNC sends an RDB file, then closes */
-    CONN_CAPA_EOF = 1 << 19, /* REPLCONF capa eof: an RDB may come between EOF marks */
+    CONN_RDB_ONLY = 1 << 18,        /* REPLCONF rdb-only 1: SYNC sends an RDB file, then closes */
+    CONN_CAPA_EOF = 1 << 19,        /* REPLCONF capa eof: an RDB may come between EOF marks */
 };
 
 /* CLIENT TRACKING state (cmd_tracking.c), in conn.tflags. */
@@ -170,8 +170,8 @@ enum {
     CONN_TRK_OPTIN = 1 << 2,
     CONN_TRK_OPTOUT = 1 << 3,
     CONN_TRK_NOLOOP = 1 << 4,
-    CONN_TRK_CACHING = 1 << 5,      /* CLIENT CACHING given for the next command */
-    CONN_TRK_BROKEN = 1 << 6,       /* the redirect client is gone */
+    CONN_TRK_CACHING = 1 << 5, /* CLIENT CACHING given for the next command */
+    CONN_TRK_BROKEN = 1 << 6,  /* the redirect client is gone */
 };
 
 /* One queued MULTI command: its own copy of the arguments. */

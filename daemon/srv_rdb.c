@@ -1,0 +1,162 @@
+/*
+ * srv_rdb — whole RDB files made from the data (srv_rdb.h).
+ *
+ * Layout, as redis-server 7.0 writes it: "REDIS0010"; auxiliary fields
+ * (0xfa name value: redis-ver, redis-bits, ctime, used-mem, aof-base);
+ * each library of FUNCTION (0xf5 and its code); for each database that
+ * has keys, 0xfe and its number, 0xfb and its key and expiry counts, then
+ * each key: 0xfc and the expiry in ms (little-endian) if it has one, the
+ * value's type, the key, the value (rdb.c, as DUMP writes it); 0xff and
+ * the CRC-64 of everything before, little-endian.
+ */
+#include "srv_rdb.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "kv_err.h"
+#include "rdb.h"
+#include "scr.h"
+
+enum {
+    OP_FUNCTION2 = 0xf5,
+    OP_AUX = 0xfa,
+    OP_RESIZEDB = 0xfb,
+    OP_EXPIRETIME_MS = 0xfc,
+    OP_SELECTDB = 0xfe,
+    OP_EOF = 0xff,
+};
+
+struct sink {
+    struct resp_buf *out;
+    uint64_t crc;
+};
+
+static void put(struct sink *s, const void *p, size_t n)
+{
+    s->crc = rdb_crc64(s->crc, p, n);
+    resp_buf_append(s->out, p, n);
+}
+
+static void put_u8(struct sink *s, unsigned v)
+{
+    unsigned char b = (unsigned char)v;
+    put(s, &b, 1);
+}
+
+static void put_le64(struct sink *s, uint64_t v)
+{
+    unsigned char b[8];
+    for (int i = 0; i < 8; i++, v >>= 8)
+        b[i] = (unsigned char)v;
+    put(s, b, 8);
+}
+
+static void put_len(struct sink *s, uint64_t len)
+{
+    unsigned char b[9];
+    put(s, b, rdb_len_encode(len, b));
+}
+
+static void put_str(struct sink *s, const char *p, size_t n)
+{
+    put_len(s, n);
+    put(s, p, n);
+}
+
+static void put_aux(struct sink *s, const char *name, const char *value)
+{
+    put_u8(s, OP_AUX);
+    put_str(s, name, strlen(name));
+    put_str(s, value, strlen(value));
+}
+
+static void put_library(void *arg, const char *code, size_t n)
+{
+    struct sink *s = arg;
+    put_u8(s, OP_FUNCTION2);
+    put_str(s, code, n);
+}
+
+/* One database's keys (physical index phys), under number logical. */
+static int put_db(struct sink *s, unsigned logical, unsigned phys)
+{
+    uint64_t keys, expires;
+    int rc = db_keycount(srv.db, phys, &keys, &expires);
+    if (rc || keys == 0)
+        return rc;
+    put_u8(s, OP_SELECTDB);
+    put_len(s, logical);
+    put_u8(s, OP_RESIZEDB);
+    put_len(s, keys);
+    put_len(s, expires);
+    struct db_vec names;
+    db_vec_init(&names);
+    char *cur = NULL;
+    size_t curn = 0;
+    do {
+        char *next;
+        size_t nextn;
+        db_vec_clear(&names);
+        rc = db_scan(srv.db, phys, cur, curn, NULL, 0, 0, 1000, &names, &next, &nextn);
+        free(cur);
+        cur = next;
+        curn = nextn;
+        for (size_t i = 0; rc == 0 && i < names.n; i++) {
+            const char *k = db_vec_ptr(&names, i);
+            size_t kn = db_vec_len(&names, i);
+            struct db_value v;
+            db_vec_init(&v.items);
+            int drc = db_dump(srv.db, phys, k, kn, &v);
+            if (drc == 0) {
+                size_t bn;
+                char *body = rdb_dump(&v, &bn); /* type, value, then a 10-byte footer */
+                if (v.expire_ms) {
+                    put_u8(s, OP_EXPIRETIME_MS);
+                    put_le64(s, v.expire_ms);
+                }
+                put(s, body, 1);
+                put_str(s, k, kn);
+                put(s, body + 1, bn - 11);
+                free(body);
+            } else if (drc != KV_ENOTFOUND) { /* gone since the scan saw it: expired */
+                rc = drc;
+            }
+            db_vec_destroy(&v.items);
+        }
+    } while (rc == 0 && cur);
+    free(cur);
+    db_vec_destroy(&names);
+    return rc;
+}
+
+int srv_rdb_write(struct resp_buf *out)
+{
+    struct sink s = {.out = out, .crc = 0};
+    char num[32];
+    put(&s, "REDIS0010", 9);
+    put_aux(&s, "redis-ver", SRV_VERSION);
+    put_aux(&s, "redis-bits", "64");
+    snprintf(num, sizeof num, "%llu", (unsigned long long)(srv_mstime() / 1000));
+    put_aux(&s, "ctime", num);
+    struct cmd_mem m;
+    cmd_mem_read(&m);
+    snprintf(num, sizeof num, "%zu", m.allocated);
+    put_aux(&s, "used-mem", num);
+    put_aux(&s, "aof-base", "0");
+    scr_fn_each(put_library, &s);
+    int rc = 0;
+    for (int logical = 0; rc == 0 && logical < srv.conf.databases; logical++)
+        rc = put_db(&s, (unsigned)logical, srv_dbmap[logical]);
+    if (rc)
+        return rc;
+    put_u8(&s, OP_EOF);
+    uint64_t crc = s.crc;
+    unsigned char b[8];
+    for (int i = 0; i < 8; i++, crc >>= 8)
+        b[i] = (unsigned char)crc;
+    resp_buf_append(out, b, 8); /* the checksum is not part of what it sums */
+    return 0;
+}

@@ -1,0 +1,22 @@
+/*
+ * srv_rdb — whole RDB files, Redis 7.0's format (version 10), made from
+ * the daemon's data: every database's keys with their expiries, and
+ * FUNCTION's libraries, as redis-server writes them, so that
+ * redis-check-rdb accepts the file and redis-server loads it. SYNC hands
+ * one to `redis-cli --rdb` (cmd_admin.c).
+ *
+ * The file is made on the event loop, key by key through the same reads
+ * as DUMP: the data cannot change meanwhile, so the file is one moment's.
+ */
+#ifndef SHMKV_SRV_RDB_H
+#define SHMKV_SRV_RDB_H
+
+#include <stdint.h>
+
+#include "resp.h"
+
+/* Appends the whole file to out. 0, or a storage error (KV_*), with out
+ * then holding part of a file. */
+int srv_rdb_write(struct resp_buf *out);
+
+#endif
