@@ -2,8 +2,10 @@
  * shmkvd — entry point. Like redis-server:
  *
  *   shmkvd [config-file] [--name value ...]
+ *   shmkvd [config-file] [--name value ...] --import dump.rdb
  *
- * Embedded defaults, then the file, then the command-line options.
+ * Embedded defaults, then the file, then the command-line options. With
+ * --import, it loads an RDB file into the empty data set and exits.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +17,7 @@
 static void usage(FILE *f)
 {
     fprintf(f, "Usage: shmkvd [/path/to/shmkv.conf] [--name value ...]\n"
+               "       shmkvd [/path/to/shmkv.conf] [--name value ...] --import dump.rdb\n"
                "       shmkvd -v | --version\n"
                "       shmkvd -h | --help\n\n"
                "Examples:\n"
@@ -48,6 +51,11 @@ int main(int argc, char **argv)
     }
     /* --name value [value ...]: values run to the next --option. */
     while (i < argc) {
+        if (!strcmp(argv[i], "--import") && i + 1 < argc) {
+            srv_import_path = argv[i + 1]; /* not a directive: what this run does */
+            i += 2;
+            continue;
+        }
         if (strncmp(argv[i], "--", 2) != 0 || !argv[i][2]) {
             fprintf(stderr, "shmkvd: unexpected argument '%s'\n", argv[i]);
             usage(stderr);

@@ -467,16 +467,14 @@ static bool rd_quicklist(struct rd *r, int t, struct db_vec *out)
     return true;
 }
 
-static bool rd_object(struct rd *r, struct db_value *v)
+/* A value of RDB type t (the type already read). */
+static bool rd_value(struct rd *r, unsigned t, struct db_value *v)
 {
     struct db_vec *out = &v->items;
-    unsigned t;
     uint64_t cnt;
     const unsigned char *s;
     size_t n;
     double d;
-    if (!rd_u8(r, &t))
-        return false;
     switch (t) {
     case T_STRING:
         v->type = ENC_TYPE_STRING;
@@ -544,6 +542,12 @@ static bool rd_object(struct rd *r, struct db_value *v)
     default: /* streams, modules, zipmaps: kinds shmkvd does not keep */
         return false;
     }
+}
+
+static bool rd_object(struct rd *r, struct db_value *v)
+{
+    unsigned t;
+    return rd_u8(r, &t) && rd_value(r, t, v);
 }
 
 static bool same_item(const struct db_vec *v, size_t i, size_t j)
@@ -729,6 +733,109 @@ int rdb_load_functions(const char *p, size_t n, struct db_vec *codes)
         else
             db_vec_push(codes, (const char *)s, sn, 0);
     }
+    free(r.tmp);
+    return rc;
+}
+
+/* ---- whole files ---- */
+
+enum {
+    OP_FUNCTION_PRE_GA = 0xf6,
+    OP_MODULE_AUX = 0xf7,
+    OP_IDLE = 0xf8,
+    OP_FREQ = 0xf9,
+    OP_AUX = 0xfa,
+    OP_RESIZEDB = 0xfb,
+    OP_EXPIRETIME_MS = 0xfc,
+    OP_EXPIRETIME = 0xfd,
+    OP_SELECTDB = 0xfe,
+    OP_EOF = 0xff,
+};
+
+int rdb_file_read(const char *p, size_t n, const struct rdb_file_cb *cb, size_t *where)
+{
+    struct rd r = {.p = (const unsigned char *)p, .end = (const unsigned char *)p + n};
+    int rc = RDB_OK;
+    unsigned db = 0;
+    uint64_t expire = 0;
+    char *key = NULL;
+    if (n < 9 || memcmp(p, "REDIS", 5) || p[5] < '0' || p[5] > '9' || atoi(p + 5) > RDB_VERSION) {
+        rc = RDB_EVERSION;
+        goto done;
+    }
+    r.p += 9;
+    for (;;) {
+        unsigned t;
+        uint64_t a, b;
+        const unsigned char *s;
+        size_t sn;
+        if (!rd_u8(&r, &t)) {
+            rc = RDB_EFORMAT; /* no EOF */
+            break;
+        }
+        if (t == OP_EOF) {
+            /* An all-zero checksum: written with rdbchecksum no. */
+            if (rd_need(&r, 8) && le(r.p, 8) &&
+                le(r.p, 8) != rdb_crc64(0, p, (size_t)(r.p - (const unsigned char *)p)))
+                rc = RDB_EVERSION;
+            break;
+        }
+        if (t == OP_AUX) {
+            if (!rd_str(&r, &s, &sn) || !rd_str(&r, &s, &sn))
+                rc = RDB_EFORMAT;
+        } else if (t == OP_SELECTDB) {
+            if (!rd_count(&r, &a) || a > 255)
+                rc = RDB_EFORMAT;
+            db = (unsigned)a;
+        } else if (t == OP_RESIZEDB) {
+            if (!rd_count(&r, &a) || !rd_count(&r, &b))
+                rc = RDB_EFORMAT;
+        } else if (t == OP_EXPIRETIME_MS || t == OP_EXPIRETIME) {
+            int w = t == OP_EXPIRETIME_MS ? 8 : 4;
+            if (!rd_need(&r, (uint64_t)w)) {
+                rc = RDB_EFORMAT;
+            } else {
+                expire = le(r.p, w) * (t == OP_EXPIRETIME ? 1000 : 1);
+                r.p += w;
+            }
+        } else if (t == OP_IDLE) {
+            if (!rd_count(&r, &a))
+                rc = RDB_EFORMAT;
+        } else if (t == OP_FREQ) {
+            if (!rd_u8(&r, &t))
+                rc = RDB_EFORMAT;
+        } else if (t == T_FUNCTION2) {
+            if (!rd_str(&r, &s, &sn))
+                rc = RDB_EFORMAT;
+            else if (cb->library(cb->arg, (const char *)s, sn))
+                rc = RDB_ECALLBACK;
+        } else if (t == OP_FUNCTION_PRE_GA || t == OP_MODULE_AUX) {
+            rc = RDB_EFORMAT;
+        } else {
+            /* A key: type, name, value. The name is copied: the value's
+             * strings may use the buffers it came through. */
+            if (!rd_str(&r, &s, &sn)) {
+                rc = RDB_EFORMAT;
+                break;
+            }
+            key = kv_xrealloc(key, sn ? sn : 1);
+            memcpy(key, s, sn);
+            struct db_value v = {.expire_ms = expire};
+            db_vec_init(&v.items);
+            if (!rd_value(&r, t, &v))
+                rc = RDB_EFORMAT;
+            else if (cb->key(cb->arg, db, key, sn, &v))
+                rc = RDB_ECALLBACK;
+            db_vec_destroy(&v.items);
+            expire = 0;
+        }
+        if (rc)
+            break;
+    }
+done:
+    if (where)
+        *where = (size_t)(r.p - (const unsigned char *)p);
+    free(key);
     free(r.tmp);
     return rc;
 }

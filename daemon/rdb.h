@@ -26,9 +26,10 @@
 
 enum {
     RDB_OK = 0,
-    RDB_EVERSION = -1, /* too short, a newer RDB version, or a checksum mismatch */
-    RDB_EFORMAT = -2,  /* a type shmkvd does not keep, or a malformed body */
-    RDB_ESTRING = -3,  /* FUNCTION RESTORE: a library's code cut short */
+    RDB_EVERSION = -1,  /* too short, a newer RDB version, or a checksum mismatch */
+    RDB_EFORMAT = -2,   /* a type shmkvd does not keep, or a malformed body */
+    RDB_ESTRING = -3,   /* FUNCTION RESTORE: a library's code cut short */
+    RDB_ECALLBACK = -4, /* rdb_file_read: a callback asked to stop */
 };
 
 /* CRC-64/Jones over n bytes, continuing from crc (0 to start). */
@@ -57,5 +58,24 @@ char *rdb_dump_functions(const struct db_str *codes, size_t n, size_t *len);
  * to codes (inited by the caller, who destroys it). RDB_OK, RDB_EVERSION,
  * RDB_EFORMAT (a record that is not a library) or RDB_ESTRING. */
 int rdb_load_functions(const char *p, size_t n, struct db_vec *codes);
+
+/* What rdb_file_read hands its caller, in the file's order. Each returns
+ * 0 to go on, anything else to stop the read (RDB_ECALLBACK). */
+struct rdb_file_cb {
+    void *arg;
+    /* A key of database db (the number clients select), its value and
+     * expiry (0: none) in v, valid during the call. */
+    int (*key)(void *arg, unsigned db, const char *k, size_t kn, const struct db_value *v);
+    /* A library of FUNCTION: its code. */
+    int (*library)(void *arg, const char *code, size_t n);
+};
+/* Reads a whole RDB file, p[0, n) (versions up to 10, as Redis 7.0
+ * writes them): auxiliary fields, databases, expiries in s or ms, the
+ * LRU and LFU hints (ignored), libraries, and keys of the five types in
+ * every encoding RESTORE reads. RDB_OK; RDB_EVERSION (not an RDB, a newer
+ * version, a checksum mismatch); RDB_EFORMAT (a stream, a module's data,
+ * pre-GA functions, or a malformed or truncated file); RDB_ECALLBACK.
+ * *where (if not NULL): the offset where it stopped. */
+int rdb_file_read(const char *p, size_t n, const struct rdb_file_cb *cb, size_t *where);
 
 #endif

@@ -54,6 +54,10 @@ size_t scr_fn_bytes(void);
  * and an RDB file hold it. */
 void scr_fn_each(void (*each)(void *arg, const char *code, size_t n), void *arg);
 
+/* Adds the library whose code is code[0, n), as FUNCTION LOAD without
+ * REPLACE, and stores the libraries. 0, or -1 with Redis's error in err. */
+int scr_fn_add(const char *code, size_t n, char *err, size_t errlen);
+
 /* EVAL/EVALSHA and their _RO forms for c, its arguments as the command
  * gave them (script or SHA-1, numkeys, keys, args): replies to c. by_sha:
  * argv[1] is a SHA-1. ro: write commands are refused inside. */

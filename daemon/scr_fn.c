@@ -501,6 +501,27 @@ static const char *clash(void)
     return NULL;
 }
 
+int scr_fn_add(const char *code, size_t n, char *err, size_t errlen)
+{
+    struct fn_lib lib;
+    if (lib_make(code, n, &lib, err, errlen))
+        return -1;
+    if (lib_find(lib.name, strlen(lib.name))) {
+        snprintf(err, errlen, "ERR Library '%s' already exists", lib.name);
+        lib_free(&lib);
+        return -1;
+    }
+    for (size_t i = 0; i < lib.nf; i++)
+        if (func_find(lib.f[i].name, strlen(lib.f[i].name), NULL)) {
+            snprintf(err, errlen, "ERR Function %s already exists", lib.f[i].name);
+            lib_free(&lib);
+            return -1;
+        }
+    lib_add(&lib);
+    store();
+    return 0;
+}
+
 /* FUNCTION LOAD [REPLACE] code */
 static void fn_load(struct conn *c)
 {

@@ -34,9 +34,11 @@
 #include "srv_conf.h"
 #include "srv_os.h"
 #include "scr.h"
+#include "srv_rdb.h"
 #include "kv_mem.h"
 
 struct srv srv;
+const char *srv_import_path;
 
 #define LISTENER_TAG (1ull << 63)
 #define READ_CHUNK (16 * 1024)
@@ -1132,6 +1134,7 @@ static void daemonize(void)
 
 int srv_main(void)
 {
+    srv.epfd = srv.unixfd = -1; /* none yet: a start that fails closes nothing of another's */
     if (srv.conf.daemonize)
         daemonize(); /* before RocksDB starts its threads */
     /* jemalloc returns freed pages to the system only while something
@@ -1225,6 +1228,15 @@ int srv_main(void)
     if (srv_cache_open() != 0)
         goto fail;
     scr_init();
+    if (srv_import_path) {
+        /* shmkvd --import file: loads an RDB file into the empty data set,
+         * then stops as SHUTDOWN would, without serving. */
+        char why[512];
+        srv.shutdown_rc = srv_rdb_import(srv_import_path, why, sizeof why) ? 1 : 0;
+        if (srv.shutdown_rc)
+            srv_log(LOG_WARNING, "Import of %s failed: %s", srv_import_path, why);
+        goto stop;
+    }
 
     srv.epfd = epoll_create1(EPOLL_CLOEXEC);
     for (int i = 0; i < srv.conf.nbind; i++) {
@@ -1310,6 +1322,7 @@ int srv_main(void)
         free_closing();
     }
 
+stop:
     srv_os_notify("STOPPING=1");
     srv_cache_close(); /* local readers stop using the segment at once */
     rc = srv.shutdown_rc;

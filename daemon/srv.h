@@ -320,6 +320,10 @@ void srv_random_hex(char out[41]);
 /* The average of an instantaneous rate's samples (SRV_INST_*), per second. */
 double srv_inst_rate(int which);
 
+/* shmkvd --import file: the RDB file srv_main loads into the empty data
+ * set instead of serving (srv_rdb_import); NULL to serve. */
+extern const char *srv_import_path;
+
 /* Runs the daemon with a loaded configuration; returns the exit status. */
 int srv_main(void);
 

@@ -11,9 +11,14 @@
  */
 #include "srv_rdb.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "kv_err.h"
@@ -158,5 +163,95 @@ int srv_rdb_write(struct resp_buf *out)
     for (int i = 0; i < 8; i++, crc >>= 8)
         b[i] = (unsigned char)crc;
     resp_buf_append(out, b, 8); /* the checksum is not part of what it sums */
+    return 0;
+}
+
+/* ---- import ---- */
+
+struct import {
+    uint64_t now_ms, keys, expired, libraries;
+    char *err;
+    size_t errlen;
+};
+
+static int import_key(void *arg, unsigned db, const char *k, size_t kn, const struct db_value *v)
+{
+    struct import *im = arg;
+    if (db >= (unsigned)srv.conf.databases) {
+        snprintf(im->err, im->errlen, "a key of database %u, past databases %d", db,
+                 srv.conf.databases);
+        return -1;
+    }
+    if (v->expire_ms && v->expire_ms <= im->now_ms) {
+        im->expired++; /* as redis-server leaves them out when it loads */
+        return 0;
+    }
+    int rc = db_restore(srv.db, srv_dbmap[db], k, kn, v, 1);
+    if (rc < 0) {
+        snprintf(im->err, im->errlen, "storing key '%.*s': %s %s", (int)(kn < 64 ? kn : 64), k,
+                 kv_strerror(rc), stor_errmsg());
+        return -1;
+    }
+    im->keys++;
+    return 0;
+}
+
+static int import_library(void *arg, const char *code, size_t n)
+{
+    struct import *im = arg;
+    char why[1024];
+    if (scr_fn_add(code, n, why, sizeof why)) {
+        snprintf(im->err, im->errlen, "a library: %s", why);
+        return -1;
+    }
+    im->libraries++;
+    return 0;
+}
+
+int srv_rdb_import(const char *path, char *err, size_t errlen)
+{
+    if (db_keycount_total(srv.db) || scr_fn_libraries()) {
+        snprintf(err, errlen, "the data set in %s is not empty: import into an empty one",
+                 srv.conf.dir);
+        return -1;
+    }
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        snprintf(err, errlen, "cannot open it: %s", strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    size_t n = (size_t)st.st_size;
+    const char *p = n ? mmap(NULL, n, PROT_READ, MAP_PRIVATE, fd, 0) : "";
+    close(fd);
+    if (p == MAP_FAILED) {
+        snprintf(err, errlen, "cannot map it: %s", strerror(errno));
+        return -1;
+    }
+    if (n)
+        madvise((void *)p, n, MADV_SEQUENTIAL);
+    uint64_t t0 = srv_mstime();
+    struct import im = {.now_ms = t0, .err = err, .errlen = errlen};
+    struct rdb_file_cb cb = {.arg = &im, .key = import_key, .library = import_library};
+    size_t where = 0;
+    *err = '\0';
+    int rc = rdb_file_read(p, n, &cb, &where);
+    if (n)
+        munmap((void *)p, n);
+    if (rc == RDB_EVERSION)
+        snprintf(err, errlen, "not an RDB file of version 10 or older, or its checksum is wrong");
+    else if (rc == RDB_EFORMAT)
+        snprintf(err, errlen,
+                 "at byte %zu: what is there shmkvd does not keep (a stream, a module's data) or "
+                 "cannot read (the file is damaged or cut short)",
+                 where);
+    if (rc)
+        return -1;
+    srv_log(LOG_NOTICE,
+            "Imported %s: %llu keys (%llu already expired left out), %llu libraries, in %llu ms",
+            path, (unsigned long long)im.keys, (unsigned long long)im.expired,
+            (unsigned long long)im.libraries, (unsigned long long)(srv_mstime() - t0));
     return 0;
 }

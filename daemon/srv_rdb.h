@@ -19,4 +19,12 @@
  * then holding part of a file. */
 int srv_rdb_write(struct resp_buf *out);
 
+/* shmkvd --import: loads the RDB file at path (a redis-server's, or one
+ * of shmkvd's) into the data set, which must be empty: every key through
+ * RESTORE's path, keys already expired left out, FUNCTION's libraries as
+ * FUNCTION LOAD makes them. Reads the file mapped, one key at a time, so
+ * memory holds one value at most. 0, or -1 with why in err (nothing is
+ * undone: the data set then holds what came before the fault). */
+int srv_rdb_import(const char *path, char *err, size_t errlen);
+
 #endif
