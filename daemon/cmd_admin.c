@@ -9,6 +9,7 @@
 #include "srv_rdb.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -194,8 +195,39 @@ void cmd_lastsave(struct conn *c)
     resp_int(OUT(c), (int64_t)srv.lastsave_s);
 }
 
-/* A RocksDB checkpoint (hard links) under dir/checkpoints; true when made,
- * else it replied the error. */
+/* Removes the checkpoints under folder but keep (a name in it). Each is
+ * a folder of files (RocksDB's, hard links, and db-map). */
+static void prune_checkpoints(const char *folder, const char *keep)
+{
+    DIR *d = opendir(folder);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.' || !strcmp(e->d_name, keep))
+            continue;
+        char sub[4600];
+        snprintf(sub, sizeof sub, "%s/%s", folder, e->d_name);
+        DIR *s = opendir(sub);
+        if (!s)
+            continue;
+        struct dirent *f;
+        while ((f = readdir(s))) {
+            char p[4900];
+            snprintf(p, sizeof p, "%s/%s", sub, f->d_name);
+            if (strcmp(f->d_name, ".") && strcmp(f->d_name, ".."))
+                unlink(p);
+        }
+        closedir(s);
+        if (rmdir(sub) != 0)
+            srv_log(LOG_WARNING, "Cannot remove the old checkpoint %s: %s", sub, strerror(errno));
+    }
+    closedir(d);
+}
+
+/* A RocksDB checkpoint (hard links) under dir/checkpoints, the one kept
+ * there: the previous ones go once it is made. True when made, else it
+ * replied the error. */
 static bool checkpoint(struct conn *c)
 {
     char path[4096];
@@ -221,7 +253,11 @@ static bool checkpoint(struct conn *c)
     srv.stats.saves++;
     srv.stats.dirty_at_save = dirty;
     srv.stats.last_save_ms = (int64_t)(srv_mstime() - now);
-    srv_log(LOG_NOTICE, "Checkpoint written to %s", path);
+    char name[32];
+    snprintf(name, sizeof name, "%llu", (unsigned long long)now);
+    snprintf(path, sizeof path, "%s/checkpoints", srv.conf.dir);
+    prune_checkpoints(path, name); /* checkpoints never pile up until the disk fills */
+    srv_log(LOG_NOTICE, "Checkpoint written to %s/%s", path, name);
     return true;
 }
 
@@ -237,11 +273,25 @@ void cmd_bgsave(struct conn *c)
         resp_simple(OUT(c), "Background saving started");
 }
 
-/* SAVE: the same checkpoint, with SAVE's reply. */
+/* SAVE: the RDB file dbfilename in dir, as Redis writes it (srv_rdb.c),
+ * the loop holding meanwhile, as SAVE holds Redis. As Redis, a failure is
+ * a bare -ERR, its reason in the log. */
 void cmd_save(struct conn *c)
 {
-    if (checkpoint(c))
-        resp_simple(OUT(c), "OK");
+    uint64_t now = srv_mstime(), dirty = srv.stats.dirty, bytes;
+    char err[8500];
+    if (srv_rdb_save(err, sizeof err, &bytes)) {
+        srv_log(LOG_WARNING, "SAVE failed: %s", err);
+        resp_error(OUT(c), "ERR");
+        return;
+    }
+    srv.lastsave_s = now / 1000;
+    srv.stats.saves++;
+    srv.stats.dirty_at_save = dirty;
+    srv.stats.last_save_ms = (int64_t)(srv_mstime() - now);
+    srv_log(LOG_NOTICE, "DB saved on disk: %s/%s, %llu bytes", srv.conf.dir, srv.conf.dbfilename,
+            (unsigned long long)bytes);
+    resp_simple(OUT(c), "OK");
 }
 
 /* REPLCONF option value [option value ...]: what a replica, or

@@ -77,6 +77,7 @@ struct srv_conf {
     int enable_debug_command; /* who may run DEBUG: SRV_PROTECTED_* */
     int64_t busy_reply_ms;    /* busy-reply-threshold (lua-time-limit); 0: scripts never busy */
     int64_t lua_memory_limit; /* bytes a Lua state may hold while a script runs; 0: no bound */
+    char *dbfilename;         /* SAVE's RDB file, in dir */
     /* The Redis directives shmkvd keeps without applying them, each as
      * CONFIG GET shows it (srv_conf_redis.h): one string a directive. */
     char **inert;

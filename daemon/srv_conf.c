@@ -127,6 +127,7 @@ static const struct param params[] = {
     {"lua-time-limit", P_I64, OFF(busy_reply_ms), true, 0, INT64_MAX, NULL, NULL,
      "busy-reply-threshold", false},
     {"lua-memory-limit", P_MEM, OFF(lua_memory_limit), true, 0, INT64_MAX, NULL, NULL, NULL, false},
+    {"dbfilename", P_STR, OFF(dbfilename), true, 0, 0, NULL, NULL, NULL, true},
 };
 #define NAPPLIED (sizeof params / sizeof params[0])
 
@@ -160,6 +161,7 @@ void srv_conf_init(struct srv_conf *c)
     c->nbind = 2;
     c->unixsocketperm = 0700;
     c->dir = xstrdup("./data");
+    c->dbfilename = xstrdup("dump.rdb");
     c->maxclients = 10000;
     c->maxmemory_policy = SRV_POLICY_NOEVICTION;
     c->lfu_log_factor = 10;
@@ -208,6 +210,7 @@ void srv_conf_free(struct srv_conf *c)
     free(c->requirepass);
     free(c->logfile);
     free(c->pidfile);
+    free(c->dbfilename);
     free(c->journal_shm_dir);
     for (size_t i = 0; c->inert && i < NINERT; i++)
         free(c->inert[i]);

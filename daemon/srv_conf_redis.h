@@ -77,7 +77,6 @@ static const struct param inert_params[] = {
     {.name = "cluster-slave-validity-factor", .type = P_INT, .runtime = true, .min = 0, .max = INT32_MAX, .dflt = "10", .alias = "cluster-replica-validity-factor"},
     {.name = "crash-log-enabled", .type = P_BOOL, .runtime = true, .dflt = "yes"},
     {.name = "crash-memcheck-enabled", .type = P_BOOL, .runtime = true, .dflt = "yes"},
-    {.name = "dbfilename", .type = P_STR, .runtime = true, .protect = true, .dflt = "dump.rdb"},
     {.name = "disable-thp", .type = P_BOOL, .dflt = "yes"},
     {.name = "dynamic-hz", .type = P_BOOL, .runtime = true, .dflt = "yes"},
     {.name = "enable-module-command", .type = P_ENUM, .names = protected_actions, .dflt = "no"},

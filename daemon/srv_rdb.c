@@ -37,12 +37,32 @@ enum {
 struct sink {
     struct resp_buf *out;
     uint64_t crc;
+    int fd;  /* >= 0: out is written to it whenever it holds FLUSH_AT */
+    int err; /* the first write error (errno) */
 };
+
+#define FLUSH_AT (1u << 20)
+
+static void sink_flush(struct sink *s)
+{
+    while (s->fd >= 0 && !s->err && resp_buf_used(s->out)) {
+        ssize_t w = write(s->fd, resp_buf_data(s->out), resp_buf_used(s->out));
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            s->err = w < 0 ? errno : EIO;
+            break;
+        }
+        resp_buf_consume(s->out, (size_t)w);
+    }
+}
 
 static void put(struct sink *s, const void *p, size_t n)
 {
     s->crc = rdb_crc64(s->crc, p, n);
     resp_buf_append(s->out, p, n);
+    if (s->fd >= 0 && resp_buf_used(s->out) >= FLUSH_AT)
+        sink_flush(s);
 }
 
 static void put_u8(struct sink *s, unsigned v)
@@ -137,9 +157,60 @@ static int put_db(struct sink *s, unsigned logical, unsigned phys)
     return rc;
 }
 
+/* The whole file into s. */
+static int write_all(struct sink *s);
+
 int srv_rdb_write(struct resp_buf *out)
 {
-    struct sink s = {.out = out, .crc = 0};
+    struct sink s = {.out = out, .crc = 0, .fd = -1};
+    return write_all(&s);
+}
+
+int srv_rdb_save(char *err, size_t errlen, uint64_t *bytes)
+{
+    *err = '\0';
+    if (strchr(srv.conf.dbfilename, '/')) {
+        snprintf(err, errlen, "dbfilename can't be a path, just a filename");
+        return -1;
+    }
+    char tmp[4200], path[4200];
+    snprintf(tmp, sizeof tmp, "%s/temp-%d.rdb", srv.conf.dir, (int)getpid());
+    snprintf(path, sizeof path, "%s/%s", srv.conf.dir, srv.conf.dbfilename);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
+        return -1;
+    }
+    struct resp_buf out;
+    resp_buf_init(&out);
+    struct sink s = {.out = &out, .crc = 0, .fd = fd};
+    int rc = write_all(&s);
+    sink_flush(&s);
+    resp_buf_free(&out);
+    off_t size = lseek(fd, 0, SEEK_CUR);
+    if (rc)
+        snprintf(err, errlen, "reading the data: %s %s", kv_strerror(rc), stor_errmsg());
+    else if (s.err || fsync(fd) != 0)
+        snprintf(err, errlen, "writing %s: %s", tmp, strerror(s.err ? s.err : errno));
+    else if (rename(tmp, path) != 0)
+        snprintf(err, errlen, "renaming %s to %s: %s", tmp, path, strerror(errno));
+    close(fd);
+    if (rc || s.err || *err) {
+        unlink(tmp);
+        return -1;
+    }
+    int dfd = open(srv.conf.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) { /* the new name, durable as the data */
+        fsync(dfd);
+        close(dfd);
+    }
+    *bytes = (uint64_t)size;
+    return 0;
+}
+
+static int write_all(struct sink *s_)
+{
+    struct sink s = *s_;
     char num[32];
     put(&s, "REDIS0010", 9);
     put_aux(&s, "redis-ver", SRV_VERSION);
@@ -162,7 +233,8 @@ int srv_rdb_write(struct resp_buf *out)
     unsigned char b[8];
     for (int i = 0; i < 8; i++, crc >>= 8)
         b[i] = (unsigned char)crc;
-    resp_buf_append(out, b, 8); /* the checksum is not part of what it sums */
+    resp_buf_append(s.out, b, 8); /* the checksum is not part of what it sums */
+    *s_ = s;
     return 0;
 }
 

@@ -3,7 +3,8 @@
  * the daemon's data: every database's keys with their expiries, and
  * FUNCTION's libraries, as redis-server writes them, so that
  * redis-check-rdb accepts the file and redis-server loads it. SYNC hands
- * one to `redis-cli --rdb` (cmd_admin.c).
+ * one to `redis-cli --rdb`, SAVE writes one (cmd_admin.c), and --import
+ * reads one into an empty data set.
  *
  * The file is made on the event loop, key by key through the same reads
  * as DUMP: the data cannot change meanwhile, so the file is one moment's.
@@ -18,6 +19,12 @@
 /* Appends the whole file to out. 0, or a storage error (KV_*), with out
  * then holding part of a file. */
 int srv_rdb_write(struct resp_buf *out);
+
+/* SAVE: the whole file into dir/dbfilename, written as temp-<pid>.rdb,
+ * synced and renamed over it, the folder synced: a crash leaves the old
+ * file or the new one. Streamed, a megabyte at a time. 0 with the file's
+ * size in *bytes, or -1 with why in err (the temporary file removed). */
+int srv_rdb_save(char *err, size_t errlen, uint64_t *bytes);
 
 /* shmkvd --import: loads the RDB file at path (a redis-server's, or one
  * of shmkvd's) into the data set, which must be empty: every key through

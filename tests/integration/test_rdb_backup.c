@@ -77,6 +77,10 @@ static void test_rdb_backup(void **state)
         fail_msg("redis-cli --rdb failed (see %s/cli.log)", K.dir);
     if (sh("timeout 60 redis-check-rdb %s >%s/check.log 2>&1", file, K.dir))
         fail_msg("redis-check-rdb refused the file (see %s/check.log)", K.dir);
+    /* SAVE's file is the same data in the same format. */
+    h_expect_status(c, "OK", "SAVE");
+    if (sh("timeout 60 redis-check-rdb %s/data/dump.rdb >%s/check2.log 2>&1", K.dir, K.dir))
+        fail_msg("redis-check-rdb refused SAVE's file (see %s/check2.log)", K.dir);
     /* redis-server loads it from shmkvd's folder, and saves nothing there. */
     h_start_redis_opts(
         &R, "rdb-r",

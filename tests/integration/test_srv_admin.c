@@ -658,7 +658,28 @@ static void test_srv_bgsave_lastsave(void **state)
     struct stat st;
     assert_int_equal(stat(path, &st), 0);
     assert_true(S_ISDIR(st.st_mode));
+    /* The newest checkpoint is kept, the older ones go. */
+    struct timespec ms = {0, 2 * 1000 * 1000};
+    nanosleep(&ms, NULL);
+    h_expect_status(c, "Background saving started", "BGSAVE");
+    DIR *d = opendir(path);
+    assert_non_null(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    assert_int_equal(n, 1);
+    /* SAVE writes dump.rdb in dir, and leaves no temporary file. */
     h_expect_status(c, "OK", "SAVE");
+    snprintf(path, sizeof path, "%s/data/dump.rdb", S.dir);
+    assert_int_equal(stat(path, &st), 0);
+    assert_true(st.st_size > 20);
+    h_expect_err(c,
+                 "ERR CONFIG SET failed (possibly related to argument 'dbfilename') - can't "
+                 "set protected config",
+                 "CONFIG SET dbfilename other.rdb");
+    snprintf(path, sizeof path, "%s/data/temp-%d.rdb", S.dir, (int)S.pid);
+    assert_int_equal(stat(path, &st), -1);
     r = H_CMD(c, "ROLE");
     assert_int_equal(r->type, REDIS_REPLY_ARRAY);
     assert_int_equal(r->elements, 3);
