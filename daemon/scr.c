@@ -1242,6 +1242,19 @@ bool scr_exists(const char *sha, size_t n)
     return found;
 }
 
+bool scr_shebang_word(const char *line, size_t len, size_t *at, const char **w, size_t *wn)
+{
+    while (*at < len && isspace((unsigned char)line[*at]))
+        (*at)++;
+    if (*at == len)
+        return false;
+    *w = line + *at;
+    while (*at < len && !isspace((unsigned char)line[*at]))
+        (*at)++;
+    *wn = (size_t)(line + *at - *w);
+    return true;
+}
+
 /* A script's shebang, "#!lua [flags=f1,f2...]" on its first line, as
  * Redis 7.0 reads it: *flags gets its flags (SCR_COMPAT when there is no
  * shebang) and *skip the line's length, which the compiler does not see
@@ -1258,15 +1271,10 @@ static int eval_shebang(const char *body, size_t n, unsigned *flags, size_t *ski
     size_t len = eol ? (size_t)(eol - body) : n;
     *skip = len;
     *flags = 0;
-    for (size_t at = 0, part = 0; at < len; part++) {
-        while (at < len && isspace((unsigned char)body[at]))
-            at++;
-        if (at == len)
-            break;
-        const char *w = body + at;
-        while (at < len && !isspace((unsigned char)body[at]))
-            at++;
-        int wn = (int)(body + at - w);
+    const char *w;
+    size_t at = 0, ws;
+    for (int part = 0; scr_shebang_word(body, len, &at, &w, &ws); part++) {
+        int wn = (int)ws;
         if (part == 0) {
             if (wn != 5 || memcmp(w, "#!lua", 5)) {
                 snprintf(err, errlen, "ERR Unexpected engine in script shebang: %.*s", wn, w);

@@ -212,15 +212,9 @@ static int lib_shebang(const char *code, size_t n, const char **name, size_t *nn
     size_t len = eol ? (size_t)(eol - code) : n;
     *skip = len;
     *name = NULL;
-    for (size_t at = 0, part = 0; at < len; part++) {
-        while (at < len && isspace((unsigned char)code[at]))
-            at++;
-        if (at == len)
-            break;
-        const char *w = code + at;
-        while (at < len && !isspace((unsigned char)code[at]))
-            at++;
-        size_t wn = (size_t)(code + at - w);
+    const char *w;
+    size_t at = 0, wn;
+    for (int part = 0; scr_shebang_word(code, len, &at, &w, &wn); part++) {
         if (part == 0) {
             if (wn != 5 || strncasecmp(w + 2, "lua", 3)) {
                 snprintf(err, errlen, "ERR Engine '%.*s' not found", (int)(wn - 2), w + 2);

@@ -67,6 +67,9 @@ int scr_raise(lua_State *l, const char *msg);
  * bounded, and past limit_ms the code stops with "FUNCTION LOAD
  * timeout". on false ends it. */
 void scr_load_guard(struct scr_vm *vm, bool on, unsigned limit_ms);
+/* The next word of a shebang line, line[0, len), from *at (0 to start):
+ * *w and *wn, *at past it; false after the last. */
+bool scr_shebang_word(const char *line, size_t len, size_t *at, const char **w, size_t *wn);
 /* The 40 hex digits of p[0, n)'s SHA-1, and a NUL. */
 void scr_sha1_hex(const char *p, size_t n, char out[41]);
 
