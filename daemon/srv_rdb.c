@@ -59,6 +59,8 @@ static void sink_flush(struct sink *s)
 
 static void put(struct sink *s, const void *p, size_t n)
 {
+    if (s->err)
+        return; /* the file is lost already: do not gather the rest in memory */
     s->crc = rdb_crc64(s->crc, p, n);
     resp_buf_append(s->out, p, n);
     if (s->fd >= 0 && resp_buf_used(s->out) >= FLUSH_AT)
