@@ -291,9 +291,13 @@ static int lib_build(const char *code, size_t n, const char *name, size_t nn, si
     out->ref = luaL_ref(l, LUA_REGISTRYINDEX);
     lua_pushnil(l);
     lua_setfield(l, LUA_REGISTRYINDEX, PENDING);
-    out->name = kv_xmemdup(name, nn + 1);
+    /* Copies with a NUL of their own: code need not be followed by one
+     * (a library read from an RDB file ends where its buffer does). */
+    out->name = kv_xmalloc(nn + 1);
+    memcpy(out->name, name, nn);
     out->name[nn] = '\0';
-    out->code = kv_xmemdup(code, n + 1);
+    out->code = kv_xmalloc(n + 1);
+    memcpy(out->code, code, n);
     out->code[n] = '\0';
     out->coden = n;
     return 0;
