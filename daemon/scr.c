@@ -1332,15 +1332,33 @@ int scr_load(const char *body, size_t n, char sha[41], char *err, size_t errlen)
     return 0;
 }
 
-/* KEYS or ARGV: a new array of argv[from..from+n) in the real globals. */
-static void set_array(lua_State *l, const char *name, const struct db_str *argv, size_t n)
+void scr_push_array(lua_State *l, const struct db_str *argv, size_t n)
 {
-    lua_getfield(l, LUA_REGISTRYINDEX, GLOBALS);
     lua_createtable(l, (int)n, 0);
     for (size_t i = 0; i < n; i++) {
         lua_pushlstring(l, argv[i].p, argv[i].n);
         lua_rawseti(l, -2, (int)i + 1);
     }
+}
+
+bool scr_numkeys(struct conn *c, const char *bad, int64_t *numkeys)
+{
+    if (kv_str2ll(c->argv[2].p, c->argv[2].n, numkeys))
+        resp_error(OUT(c), bad);
+    else if (*numkeys > (int64_t)c->argc - 3)
+        resp_error(OUT(c), "ERR Number of keys can't be greater than number of args");
+    else if (*numkeys < 0)
+        resp_error(OUT(c), "ERR Number of keys can't be negative");
+    else
+        return true;
+    return false;
+}
+
+/* KEYS or ARGV: a new array of argv[0, n) in the real globals. */
+static void set_array(lua_State *l, const char *name, const struct db_str *argv, size_t n)
+{
+    lua_getfield(l, LUA_REGISTRYINDEX, GLOBALS);
+    scr_push_array(l, argv, n);
     lua_setfield(l, -2, name);
     lua_pop(l, 1);
 }
@@ -1348,18 +1366,8 @@ static void set_array(lua_State *l, const char *name, const struct db_str *argv,
 void scr_eval(struct conn *c, bool by_sha, bool ro)
 {
     int64_t numkeys;
-    if (kv_str2ll(c->argv[2].p, c->argv[2].n, &numkeys)) {
-        resp_error(OUT(c), "ERR value is not an integer or out of range");
+    if (!scr_numkeys(c, "ERR value is not an integer or out of range", &numkeys))
         return;
-    }
-    if (numkeys > (int64_t)c->argc - 3) {
-        resp_error(OUT(c), "ERR Number of keys can't be greater than number of args");
-        return;
-    }
-    if (numkeys < 0) {
-        resp_error(OUT(c), "ERR Number of keys can't be negative");
-        return;
-    }
     char sha[41], fn[43];
     lua_State *l = scr_ev.L;
     if (by_sha) {

@@ -25,7 +25,6 @@
 #include "cmd.h"
 #include "kv_err.h"
 #include "kv_mem.h"
-#include "kv_num.h"
 #include "rdb.h"
 #include "scr.h"
 #include "scr_int.h"
@@ -456,32 +455,16 @@ void scr_fcall(struct conn *c, bool ro)
         return;
     }
     int64_t numkeys;
-    if (kv_str2ll(c->argv[2].p, c->argv[2].n, &numkeys)) {
-        resp_error(OUT(c), "ERR Bad number of keys provided");
+    if (!scr_numkeys(c, "ERR Bad number of keys provided", &numkeys))
         return;
-    }
-    if (numkeys > (int64_t)c->argc - 3) {
-        resp_error(OUT(c), "ERR Number of keys can't be greater than number of args");
-        return;
-    }
-    if (numkeys < 0) {
-        resp_error(OUT(c), "ERR Number of keys can't be negative");
-        return;
-    }
     if (!scr_may_start(c, f->flags, ro))
         return;
     lua_State *l = scr_fn.L;
     lua_rawgeti(l, LUA_REGISTRYINDEX, lib->ref);
     lua_getfield(l, -1, f->name);
     lua_remove(l, -2);
-    for (int part = 0; part < 2; part++) {
-        size_t from = part ? 3 + (size_t)numkeys : 3, to = part ? c->argc : 3 + (size_t)numkeys;
-        lua_createtable(l, (int)(to - from), 0);
-        for (size_t i = from; i < to; i++) {
-            lua_pushlstring(l, c->argv[i].p, c->argv[i].n);
-            lua_rawseti(l, -2, (int)(i - from + 1));
-        }
-    }
+    scr_push_array(l, c->argv + 3, (size_t)numkeys);
+    scr_push_array(l, c->argv + 3 + numkeys, c->argc - 3 - (size_t)numkeys);
     scr_run(c, &scr_fn, f->name, false, f->flags, ro, 2);
 }
 

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <lua.h>
 
@@ -67,6 +68,13 @@ int scr_raise(lua_State *l, const char *msg);
  * bounded, and past limit_ms the code stops with "FUNCTION LOAD
  * timeout". on false ends it. */
 void scr_load_guard(struct scr_vm *vm, bool on, unsigned limit_ms);
+/* Argument 2 of c's EVAL- or FCALL-shaped command as its number of keys:
+ * true, or false after Redis's error (bad: the text for one that is not
+ * an integer; then too many, then negative). */
+bool scr_numkeys(struct conn *c, const char *bad, int64_t *numkeys);
+/* Pushes a new Lua array of argv[0, n). */
+struct db_str;
+void scr_push_array(lua_State *l, const struct db_str *argv, size_t n);
 /* The next word of a shebang line, line[0, len), from *at (0 to start):
  * *w and *wn, *at past it; false after the last. */
 bool scr_shebang_word(const char *line, size_t len, size_t *at, const char **w, size_t *wn);

@@ -73,11 +73,16 @@ static void put_u8(struct sink *s, unsigned v)
     put(s, &b, 1);
 }
 
+static void le64(unsigned char b[8], uint64_t v)
+{
+    for (int i = 0; i < 8; i++, v >>= 8)
+        b[i] = (unsigned char)v;
+}
+
 static void put_le64(struct sink *s, uint64_t v)
 {
     unsigned char b[8];
-    for (int i = 0; i < 8; i++, v >>= 8)
-        b[i] = (unsigned char)v;
+    le64(b, v);
     put(s, b, 8);
 }
 
@@ -231,10 +236,8 @@ static int write_all(struct sink *s_)
     if (rc)
         return rc;
     put_u8(&s, OP_EOF);
-    uint64_t crc = s.crc;
     unsigned char b[8];
-    for (int i = 0; i < 8; i++, crc >>= 8)
-        b[i] = (unsigned char)crc;
+    le64(b, s.crc);
     resp_buf_append(s.out, b, 8); /* the checksum is not part of what it sums */
     *s_ = s;
     return 0;
