@@ -137,6 +137,7 @@ int srv_conf_load(struct srv_conf *c, const char *path, char *errbuf, size_t err
 /* The pub/sub namespaces: channels, patterns, shard channels. */
 enum { CMD_PS_CHANNEL, CMD_PS_PATTERN, CMD_PS_SHARD, CMD_PS_KINDS };
 struct ps_chan;
+struct srv_repl_peer;
 
 enum {
     CONN_CLOSE_AFTER_REPLY = 1 << 0,
@@ -162,6 +163,8 @@ enum {
     CONN_PAUSED = 1 << 17,          /* its next command waits for CLIENT PAUSE to end */
     CONN_RDB_ONLY = 1 << 18,        /* REPLCONF rdb-only 1: SYNC sends an RDB file, then closes */
     CONN_CAPA_EOF = 1 << 19,        /* REPLCONF capa eof: an RDB may come between EOF marks */
+    CONN_REPLICA = 1 << 20,         /* a replica of ours, past SYNC or PSYNC (srv_repl.c) */
+    CONN_MASTER = 1 << 21,          /* the link to our primary (srv_replica.c) */
 };
 
 /* CLIENT TRACKING state (cmd_tracking.c), in conn.tflags. */
@@ -226,6 +229,7 @@ struct conn {
     uint64_t tredir;
     struct db_str *tprefix;
     size_t ntprefix;
+    struct srv_repl_peer *repl; /* a replica's state, or a WAIT's (srv_repl.c); NULL */
     struct conn *prev, *next;
 };
 

@@ -51,6 +51,7 @@ struct param {
     const char *dflt;
     const char *alias; /* another name of the directive named here */
     bool protect;      /* CONFIG SET only with enable-protected-configs */
+    bool used;         /* a kept directive its module reads (srv_conf_kept): not inert */
 };
 
 static const char *const loglevels[] = {"debug", "verbose", "notice", "warning", NULL};
@@ -65,69 +66,78 @@ static const char *const protected_actions[] = {"no", "yes", "local", NULL};
 
 #define OFF(f) offsetof(struct srv_conf, f)
 static const struct param params[] = {
-    {"port", P_INT, OFF(port), false, 0, 65535, NULL, NULL, NULL, false},
-    {"bind", P_BIND, 0, false, 0, 0, NULL, NULL, NULL, false},
-    {"unixsocket", P_STR, OFF(unixsocket), false, 0, 0, NULL, NULL, NULL, false},
-    {"unixsocketperm", P_OCTAL, OFF(unixsocketperm), false, 0, 0777, NULL, NULL, NULL, false},
-    {"dir", P_STR, OFF(dir), false, 0, 0, NULL, NULL, NULL, false},
-    {"requirepass", P_STR, OFF(requirepass), true, 0, 0, NULL, NULL, NULL, false},
-    {"maxclients", P_INT, OFF(maxclients), true, 1, 1000000, NULL, NULL, NULL, false},
-    {"timeout", P_INT, OFF(timeout), true, 0, INT32_MAX, NULL, NULL, NULL, false},
+    {"port", P_INT, OFF(port), false, 0, 65535, NULL, NULL, NULL, false, false},
+    {"bind", P_BIND, 0, false, 0, 0, NULL, NULL, NULL, false, false},
+    {"unixsocket", P_STR, OFF(unixsocket), false, 0, 0, NULL, NULL, NULL, false, false},
+    {"unixsocketperm", P_OCTAL, OFF(unixsocketperm), false, 0, 0777, NULL, NULL, NULL, false,
+     false},
+    {"dir", P_STR, OFF(dir), false, 0, 0, NULL, NULL, NULL, false, false},
+    {"requirepass", P_STR, OFF(requirepass), true, 0, 0, NULL, NULL, NULL, false, false},
+    {"maxclients", P_INT, OFF(maxclients), true, 1, 1000000, NULL, NULL, NULL, false, false},
+    {"timeout", P_INT, OFF(timeout), true, 0, INT32_MAX, NULL, NULL, NULL, false, false},
     {"proto-max-bulk-len", P_MEM, OFF(proto_max_bulk_len), true, 1024 * 1024, INT64_MAX, NULL, NULL,
-     NULL, false},
-    {"databases", P_INT, OFF(databases), false, 1, 256, NULL, NULL, NULL, false},
-    {"loglevel", P_ENUM, OFF(loglevel), true, 0, 0, loglevels, NULL, NULL, false},
-    {"logfile", P_STR, OFF(logfile), false, 0, 0, NULL, NULL, NULL, false},
-    {"daemonize", P_BOOL, OFF(daemonize), false, 0, 1, NULL, NULL, NULL, false},
-    {"pidfile", P_STR, OFF(pidfile), false, 0, 0, NULL, NULL, NULL, false},
-    {"supervised", P_ENUM, OFF(supervised), false, 0, 0, supervisions, NULL, NULL, false},
-    {"hz", P_INT, OFF(hz), true, 1, 500, NULL, NULL, NULL, false},
+     NULL, false, false},
+    {"databases", P_INT, OFF(databases), false, 1, 256, NULL, NULL, NULL, false, false},
+    {"loglevel", P_ENUM, OFF(loglevel), true, 0, 0, loglevels, NULL, NULL, false, false},
+    {"logfile", P_STR, OFF(logfile), false, 0, 0, NULL, NULL, NULL, false, false},
+    {"daemonize", P_BOOL, OFF(daemonize), false, 0, 1, NULL, NULL, NULL, false, false},
+    {"pidfile", P_STR, OFF(pidfile), false, 0, 0, NULL, NULL, NULL, false, false},
+    {"supervised", P_ENUM, OFF(supervised), false, 0, 0, supervisions, NULL, NULL, false, false},
+    {"hz", P_INT, OFF(hz), true, 1, 500, NULL, NULL, NULL, false, false},
     {"block-cache-size", P_MEM, OFF(block_cache_bytes), false, 1024 * 1024, INT64_MAX, NULL, NULL,
-     NULL, false},
+     NULL, false, false},
     {"write-buffer-size", P_MEM, OFF(write_buffer_bytes), false, 1024 * 1024, INT64_MAX, NULL, NULL,
-     NULL, false},
+     NULL, false, false},
     {"compaction-io-limit", P_MEM, OFF(compaction_io_bytes), false, 0, INT64_MAX, NULL, NULL, NULL,
-     false},
-    {"hash-encoding", P_ENUM, OFF(hash_coding), true, 0, 0, codings, NULL, NULL, false},
-    {"set-encoding", P_ENUM, OFF(set_coding), true, 0, 0, codings, NULL, NULL, false},
-    {"appendfsync", P_ENUM, OFF(appendfsync), false, 0, 0, fsyncs, NULL, NULL, false},
-    {"write-back", P_BOOL, OFF(writeback), false, 0, 1, NULL, NULL, NULL, false},
+     false, false},
+    {"hash-encoding", P_ENUM, OFF(hash_coding), true, 0, 0, codings, NULL, NULL, false, false},
+    {"set-encoding", P_ENUM, OFF(set_coding), true, 0, 0, codings, NULL, NULL, false, false},
+    {"appendfsync", P_ENUM, OFF(appendfsync), false, 0, 0, fsyncs, NULL, NULL, false, false},
+    {"write-back", P_BOOL, OFF(writeback), false, 0, 1, NULL, NULL, NULL, false, false},
     {"flusher-batch-size", P_MEM, OFF(flush_batch_bytes), false, 4096, INT64_MAX, NULL, NULL, NULL,
+     false, false},
+    {"flusher-interval", P_INT, OFF(flush_interval_ms), false, 0, 10000, NULL, NULL, NULL, false,
      false},
-    {"flusher-interval", P_INT, OFF(flush_interval_ms), false, 0, 10000, NULL, NULL, NULL, false},
-    {"flusher-threads", P_INT, OFF(flusher_threads), false, 0, 64, NULL, NULL, NULL, false},
-    {"io-threads", P_INT, OFF(io_threads), false, 1, 16, NULL, NULL, NULL, false},
-    {"journal-shm-dir", P_STR, OFF(journal_shm_dir), false, 0, 0, NULL, NULL, NULL, false},
+    {"flusher-threads", P_INT, OFF(flusher_threads), false, 0, 64, NULL, NULL, NULL, false, false},
+    {"io-threads", P_INT, OFF(io_threads), false, 1, 16, NULL, NULL, NULL, false, false},
+    {"journal-shm-dir", P_STR, OFF(journal_shm_dir), false, 0, 0, NULL, NULL, NULL, false, false},
     {"overlay-max-memory", P_MEM, OFF(overlay_max_bytes), false, 1024 * 1024, INT64_MAX, NULL, NULL,
-     NULL, false},
-    {"min-free-disk", P_MEM, OFF(min_free_disk), true, 0, INT64_MAX, NULL, NULL, NULL, false},
-    {"shm-cache-size", P_MEM, OFF(shm_cache_bytes), false, 0, INT64_MAX, NULL, NULL, NULL, false},
-    {"shm-cache-huge-pages", P_BOOL, OFF(shm_huge_pages), false, 0, 1, NULL, NULL, NULL, false},
+     NULL, false, false},
+    {"min-free-disk", P_MEM, OFF(min_free_disk), true, 0, INT64_MAX, NULL, NULL, NULL, false,
+     false},
+    {"shm-cache-size", P_MEM, OFF(shm_cache_bytes), false, 0, INT64_MAX, NULL, NULL, NULL, false,
+     false},
+    {"shm-cache-huge-pages", P_BOOL, OFF(shm_huge_pages), false, 0, 1, NULL, NULL, NULL, false,
+     false},
     {"shm-cache-max-record", P_MEM, OFF(shm_max_record), false, 64, INT64_MAX, NULL, NULL, NULL,
-     false},
+     false, false},
     {"slowlog-log-slower-than", P_I64, OFF(slowlog_log_slower_than), true, -1, INT64_MAX, NULL,
-     NULL, NULL, false},
-    {"slowlog-max-len", P_INT, OFF(slowlog_max_len), true, 0, INT32_MAX, NULL, NULL, NULL, false},
-    {"latency-tracking", P_BOOL, OFF(latency_tracking), true, 0, 1, NULL, NULL, NULL, false},
-    {"latency-monitor-threshold", P_INT, OFF(latency_monitor_threshold), true, 0, INT32_MAX, NULL,
-     NULL, NULL, false},
-    {"latency-tracking-info-percentiles", P_PCTS, 0, true, 0, 0, NULL, NULL, NULL, false},
-    {"notify-keyspace-events", P_NOTIFY, 0, true, 0, 0, NULL, NULL, NULL, false},
-    {"maxmemory", P_MEM, OFF(maxmemory), true, 0, INT64_MAX, NULL, NULL, NULL, false},
-    {"maxmemory-policy", P_ENUM, OFF(maxmemory_policy), true, 0, 0, srv_conf_policies, NULL, NULL,
+     NULL, NULL, false, false},
+    {"slowlog-max-len", P_INT, OFF(slowlog_max_len), true, 0, INT32_MAX, NULL, NULL, NULL, false,
      false},
-    {"lfu-log-factor", P_INT, OFF(lfu_log_factor), true, 0, INT32_MAX, NULL, NULL, NULL, false},
-    {"lfu-decay-time", P_INT, OFF(lfu_decay_time), true, 0, INT32_MAX, NULL, NULL, NULL, false},
+    {"latency-tracking", P_BOOL, OFF(latency_tracking), true, 0, 1, NULL, NULL, NULL, false, false},
+    {"latency-monitor-threshold", P_INT, OFF(latency_monitor_threshold), true, 0, INT32_MAX, NULL,
+     NULL, NULL, false, false},
+    {"latency-tracking-info-percentiles", P_PCTS, 0, true, 0, 0, NULL, NULL, NULL, false, false},
+    {"notify-keyspace-events", P_NOTIFY, 0, true, 0, 0, NULL, NULL, NULL, false, false},
+    {"maxmemory", P_MEM, OFF(maxmemory), true, 0, INT64_MAX, NULL, NULL, NULL, false, false},
+    {"maxmemory-policy", P_ENUM, OFF(maxmemory_policy), true, 0, 0, srv_conf_policies, NULL, NULL,
+     false, false},
+    {"lfu-log-factor", P_INT, OFF(lfu_log_factor), true, 0, INT32_MAX, NULL, NULL, NULL, false,
+     false},
+    {"lfu-decay-time", P_INT, OFF(lfu_decay_time), true, 0, INT32_MAX, NULL, NULL, NULL, false,
+     false},
     {"tracking-table-max-keys", P_I64, OFF(tracking_table_max_keys), true, 0, INT64_MAX, NULL, NULL,
-     NULL, false},
+     NULL, false, false},
     {"enable-debug-command", P_ENUM, OFF(enable_debug_command), false, 0, 0, protected_actions,
-     NULL, NULL, false},
-    {"busy-reply-threshold", P_I64, OFF(busy_reply_ms), true, 0, INT64_MAX, NULL, NULL, NULL,
+     NULL, NULL, false, false},
+    {"busy-reply-threshold", P_I64, OFF(busy_reply_ms), true, 0, INT64_MAX, NULL, NULL, NULL, false,
      false},
     {"lua-time-limit", P_I64, OFF(busy_reply_ms), true, 0, INT64_MAX, NULL, NULL,
-     "busy-reply-threshold", false},
-    {"lua-memory-limit", P_MEM, OFF(lua_memory_limit), true, 0, INT64_MAX, NULL, NULL, NULL, false},
-    {"dbfilename", P_STR, OFF(dbfilename), true, 0, 0, NULL, NULL, NULL, true},
+     "busy-reply-threshold", false, false},
+    {"lua-memory-limit", P_MEM, OFF(lua_memory_limit), true, 0, INT64_MAX, NULL, NULL, NULL, false,
+     false},
+    {"dbfilename", P_STR, OFF(dbfilename), true, 0, 0, NULL, NULL, NULL, true, false},
 };
 #define NAPPLIED (sizeof params / sizeof params[0])
 
@@ -257,6 +267,16 @@ const char *srv_conf_kept(const struct srv_conf *c, const char *name)
     if (!p || !(p >= inert_params && p < inert_params + NINERT))
         return NULL;
     return *inert_value(c, p);
+}
+
+int64_t srv_conf_kept_num(const struct srv_conf *c, const char *name)
+{
+    const char *v = srv_conf_kept(c, name);
+    if (!v)
+        return 0;
+    if (!strcmp(v, "yes"))
+        return 1;
+    return strtoll(v, NULL, 10); /* "no" and "" are 0 */
 }
 
 /* Redis's memory units: k/m/g are powers of 1000, kb/mb/gb of 1024. */
@@ -952,7 +972,7 @@ int srv_conf_runtime_set(struct srv_conf *c, const struct db_str *args, size_t n
     } else {
         for (size_t j = 0; j < k; j++) {
             const struct param *q = ps[j]->dflt ? canonical(ps[j]) : NULL;
-            if (q && !said_inert[q - inert_params]) {
+            if (q && !q->used && !said_inert[q - inert_params]) {
                 said_inert[q - inert_params] = true;
                 srv_log(LOG_NOTICE, "CONFIG SET %s: kept, with no effect in shmkvd", ps[j]->name);
             }
@@ -970,7 +990,7 @@ void srv_conf_report_inert(const struct srv_conf *c)
     size_t used = 0;
     for (size_t i = 0; i < NINERT; i++) {
         const struct param *p = &inert_params[i];
-        if (!c->inert_named[i])
+        if (!c->inert_named[i] || p->used)
             continue;
         said_inert[i] = true;
         used += (size_t)snprintf(names + used, used < sizeof names ? sizeof names - used : 0,

@@ -26,6 +26,9 @@ int srv_conf_runtime_set(struct srv_conf *c, const struct db_str *args, size_t n
 /* The value, as CONFIG GET gives it, of a Redis directive shmkvd keeps
  * without applying (srv_conf_redis.h); NULL for any other name. */
 const char *srv_conf_kept(const struct srv_conf *c, const char *name);
+/* The same as a number: an integer or byte count as CONFIG GET shows it,
+ * 1 for yes and 0 for no; 0 for a name not kept. */
+int64_t srv_conf_kept_num(const struct srv_conf *c, const char *name);
 
 /* Names, in one log line, the Redis directives the file or the command
  * line set that shmkvd keeps without applying them (srv_conf_redis.h). */

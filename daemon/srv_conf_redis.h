@@ -3,7 +3,9 @@
  * without applying them: each one's type, bounds, default and whether
  * CONFIG SET may change it, as redis-server 7.0.15 has them (its CONFIG GET
  * and CONFIG SET answers). CONFIG GET returns them, CONFIG REWRITE writes
- * them back, and the log names them as having no effect. An alias (.alias)
+ * them back, and the log names them as having no effect, except those
+ * marked .used: replication's, which srv_repl.c and srv_replica.c read
+ * where they need them (srv_conf_kept, srv_conf_kept_num). An alias (.alias)
  * is another name of the directive it names, sharing its value. Where
  * shmkvd's truth differs from Redis's default (save: it takes no RDB
  * snapshots), the default is shmkvd's.
@@ -97,13 +99,13 @@ static const struct param inert_params[] = {
     {.name = "list-compress-depth", .type = P_INT, .runtime = true, .min = 0, .max = INT32_MAX, .dflt = "0"},
     {.name = "list-max-listpack-size", .type = P_INT, .runtime = true, .min = INT32_MIN, .max = INT32_MAX, .dflt = "-2"},
     {.name = "list-max-ziplist-size", .type = P_INT, .runtime = true, .min = INT32_MIN, .max = INT32_MAX, .dflt = "-2", .alias = "list-max-listpack-size"},
-    {.name = "masterauth", .type = P_STR, .runtime = true, .dflt = ""},
-    {.name = "masteruser", .type = P_STR, .runtime = true, .dflt = ""},
+    {.name = "masterauth", .type = P_STR, .runtime = true, .dflt = "", .used = true},
+    {.name = "masteruser", .type = P_STR, .runtime = true, .dflt = "", .used = true},
     {.name = "maxmemory-clients", .type = P_MEMPCT, .runtime = true, .dflt = "0"},
     {.name = "maxmemory-eviction-tenacity", .type = P_INT, .runtime = true, .min = 0, .max = 100, .dflt = "10"},
     {.name = "maxmemory-samples", .type = P_INT, .runtime = true, .min = 1, .max = INT32_MAX, .dflt = "5"},
-    {.name = "min-replicas-max-lag", .type = P_INT, .runtime = true, .min = 0, .max = INT32_MAX, .dflt = "10"},
-    {.name = "min-replicas-to-write", .type = P_INT, .runtime = true, .min = 0, .max = INT32_MAX, .dflt = "0"},
+    {.name = "min-replicas-max-lag", .type = P_INT, .runtime = true, .min = 0, .max = INT32_MAX, .dflt = "10", .used = true},
+    {.name = "min-replicas-to-write", .type = P_INT, .runtime = true, .min = 0, .max = INT32_MAX, .dflt = "0", .used = true},
     {.name = "min-slaves-max-lag", .type = P_INT, .runtime = true, .min = 0, .max = INT32_MAX, .dflt = "10", .alias = "min-replicas-max-lag"},
     {.name = "min-slaves-to-write", .type = P_INT, .runtime = true, .min = 0, .max = INT32_MAX, .dflt = "0", .alias = "min-replicas-to-write"},
     {.name = "no-appendfsync-on-rewrite", .type = P_BOOL, .runtime = true, .dflt = "no"},
@@ -116,26 +118,26 @@ static const struct param inert_params[] = {
     {.name = "rdb-save-incremental-fsync", .type = P_BOOL, .runtime = true, .dflt = "yes"},
     {.name = "rdbchecksum", .type = P_BOOL, .dflt = "yes"},
     {.name = "rdbcompression", .type = P_BOOL, .runtime = true, .dflt = "yes"},
-    {.name = "repl-backlog-size", .type = P_MEM, .runtime = true, .min = 1, .max = INT64_MAX, .dflt = "1048576"},
-    {.name = "repl-backlog-ttl", .type = P_INT, .runtime = true, .min = 0, .max = INT64_MAX, .dflt = "3600"},
+    {.name = "repl-backlog-size", .type = P_MEM, .runtime = true, .min = 1, .max = INT64_MAX, .dflt = "1048576", .used = true},
+    {.name = "repl-backlog-ttl", .type = P_INT, .runtime = true, .min = 0, .max = INT64_MAX, .dflt = "3600", .used = true},
     {.name = "repl-disable-tcp-nodelay", .type = P_BOOL, .runtime = true, .dflt = "no"},
     {.name = "repl-diskless-load", .type = P_ENUM, .runtime = true, .names = en_repl_diskless_load, .dflt = "disabled"},
     {.name = "repl-diskless-sync", .type = P_BOOL, .runtime = true, .dflt = "yes"},
     {.name = "repl-diskless-sync-delay", .type = P_INT, .runtime = true, .min = 0, .max = INT32_MAX, .dflt = "5"},
     {.name = "repl-diskless-sync-max-replicas", .type = P_INT, .runtime = true, .min = 0, .max = INT32_MAX, .dflt = "0"},
-    {.name = "repl-ping-replica-period", .type = P_INT, .runtime = true, .min = 1, .max = INT32_MAX, .dflt = "10"},
+    {.name = "repl-ping-replica-period", .type = P_INT, .runtime = true, .min = 1, .max = INT32_MAX, .dflt = "10", .used = true},
     {.name = "repl-ping-slave-period", .type = P_INT, .runtime = true, .min = 1, .max = INT32_MAX, .dflt = "10", .alias = "repl-ping-replica-period"},
-    {.name = "repl-timeout", .type = P_INT, .runtime = true, .min = 1, .max = INT32_MAX, .dflt = "60"},
-    {.name = "replica-announce-ip", .type = P_STR, .runtime = true, .dflt = ""},
-    {.name = "replica-announce-port", .type = P_INT, .runtime = true, .min = 0, .max = 65535, .dflt = "0"},
-    {.name = "replica-announced", .type = P_BOOL, .runtime = true, .dflt = "yes"},
+    {.name = "repl-timeout", .type = P_INT, .runtime = true, .min = 1, .max = INT32_MAX, .dflt = "60", .used = true},
+    {.name = "replica-announce-ip", .type = P_STR, .runtime = true, .dflt = "", .used = true},
+    {.name = "replica-announce-port", .type = P_INT, .runtime = true, .min = 0, .max = 65535, .dflt = "0", .used = true},
+    {.name = "replica-announced", .type = P_BOOL, .runtime = true, .dflt = "yes", .used = true},
     {.name = "replica-ignore-disk-write-errors", .type = P_BOOL, .runtime = true, .dflt = "no"},
     {.name = "replica-ignore-maxmemory", .type = P_BOOL, .runtime = true, .dflt = "yes"},
     {.name = "replica-lazy-flush", .type = P_BOOL, .runtime = true, .dflt = "no"},
-    {.name = "replica-priority", .type = P_INT, .runtime = true, .min = 0, .max = INT32_MAX, .dflt = "100"},
-    {.name = "replica-read-only", .type = P_BOOL, .runtime = true, .dflt = "yes"},
-    {.name = "replica-serve-stale-data", .type = P_BOOL, .runtime = true, .dflt = "yes"},
-    {.name = "replicaof", .type = P_REPLICAOF, .dflt = ""},
+    {.name = "replica-priority", .type = P_INT, .runtime = true, .min = 0, .max = INT32_MAX, .dflt = "100", .used = true},
+    {.name = "replica-read-only", .type = P_BOOL, .runtime = true, .dflt = "yes", .used = true},
+    {.name = "replica-serve-stale-data", .type = P_BOOL, .runtime = true, .dflt = "yes", .used = true},
+    {.name = "replicaof", .type = P_REPLICAOF, .dflt = "", .used = true},
     {.name = "sanitize-dump-payload", .type = P_ENUM, .runtime = true, .names = en_sanitize_dump_payload, .dflt = "no"},
     {.name = "save", .type = P_SAVE, .runtime = true, .dflt = ""},
     {.name = "server_cpulist", .type = P_STR, .dflt = ""},
