@@ -411,8 +411,8 @@ void cmd_replconf(struct conn *c)
         } else if (cmd_arg_is(c, i, "ip-address")) {
             srv_repl_set_ip(c, c->argv[i + 1].p, c->argv[i + 1].n);
         } else if (cmd_arg_is(c, i, "capa")) {
-            if (cmd_arg_is(c, i + 1, "eof"))
-                c->flags |= CONN_CAPA_EOF;
+            /* eof, psync2: the file always comes after its length, which
+             * every replica reads, and PSYNC2 is always spoken */
         } else if (cmd_arg_is(c, i, "rdb-only")) {
             if (kv_str2ll(c->argv[i + 1].p, c->argv[i + 1].n, &v) || v < 0 || v > 1) {
                 resp_error(OUT(c), "ERR value is out of range, must be positive");
@@ -435,63 +435,19 @@ void cmd_replconf(struct conn *c)
     resp_simple(OUT(c), "OK");
 }
 
-/* SYNC after REPLCONF rdb-only 1 (redis-cli --rdb): the whole data set
- * as an RDB file (srv_rdb.c), then the connection closes. Between EOF
- * marks when the client can read them, so the file goes straight into
- * the output; else after its length. */
-static void sync_rdb_only(struct conn *c)
-{
-    uint64_t t0 = srv_mstime();
-    size_t at = resp_buf_used(OUT(c));
-    char mark[41];
-    int rc;
-    size_t bytes;
-    if (c->flags & CONN_CAPA_EOF) {
-        srv_random_hex(mark);
-        resp_buf_printf(OUT(c), "$EOF:%s\r\n", mark);
-        size_t from = resp_buf_used(OUT(c));
-        rc = srv_rdb_write(OUT(c), NULL, 0);
-        bytes = resp_buf_used(OUT(c)) - from;
-        resp_buf_append(OUT(c), mark, 40);
-    } else {
-        struct resp_buf rdb;
-        resp_buf_init(&rdb);
-        rc = srv_rdb_write(&rdb, NULL, 0);
-        bytes = resp_buf_used(&rdb);
-        resp_buf_printf(OUT(c), "$%zu\r\n", bytes);
-        resp_buf_append(OUT(c), resp_buf_data(&rdb), bytes);
-        resp_buf_free(&rdb);
-    }
-    if (rc) {
-        OUT(c)->len = OUT(c)->off + at; /* none of the file: the error instead */
-        srv_log(LOG_WARNING, "Cannot make an RDB file for SYNC: %s %s", kv_strerror(rc),
-                stor_errmsg());
-        cmd_reply_err(c, rc);
-        return;
-    }
-    c->flags |= CONN_CLOSE_AFTER_REPLY;
-    srv_log(LOG_NOTICE, "RDB file of %zu bytes made in %llu ms for %s (SYNC, rdb-only)", bytes,
-            (unsigned long long)(srv_mstime() - t0), c->addr);
-}
-
-/* SYNC: a replica of the old protocol (a full sync, then the stream), or
- * a backup (rdb-only). */
+/* SYNC: a replica of the old protocol (a full sync, then the stream), or,
+ * after REPLCONF rdb-only 1, a backup (redis-cli --rdb): the file, then
+ * the connection closes (srv_repl.c). */
 void cmd_sync(struct conn *c)
 {
-    if (c->flags & CONN_RDB_ONLY)
-        sync_rdb_only(c);
-    else
-        srv_repl_psync(c, false);
+    srv_repl_psync(c, false);
 }
 
 /* PSYNC replicationid offset: a replica continuing from offset, or
  * starting over (srv_repl.c). */
 void cmd_psync(struct conn *c)
 {
-    if (c->flags & CONN_RDB_ONLY)
-        sync_rdb_only(c);
-    else
-        srv_repl_psync(c, true);
+    srv_repl_psync(c, true);
 }
 
 /* ROLE: as a primary, its offset and each replica's. */
