@@ -7,6 +7,7 @@
 
 #include "scr.h"
 #include "srv_rdb.h"
+#include "srv_replica.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -306,6 +307,10 @@ void cmd_replconf(struct conn *c)
         cmd_reply_syntax(c);
         return;
     }
+    if ((c->flags & CONN_MASTER) && c->argc == 3 && cmd_arg_is(c, 1, "getack")) {
+        srv_replica_getack(c); /* our primary asks how far we are: ACK after this command */
+        return;
+    }
     for (size_t i = 1; i < c->argc; i += 2) {
         int64_t v;
         if (cmd_arg_is(c, i, "listening-port")) {
@@ -382,6 +387,10 @@ void cmd_sync(struct conn *c)
 /* ROLE: a primary without replicas, at replication offset 0. */
 void cmd_role(struct conn *c)
 {
+    if (srv_replica_following()) {
+        srv_replica_role(c);
+        return;
+    }
     resp_array(OUT(c), 3);
     resp_bulk_cstr(OUT(c), "master");
     resp_int(OUT(c), 0);

@@ -176,6 +176,8 @@ static int client_line(const struct conn *c, char *buf, size_t cap)
     char flags[16], *f = flags;
     if (c->flags & CONN_MONITOR)
         *f++ = 'O';
+    if (c->flags & CONN_MASTER)
+        *f++ = 'M';
     if (cmd_pubsub_subscribed(c))
         *f++ = 'P';
     if (c->flags & CONN_MULTI)

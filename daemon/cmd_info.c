@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include "kv_mem.h"
+#include "srv_repl.h"
+#include "srv_replica.h"
 #include <jemalloc/jemalloc.h>
 #include <sys/resource.h>
 #include <sys/time.h>
@@ -334,12 +336,13 @@ void cmd_info(struct conn *c)
     if (want_section(c, "replication", true)) {
         SECTION("Replication");
         /* A primary that has never had a replica, as Redis shows one. */
-        INFO("role:master\r\n");
+        INFO("role:%s\r\n", srv_replica_following() ? "slave" : "master");
+        srv_replica_info(&b); /* a replica's lines, before the primary's */
         INFO("connected_slaves:0\r\n");
         INFO("master_failover_state:no-failover\r\n");
-        INFO("master_replid:%s\r\n", srv.replid);
+        INFO("master_replid:%s\r\n", srv_repl_id());
         INFO("master_replid2:0000000000000000000000000000000000000000\r\n");
-        INFO("master_repl_offset:0\r\n");
+        INFO("master_repl_offset:%llu\r\n", (unsigned long long)srv_repl_offset());
         INFO("second_repl_offset:-1\r\n");
         INFO("repl_backlog_active:0\r\n");
         const char *bl = srv_conf_kept(&srv.conf, "repl-backlog-size");

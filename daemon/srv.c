@@ -35,6 +35,7 @@
 #include "srv_os.h"
 #include "scr.h"
 #include "srv_rdb.h"
+#include "srv_replica.h"
 #include "kv_mem.h"
 
 struct srv srv;
@@ -285,6 +286,37 @@ static void conn_accept(int lfd, bool unix_sock)
     }
 }
 
+struct conn *srv_conn_adopt(int fd, uint32_t flags)
+{
+    struct conn *c = kv_xmalloc(sizeof *c);
+    memset(c, 0, sizeof *c);
+    c->fd = fd;
+    c->id = ++srv.next_id;
+    c->db = srv_dbmap[0];
+    c->proto = 2;
+    c->flags = flags;
+    c->ctime_ms = c->last_ms = srv_mstime();
+    resp_buf_init(&c->in);
+    resp_buf_init(&c->out);
+    resp_req_init(&c->req);
+    struct sockaddr_storage sa;
+    socklen_t sl = sizeof sa;
+    if (getpeername(fd, (struct sockaddr *)&sa, &sl) == 0)
+        sockaddr_str(&sa, c->addr, sizeof c->addr, false);
+    sl = sizeof sa;
+    if (getsockname(fd, (struct sockaddr *)&sa, &sl) == 0)
+        sockaddr_str(&sa, c->laddr, sizeof c->laddr, false);
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
+    epoll_ctl(srv.epfd, EPOLL_CTL_ADD, fd, &ev);
+    c->next = srv.clients;
+    if (srv.clients)
+        srv.clients->prev = c;
+    srv.clients = c;
+    srv.nclients++;
+    srv.stats.connections++;
+    return c;
+}
+
 static int busy_depth; /* >0: srv_events_while_busy is handling events */
 
 /* Clients whose replies wait to be written at the end of the iteration. */
@@ -417,6 +449,8 @@ void conn_free(struct conn *c)
         srv_close_async(c);
         return;
     }
+    if (c->flags & CONN_MASTER)
+        srv_replica_conn_gone(c);
     cmd_conn_release(c);
     srv_cache_release(c);
     for (size_t i = 0; i < nclosing_slots; i++)
@@ -795,7 +829,10 @@ static void conn_process(struct conn *c)
                 resp_req_reset(&c->req);
                 break;
             }
-            cmd_reply_settle(c, before); /* reads c's argv */
+            if (c->flags & CONN_MASTER) /* the stream: no replies, the bytes passed on */
+                srv_replica_applied(c, before, data, c->req.pos);
+            else
+                cmd_reply_settle(c, before); /* reads c's argv */
             cmd_serve_ready();
             c->argc = 0;
         }
@@ -843,6 +880,14 @@ static void conn_read(struct conn *c)
         conn_free(c); /* EOF or error: a client that vanishes mid-command loses nothing */
         return;
     }
+    conn_process(c);
+}
+
+void srv_conn_feed(struct conn *c, const char *p, size_t n)
+{
+    if (!n)
+        return;
+    resp_buf_append(&c->in, p, n);
     conn_process(c);
 }
 
@@ -1040,18 +1085,20 @@ static void cron(void)
             conn_free(c);
             continue;
         }
-        if (srv.conf.timeout && !(c->flags & (CONN_BLOCKED | CONN_PAUSED)) &&
+        if (srv.conf.timeout && !(c->flags & (CONN_BLOCKED | CONN_PAUSED | CONN_MASTER)) &&
             now - c->last_ms > (uint64_t)srv.conf.timeout * 1000) {
             srv_log(LOG_VERBOSE, "Closing idle client id=%llu", (unsigned long long)c->id);
             conn_free(c);
         }
     }
     cmd_blocked_cron(now);
+    srv_replica_cron(now);
     cmd_tracking_cron((size_t)srv.conf.tracking_table_max_keys);
     disk_check();
     /* A pause keeps the data as it is, as Redis's does; DEBUG
-     * SET-ACTIVE-EXPIRE 0 leaves expired keys for reads to skip. */
-    if (!srv.pause_type && !srv.active_expire_off)
+     * SET-ACTIVE-EXPIRE 0 leaves expired keys for reads to skip; so does
+     * a replica, whose primary's DELs remove them. */
+    if (!srv.pause_type && !srv.active_expire_off && !srv_replica_following())
         active_expire();
     /* The counts take in what the flusher resolved (no reads): the key
      * filter's rebuild and RANDOMKEY's empty-db test read them as they are. */
@@ -1268,6 +1315,7 @@ int srv_main(void)
     srv_log(LOG_NOTICE, "shmkvd %s (Redis %s compatible) ready, port %d, data in %s", SHMKV_VERSION,
             SRV_VERSION, srv.conf.port, srv.conf.dir);
     srv.stats.used_memory_startup = srv.stats.used_memory_peak = allocated_now();
+    srv_replica_start(); /* the replicaof directive */
     srv_os_ready();
 
     uint64_t next_cron = srv_mstime();
@@ -1293,6 +1341,8 @@ int srv_main(void)
                 continue;
             }
             struct conn *c = evs[i].data.ptr;
+            if ((c->flags & CONN_MASTER) && srv_replica_event(c, evs[i].events))
+                continue; /* the link to our primary, not yet a client */
             if (evs[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP)) {
                 conn_read(c); /* may free c: it is not used after */
                 continue;
@@ -1343,6 +1393,8 @@ fail:
     rc = 1;
 out:
     srv_io_stop();
+    if (srv.epfd >= 0)
+        srv_replica_stop();
     while (srv.clients)
         conn_free(srv.clients);
     for (int i = 0; i < srv.nlfd; i++)
