@@ -1171,7 +1171,8 @@ bool cmd_timeout_arg(struct conn *c, size_t i, uint64_t *deadline)
 
 bool cmd_may_block(const struct conn *c)
 {
-    return !(c->flags & (CONN_IN_EXEC | CONN_BLOCKED));
+    /* Our primary's stream must never stall behind a parked command. */
+    return !(c->flags & (CONN_IN_EXEC | CONN_BLOCKED | CONN_MASTER));
 }
 
 /* What a pop that found nothing does: a blocking one parks when it may,
