@@ -187,8 +187,10 @@ static int bare_read(void)
  * was complete. A line too long for a handshake reply ends the link. */
 static bool take_line(char *line, size_t cap)
 {
-    const char *p = resp_buf_data(&rs.in);
     size_t n = resp_buf_used(&rs.in);
+    if (!n)
+        return false;
+    const char *p = resp_buf_data(&rs.in);
     const char *nl = memchr(p, '\n', n);
     if (!nl) {
         if (n > LINE_MAX_LEN)
@@ -563,7 +565,9 @@ static void transfer_done(void)
  * mark at the end of what came. */
 static bool transfer_write(const char *p, size_t n)
 {
-    if (n && write(rs.tmpfd, p, n) != (ssize_t)n) {
+    if (!n)
+        return true;
+    if (write(rs.tmpfd, p, n) != (ssize_t)n) {
         char why[128];
         snprintf(why, sizeof why, "writing the RDB file: %s", strerror(errno));
         link_down(why);
@@ -664,7 +668,7 @@ bool srv_replica_event(struct conn *c, uint32_t events)
         return true;
     }
     if (rs.state == ST_TRANSFER && rs.size != -1) {
-        /* Straight into the file, past the buffer. */
+        /* Large reads while the file arrives; never past its end with a length. */
         size_t want = XFER_CHUNK;
         if (rs.size >= 0 && (uint64_t)rs.size - rs.got < want)
             want = (size_t)((uint64_t)rs.size - rs.got);
