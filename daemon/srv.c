@@ -78,7 +78,9 @@ void srv_log(int level, const char *fmt, ...)
     size_t n = strftime(when, sizeof when, "%d %b %Y %H:%M:%S", &tm);
     snprintf(when + n, sizeof when - n, ".%03ld", ts.tv_nsec / 1000000);
     static const char marks[] = ".-*#";
-    fprintf(f, "%d:M %s %c %s\n", (int)getpid(), when, marks[level & 3], msg);
+    /* The role, as Redis marks it: M a primary, S a replica. */
+    fprintf(f, "%d:%c %s %c %s\n", (int)getpid(), srv_replica_following() ? 'S' : 'M', when,
+            marks[level & 3], msg);
     if (f == stdout)
         fflush(f);
     else
