@@ -299,6 +299,7 @@ static void test_repl_replica_redis_primary(void **state)
     h_expect_bulk(r, "plain", "GET s2");
     redisFree(r);
     redisFree(m);
+    assert_int_equal(h_stop(&K), 0); /* a clean exit (under ASan: no leak) */
     h_destroy(&K);
     h_destroy(&R);
 }
@@ -314,6 +315,8 @@ static void test_repl_replica_commands(void **state)
     h_expect_err(c, "ERR Invalid master port", "SLAVEOF 127.0.0.1 70000");
     h_expect_err(c, "ERR wrong number of arguments for 'replicaof' command", "REPLICAOF x");
     h_expect_status(c, "OK", "REPLICAOF NO ONE");
+    h_expect_err(c, "ERR This Redis command is not allowed from script", "EVAL %s 0",
+                 "return redis.call('replicaof', 'no', 'one')");
     h_expect_status(c, "OK", "SET k v");
     int dead = h_free_port();
     h_expect_status(c, "OK", "SLAVEOF 127.0.0.1 %d", dead);
@@ -346,6 +349,7 @@ static void test_repl_replica_commands(void **state)
     h_expect_status(c, "OK", "SET k2 v2"); /* a writable replica */
     h_expect_status(c, "OK", "REPLICAOF NO ONE");
     redisFree(c);
+    assert_int_equal(h_stop(&K), 0); /* a clean exit (under ASan: no leak) */
     h_destroy(&K);
 }
 
@@ -520,6 +524,7 @@ static void test_repl_replica_load(void **state)
     close(f.lfd);
     h_expect_status(c, "OK", "REPLICAOF NO ONE");
     redisFree(c);
+    assert_int_equal(h_stop(&K), 0); /* a clean exit (under ASan: no leak) */
     h_destroy(&K);
     h_destroy(&R);
 }
