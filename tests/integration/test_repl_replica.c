@@ -353,6 +353,73 @@ static void test_repl_replica_commands(void **state)
     h_destroy(&K);
 }
 
+/* The replicaof directive in a config file starts a replica; REPLICAOF
+ * changes what CONFIG REWRITE writes back, and NO ONE removes the line. */
+static void test_repl_replica_config_file(void **state)
+{
+    (void)state;
+    h_prepare(&K, "repl-f");
+    int dead1 = h_free_port(), dead2 = dead1 + 1;
+    char text[256], conf[400];
+    snprintf(text, sizeof text, "# a replica\nreplicaof 127.0.0.1 %d\n", dead1);
+    h_write_file(&K, "r.conf", text, conf, sizeof conf);
+    char port[16], data[300];
+    snprintf(port, sizeof port, "%d", K.port);
+    snprintf(data, sizeof data, "%s/data", K.dir);
+    char *const argv[] = {SHMKVD_PATH, conf, "--port",       port,   "--bind", "127.0.0.1",
+                          "--dir",     data, "--unixsocket", K.sock, NULL};
+    h_spawn(&K, argv);
+    redisContext *c = h_connect_port(K.port);
+    char v[64];
+    info_str(c, "master_port", v, sizeof v);
+    assert_int_equal(atoi(v), dead1);
+    h_expect_status(c, "OK", "REPLICAOF 127.0.0.1 %d", dead2);
+    h_expect_status(c, "OK", "CONFIG REWRITE");
+    char file[4096], want[64];
+    h_read_file(conf, file, sizeof file);
+    snprintf(want, sizeof want, "\nreplicaof 127.0.0.1 %d\n", dead2);
+    if (!strstr(file, want))
+        fail_msg("rewritten file:\n%s", file);
+    h_expect_status(c, "OK", "REPLICAOF NO ONE");
+    h_expect_status(c, "OK", "CONFIG REWRITE");
+    h_read_file(conf, file, sizeof file);
+    assert_null(strstr(file, "replicaof"));
+    redisFree(c);
+    assert_int_equal(h_stop(&K), 0);
+    h_destroy(&K);
+}
+
+/* A primary with a password: masterauth; and what the replica announces
+ * of itself reaches the primary's INFO. */
+static void test_repl_replica_auth_announce(void **state)
+{
+    (void)state;
+    h_start_redis_opts(&R, "repl-a", A("--requirepass", "sekret", "--repl-diskless-sync", "no"));
+    redisContext *m = h_connect_port(R.port);
+    h_expect_status(m, "OK", "AUTH sekret");
+    h_expect_status(m, "OK", "SET guarded yes");
+    h_prepare(&K, "repl-a");
+    char of[64];
+    snprintf(of, sizeof of, "127.0.0.1 %d", R.port);
+    h_start_shmkvd_opts(&K, A("--replicaof", of, "--replica-announce-ip", "10.1.2.3",
+                              "--replica-announce-port", "4242"));
+    redisContext *r = h_connect_port(K.port);
+    sleep_ms(300); /* the handshake fails on AUTH meanwhile: no masterauth */
+    char v[64];
+    info_str(r, "master_link_status", v, sizeof v);
+    assert_string_equal(v, "down");
+    h_expect_status(r, "OK", "CONFIG SET masterauth sekret");
+    wait_info(r, "master_link_status", "up");
+    h_expect_bulk(r, "yes", "GET guarded");
+    info_str(m, "slave0", v, sizeof v);
+    assert_non_null(strstr(v, "ip=10.1.2.3,port=4242,"));
+    redisFree(r);
+    redisFree(m);
+    assert_int_equal(h_stop(&K), 0);
+    h_destroy(&K);
+    h_destroy(&R);
+}
+
 /* ---- a primary played by the test ---- */
 
 struct fake {
@@ -533,6 +600,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_repl_replica_commands),
+        cmocka_unit_test(test_repl_replica_config_file),
+        cmocka_unit_test(test_repl_replica_auth_announce),
         cmocka_unit_test(test_repl_replica_redis_primary),
         cmocka_unit_test(test_repl_replica_load),
     };
