@@ -805,6 +805,8 @@ const char *cmd_script_refusal(const struct cmd *cmd, bool oom)
 {
     if (oom && srv.over_maxmemory && srv.conf.maxmemory && may_grow(cmd))
         return OOM_ERROR;
+    if ((cmd->flags & CMD_WRITE) && srv_replica_loading())
+        return "LOADING Redis is loading the dataset in memory";
     if ((cmd->flags & CMD_WRITE) && !master_running && srv_replica_following() &&
         srv_conf_kept_num(&srv.conf, "replica-read-only"))
         return "READONLY You can't write against a read only replica.";
@@ -861,14 +863,25 @@ static bool write_refused(struct conn *c, const struct cmd *cmd)
  * writes, as Redis does; its primary's stream is exempt (the caller). */
 static bool readonly_refused(struct conn *c, const struct cmd *cmd)
 {
-    if (!srv_replica_following() || !srv_conf_kept_num(&srv.conf, "replica-read-only"))
+    if (!srv_replica_following())
         return false;
     bool writes = cmd->flags & CMD_WRITE, denyoom;
     scr_cmd_flags(c, cmd, &writes, &denyoom);
     if (cmd->fn == cmd_exec && (c->flags & CONN_MULTI))
         for (size_t i = 0; i < c->mqn && !writes; i++)
             writes = c->mq[i].cmd->flags & CMD_WRITE;
-    if (!writes)
+    /* While a full sync's file loads, clients read the old data; what
+     * would change the data, the link, or the loop's state under the load
+     * waits for its end, as Redis answers while it loads. A reply then
+     * leaves before the journal's sync, which is safe for reads only. */
+    if (srv_replica_loading() &&
+        (writes || cmd->fn == cmd_replicaof || cmd->fn == cmd_slaveof || cmd->fn == cmd_debug ||
+         cmd->fn == cmd_function || cmd->fn == cmd_script || cmd->fn == cmd_save ||
+         cmd->fn == cmd_bgsave)) {
+        reject(c, cmd, "LOADING Redis is loading the dataset in memory");
+        return true;
+    }
+    if (!writes || !srv_conf_kept_num(&srv.conf, "replica-read-only"))
         return false;
     reject(c, cmd, "READONLY You can't write against a read only replica.");
     return true;

@@ -336,6 +336,8 @@ int srv_rdb_import(const char *path, char *err, size_t errlen)
 /* ---- a replica's full synchronization ---- */
 
 struct load_into {
+    void (*tick)(void *arg);
+    void *tick_arg;
     const uint8_t *phys;
     struct db_vec *libs;
     uint64_t keys;
@@ -366,6 +368,8 @@ static int load_into_key(void *arg, unsigned db, const char *k, size_t kn, const
         snprintf(li->err, li->errlen, "writing the journal: %s", kv_strerror(rc));
         return -1;
     }
+    if (li->keys % 64 == 0 && li->tick)
+        li->tick(li->tick_arg);
     return 0;
 }
 
@@ -376,8 +380,9 @@ static int load_into_library(void *arg, const char *code, size_t n)
     return 0;
 }
 
-int srv_rdb_load_into(const char *path, const uint8_t *phys, struct db_vec *libs, uint64_t *keys,
-                      char *err, size_t errlen)
+int srv_rdb_load_into(const char *path, const uint8_t *phys, struct db_vec *libs,
+                      void (*tick)(void *arg), void *tick_arg, uint64_t *keys, char *err,
+                      size_t errlen)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     struct stat st;
@@ -396,7 +401,12 @@ int srv_rdb_load_into(const char *path, const uint8_t *phys, struct db_vec *libs
     }
     if (n)
         madvise((void *)p, n, MADV_SEQUENTIAL);
-    struct load_into li = {.phys = phys, .libs = libs, .err = err, .errlen = errlen};
+    struct load_into li = {.tick = tick,
+                           .tick_arg = tick_arg,
+                           .phys = phys,
+                           .libs = libs,
+                           .err = err,
+                           .errlen = errlen};
     struct rdb_file_cb cb = {.arg = &li, .key = load_into_key, .library = load_into_library};
     size_t where = 0;
     *err = '\0';

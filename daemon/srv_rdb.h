@@ -42,9 +42,12 @@ int srv_rdb_import(const char *path, char *err, size_t errlen);
  * primary's DEL follows). FUNCTION's libraries are not loaded but pushed,
  * as their code, onto libs (inited by the caller, who destroys it). Reads
  * the file mapped, one key at a time; makes the journal's sync point
- * every 1024 keys. 0 with the keys stored in *keys, or -1 with why in err
- * (what was stored stays, for the caller to drop). */
-int srv_rdb_load_into(const char *path, const uint8_t *phys, struct db_vec *libs, uint64_t *keys,
-                      char *err, size_t errlen);
+ * every 1024 keys, and calls tick(tick_arg), if not NULL, every 64 keys
+ * (between two keys: no record set open). 0 with the keys stored in
+ * *keys, or -1 with why in err (what was stored stays, for the caller to
+ * drop). */
+int srv_rdb_load_into(const char *path, const uint8_t *phys, struct db_vec *libs,
+                      void (*tick)(void *arg), void *tick_arg, uint64_t *keys, char *err,
+                      size_t errlen);
 
 #endif

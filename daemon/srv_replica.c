@@ -76,6 +76,8 @@ static struct {
     uint64_t ack_ms;    /* the last REPLCONF ACK sent */
     bool synced;        /* the offset continues a primary's history: PSYNC can ask */
     unsigned stream_db; /* the database the stream last selected (logical) */
+    bool loading;       /* a full sync's file is being loaded */
+    uint64_t tick_ms;   /* the last round of events during the load */
     /* the transfer */
     char fullid[41];
     uint64_t fulloff;
@@ -459,6 +461,28 @@ static bool have_spares(void)
     return 2 * srv.conf.databases <= SRV_DBMAP_N;
 }
 
+/* Between two keys of a load into spare databases, every 20 ms: one
+ * round of the loop's events, so clients are served the old data (their
+ * writes are refused with LOADING, cmd.c) while the new goes in. The
+ * machinery is a busy script's (srv_events_while_busy): the link's own
+ * socket is held (the placeholder is the "caller"), replies waiting from
+ * before the load stay held until it ends, and a client freed meanwhile
+ * is freed only after the loop's current batch of events. */
+static void load_tick(void *arg)
+{
+    (void)arg;
+    uint64_t now = srv_mstime();
+    if (now - rs.tick_ms < 20)
+        return;
+    rs.tick_ms = now;
+    srv_events_while_busy(&bare);
+}
+
+bool srv_replica_loading(void)
+{
+    return rs.loading;
+}
+
 /* Loads the received file and switches to it. 0, or -1 with the old data
  * as it was. */
 static int full_load(void)
@@ -492,7 +516,18 @@ static int full_load(void)
     struct db_vec libs;
     db_vec_init(&libs);
     srv_log(LOG_NOTICE, "MASTER <-> REPLICA sync: Loading DB in memory");
-    if (srv_rdb_load_into(rs.tmppath, target, &libs, &keys, why, sizeof why)) {
+    /* Into spare databases, clients go on reading the old data while the
+     * keys go in (load_tick); without spares they wait. */
+    rs.loading = true;
+    rs.tick_ms = srv_mstime();
+    int lrc = srv_rdb_load_into(rs.tmppath, target, &libs, spares ? load_tick : NULL, NULL, &keys,
+                                why, sizeof why);
+    rs.loading = false;
+    if (spares) {
+        bare.flags &= ~(uint32_t)CONN_HELD;
+        srv_busy_end();
+    }
+    if (lrc) {
         srv_log(LOG_WARNING,
                 "Failed trying to load the MASTER synchronization DB from disk: %s. The old data "
                 "stays.",

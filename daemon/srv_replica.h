@@ -37,6 +37,10 @@ void srv_replica_stop(void);
 bool srv_replica_following(void);
 /* Whether the link is up: past its full or partial synchronization. */
 bool srv_replica_link_up(void);
+/* Whether a full synchronization's file is being loaded: the loop still
+ * serves clients the old data meanwhile, but refuses what would change
+ * it or the link (cmd_dispatch). */
+bool srv_replica_loading(void);
 
 /* An event of the loop on the link while it is not yet a client (the
  * connect, the handshake, the RDB transfer): true when it was the link's

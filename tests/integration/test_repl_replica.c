@@ -596,6 +596,80 @@ static void test_repl_replica_load(void **state)
     h_destroy(&R);
 }
 
+/* While the keys of a large file go in, clients are served the old data,
+ * and a write is refused with LOADING (a writable replica here, so that
+ * READONLY does not answer first). */
+static void test_repl_replica_reads_during_load(void **state)
+{
+    (void)state;
+    h_start_redis_opts(&R, "repl-big", A("--enable-debug-command", "yes"));
+    redisContext *m = h_connect_port(R.port);
+    h_expect_status(m, "OK", "DEBUG POPULATE 200000 key 64");
+    char file[512];
+    snprintf(file, sizeof file, "%s/big.rdb", R.dir);
+    if (sh("timeout 60 redis-cli -p %d --rdb %s >/dev/null 2>&1", R.port, file))
+        fail_msg("redis-cli --rdb failed");
+    redisFree(m);
+    FILE *fp = fopen(file, "rb");
+    assert_non_null(fp);
+    fseek(fp, 0, SEEK_END);
+    size_t len = (size_t)ftell(fp);
+    rewind(fp);
+    char *rdb = malloc(len);
+    assert_int_equal(fread(rdb, 1, len, fp), len);
+    fclose(fp);
+
+    h_prepare(&K, "repl-big-r");
+    h_start_shmkvd_opts(&K, A("--replica-read-only", "no"));
+    redisContext *c = h_connect_port(K.port);
+    h_expect_status(c, "OK", "SET old here");
+    struct fake f;
+    fake_listen(&f);
+    h_expect_status(c, "OK", "REPLICAOF 127.0.0.1 %d", f.port);
+    fake_handshake(&f);
+    char hdr[64];
+    int hn = snprintf(hdr, sizeof hdr, "$%zu\r\n", len);
+    fake_send(&f, hdr, (size_t)hn);
+    fake_send(&f, rdb, len);
+    free(rdb);
+    int during = 0, refused = 0;
+    char a[32], b[32], st[32];
+    for (int i = 0; i < 2000; i++) {
+        info_str(c, "master_sync_left_bytes", a, sizeof a);
+        redisReply *g = H_CMD(c, "GET old");
+        redisReply *s = H_CMD(c, "SET other x");
+        info_str(c, "master_sync_left_bytes", b, sizeof b);
+        if (!strcmp(a, "0") && !strcmp(b, "0")) { /* the file whole, not yet switched */
+            assert_int_equal(g->type, REDIS_REPLY_STRING);
+            assert_string_equal(g->str, "here");
+            during++;
+            assert_int_equal(s->type, REDIS_REPLY_ERROR);
+            assert_string_equal(s->str, "LOADING Redis is loading the dataset in memory");
+            refused++;
+        }
+        freeReplyObject(g);
+        freeReplyObject(s);
+        info_str(c, "master_link_status", st, sizeof st);
+        if (!strcmp(st, "up"))
+            break;
+        sleep_ms(5);
+    }
+    assert_string_equal(st, "up");
+    if (!during)
+        fail_msg("no read was answered while the file loaded");
+    assert_true(refused > 0);
+    h_expect_int(c, 0, "EXISTS old");
+    h_expect_int(c, 1, "EXISTS key:199999");
+    print_message("test_repl_replica: %d reads and %d refused writes while the file loaded\n",
+                  during, refused);
+    close(f.fd);
+    close(f.lfd);
+    redisFree(c);
+    assert_int_equal(h_stop(&K), 0);
+    h_destroy(&K);
+    h_destroy(&R);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -604,6 +678,7 @@ int main(void)
         cmocka_unit_test(test_repl_replica_auth_announce),
         cmocka_unit_test(test_repl_replica_redis_primary),
         cmocka_unit_test(test_repl_replica_load),
+        cmocka_unit_test(test_repl_replica_reads_during_load),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
