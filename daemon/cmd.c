@@ -4,6 +4,8 @@
  */
 #include "cmd.h"
 
+#include "srv_repl.h"
+
 #include "scr.h"
 #include "srv_lat.h"
 
@@ -602,6 +604,8 @@ static void touch_commit(const struct conn *c, size_t i, void *arg)
     t->seen++;
 }
 
+static int call_depth; /* cmd_calls under way: the stream is flushed at 0 */
+
 void cmd_call(struct conn *c, const struct cmd *cmd)
 {
     uint64_t a = srv_lat_clock_now();
@@ -623,6 +627,9 @@ void cmd_call(struct conn *c, const struct cmd *cmd)
     if (events)
         db_track_events(srv.db, cmd_notify_on(SRV_NOTIFY_NEW) ? &srv.created : NULL,
                         cmd_notify_on(SRV_NOTIFY_EXPIRED) ? &srv.expired : NULL);
+    bool stream = srv_repl_active() && !srv_repl_following();
+    if (stream && !call_depth)
+        cmd_repl_track(true);
     db_vec_clear(&srv.created);
     uint64_t found0, missing0, found1, missing1;
     db_lookups(srv.db, &found0, &missing0);
@@ -634,7 +641,13 @@ void cmd_call(struct conn *c, const struct cmd *cmd)
     bool group = script || cmd->fn == cmd_exec;
     if (group)
         db_group_begin(srv.db);
+    uint64_t dirty0 = srv.stats.dirty;
+    cmd_repl_begin();
+    call_depth++;
     cmd->fn(c);
+    call_depth--;
+    if (stream)
+        cmd_repl_after(c, cmd, srv.stats.dirty != dirty0);
     if (group)
         db_group_end(srv.db);
     if (script) /* its commands' errors make it a failed call too, as in Redis */
@@ -657,6 +670,11 @@ void cmd_call(struct conn *c, const struct cmd *cmd)
     cmd_notify_new_rest();
     db_vec_clear(&srv.expired); /* a failed commit's */
     srv_cache_end();
+    if (!call_depth) {
+        cmd_repl_track(false);
+        srv_repl_flush();
+        c->woff = srv_repl_offset();
+    }
     if (c->tflags) {
         cmd_tracking_read(c, cmd);
         /* CLIENT CACHING lasts for the next command: not past it, nor
@@ -853,6 +871,8 @@ static bool write_refused(struct conn *c, const struct cmd *cmd)
     if (!writes && cmd->fn != cmd_ping)
         return false;
     const char *why = cmd_misconf();
+    if (!why && writes && !(c->flags & CONN_MASTER))
+        why = srv_repl_write_refusal(); /* min-replicas-to-write */
     if (!why)
         return false;
     reject(c, cmd, "%s", why);
@@ -1346,6 +1366,7 @@ void cmd_on_commit(void *arg, const struct stor_batch *b, int flags)
         cmd_notify_publish(SRV_NOTIFY_EXPIRED, "expired", (unsigned)ex->items[i].score,
                            db_vec_ptr(ex, i), db_vec_len(ex, i));
     db_vec_clear(ex);
+    cmd_repl_committed(b); /* active expiry's deletes, as DELs */
     if (cmd_tracking_active()) {
         bool flushed = false; /* a flush's range deletes: one per column family */
         for (size_t i = 0; i < b->nops; i++) {
@@ -1440,9 +1461,19 @@ void cmd_serve_ready(void)
             c->argc = c->bargc;
             size_t before = resp_buf_used(&c->out);
             srv_cache_begin();
+            bool stream = srv_repl_active() && !srv_repl_following();
+            if (stream)
+                cmd_repl_track(true);
+            uint64_t dirty0 = srv.stats.dirty;
+            cmd_repl_begin();
             c->bcmd->fn(c); /* replies only if it could pop */
+            if (stream) {
+                cmd_repl_track(false);
+                cmd_repl_after(c, c->bcmd, srv.stats.dirty != dirty0);
+            }
             db_tidy(srv.db);
             srv_cache_end();
+            srv_repl_flush();
             bool served = resp_buf_used(&c->out) != before;
             cmd_reply_drop_if_off(c, before);
             if (served)
@@ -1467,8 +1498,8 @@ void cmd_unblock_answer(struct conn *c, const char *error)
     size_t before = resp_buf_used(&c->out);
     if (error)
         resp_error(OUT(c), error);
-    else if (c->bcmd->fn == cmd_wait) /* no replica acknowledged */
-        resp_int(OUT(c), 0);
+    else if (c->bcmd->fn == cmd_wait) /* the replicas that acknowledged by now */
+        resp_int(OUT(c), srv_repl_wait_count(c));
     else if (c->bcmd->last > 0) /* BLMOVE, BRPOPLPUSH answer a value */
         resp_null(OUT(c), c->proto);
     else

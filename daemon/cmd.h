@@ -255,6 +255,7 @@ struct cmd {
     X("role", role, 1, CMD_F, 0, 0, 0, "server")                                                   \
     X("replconf", replconf, -1, CMD_ADMIN, 0, 0, 0, "server")                                      \
     X("sync", sync, 1, CMD_ADMIN | CMD_NOMULTI, 0, 0, 0, "server")                                 \
+    X("psync", psync, -3, CMD_ADMIN | CMD_NOMULTI, 0, 0, 0, "server")                              \
     X("replicaof", replicaof, 3, CMD_ADMIN, 0, 0, 0, "server")                                     \
     X("slaveof", slaveof, 3, CMD_ADMIN, 0, 0, 0, "server")                                         \
     X("wait", wait, 3, 0, 0, 0, 0, "generic")                                                      \
@@ -457,6 +458,23 @@ bool cmd_may_block(const struct conn *c);
  * a list, the highest scores of a sorted set. */
 typedef bool (*cmd_pop_fn)(struct conn *c, size_t first, size_t last, int end, uint64_t count,
                            bool many);
+/* The running command's form in the replication stream, when it changes
+ * data and its own arguments would not do the same on a replica (SPOP's
+ * random members, INCRBYFLOAT's rounding, a blocking pop's key): copied,
+ * used once, by the cmd_call running it. */
+void cmd_propagate_as(const struct db_str *argv, size_t argc);
+/* Active expiry's commits (srv.c): while on, each key they delete goes
+ * to replicas as a DEL. */
+void cmd_reaping(bool on);
+/* cmd_call's part in the stream (cmd_repl.c): track notes the keys the
+ * outermost call finds expired; begin comes before a command runs;
+ * after, once it ran, queues those keys' DELs, then the command itself
+ * when it changed data; committed, from the commit hook, active
+ * expiry's deletes. */
+void cmd_repl_track(bool on);
+void cmd_repl_begin(void);
+void cmd_repl_after(const struct conn *c, const struct cmd *cmd, bool changed);
+void cmd_repl_committed(const struct stor_batch *b);
 /* BLPOP-shaped: "key [key ...] timeout", one element from side end. */
 void cmd_bpop(struct conn *c, cmd_pop_fn pop, int end);
 /* LMPOP-shaped: "[timeout] numkeys key [key ...] END [COUNT count]", END

@@ -7,6 +7,7 @@
 
 #include "scr.h"
 #include "srv_rdb.h"
+#include "srv_repl.h"
 #include "srv_replica.h"
 
 #include <ctype.h>
@@ -296,11 +297,9 @@ void cmd_save(struct conn *c)
 }
 
 /* REPLCONF option value [option value ...]: what a replica, or
- * `redis-cli --rdb`, says of itself before SYNC. shmkvd keeps rdb-only
- * (SYNC then sends a file and closes) and capa eof (the file may come
- * between EOF marks); listening-port and ip-address are checked and
- * accepted. The options of an ongoing replication (ACK, GETACK) wait for
- * replication. */
+ * `redis-cli --rdb`, says of itself before SYNC or PSYNC (listening-port,
+ * ip-address, capa, rdb-only), and a replica's ACK of what it applied,
+ * which gets no reply. */
 void cmd_replconf(struct conn *c)
 {
     if (c->argc % 2 == 0) {
@@ -316,8 +315,9 @@ void cmd_replconf(struct conn *c)
         if (cmd_arg_is(c, i, "listening-port")) {
             if (!cmd_arg_ll(c, i + 1, &v))
                 return;
+            srv_repl_set_port(c, (int)v);
         } else if (cmd_arg_is(c, i, "ip-address")) {
-            /* kept by Redis for INFO's replica lines; there are none here */
+            srv_repl_set_ip(c, c->argv[i + 1].p, c->argv[i + 1].n);
         } else if (cmd_arg_is(c, i, "capa")) {
             if (cmd_arg_is(c, i + 1, "eof"))
                 c->flags |= CONN_CAPA_EOF;
@@ -330,6 +330,10 @@ void cmd_replconf(struct conn *c)
                 c->flags |= CONN_RDB_ONLY;
             else
                 c->flags &= ~(uint32_t)CONN_RDB_ONLY;
+        } else if (cmd_arg_is(c, i, "ack")) {
+            if (!kv_str2ll(c->argv[i + 1].p, c->argv[i + 1].n, &v) && v >= 0)
+                srv_repl_ack(c, (uint64_t)v);
+            return; /* never answered */
         } else {
             resp_errorf(OUT(c), "ERR Unrecognized REPLCONF option: %.*s", (int)c->argv[i].n,
                         c->argv[i].p);
@@ -339,18 +343,12 @@ void cmd_replconf(struct conn *c)
     resp_simple(OUT(c), "OK");
 }
 
-/* SYNC, after REPLCONF rdb-only 1 (redis-cli --rdb): the whole data set
+/* SYNC after REPLCONF rdb-only 1 (redis-cli --rdb): the whole data set
  * as an RDB file (srv_rdb.c), then the connection closes. Between EOF
  * marks when the client can read them, so the file goes straight into
- * the output; else after its length. Without rdb-only it refuses: shmkvd
- * has no stream of writes to follow the file with. */
-void cmd_sync(struct conn *c)
+ * the output; else after its length. */
+static void sync_rdb_only(struct conn *c)
 {
-    if (!(c->flags & CONN_RDB_ONLY)) {
-        resp_error(OUT(c), "ERR SYNC without REPLCONF rdb-only 1: shmkvd has no replication "
-                           "yet, and sends an RDB file only as a backup (redis-cli --rdb)");
-        return;
-    }
     uint64_t t0 = srv_mstime();
     size_t at = resp_buf_used(OUT(c));
     char mark[41];
@@ -360,13 +358,13 @@ void cmd_sync(struct conn *c)
         srv_random_hex(mark);
         resp_buf_printf(OUT(c), "$EOF:%s\r\n", mark);
         size_t from = resp_buf_used(OUT(c));
-        rc = srv_rdb_write(OUT(c));
+        rc = srv_rdb_write(OUT(c), NULL, 0);
         bytes = resp_buf_used(OUT(c)) - from;
         resp_buf_append(OUT(c), mark, 40);
     } else {
         struct resp_buf rdb;
         resp_buf_init(&rdb);
-        rc = srv_rdb_write(&rdb);
+        rc = srv_rdb_write(&rdb, NULL, 0);
         bytes = resp_buf_used(&rdb);
         resp_buf_printf(OUT(c), "$%zu\r\n", bytes);
         resp_buf_append(OUT(c), resp_buf_data(&rdb), bytes);
@@ -384,40 +382,40 @@ void cmd_sync(struct conn *c)
             (unsigned long long)(srv_mstime() - t0), c->addr);
 }
 
-/* ROLE: a primary without replicas, at replication offset 0. */
+/* SYNC: a replica of the old protocol (a full sync, then the stream), or
+ * a backup (rdb-only). */
+void cmd_sync(struct conn *c)
+{
+    if (c->flags & CONN_RDB_ONLY)
+        sync_rdb_only(c);
+    else
+        srv_repl_psync(c, false);
+}
+
+/* PSYNC replicationid offset: a replica continuing from offset, or
+ * starting over (srv_repl.c). */
+void cmd_psync(struct conn *c)
+{
+    if (c->flags & CONN_RDB_ONLY)
+        sync_rdb_only(c);
+    else
+        srv_repl_psync(c, true);
+}
+
+/* ROLE: as a primary, its offset and each replica's. */
 void cmd_role(struct conn *c)
 {
     if (srv_replica_following()) {
         srv_replica_role(c);
         return;
     }
-    resp_array(OUT(c), 3);
-    resp_bulk_cstr(OUT(c), "master");
-    resp_int(OUT(c), 0);
-    resp_array(OUT(c), 0);
+    srv_repl_role(c);
 }
 
-/* WAIT numreplicas timeout: shmkvd has no replicas, so no write is ever
- * acknowledged by one. As on a Redis master without any: 0 at once when
- * fewer than one is asked for or inside EXEC, else the client waits out
- * its timeout (milliseconds, 0 for ever) and gets 0 (cmd_blocked_cron). */
+/* WAIT numreplicas timeout (srv_repl.c). */
 void cmd_wait(struct conn *c)
 {
-    if (c->flags & CONN_BLOCKED)
-        return; /* parked: only its timeout answers it */
-    int64_t n;
-    uint64_t end;
-    if (kv_str2ll(c->argv[1].p, c->argv[1].n, &n)) {
-        resp_error(OUT(c), "ERR value is not an integer or out of range");
-        return;
-    }
-    if (!cmd_arg_timeout_ms(c, 2, &end))
-        return;
-    if (n <= 0 || !cmd_may_block(c)) {
-        resp_int(OUT(c), 0);
-        return;
-    }
-    cmd_block(c, end); /* 0: for ever */
+    srv_repl_wait(c);
 }
 
 /* SHMKV.COMPACT: writes everything pending to RocksDB and compacts every

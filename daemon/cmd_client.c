@@ -174,6 +174,8 @@ static int client_line(const struct conn *c, char *buf, size_t cap)
     uint64_t now = srv_mstime();
     /* Every flag that applies, in Redis's order; N for none. */
     char flags[16], *f = flags;
+    if (c->flags & CONN_REPLICA)
+        *f++ = 'S';
     if (c->flags & CONN_MONITOR)
         *f++ = 'O';
     if (c->flags & CONN_MASTER)
@@ -215,12 +217,10 @@ static int client_line(const struct conn *c, char *buf, size_t cap)
         c->in.cap + c->out.cap, c->lastcmd ? c->lastcmd : "NULL", redir, c->proto);
 }
 
-/* CLIENT LIST [TYPE normal|master|replica|pubsub] [ID id [id ...]]: one
- * filter or none, as Redis 7.0 parses it. Every client here is "normal". */
-/* Client types, as CLIENT LIST and KILL filter them: a client with
- * subscriptions is "pubsub", any other "normal"; there are no replicas or
- * masters here. */
-enum { CLIENT_NORMAL, CLIENT_PUBSUB, CLIENT_REPLICATION };
+/* Client types, as CLIENT LIST and KILL filter them: our replicas, the
+ * link to our primary, a client with subscriptions ("pubsub"), and every
+ * other ("normal"). */
+enum { CLIENT_NORMAL, CLIENT_PUBSUB, CLIENT_REPLICA, CLIENT_MASTER };
 
 /* Argument i as a client type, or -1 after Redis's error. */
 static int client_type_arg(struct conn *c, size_t i)
@@ -229,15 +229,21 @@ static int client_type_arg(struct conn *c, size_t i)
         return CLIENT_NORMAL;
     if (cmd_arg_is(c, i, "pubsub"))
         return CLIENT_PUBSUB;
-    if (cmd_arg_is(c, i, "master") || cmd_arg_is(c, i, "replica") || cmd_arg_is(c, i, "slave"))
-        return CLIENT_REPLICATION;
+    if (cmd_arg_is(c, i, "master"))
+        return CLIENT_MASTER;
+    if (cmd_arg_is(c, i, "replica") || cmd_arg_is(c, i, "slave"))
+        return CLIENT_REPLICA;
     resp_errorf(OUT(c), "ERR Unknown client type '%.*s'", (int)c->argv[i].n, c->argv[i].p);
     return -1;
 }
 
 static bool client_is(const struct conn *o, int type)
 {
-    return type == (cmd_pubsub_subscribed(o) ? CLIENT_PUBSUB : CLIENT_NORMAL);
+    int is = (o->flags & CONN_REPLICA)  ? CLIENT_REPLICA
+             : (o->flags & CONN_MASTER) ? CLIENT_MASTER
+             : cmd_pubsub_subscribed(o) ? CLIENT_PUBSUB
+                                        : CLIENT_NORMAL;
+    return type == is;
 }
 
 static void client_list(struct conn *c)

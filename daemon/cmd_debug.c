@@ -8,6 +8,7 @@
  * rest call one db_ or stor_ function, jemalloc, or nothing.
  */
 #include "cmd.h"
+#include "srv_repl.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -390,7 +391,7 @@ static void debug_set_active_expire(struct conn *c)
 static void debug_change_repl_id(struct conn *c)
 {
     srv_log(LOG_NOTICE, "Changing replication IDs after receiving DEBUG change-repl-id");
-    srv_random_hex(srv.replid);
+    srv_repl_new_id();
     resp_simple(OUT(c), "OK");
 }
 

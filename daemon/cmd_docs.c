@@ -530,8 +530,12 @@ static const struct doc DOCS[] = {
       "")
     D("function|help", "7.0.0", "O(1)", "Describe the FUNCTION subcommands", "")
     D("sync", "1.0.0", "O(N) for N keys",
-      "Send the data set as an RDB file, after REPLCONF rdb-only (redis-cli --rdb)", "")
-    D("replconf", "3.0.0", "O(1)", "What a replica or redis-cli --rdb says of itself before SYNC",
+      "An internal command used in replication: the data set as an RDB file, then the stream",
+      "")
+    D("psync", "2.8.0", "O(N) for N keys on a full resynchronization",
+      "An internal command used in replication: continue from an offset, or a full resync",
+      "replicationid offset@i")
+    D("replconf", "3.0.0", "O(1)", "An internal command for configuring the replication stream",
       "")
     D("swapdb", "4.0.0", "O(N) for N clients watching or blocked on keys of the two",
       "Swap two databases", "index1@i index2@i")

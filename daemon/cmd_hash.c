@@ -168,6 +168,8 @@ void cmd_hincrbyfloat(struct conn *c)
         cmd_reply_err(c, rc);
         return;
     }
+    struct db_str as[4] = {{.p = "HSET", .n = 4}, c->argv[1], c->argv[2], {.p = out, .n = n}};
+    cmd_propagate_as(as, 4);
     cmd_notify_arg(c, SRV_NOTIFY_HASH, "hincrbyfloat", 1);
     resp_bulk(OUT(c), out, n);
 }

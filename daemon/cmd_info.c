@@ -26,6 +26,7 @@
 #include "srv_lat.h"
 #include "scr.h"
 #include "srv_os.h"
+#include "srv_repl.h"
 
 /* ---- INFO ---- */
 
@@ -213,7 +214,7 @@ void cmd_info(struct conn *c)
         human_bytes(h, sizeof h, (double)(scripts + fb));
         INFO("used_memory_scripts_human:%s\r\n", h);
         INFO("mem_not_counted_for_evict:0\r\n");
-        INFO("mem_clients_slaves:0\r\n");
+        INFO("mem_clients_slaves:%zu\r\n", srv_repl_buffers());
         INFO("mem_clients_normal:%zu\r\n", clients);
         INFO("lazyfree_pending_objects:0\r\n");
         const char *ver = NULL;
@@ -310,10 +311,11 @@ void cmd_info(struct conn *c)
         INFO("latest_fork_usec:0\r\n");
         INFO("migrate_cached_sockets:0\r\n"); /* MIGRATE connects each time */
         INFO("slave_expires_tracked_keys:0\r\n");
-        /* As a primary that never had a replica. */
-        INFO("sync_full:0\r\n");
-        INFO("sync_partial_ok:0\r\n");
-        INFO("sync_partial_err:0\r\n");
+        uint64_t full, ok, err;
+        srv_repl_sync_stats(&full, &ok, &err);
+        INFO("sync_full:%llu\r\n", (unsigned long long)full);
+        INFO("sync_partial_ok:%llu\r\n", (unsigned long long)ok);
+        INFO("sync_partial_err:%llu\r\n", (unsigned long long)err);
         struct srv_cache_local local; /* reads answered from shared memory count too */
         srv_cache_local(&local);
         INFO("keyspace_hits:%llu\r\n",
@@ -335,20 +337,9 @@ void cmd_info(struct conn *c)
     }
     if (want_section(c, "replication", true)) {
         SECTION("Replication");
-        /* A primary that has never had a replica, as Redis shows one. */
-        INFO("role:%s\r\n", srv_replica_following() ? "slave" : "master");
+        INFO("role:%s\r\n", srv_repl_following() ? "slave" : "master");
         srv_replica_info(&b); /* a replica's lines, before the primary's */
-        INFO("connected_slaves:0\r\n");
-        INFO("master_failover_state:no-failover\r\n");
-        INFO("master_replid:%s\r\n", srv_repl_id());
-        INFO("master_replid2:0000000000000000000000000000000000000000\r\n");
-        INFO("master_repl_offset:%llu\r\n", (unsigned long long)srv_repl_offset());
-        INFO("second_repl_offset:-1\r\n");
-        INFO("repl_backlog_active:0\r\n");
-        const char *bl = srv_conf_kept(&srv.conf, "repl-backlog-size");
-        INFO("repl_backlog_size:%s\r\n", bl ? bl : "1048576");
-        INFO("repl_backlog_first_byte_offset:0\r\n");
-        INFO("repl_backlog_histlen:0\r\n");
+        srv_repl_info(&b);
     }
     if (want_section(c, "cpu", true)) {
         struct rusage self, children, thread;

@@ -7,6 +7,8 @@
  */
 #include "cmd.h"
 
+#include <stdio.h>
+
 #include <math.h>
 #include <stdlib.h>
 
@@ -262,6 +264,13 @@ static bool move_generic(struct conn *c, int from_left, int to_left, bool reply_
         cmd_reply_err(c, rc);
         return true;
     }
+    /* BLMOVE and BRPOPLPUSH go to replicas as the move they made. */
+    struct db_str as[5] = {{.p = "LMOVE", .n = 5},
+                           c->argv[1],
+                           c->argv[2],
+                           {.p = from_left ? "LEFT" : "RIGHT", .n = from_left ? 4u : 5u},
+                           {.p = to_left ? "LEFT" : "RIGHT", .n = to_left ? 4u : 5u}};
+    cmd_propagate_as(as, 5);
     /* Redis's order: the push, then the pop and the source's deletion. */
     cmd_notify_arg(c, SRV_NOTIFY_LIST, to_left ? "lpush" : "rpush", 2);
     notify_pop(c, from_left, 1);
@@ -310,6 +319,12 @@ static bool pop_first(struct conn *c, size_t first, size_t last, int left, uint6
         db_vec_init(&v);
         int rc = db_pop(srv.db, c->db, CMD_ARG(i), left, count, &v);
         if (rc == 0) {
+            /* Replicas pop the same key, as LPOP/RPOP (Redis's rewrite). */
+            char num[24];
+            struct db_str as[3] = {{.p = left ? "LPOP" : "RPOP", .n = 4},
+                                   c->argv[i],
+                                   {.p = num, .n = (size_t)snprintf(num, sizeof num, "%zu", v.n)}};
+            cmd_propagate_as(as, many ? 3 : 2);
             notify_pop(c, left, i);
             resp_array(OUT(c), 2);
             resp_bulk(OUT(c), CMD_ARG(i));

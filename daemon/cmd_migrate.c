@@ -253,9 +253,16 @@ void cmd_migrate(struct conn *c)
         resp_error(OUT(c), "IOERR error or timeout reading to target instance");
         goto closed;
     }
+    /* Replicas delete what moved: never a MIGRATE of their own. */
+    struct db_str *dels = kv_xmalloc((found + 1) * sizeof *dels);
+    size_t ndels = 1;
+    dels[0] = (struct db_str){.p = "DEL", .n = 3};
     for (size_t k = 0; k < found; k++) {
         if (!read_line(&l, line, sizeof line, timeout)) {
             resp_error(OUT(c), "IOERR error or timeout reading to target instance");
+            if (ndels > 1)
+                cmd_propagate_as(dels, ndels);
+            free(dels);
             goto closed;
         }
         const char *bad = auth_line[0] == '-'     ? auth_line
@@ -267,8 +274,12 @@ void cmd_migrate(struct conn *c)
                 snprintf(err, sizeof err, "%s", bad + 1);
         } else if (!copy && db_del(srv.db, c->db, CMD_ARG(which[k])) == 1) {
             cmd_notify_arg(c, SRV_NOTIFY_GENERIC, "del", which[k]);
+            dels[ndels++] = c->argv[which[k]];
         }
     }
+    if (ndels > 1)
+        cmd_propagate_as(dels, ndels);
+    free(dels);
     if (err[0])
         resp_errorf(OUT(c), "ERR Target instance replied with error: %s", err);
     else

@@ -96,6 +96,14 @@ void cmd_spop(struct conn *c)
         /* SPOP k 0 still checks the type. */
         rc = cmd_key_type(c, 1, ENC_TYPE_SET, NULL);
     } else if (rc == 0 && v.n) {
+        /* Replicas remove the members drawn here (Redis's SREM rewrite). */
+        struct db_str *as = kv_xmalloc((v.n + 2) * sizeof *as);
+        as[0] = (struct db_str){.p = "SREM", .n = 4};
+        as[1] = c->argv[1];
+        for (size_t i = 0; i < v.n; i++)
+            as[i + 2] = (struct db_str){.p = db_vec_ptr(&v, i), .n = db_vec_len(&v, i)};
+        cmd_propagate_as(as, v.n + 2);
+        free(as);
         cmd_notify_arg(c, SRV_NOTIFY_SET, "spop", 1);
         cmd_notify_emptied(c, 1);
     }

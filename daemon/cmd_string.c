@@ -339,6 +339,10 @@ void cmd_incrbyfloat(struct conn *c)
         cmd_reply_err(c, rc);
         return;
     }
+    /* Replicas set the value computed here, whatever their rounding. */
+    struct db_str as[4] = {
+        {.p = "SET", .n = 3}, c->argv[1], {.p = out, .n = n}, {.p = "KEEPTTL", .n = 7}};
+    cmd_propagate_as(as, 4);
     cmd_notify_arg(c, SRV_NOTIFY_STRING, "incrbyfloat", 1);
     resp_bulk(OUT(c), out, n);
 }

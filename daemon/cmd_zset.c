@@ -498,8 +498,14 @@ static bool pop_first(struct conn *c, size_t first, size_t last, int max, uint64
         db_vec_init(&v);
         int rc = db_zpop(srv.db, c->db, CMD_ARG(i), max, count, &v);
         bool done = rc != 0 || v.n > 0;
-        if (rc == 0 && v.n)
+        if (rc == 0 && v.n) {
+            char num[24];
+            struct db_str as[3] = {{.p = max ? "ZPOPMAX" : "ZPOPMIN", .n = 7},
+                                   c->argv[i],
+                                   {.p = num, .n = (size_t)snprintf(num, sizeof num, "%zu", v.n)}};
+            cmd_propagate_as(as, mpop ? 3 : 2);
             notify_zpop(c, max, i);
+        }
         if (rc) {
             cmd_reply_err(c, rc);
         } else if (v.n && mpop) {

@@ -35,6 +35,7 @@
 #include "srv_os.h"
 #include "scr.h"
 #include "srv_rdb.h"
+#include "srv_repl.h"
 #include "srv_replica.h"
 #include "kv_mem.h"
 
@@ -454,6 +455,7 @@ void conn_free(struct conn *c)
     if (c->flags & CONN_MASTER)
         srv_replica_conn_gone(c);
     cmd_conn_release(c);
+    srv_repl_conn_gone(c);
     srv_cache_release(c);
     for (size_t i = 0; i < nclosing_slots; i++)
         if (closing[i] == c) {
@@ -976,10 +978,14 @@ static void active_expire(void)
     while (more && mono_us() - t0 < limit) {
         uint64_t reaped = 0;
         /* "expired" events */
+        /* "expired" events, and replicas' DELs */
         db_track_events(srv.db, NULL, cmd_notify_on(SRV_NOTIFY_EXPIRED) ? &srv.expired : NULL);
+        cmd_reaping(true);
         int rc = db_reap(srv.db, EXPIRE_BUDGET, &reaped, &more);
+        cmd_reaping(false);
         db_track_events(srv.db, NULL, NULL);
         db_vec_clear(&srv.expired);
+        srv_repl_flush_each(); /* one DEL a key, as Redis sends them */
         if (rc) {
             srv_log(LOG_WARNING, "active expiry: %s %s", kv_strerror(rc), stor_errmsg());
             return;
@@ -1087,13 +1093,15 @@ static void cron(void)
             conn_free(c);
             continue;
         }
-        if (srv.conf.timeout && !(c->flags & (CONN_BLOCKED | CONN_PAUSED | CONN_MASTER)) &&
+        if (srv.conf.timeout &&
+            !(c->flags & (CONN_BLOCKED | CONN_PAUSED | CONN_REPLICA | CONN_MASTER)) &&
             now - c->last_ms > (uint64_t)srv.conf.timeout * 1000) {
             srv_log(LOG_VERBOSE, "Closing idle client id=%llu", (unsigned long long)c->id);
             conn_free(c);
         }
     }
     cmd_blocked_cron(now);
+    srv_repl_cron(now);
     srv_replica_cron(now);
     cmd_tracking_cron((size_t)srv.conf.tracking_table_max_keys);
     disk_check();
@@ -1197,7 +1205,7 @@ int srv_main(void)
     srv.lastsave_s = srv.start_ms / 1000;
     srv.stats.last_save_ms = -1;
     srv_random_hex(srv.run_id);
-    srv_random_hex(srv.replid);
+    srv_repl_init();
     resp_error_hook = cmd_count_error; /* INFO errorstats */
     srv_idle_init(&srv.idle, SRV_IDLE_GEN_KEYS, srv.start_ms);
     srv.limits.max_args = INT32_MAX;
@@ -1264,6 +1272,7 @@ int srv_main(void)
         srv_log(LOG_WARNING, "Cannot open the key space: %s %s", kv_strerror(dbrc), stor_errmsg());
         goto fail;
     }
+    srv_repl_load(srv.conf.dir);
     struct db_info di;
     db_info(srv.db, &di);
     srv_log(LOG_NOTICE, "Key space open: %llu keys, counted %s in %llu ms",
@@ -1359,6 +1368,7 @@ int srv_main(void)
         resume_unblocked();
         cmd_serve_ready();
         cmd_tracking_broadcast(); /* BCAST clients: this iteration's changes at once */
+        srv_repl_before_sleep();  /* WAIT: GETACK to the replicas, answers */
         sync_before_reply();      /* one journal write (and fsync) for the whole iteration */
         flush_pending();
         uint64_t hk = lat_start();
@@ -1388,6 +1398,10 @@ stop:
         else if (src > 0)
             srv_log(LOG_NOTICE, "Key counts not saved: the key filter is mostly deleted keys, "
                                 "and the next start rebuilds it");
+        int rrc = srv_repl_save(srv.conf.dir);
+        if (rrc)
+            srv_log(LOG_WARNING, "Replication offset not saved (replicas sync in full): %s",
+                    strerror(-rrc));
     }
     srv_log(LOG_WARNING, "shmkvd is now ready to exit, bye bye...");
     goto out;
@@ -1412,6 +1426,7 @@ out:
     srv.db = NULL;
     db_vec_destroy(&srv.created);
     db_vec_destroy(&srv.expired);
+    srv_repl_free();
     stor_close(srv.stor); /* every commit is in the WAL: closing is all it takes */
     srv_slowlog_reset();
     for (size_t i = 0; srv.cursors && i < CURSOR_SLOTS; i++)

@@ -230,6 +230,7 @@ struct conn {
     struct db_str *tprefix;
     size_t ntprefix;
     struct srv_repl_peer *repl; /* a replica's state, or a WAIT's (srv_repl.c); NULL */
+    uint64_t woff;              /* the replication offset after its last command (WAIT) */
     struct conn *prev, *next;
 };
 
@@ -302,7 +303,6 @@ struct srv {
     struct srv_inst inst;
     bool over_maxmemory;    /* used memory was above maxmemory at the last look */
     char run_id[41];        /* 40 random hex digits, new at each start */
-    char replid[41];        /* the replication ID, as random */
     bool active_expire_off; /* DEBUG SET-ACTIVE-EXPIRE 0: cron deletes no expired key */
     struct resp_limits limits;
     uint64_t lastsave_s;

@@ -2,7 +2,8 @@
  * srv_rdb — whole RDB files made from the data (srv_rdb.h).
  *
  * Layout, as redis-server 7.0 writes it: "REDIS0010"; auxiliary fields
- * (0xfa name value: redis-ver, redis-bits, ctime, used-mem, aof-base);
+ * (0xfa name value: redis-ver, redis-bits, ctime, used-mem, for a replica
+ * repl-stream-db, repl-id and repl-offset, then aof-base);
  * each library of FUNCTION (0xf5 and its code); for each database that
  * has keys, 0xfe and its number, 0xfb and its key and expiry counts, then
  * each key: 0xfc and the expiry in ms (little-endian) if it has one, the
@@ -36,6 +37,8 @@ enum {
 
 struct sink {
     struct resp_buf *out;
+    const char *replid; /* a replica's full sync: repl-id and repl-offset too */
+    uint64_t repl_offset;
     uint64_t crc;
     int fd;  /* >= 0: out is written to it whenever it holds FLUSH_AT */
     int err; /* the first write error (errno) */
@@ -167,9 +170,9 @@ static int put_db(struct sink *s, unsigned logical, unsigned phys)
 /* The whole file into s. */
 static int write_all(struct sink *s);
 
-int srv_rdb_write(struct resp_buf *out)
+int srv_rdb_write(struct resp_buf *out, const char *replid, uint64_t offset)
 {
-    struct sink s = {.out = out, .crc = 0, .fd = -1};
+    struct sink s = {.out = out, .crc = 0, .fd = -1, .replid = replid, .repl_offset = offset};
     return write_all(&s);
 }
 
@@ -228,6 +231,12 @@ static int write_all(struct sink *s_)
     cmd_mem_read(&m);
     snprintf(num, sizeof num, "%zu", m.allocated);
     put_aux(&s, "used-mem", num);
+    if (s.replid) { /* where the stream that follows the file starts */
+        put_aux(&s, "repl-stream-db", "0");
+        put_aux(&s, "repl-id", s.replid);
+        snprintf(num, sizeof num, "%llu", (unsigned long long)s.repl_offset);
+        put_aux(&s, "repl-offset", num);
+    }
     put_aux(&s, "aof-base", "0");
     scr_fn_each(put_library, &s);
     int rc = 0;

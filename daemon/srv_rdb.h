@@ -17,9 +17,11 @@
 #include "db.h"
 #include "resp.h"
 
-/* Appends the whole file to out. 0, or a storage error (KV_*), with out
- * then holding part of a file. */
-int srv_rdb_write(struct resp_buf *out);
+/* Appends the whole file to out. For a replica's full sync, replid names
+ * the replication history the file is a point of, at offset (NULL: a
+ * backup). 0, or a storage error (KV_*), with out then holding part of a
+ * file. */
+int srv_rdb_write(struct resp_buf *out, const char *replid, uint64_t offset);
 
 /* SAVE: the whole file into dir/dbfilename, written as temp-<pid>.rdb,
  * synced and renamed over it, the folder synced: a crash leaves the old

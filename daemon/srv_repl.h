@@ -54,6 +54,8 @@ void srv_repl_adopt(const char *replid, uint64_t offset);
  * +CONTINUE with a new ID, that ID becomes ours, and the old one our
  * second ID, good up to the current offset. */
 void srv_repl_continue_as(const char *replid);
+/* DEBUG CHANGE-REPL-ID: a new random ID, no second one. */
+void srv_repl_new_id(void);
 /* Promotion (REPLICAOF NO ONE, FAILOVER): the current ID becomes the
  * second one, valid for offsets up to the current one, and a new random
  * ID is taken, as Redis's PSYNC2 does, so that the old primary's other
@@ -64,6 +66,15 @@ void srv_repl_promote(void);
  * does, nothing it executes is propagated: its stream is its primary's. */
 void srv_repl_set_following(bool on);
 bool srv_repl_following(void);
+
+/* A clean shutdown leaves dir/repl-state ("<ID> <offset>"): the data
+ * then is exactly the stream up to offset, so the next start takes both
+ * back, with an empty backlog, and a replica that had everything
+ * continues with PSYNC instead of a full sync (Redis keeps them in its
+ * RDB file for the same reason). The file is removed once read: after a
+ * crash the start takes a new ID. 0 or -errno. */
+int srv_repl_save(const char *dir);
+void srv_repl_load(const char *dir);
 
 /* ---- the stream ---- */
 
@@ -80,6 +91,9 @@ void srv_repl_propagate_strs(unsigned dbi, const char *const *argv, size_t argc)
  * one between MULTI and EXEC. Called by cmd_call at depth 0 and after
  * active expiry. */
 void srv_repl_flush(void);
+/* The same, each command on its own: active expiry's DELs, which Redis
+ * sends one by one. */
+void srv_repl_flush_each(void);
 /* Bytes of a primary's stream that this replica applied: into the
  * backlog and to our replicas as they are, advancing the offset. */
 void srv_repl_feed_raw(const char *p, size_t n);
@@ -111,6 +125,14 @@ void srv_repl_before_sleep(void);
 
 /* WAIT numreplicas timeout. */
 void srv_repl_wait(struct conn *c);
+/* What a parked WAIT answers at its timeout: the replicas that
+ * acknowledged its offset by then. */
+int64_t srv_repl_wait_count(const struct conn *c);
+/* min-replicas-to-write: Redis's -NOREPLICAS error when fewer replicas
+ * than it asks acknowledged within min-replicas-max-lag, else NULL. */
+const char *srv_repl_write_refusal(void);
+/* INFO stats' sync_full, sync_partial_ok, sync_partial_err. */
+void srv_repl_sync_stats(uint64_t *full, uint64_t *ok, uint64_t *err);
 /* The primary's lines of INFO replication (connected_slaves, the slaveN
  * lines, the IDs, the offsets, the backlog). */
 void srv_repl_info(struct resp_buf *b);

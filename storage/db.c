@@ -158,6 +158,11 @@ void db_track_events(struct db *d, struct db_vec *created, struct db_vec *expire
     d->expired = expired;
 }
 
+void db_track_seen_expired(struct db *d, struct db_vec *seen)
+{
+    d->seen_expired = seen;
+}
+
 void db_group_begin(struct db *d)
 {
     stor_group_begin(d->s);

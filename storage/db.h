@@ -152,6 +152,13 @@ void db_set_on_commit(struct db *d, void (*fn)(void *arg, const struct stor_batc
  * for the last time (this commit replaces or deletes it). User key bytes,
  * the db index in the item's score; the caller empties them. */
 void db_track_events(struct db *d, struct db_vec *created, struct db_vec *expired);
+/* Keys whose meta record an operation read and found expired, gathered
+ * while asked into seen (NULL: not asked; it must outlive the asking):
+ * user key bytes, the db index in the score; the caller empties it. No
+ * read of its own, unlike db_track_events: a replication stream's DELs
+ * for the keys a command's result may depend on (a blind overwrite, which
+ * reads nothing, needs none). */
+void db_track_seen_expired(struct db *d, struct db_vec *seen);
 /* A script's or a transaction's commits: those between db_group_begin and
  * the matching db_group_end survive a crash all together or not at all
  * (stor_group_begin; they nest). The caller sends no reply in between:

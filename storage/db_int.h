@@ -221,6 +221,7 @@ struct db {
     void *cache_arg;
     /* Where keyspace events' facts go (db_track_events): NULL, not asked. */
     struct db_vec *created, *expired;
+    struct db_vec *seen_expired; /* db_track_seen_expired */
     /* Meta records in each db, and how many of them carry an expiry:
      * counted by one scan in db_init, then kept by every commit. A key
      * counts until its record is deleted, expired or not, as Redis counts

@@ -611,7 +611,7 @@ static const char *const GETKEYS_LINES[] = {
     "script flush", "script help", "script kill", "fcall f 0", "fcall f 2 k1 k2 a", "fcall f 1",
     "fcall f x k", "fcall_ro f 1 k", "fcall_ro f 2 k1 k2 a", "function load c", "function delete l",
     "function flush", "function list", "function dump", "function restore p", "function kill",
-    "function stats", "function help", "sync", "replconf listening-port 1",
+    "function stats", "function help", "sync", "psync ? -1", "replconf listening-port 1",
 };
 /* clang-format on */
 

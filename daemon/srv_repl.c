@@ -1,0 +1,754 @@
+/*
+ * srv_repl — replication, the primary's side (srv_repl.h).
+ *
+ * The offset counts every byte of stream ever made under the current
+ * history; the backlog is a ring holding its last repl-backlog-size
+ * bytes, so byte number o (offsets count from 1, as Redis's do) is in it
+ * while first <= o <= offset, first = offset - histlen + 1. A replica
+ * asking PSYNC id o continues when id is our ID (or our second ID and o
+ * is within its validity) and o is in that window or just past it.
+ */
+#include "srv_repl.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "kv_err.h"
+#include "kv_mem.h"
+#include "kv_num.h"
+#include "srv.h"
+#include "srv_conf.h"
+#include "srv_dbmap.h"
+#include "srv_rdb.h"
+#include "stor.h"
+
+/* A replica whose unsent stream passes this is dropped: Redis's default
+ * hard limit for its replica class (client-output-buffer-limit stays one
+ * of the kept directives). */
+#define REPLICA_OUT_MAX (256ull << 20)
+#define BACKLOG_MIN 16384
+
+struct srv_repl_peer {
+    bool replica;      /* past SYNC/PSYNC */
+    bool acked;        /* it has sent REPLCONF ACK: it can be timed out */
+    uint64_t ack_off;  /* what it said it applied */
+    uint64_t ack_ms;   /* when it last said so */
+    int port;          /* REPLCONF listening-port */
+    char ip[64];       /* REPLCONF ip-address, or "" for the socket's */
+    uint64_t wait_off; /* WAIT: the offset to be acknowledged */
+    int64_t wait_n;    /* WAIT: by how many */
+};
+
+/* One queued command of the current call: its bytes in pend. */
+struct pend_op {
+    unsigned db; /* physical */
+    size_t off, len;
+};
+
+static struct {
+    char id[41], id2[41];
+    uint64_t off;
+    int64_t second_off; /* id2 is good for PSYNC offsets up to here; -1: no id2 */
+    char *bl;           /* the backlog ring, NULL: none */
+    size_t blsize, blidx, histlen;
+    int seldb; /* the logical database the stream last selected; -1: none */
+    struct resp_buf pend;
+    struct pend_op *ops;
+    size_t nops, opcap;
+    bool following;
+    struct conn **replicas;
+    size_t nreplicas, repcap;
+    struct conn **waiters;
+    size_t nwaiters, waitcap;
+    bool getack;       /* a WAIT needs fresh acknowledgements */
+    uint64_t alone_ms; /* when the last replica left (backlog TTL) */
+    uint64_t ping_ms;  /* the last PING into the stream */
+    unsigned good;     /* replicas acknowledging within min-replicas-max-lag */
+    uint64_t sync_full, sync_ok, sync_err;
+} R;
+
+static const char zero_id[41] = "0000000000000000000000000000000000000000";
+
+void srv_repl_init(void)
+{
+    memset(&R, 0, sizeof R);
+    srv_random_hex(R.id);
+    memcpy(R.id2, zero_id, sizeof R.id2);
+    R.second_off = -1;
+    R.seldb = -1;
+    resp_buf_init(&R.pend);
+}
+
+void srv_repl_free(void)
+{
+    free(R.bl);
+    resp_buf_free(&R.pend);
+    free(R.ops);
+    free(R.replicas);
+    free(R.waiters);
+    memset(&R, 0, sizeof R);
+}
+
+/* ---- identity ---- */
+
+const char *srv_repl_id(void)
+{
+    return R.id;
+}
+
+uint64_t srv_repl_offset(void)
+{
+    return R.off;
+}
+
+void srv_repl_set_following(bool on)
+{
+    R.following = on;
+}
+
+bool srv_repl_following(void)
+{
+    return R.following;
+}
+
+static size_t backlog_size(void)
+{
+    int64_t v = srv_conf_kept_num(&srv.conf, "repl-backlog-size");
+    return v < BACKLOG_MIN ? BACKLOG_MIN : (size_t)v;
+}
+
+static void backlog_create(void)
+{
+    R.blsize = backlog_size();
+    R.bl = kv_xmalloc(R.blsize);
+    R.blidx = R.histlen = 0;
+    R.alone_ms = srv_mstime(); /* its TTL runs from now while no replica uses it */
+}
+
+static void backlog_free(void)
+{
+    free(R.bl);
+    R.bl = NULL;
+    R.blsize = R.blidx = R.histlen = 0;
+}
+
+static void forget(struct conn *c);
+
+/* Our replicas follow a history we left: each must sync again. */
+static void drop_replicas(const char *why)
+{
+    while (R.nreplicas) {
+        struct conn *c = R.replicas[R.nreplicas - 1];
+        srv_log(LOG_NOTICE, "Dropping replica %s: %s", c->addr, why);
+        srv_close_async(c);
+        forget(c);
+    }
+}
+
+void srv_repl_adopt(const char *replid, uint64_t offset)
+{
+    memcpy(R.id, replid, 40);
+    R.id[40] = '\0';
+    memcpy(R.id2, zero_id, sizeof R.id2);
+    R.second_off = -1;
+    R.off = offset;
+    R.seldb = -1;
+    if (!R.bl)
+        backlog_create();
+    R.blidx = R.histlen = 0;
+    drop_replicas("a full sync from our primary started a new history");
+}
+
+void srv_repl_continue_as(const char *replid)
+{
+    memcpy(R.id2, R.id, sizeof R.id2);
+    R.second_off = (int64_t)R.off + 1;
+    memcpy(R.id, replid, 40);
+    R.id[40] = '\0';
+    drop_replicas("our primary's history has a new ID");
+}
+
+void srv_repl_new_id(void)
+{
+    srv_random_hex(R.id);
+    memcpy(R.id2, zero_id, sizeof R.id2);
+    R.second_off = -1;
+}
+
+void srv_repl_promote(void)
+{
+    memcpy(R.id2, R.id, sizeof R.id2);
+    R.second_off = (int64_t)R.off + 1;
+    srv_random_hex(R.id);
+    R.seldb = -1;
+}
+
+int srv_repl_save(const char *dir)
+{
+    char path[4200], tmp[4300];
+    snprintf(path, sizeof path, "%s/repl-state", dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return -errno;
+    fprintf(f, "%s %llu\n", R.id, (unsigned long long)R.off);
+    int rc = fflush(f) || fsync(fileno(f)) ? -errno : 0;
+    fclose(f);
+    if (!rc && rename(tmp, path))
+        rc = -errno;
+    if (rc)
+        unlink(tmp);
+    return rc;
+}
+
+void srv_repl_load(const char *dir)
+{
+    char path[4200], id[64];
+    unsigned long long off;
+    snprintf(path, sizeof path, "%s/repl-state", dir);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    int n = fscanf(f, "%63s %llu", id, &off);
+    fclose(f);
+    unlink(path);
+    if (n != 2 || strlen(id) != 40 || strspn(id, "0123456789abcdef") != 40) {
+        srv_log(LOG_WARNING, "%s is damaged: a new replication ID is taken", path);
+        return;
+    }
+    memcpy(R.id, id, 41);
+    R.off = off;
+    backlog_create();
+    srv_log(LOG_NOTICE, "Replication ID %s and offset %llu kept from the last shutdown", R.id, off);
+}
+
+/* ---- the stream ---- */
+
+bool srv_repl_active(void)
+{
+    return R.bl || R.nreplicas;
+}
+
+static void backlog_put(const char *p, size_t n)
+{
+    if (!R.bl)
+        return;
+    R.histlen = R.histlen + n > R.blsize ? R.blsize : R.histlen + n;
+    if (n > R.blsize) { /* only the last blsize bytes can stay */
+        p += n - R.blsize;
+        n = R.blsize;
+    }
+    while (n) {
+        size_t room = R.blsize - R.blidx, k = n < room ? n : room;
+        memcpy(R.bl + R.blidx, p, k);
+        R.blidx = (R.blidx + k) % R.blsize;
+        p += k;
+        n -= k;
+    }
+}
+
+/* Bytes of stream: the offset, the backlog, every replica. */
+static void feed(const char *p, size_t n)
+{
+    R.off += n;
+    backlog_put(p, n);
+    for (size_t i = 0; i < R.nreplicas; i++) {
+        struct conn *c = R.replicas[i];
+        if (c->flags & (CONN_CLOSE_ASAP | CONN_CLOSE_AFTER_REPLY))
+            continue;
+        resp_buf_append(&c->out, p, n);
+        if (resp_buf_used(&c->out) > REPLICA_OUT_MAX) {
+            srv_log(LOG_WARNING,
+                    "Dropping replica %s: its unsent stream passed %llu bytes (it must sync "
+                    "again)",
+                    c->addr, (unsigned long long)REPLICA_OUT_MAX);
+            srv_close_async(c);
+            continue;
+        }
+        conn_want_write(c);
+    }
+}
+
+void srv_repl_feed_raw(const char *p, size_t n)
+{
+    feed(p, n);
+}
+
+static void put_command(struct resp_buf *b, const struct db_str *argv, size_t argc)
+{
+    resp_array(b, argc);
+    for (size_t i = 0; i < argc; i++)
+        resp_bulk(b, argv[i].p, argv[i].n);
+}
+
+void srv_repl_propagate(unsigned dbi, const struct db_str *argv, size_t argc)
+{
+    if (R.following || !srv_repl_active())
+        return;
+    if (R.nops == R.opcap) {
+        R.opcap = R.opcap ? R.opcap * 2 : 16;
+        R.ops = kv_xrealloc(R.ops, R.opcap * sizeof *R.ops);
+    }
+    size_t at = resp_buf_used(&R.pend);
+    put_command(&R.pend, argv, argc);
+    R.ops[R.nops++] = (struct pend_op){.db = dbi, .off = at, .len = resp_buf_used(&R.pend) - at};
+}
+
+void srv_repl_propagate_strs(unsigned dbi, const char *const *argv, size_t argc)
+{
+    struct db_str v[8];
+    if (argc > 8)
+        return; /* the rewrites use few arguments */
+    for (size_t i = 0; i < argc; i++)
+        v[i] = (struct db_str){.p = argv[i], .n = strlen(argv[i])};
+    srv_repl_propagate(dbi, v, argc);
+}
+
+static void feed_select(unsigned logical)
+{
+    if (R.seldb == (int)logical)
+        return;
+    char num[16];
+    int n = snprintf(num, sizeof num, "%u", logical);
+    struct resp_buf b;
+    resp_buf_init(&b);
+    struct db_str argv[2] = {{.p = "SELECT", .n = 6}, {.p = num, .n = (size_t)n}};
+    put_command(&b, argv, 2);
+    feed(resp_buf_data(&b), resp_buf_used(&b));
+    resp_buf_free(&b);
+    R.seldb = (int)logical;
+}
+
+static void flush_ops(bool atomic)
+{
+    if (!R.nops)
+        return;
+    static const char multi[] = "*1\r\n$5\r\nMULTI\r\n", exec[] = "*1\r\n$4\r\nEXEC\r\n";
+    bool wrap = atomic && R.nops > 1;
+    if (wrap)
+        feed(multi, sizeof multi - 1);
+    const char *base = resp_buf_data(&R.pend);
+    for (size_t i = 0; i < R.nops; i++) {
+        feed_select(srv_dbunmap[R.ops[i].db]);
+        feed(base + R.ops[i].off, R.ops[i].len);
+    }
+    if (wrap)
+        feed(exec, sizeof exec - 1);
+    R.nops = 0;
+    resp_buf_consume(&R.pend, resp_buf_used(&R.pend));
+}
+
+void srv_repl_flush(void)
+{
+    flush_ops(true);
+}
+
+void srv_repl_flush_each(void)
+{
+    flush_ops(false);
+}
+
+/* ---- replicas ---- */
+
+static struct srv_repl_peer *peer_of(struct conn *c)
+{
+    if (!c->repl)
+        c->repl = kv_xcalloc(1, sizeof *c->repl);
+    return c->repl;
+}
+
+static void list_add(struct conn ***v, size_t *n, size_t *cap, struct conn *c)
+{
+    for (size_t i = 0; i < *n; i++)
+        if ((*v)[i] == c)
+            return;
+    if (*n == *cap) {
+        *cap = *cap ? *cap * 2 : 8;
+        *v = kv_xrealloc(*v, *cap * sizeof **v);
+    }
+    (*v)[(*n)++] = c;
+}
+
+static void list_del(struct conn **v, size_t *n, struct conn *c)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (v[i] == c) {
+            memmove(&v[i], &v[i + 1], (*n - i - 1) * sizeof *v);
+            (*n)--;
+            return;
+        }
+}
+
+/* c is no replica or waiter any more (its state stays with it). */
+static void forget(struct conn *c)
+{
+    bool was = c->repl->replica;
+    list_del(R.replicas, &R.nreplicas, c);
+    list_del(R.waiters, &R.nwaiters, c);
+    c->repl->replica = false;
+    c->flags &= ~(uint32_t)CONN_REPLICA;
+    if (was && !R.nreplicas)
+        R.alone_ms = srv_mstime();
+}
+
+void srv_repl_conn_gone(struct conn *c)
+{
+    if (!c->repl)
+        return;
+    forget(c);
+    free(c->repl);
+    c->repl = NULL;
+}
+
+void srv_repl_set_port(struct conn *c, int port)
+{
+    peer_of(c)->port = port;
+}
+
+void srv_repl_set_ip(struct conn *c, const char *ip, size_t n)
+{
+    struct srv_repl_peer *p = peer_of(c);
+    if (n >= sizeof p->ip)
+        n = sizeof p->ip - 1;
+    memcpy(p->ip, ip, n);
+    p->ip[n] = '\0';
+}
+
+/* The address a replica is known by: the one it announced, else its
+ * socket's, without the port. */
+static void peer_ip(const struct conn *c, char *out, size_t cap)
+{
+    if (c->repl && c->repl->ip[0]) {
+        snprintf(out, cap, "%s", c->repl->ip);
+        return;
+    }
+    const char *colon = strrchr(c->addr, ':');
+    size_t n = colon ? (size_t)(colon - c->addr) : strlen(c->addr);
+    const char *p = c->addr;
+    if (n >= 2 && p[0] == '[' && p[n - 1] == ']') { /* [v6]:port */
+        p++;
+        n -= 2;
+    }
+    snprintf(out, cap, "%.*s", (int)n, p);
+}
+
+unsigned srv_repl_online(void)
+{
+    return (unsigned)R.nreplicas;
+}
+
+/* PSYNC id offset: continues from the backlog when it can. */
+static bool try_partial(struct conn *c, const struct db_str *id, const struct db_str *offarg)
+{
+    int64_t want;
+    if (kv_str2ll(offarg->p, offarg->n, &want))
+        return false;
+    bool ours = id->n == 40 && !memcmp(id->p, R.id, 40);
+    bool second = id->n == 40 && !memcmp(id->p, R.id2, 40) && R.second_off >= 0 &&
+                  want <= R.second_off && memcmp(R.id2, zero_id, 40);
+    if (!ours && !second)
+        return false;
+    uint64_t first = R.off - R.histlen + 1;
+    if (!R.bl || want < (int64_t)first || (uint64_t)want > R.off + 1)
+        return false;
+    struct srv_repl_peer *p = peer_of(c);
+    resp_buf_printf(&c->out, "+CONTINUE %s\r\n", R.id);
+    /* The backlog from want on: the ring's last (off - want + 1) bytes. */
+    size_t n = (size_t)(R.off + 1 - (uint64_t)want);
+    size_t start = (R.blidx + R.blsize - n) % R.blsize;
+    size_t k = n < R.blsize - start ? n : R.blsize - start;
+    resp_buf_append(&c->out, R.bl + start, k);
+    resp_buf_append(&c->out, R.bl, n - k);
+    p->replica = true;
+    p->ack_off = (uint64_t)want - 1;
+    p->ack_ms = srv_mstime();
+    c->flags |= CONN_REPLICA;
+    list_add(&R.replicas, &R.nreplicas, &R.repcap, c);
+    R.sync_ok++;
+    srv_log(LOG_NOTICE,
+            "Partial resynchronization request from %s accepted: %zu bytes of backlog sent, "
+            "from offset %lld",
+            c->addr, n, (long long)want);
+    return true;
+}
+
+void srv_repl_psync(struct conn *c, bool psync)
+{
+    if (c->flags & CONN_REPLICA)
+        return; /* already one: Redis ignores it too */
+    if (psync && try_partial(c, &c->argv[1], &c->argv[2]))
+        return;
+    if (psync && !(c->argv[1].n == 1 && c->argv[1].p[0] == '?'))
+        R.sync_err++;
+    if (!R.bl) { /* a new history: nothing before it can be continued */
+        srv_random_hex(R.id);
+        memcpy(R.id2, zero_id, sizeof R.id2);
+        R.second_off = -1;
+        backlog_create();
+    }
+    srv_repl_flush(); /* nothing half-queued may straddle the file */
+    uint64_t t0 = srv_mstime();
+    if (psync)
+        resp_buf_printf(&c->out, "+FULLRESYNC %s %llu\r\n", R.id, (unsigned long long)R.off);
+    size_t at = resp_buf_used(&c->out), bytes;
+    int rc;
+    if (c->flags & CONN_CAPA_EOF) {
+        char mark[41];
+        srv_random_hex(mark);
+        resp_buf_printf(&c->out, "$EOF:%s\r\n", mark);
+        size_t from = resp_buf_used(&c->out);
+        rc = srv_rdb_write(&c->out, R.id, R.off);
+        bytes = resp_buf_used(&c->out) - from;
+        resp_buf_append(&c->out, mark, 40);
+    } else {
+        struct resp_buf rdb;
+        resp_buf_init(&rdb);
+        rc = srv_rdb_write(&rdb, R.id, R.off);
+        bytes = resp_buf_used(&rdb);
+        resp_buf_printf(&c->out, "$%zu\r\n", bytes);
+        resp_buf_append(&c->out, resp_buf_data(&rdb), bytes);
+        resp_buf_free(&rdb);
+    }
+    if (rc) {
+        c->out.len = c->out.off + at;
+        srv_log(LOG_WARNING, "Cannot make an RDB file for replica %s: %s %s", c->addr,
+                kv_strerror(rc), stor_errmsg());
+        c->flags |= CONN_CLOSE_AFTER_REPLY; /* it retries, as after any failed sync */
+        return;
+    }
+    R.seldb = -1; /* the stream after the file starts with a SELECT */
+    struct srv_repl_peer *p = peer_of(c);
+    p->replica = true;
+    p->acked = false;
+    p->ack_off = R.off;
+    p->ack_ms = srv_mstime();
+    c->flags |= CONN_REPLICA;
+    list_add(&R.replicas, &R.nreplicas, &R.repcap, c);
+    R.sync_full++;
+    srv_log(LOG_NOTICE, "Full resynchronization of replica %s: RDB of %zu bytes made in %llu ms",
+            c->addr, bytes, (unsigned long long)(srv_mstime() - t0));
+}
+
+void srv_repl_ack(struct conn *c, uint64_t offset)
+{
+    struct srv_repl_peer *p = c->repl;
+    if (!p || !p->replica)
+        return;
+    if (offset > p->ack_off)
+        p->ack_off = offset;
+    p->ack_ms = srv_mstime();
+    p->acked = true;
+}
+
+size_t srv_repl_buffers(void)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < R.nreplicas; i++)
+        n += resp_buf_used(&R.replicas[i]->out);
+    return n;
+}
+
+void srv_repl_sync_stats(uint64_t *full, uint64_t *ok, uint64_t *err)
+{
+    *full = R.sync_full;
+    *ok = R.sync_ok;
+    *err = R.sync_err;
+}
+
+/* ---- WAIT ---- */
+
+static unsigned acked_at(uint64_t off)
+{
+    unsigned n = 0;
+    for (size_t i = 0; i < R.nreplicas; i++)
+        if (R.replicas[i]->repl->ack_off >= off)
+            n++;
+    return n;
+}
+
+void srv_repl_wait(struct conn *c)
+{
+    if (c->flags & CONN_BLOCKED)
+        return; /* parked: acknowledgements or its timeout answer it */
+    if (R.following) {
+        resp_error(OUT(c), "ERR WAIT cannot be used with replica instances. Please also note that "
+                           "since Redis 4.0 if a replica is configured to be writable (which is "
+                           "not the default) writes to replicas are just local and are not "
+                           "propagated.");
+        return;
+    }
+    int64_t n;
+    uint64_t end;
+    if (kv_str2ll(c->argv[1].p, c->argv[1].n, &n)) {
+        resp_error(OUT(c), "ERR value is not an integer or out of range");
+        return;
+    }
+    if (!cmd_arg_timeout_ms(c, 2, &end))
+        return;
+    unsigned have = acked_at(c->woff);
+    if (n <= (int64_t)have || !cmd_may_block(c)) {
+        resp_int(OUT(c), have);
+        return;
+    }
+    struct srv_repl_peer *p = peer_of(c);
+    p->wait_off = c->woff;
+    p->wait_n = n;
+    cmd_block(c, end); /* 0: for ever */
+    list_add(&R.waiters, &R.nwaiters, &R.waitcap, c);
+    R.getack = true;
+}
+
+int64_t srv_repl_wait_count(const struct conn *c)
+{
+    return c->repl ? acked_at(c->repl->wait_off) : 0;
+}
+
+void srv_repl_before_sleep(void)
+{
+    /* Waiters a timeout or a kill already answered leave the list. */
+    for (size_t i = 0; i < R.nwaiters; i++) {
+        struct conn *c = R.waiters[i];
+        if (!(c->flags & CONN_BLOCKED) || c->bcmd->fn != cmd_wait) {
+            list_del(R.waiters, &R.nwaiters, c);
+            i--;
+        }
+    }
+    if (!R.nwaiters) {
+        R.getack = false;
+        return;
+    }
+    if (R.getack && R.nreplicas) {
+        static const char getack[] = "*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n";
+        feed(getack, sizeof getack - 1);
+    }
+    R.getack = false;
+    for (size_t i = 0; i < R.nwaiters; i++) {
+        struct conn *c = R.waiters[i];
+        unsigned have = acked_at(c->repl->wait_off);
+        if ((int64_t)have < c->repl->wait_n)
+            continue;
+        size_t before = resp_buf_used(&c->out);
+        resp_int(OUT(c), have);
+        cmd_reply_drop_if_off(c, before);
+        cmd_unblock(c);
+        list_del(R.waiters, &R.nwaiters, c);
+        i--;
+    }
+}
+
+/* ---- cron ---- */
+
+static void count_good(uint64_t now_ms)
+{
+    int64_t lag = srv_conf_kept_num(&srv.conf, "min-replicas-max-lag");
+    unsigned good = 0;
+    for (size_t i = 0; i < R.nreplicas; i++)
+        if (now_ms - R.replicas[i]->repl->ack_ms <= (uint64_t)lag * 1000)
+            good++;
+    R.good = good;
+}
+
+const char *srv_repl_write_refusal(void)
+{
+    int64_t min = srv_conf_kept_num(&srv.conf, "min-replicas-to-write");
+    if (R.following || min <= 0)
+        return NULL;
+    count_good(srv_mstime());
+    return R.good < (uint64_t)min ? "NOREPLICAS Not enough good replicas to write." : NULL;
+}
+
+void srv_repl_cron(uint64_t now_ms)
+{
+    int64_t period = srv_conf_kept_num(&srv.conf, "repl-ping-replica-period");
+    if (R.nreplicas && !R.following && now_ms - R.ping_ms >= (uint64_t)period * 1000) {
+        static const char ping[] = "*1\r\n$4\r\nPING\r\n";
+        feed(ping, sizeof ping - 1);
+        R.ping_ms = now_ms;
+    }
+    int64_t timeout = srv_conf_kept_num(&srv.conf, "repl-timeout");
+    for (size_t i = 0; i < R.nreplicas; i++) {
+        struct conn *c = R.replicas[i];
+        if (c->repl->acked && now_ms - c->repl->ack_ms > (uint64_t)timeout * 1000) {
+            srv_log(LOG_WARNING, "Disconnecting timedout replica %s", c->addr);
+            srv_close_async(c);
+            forget(c);
+            i--;
+        }
+    }
+    int64_t ttl = srv_conf_kept_num(&srv.conf, "repl-backlog-ttl");
+    if (R.bl && !R.nreplicas && !R.following && ttl > 0 &&
+        now_ms - R.alone_ms > (uint64_t)ttl * 1000) {
+        /* Nobody can continue from it any more: a new history starts. */
+        srv_random_hex(R.id);
+        memcpy(R.id2, zero_id, sizeof R.id2);
+        R.second_off = -1;
+        backlog_free();
+        srv_log(LOG_NOTICE, "Replication backlog freed after %lld seconds without replicas",
+                (long long)ttl);
+    }
+    /* A bigger backlog keeps what it holds; a smaller one its newest part. */
+    if (R.bl && backlog_size() != R.blsize) {
+        size_t nsize = backlog_size(), keep = R.histlen < nsize ? R.histlen : nsize;
+        char *nb = kv_xmalloc(nsize);
+        size_t start = (R.blidx + R.blsize - keep) % R.blsize;
+        size_t k = keep < R.blsize - start ? keep : R.blsize - start;
+        memcpy(nb, R.bl + start, k);
+        memcpy(nb + k, R.bl, keep - k);
+        free(R.bl);
+        R.bl = nb;
+        R.blsize = nsize;
+        R.histlen = keep;
+        R.blidx = keep % nsize;
+    }
+    count_good(now_ms);
+}
+
+/* ---- INFO, ROLE ---- */
+
+void srv_repl_info(struct resp_buf *b)
+{
+    uint64_t now = srv_mstime();
+    resp_buf_printf(b, "connected_slaves:%zu\r\n", R.nreplicas);
+    int64_t min = srv_conf_kept_num(&srv.conf, "min-replicas-to-write");
+    if (min > 0 && !R.following)
+        resp_buf_printf(b, "min_slaves_good_slaves:%u\r\n", R.good);
+    for (size_t i = 0; i < R.nreplicas; i++) {
+        struct conn *c = R.replicas[i];
+        char ip[64];
+        peer_ip(c, ip, sizeof ip);
+        resp_buf_printf(b, "slave%zu:ip=%s,port=%d,state=online,offset=%llu,lag=%llu\r\n", i, ip,
+                        c->repl->port, (unsigned long long)c->repl->ack_off,
+                        (unsigned long long)((now - c->repl->ack_ms) / 1000));
+    }
+    resp_buf_printf(b, "master_failover_state:no-failover\r\n");
+    resp_buf_printf(b, "master_replid:%s\r\n", R.id);
+    resp_buf_printf(b, "master_replid2:%s\r\n", R.id2);
+    resp_buf_printf(b, "master_repl_offset:%llu\r\n", (unsigned long long)R.off);
+    resp_buf_printf(b, "second_repl_offset:%lld\r\n", (long long)R.second_off);
+    resp_buf_printf(b, "repl_backlog_active:%d\r\n", R.bl != NULL);
+    resp_buf_printf(b, "repl_backlog_size:%zu\r\n", R.bl ? R.blsize : backlog_size());
+    resp_buf_printf(b, "repl_backlog_first_byte_offset:%llu\r\n",
+                    (unsigned long long)(R.bl ? R.off - R.histlen + 1 : 0));
+    resp_buf_printf(b, "repl_backlog_histlen:%zu\r\n", R.histlen);
+}
+
+void srv_repl_role(struct conn *c)
+{
+    resp_array(OUT(c), 3);
+    resp_bulk_cstr(OUT(c), "master");
+    resp_int(OUT(c), (int64_t)R.off);
+    resp_array(OUT(c), R.nreplicas);
+    for (size_t i = 0; i < R.nreplicas; i++) {
+        struct conn *r = R.replicas[i];
+        char ip[64];
+        peer_ip(r, ip, sizeof ip);
+        resp_array(OUT(c), 3);
+        resp_bulk_cstr(OUT(c), ip);
+        resp_bulk_int(OUT(c), r->repl->port);
+        resp_bulk_int(OUT(c), (int64_t)r->repl->ack_off);
+    }
+}
