@@ -304,6 +304,72 @@ static void test_repl_replica_redis_primary(void **state)
     h_destroy(&R);
 }
 
+/* A shmkvd primary, a shmkvd replica, and a replica of that replica: the
+ * stream passes down the chain unchanged, offsets agree, and when the
+ * middle one is promoted the last one continues from it partially. */
+static void test_repl_replica_shmkvd_chain(void **state)
+{
+    (void)state;
+    struct server P, K2;
+    h_prepare(&P, "repl-p");
+    h_start_shmkvd_opts(&P, A("--enable-debug-command", "yes"));
+    redisContext *m = h_connect_port(P.port);
+    load_before(m);
+    char of[64];
+    snprintf(of, sizeof of, "127.0.0.1 %d", P.port);
+    h_prepare(&K, "repl-k");
+    h_start_shmkvd_opts(&K, A("--enable-debug-command", "yes", "--replicaof", of));
+    redisContext *r = h_connect_port(K.port);
+    snprintf(of, sizeof of, "127.0.0.1 %d", K.port);
+    h_prepare(&K2, "repl-k2");
+    h_start_shmkvd_opts(&K2, A("--enable-debug-command", "yes", "--replicaof", of));
+    redisContext *r2 = h_connect_port(K2.port);
+    wait_info(r, "master_link_status", "up");
+    wait_info(r2, "master_link_status", "up");
+    load_stream(m, 0);
+    expire_short(m);
+    wait_caught_up(m, r);
+    wait_caught_up(r, r2);
+    expect_same_digest(m, r, "shmkvd -> shmkvd");
+    expect_same_digest(m, r2, "shmkvd -> shmkvd -> shmkvd");
+    /* the primary drops its replica: a partial resync */
+    long long partial = h_info_num(m, "sync_partial_ok");
+    freeReplyObject(H_CMD(m, "CLIENT KILL TYPE replica"));
+    load_stream(m, 1);
+    wait_info(r, "master_link_status", "up");
+    wait_caught_up(m, r);
+    wait_caught_up(r, r2);
+    expect_same_digest(m, r2, "after a partial resync in the chain");
+    assert_int_equal(h_info_num(m, "sync_partial_ok"), partial + 1);
+    /* The middle one promoted, and its replica's link dropped: the
+     * replica asks for the old history, which the promoted one still
+     * serves (PSYNC2's second ID), and takes the new ID (+CONTINUE id). */
+    long long r_partial = h_info_num(r, "sync_partial_ok");
+    h_expect_status(r, "OK", "REPLICAOF NO ONE");
+    freeReplyObject(H_CMD(r, "CLIENT KILL TYPE replica"));
+    for (int i = 0; i < 400 && h_info_num(r, "sync_partial_ok") == r_partial; i++)
+        sleep_ms(50);
+    assert_int_equal(h_info_num(r, "sync_partial_ok"), r_partial + 1);
+    wait_info(r2, "master_link_status", "up");
+    assert_int_equal(h_info_num(r, "sync_full"), 1);
+    char id_r[64], id_r2[64];
+    info_str(r, "master_replid", id_r, sizeof id_r);
+    info_str(r2, "master_replid", id_r2, sizeof id_r2);
+    assert_string_equal(id_r, id_r2);
+    h_expect_status(r, "OK", "SET after-promotion 1");
+    wait_caught_up(r, r2);
+    expect_same_digest(r, r2, "after the promotion");
+    redisFree(r2);
+    redisFree(r);
+    redisFree(m);
+    assert_int_equal(h_stop(&K2), 0);
+    assert_int_equal(h_stop(&K), 0);
+    assert_int_equal(h_stop(&P), 0);
+    h_destroy(&K2);
+    h_destroy(&K);
+    h_destroy(&P);
+}
+
 /* REPLICAOF's errors, and a replica whose primary is unreachable. */
 static void test_repl_replica_commands(void **state)
 {
@@ -677,6 +743,7 @@ int main(void)
         cmocka_unit_test(test_repl_replica_config_file),
         cmocka_unit_test(test_repl_replica_auth_announce),
         cmocka_unit_test(test_repl_replica_redis_primary),
+        cmocka_unit_test(test_repl_replica_shmkvd_chain),
         cmocka_unit_test(test_repl_replica_load),
         cmocka_unit_test(test_repl_replica_reads_during_load),
     };
