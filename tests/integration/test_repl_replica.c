@@ -341,6 +341,21 @@ static void test_repl_replica_shmkvd_chain(void **state)
     wait_caught_up(r, r2);
     expect_same_digest(m, r2, "after a partial resync in the chain");
     assert_int_equal(h_info_num(m, "sync_partial_ok"), partial + 1);
+    /* The primary restarts cleanly: the replica goes on with a partial
+     * resync (the primary kept its ID and offset). */
+    assert_int_equal(h_stop(&P), 0);
+    redisFree(m);
+    h_start_shmkvd_opts(&P, A("--enable-debug-command", "yes"));
+    m = h_connect_port(P.port);
+    for (int i = 0; i < 400 && h_info_num(m, "sync_partial_ok") < 1; i++)
+        sleep_ms(50);
+    assert_int_equal(h_info_num(m, "sync_partial_ok"), 1);
+    assert_int_equal(h_info_num(m, "sync_full"), 0);
+    h_expect_status(m, "OK", "SET after-restart 1");
+    wait_info(r, "master_link_status", "up");
+    wait_caught_up(m, r);
+    wait_caught_up(r, r2);
+    expect_same_digest(m, r2, "after the primary's restart");
     /* The middle one promoted, and its replica's link dropped: the
      * replica asks for the old history, which the promoted one still
      * serves (PSYNC2's second ID), and takes the new ID (+CONTINUE id). */
