@@ -22,6 +22,7 @@
  */
 #include "srv_replica.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -577,7 +578,10 @@ static int full_load(void)
 /* The file is whole: load it, then the link carries the stream. */
 static void transfer_done(void)
 {
-    if (fsync(rs.tmpfd) != 0 || close(rs.tmpfd) != 0) {
+    /* No fsync: the file is read back at once, from the page cache, and
+     * a crash before the switch only means another full sync. Syncing
+     * gigabytes would hold the loop for nothing. */
+    if (close(rs.tmpfd) != 0) {
         rs.tmpfd = -1;
         link_down("cannot write the RDB file to disk");
         return;
@@ -879,9 +883,25 @@ void cmd_slaveof(struct conn *c)
     cmd_replicaof(c);
 }
 
+/* Removes what a killed run left of a transfer (temp-repl-<pid>.rdb). */
+static void remove_stale_transfers(void)
+{
+    DIR *d = opendir(srv.conf.dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t n = strlen(e->d_name);
+        if (!strncmp(e->d_name, "temp-repl-", 10) && n > 14 && !strcmp(e->d_name + n - 4, ".rdb"))
+            unlinkat(dirfd(d), e->d_name, 0);
+    }
+    closedir(d);
+}
+
 void srv_replica_start(void)
 {
     resp_buf_init(&rs.in);
+    remove_stale_transfers();
     const char *v = kept_str("replicaof");
     char host[256];
     int port;

@@ -337,6 +337,7 @@ static void test_repl_replica_shmkvd_chain(void **state)
     freeReplyObject(H_CMD(m, "CLIENT KILL TYPE replica"));
     load_stream(m, 1);
     wait_info(r, "master_link_status", "up");
+    expire_short(m);
     wait_caught_up(m, r);
     wait_caught_up(r, r2);
     expect_same_digest(m, r2, "after a partial resync in the chain");
