@@ -287,6 +287,19 @@ static void test_repl_replica_redis_primary(void **state)
     h_expect_bulk(r, "y", "GET post3");
     h_expect_status(r, "OK", "SELECT 0");
 
+    /* The replica restarts cleanly: it keeps its primary's ID and its
+     * offset, and continues with a partial resync. */
+    redisFree(r);
+    assert_int_equal(h_stop(&K), 0);
+    h_expect_status(m, "OK", "SET while-down 1");
+    h_start_shmkvd_opts(&K, A("--enable-debug-command", "yes", "--replicaof", of));
+    r = h_connect_port(K.port);
+    wait_info(r, "master_link_status", "up");
+    wait_caught_up(m, r);
+    assert_int_equal(h_info_num(m, "sync_partial_ok"), partial + 2);
+    assert_int_equal(h_info_num(m, "sync_full"), 1);
+    expect_same_digest(m, r, "after the replica's restart");
+
     /* REPLICAOF NO ONE: the data stays, writes are taken. */
     h_expect_status(r, "OK", "REPLICAOF NO ONE");
     h_expect_status(r, "OK", "SET x y");
