@@ -486,6 +486,41 @@ bool srv_replica_loading(void)
 
 /* Loads the received file and switches to it. 0, or -1 with the old data
  * as it was. */
+/* dir/repl-loading exists while a load into the spare databases is under
+ * way: a run killed meanwhile leaves keys there (the new data, or the old
+ * after the switch) that no number reaches, and the next start drops
+ * them (srv_replica_start). */
+static void loading_mark(bool on)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/repl-loading", srv.conf.dir);
+    if (!on) {
+        /* Only once the journal has the range deletes that emptied the
+         * spares: a crash before that replays the keys without them. */
+        (void)stor_sync(srv.stor);
+        unlink(path);
+        return;
+    }
+    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (fd >= 0)
+        close(fd);
+}
+
+/* At start: drops what a killed load left in the spare databases. */
+static void drop_killed_load(void)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/repl-loading", srv.conf.dir);
+    if (access(path, F_OK) != 0)
+        return;
+    int nd = srv.conf.databases;
+    for (int l = 0; have_spares() && l < nd; l++)
+        db_flushdb(srv.db, srv_dbmap[nd + l]);
+    srv_log(LOG_NOTICE, "A full sync's load was cut short by the last run: what it left in the "
+                        "spare databases is dropped");
+    unlink(path);
+}
+
 static int full_load(void)
 {
     int nd = srv.conf.databases;
@@ -517,6 +552,8 @@ static int full_load(void)
     struct db_vec libs;
     db_vec_init(&libs);
     srv_log(LOG_NOTICE, "MASTER <-> REPLICA sync: Loading DB in memory");
+    if (spares)
+        loading_mark(true);
     /* Into spare databases, clients go on reading the old data while the
      * keys go in (load_tick); without spares they wait. */
     rs.loading = true;
@@ -535,6 +572,8 @@ static int full_load(void)
                 why);
         for (int l = 0; spares && l < nd; l++)
             db_flushdb(srv.db, target[l]);
+        if (spares)
+            loading_mark(false);
         db_vec_destroy(&libs);
         return -1;
     }
@@ -553,6 +592,7 @@ static int full_load(void)
                     strerror(-rc));
             for (int l = 0; l < nd; l++)
                 db_flushdb(srv.db, target[l]);
+            loading_mark(false);
             db_vec_destroy(&libs);
             return -1;
         }
@@ -561,6 +601,7 @@ static int full_load(void)
             cmd_swapped(map[nd + l], map[l]); /* clients stay on their numbers */
             db_flushdb(srv.db, map[nd + l]);  /* the old data: a range delete */
         }
+        loading_mark(false);
     }
     /* FUNCTION's libraries: the primary's join ours (one of a name we
      * have already is left as ours, and the log says so). */
@@ -902,6 +943,7 @@ void srv_replica_start(void)
 {
     resp_buf_init(&rs.in);
     remove_stale_transfers();
+    drop_killed_load();
     const char *v = kept_str("replicaof");
     char host[256];
     int port;

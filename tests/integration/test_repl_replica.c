@@ -691,15 +691,13 @@ static void test_repl_replica_load(void **state)
     h_destroy(&R);
 }
 
-/* While the keys of a large file go in, clients are served the old data,
- * and a write is refused with LOADING (a writable replica here, so that
- * READONLY does not answer first). */
-static void test_repl_replica_reads_during_load(void **state)
+/* A redis-server's RDB file of n keys "key:<i>" (DEBUG POPULATE), malloc'd
+ * into *out; its length. R is left running. */
+static size_t big_rdb(int n, char **out)
 {
-    (void)state;
     h_start_redis_opts(&R, "repl-big", A("--enable-debug-command", "yes"));
     redisContext *m = h_connect_port(R.port);
-    h_expect_status(m, "OK", "DEBUG POPULATE 200000 key 64");
+    h_expect_status(m, "OK", "DEBUG POPULATE %d key 64", n);
     char file[512];
     snprintf(file, sizeof file, "%s/big.rdb", R.dir);
     if (sh("timeout 60 redis-cli -p %d --rdb %s >/dev/null 2>&1", R.port, file))
@@ -710,9 +708,20 @@ static void test_repl_replica_reads_during_load(void **state)
     fseek(fp, 0, SEEK_END);
     size_t len = (size_t)ftell(fp);
     rewind(fp);
-    char *rdb = malloc(len);
-    assert_int_equal(fread(rdb, 1, len, fp), len);
+    *out = malloc(len);
+    assert_int_equal(fread(*out, 1, len, fp), len);
     fclose(fp);
+    return len;
+}
+
+/* While the keys of a large file go in, clients are served the old data,
+ * and a write is refused with LOADING (a writable replica here, so that
+ * READONLY does not answer first). */
+static void test_repl_replica_reads_during_load(void **state)
+{
+    (void)state;
+    char *rdb;
+    size_t len = big_rdb(200000, &rdb);
 
     h_prepare(&K, "repl-big-r");
     h_start_shmkvd_opts(&K, A("--replica-read-only", "no"));
@@ -765,6 +774,52 @@ static void test_repl_replica_reads_during_load(void **state)
     h_destroy(&R);
 }
 
+/* A replica killed while it loads: the next start drops what the load
+ * left in the spare databases, and the old data is whole. */
+static void test_repl_replica_killed_load(void **state)
+{
+    (void)state;
+    char *rdb;
+    size_t len = big_rdb(200000, &rdb);
+    h_prepare(&K, "repl-kill");
+    h_start_shmkvd_opts(&K, NULL);
+    redisContext *c = h_connect_port(K.port);
+    h_expect_status(c, "OK", "SET old here");
+    struct fake f;
+    fake_listen(&f);
+    h_expect_status(c, "OK", "REPLICAOF 127.0.0.1 %d", f.port);
+    fake_handshake(&f);
+    char hdr[64];
+    int hn = snprintf(hdr, sizeof hdr, "$%zu\r\n", len);
+    fake_send(&f, hdr, (size_t)hn);
+    fake_send(&f, rdb, len);
+    free(rdb);
+    wait_info(c, "master_sync_left_bytes", "0"); /* the file whole: loading */
+    redisFree(c);
+    kill(K.pid, SIGKILL);
+    waitpid(K.pid, NULL, 0);
+    K.pid = 0;
+    close(f.fd);
+    close(f.lfd);
+    h_start_shmkvd_opts(&K, NULL);
+    c = h_connect_port(K.port);
+    h_expect_bulk(c, "here", "GET old");
+    h_expect_int(c, 1, "DBSIZE");
+    char log[1 << 16], path[600];
+    snprintf(path, sizeof path, "%s/server.log", K.dir);
+    h_read_file(path, log, sizeof log);
+    assert_non_null(strstr(log, "A full sync's load was cut short"));
+    redisFree(c);
+    assert_int_equal(h_stop(&K), 0);
+    /* the restart after that counts one key, none left in the spares */
+    h_start_shmkvd_opts(&K, NULL);
+    h_read_file(path, log, sizeof log);
+    assert_non_null(strstr(log, "Key space open: 1 keys"));
+    assert_int_equal(h_stop(&K), 0);
+    h_destroy(&K);
+    h_destroy(&R);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -775,6 +830,7 @@ int main(void)
         cmocka_unit_test(test_repl_replica_shmkvd_chain),
         cmocka_unit_test(test_repl_replica_load),
         cmocka_unit_test(test_repl_replica_reads_during_load),
+        cmocka_unit_test(test_repl_replica_killed_load),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
