@@ -1273,6 +1273,7 @@ int srv_main(void)
         goto fail;
     }
     srv_repl_load(srv.conf.dir);
+    srv_rdb_sweep(srv.conf.dir);
     struct db_info di;
     db_info(srv.db, &di);
     srv_log(LOG_NOTICE, "Key space open: %llu keys, counted %s in %llu ms",

@@ -12,8 +12,12 @@
  */
 #include "srv_rdb.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +29,9 @@
 #include "kv_err.h"
 #include "rdb.h"
 #include "scr.h"
+#include "srv_dbmap.h"
+#include "stor.h"
+#include "kv_mem.h"
 
 enum {
     OP_FUNCTION2 = 0xf5,
@@ -35,10 +42,23 @@ enum {
     OP_EOF = 0xff,
 };
 
-struct sink {
-    struct resp_buf *out;
+/* What a file is made of: a type layer (the daemon's own, or one opened
+ * on a checkpoint by a job's thread), its databases' numbers, FUNCTION's
+ * libraries, and the facts of the moment for the auxiliary fields. */
+struct source {
+    struct db *db;
+    int databases;
+    const uint8_t *dbmap; /* logical -> physical */
+    const struct db_vec *libs;
+    size_t used_mem;
     const char *replid; /* a replica's full sync: repl-id and repl-offset too */
     uint64_t repl_offset;
+    const volatile int *stop; /* set: give up between keys (NULL: never) */
+};
+
+struct sink {
+    struct resp_buf *out;
+    const struct source *src;
     uint64_t crc;
     int fd;  /* >= 0: out is written to it whenever it holds FLUSH_AT */
     int err; /* the first write error (errno) */
@@ -108,18 +128,17 @@ static void put_aux(struct sink *s, const char *name, const char *value)
     put_str(s, value, strlen(value));
 }
 
-static void put_library(void *arg, const char *code, size_t n)
+static void push_library(void *arg, const char *code, size_t n)
 {
-    struct sink *s = arg;
-    put_u8(s, OP_FUNCTION2);
-    put_str(s, code, n);
+    db_vec_push(arg, code, n, 0);
 }
 
 /* One database's keys (physical index phys), under number logical. */
 static int put_db(struct sink *s, unsigned logical, unsigned phys)
 {
+    struct db *db = s->src->db;
     uint64_t keys, expires;
-    int rc = db_keycount(srv.db, phys, &keys, &expires);
+    int rc = db_keycount(db, phys, &keys, &expires);
     if (rc || keys == 0)
         return rc;
     put_u8(s, OP_SELECTDB);
@@ -135,16 +154,20 @@ static int put_db(struct sink *s, unsigned logical, unsigned phys)
         char *next;
         size_t nextn;
         db_vec_clear(&names);
-        rc = db_scan(srv.db, phys, cur, curn, NULL, 0, 0, 1000, &names, &next, &nextn);
+        rc = db_scan(db, phys, cur, curn, NULL, 0, 0, 1000, &names, &next, &nextn);
         free(cur);
         cur = next;
         curn = nextn;
         for (size_t i = 0; rc == 0 && i < names.n; i++) {
+            if (s->src->stop && *s->src->stop) {
+                rc = KV_EINVAL; /* stopped */
+                break;
+            }
             const char *k = db_vec_ptr(&names, i);
             size_t kn = db_vec_len(&names, i);
             struct db_value v;
             db_vec_init(&v.items);
-            int drc = db_dump(srv.db, phys, k, kn, &v);
+            int drc = db_dump(db, phys, k, kn, &v);
             if (drc == 0) {
                 size_t bn;
                 char *body = rdb_dump(&v, &bn); /* type, value, then a 10-byte footer */
@@ -170,10 +193,31 @@ static int put_db(struct sink *s, unsigned logical, unsigned phys)
 /* The whole file into s. */
 static int write_all(struct sink *s);
 
+/* The daemon's data as it is now. */
+static void source_now(struct source *src, struct db_vec *libs)
+{
+    db_vec_init(libs);
+    scr_fn_each(push_library, libs);
+    struct cmd_mem m;
+    cmd_mem_read(&m);
+    *src = (struct source){.db = srv.db,
+                           .databases = srv.conf.databases,
+                           .dbmap = srv_dbmap,
+                           .libs = libs,
+                           .used_mem = m.allocated};
+}
+
 int srv_rdb_write(struct resp_buf *out, const char *replid, uint64_t offset)
 {
-    struct sink s = {.out = out, .crc = 0, .fd = -1, .replid = replid, .repl_offset = offset};
-    return write_all(&s);
+    struct db_vec libs;
+    struct source src;
+    source_now(&src, &libs);
+    src.replid = replid;
+    src.repl_offset = offset;
+    struct sink s = {.out = out, .src = &src, .crc = 0, .fd = -1};
+    int rc = write_all(&s);
+    db_vec_destroy(&libs);
+    return rc;
 }
 
 int srv_rdb_save(char *err, size_t errlen, uint64_t *bytes)
@@ -193,10 +237,14 @@ int srv_rdb_save(char *err, size_t errlen, uint64_t *bytes)
     }
     struct resp_buf out;
     resp_buf_init(&out);
-    struct sink s = {.out = &out, .crc = 0, .fd = fd};
+    struct db_vec libs;
+    struct source src;
+    source_now(&src, &libs);
+    struct sink s = {.out = &out, .src = &src, .crc = 0, .fd = fd};
     int rc = write_all(&s);
     sink_flush(&s);
     resp_buf_free(&out);
+    db_vec_destroy(&libs);
     off_t size = lseek(fd, 0, SEEK_CUR);
     if (rc)
         snprintf(err, errlen, "reading the data: %s %s", kv_strerror(rc), stor_errmsg());
@@ -221,27 +269,29 @@ int srv_rdb_save(char *err, size_t errlen, uint64_t *bytes)
 static int write_all(struct sink *s_)
 {
     struct sink s = *s_;
+    const struct source *src = s.src;
     char num[32];
     put(&s, "REDIS0010", 9);
     put_aux(&s, "redis-ver", SRV_VERSION);
     put_aux(&s, "redis-bits", "64");
     snprintf(num, sizeof num, "%llu", (unsigned long long)(srv_mstime() / 1000));
     put_aux(&s, "ctime", num);
-    struct cmd_mem m;
-    cmd_mem_read(&m);
-    snprintf(num, sizeof num, "%zu", m.allocated);
+    snprintf(num, sizeof num, "%zu", src->used_mem);
     put_aux(&s, "used-mem", num);
-    if (s.replid) { /* where the stream that follows the file starts */
+    if (src->replid) { /* where the stream that follows the file starts */
         put_aux(&s, "repl-stream-db", "0");
-        put_aux(&s, "repl-id", s.replid);
-        snprintf(num, sizeof num, "%llu", (unsigned long long)s.repl_offset);
+        put_aux(&s, "repl-id", src->replid);
+        snprintf(num, sizeof num, "%llu", (unsigned long long)src->repl_offset);
         put_aux(&s, "repl-offset", num);
     }
     put_aux(&s, "aof-base", "0");
-    scr_fn_each(put_library, &s);
+    for (size_t i = 0; i < src->libs->n; i++) {
+        put_u8(&s, OP_FUNCTION2);
+        put_str(&s, db_vec_ptr(src->libs, i), db_vec_len(src->libs, i));
+    }
     int rc = 0;
-    for (int logical = 0; rc == 0 && logical < srv.conf.databases; logical++)
-        rc = put_db(&s, (unsigned)logical, srv_dbmap[logical]);
+    for (int logical = 0; rc == 0 && logical < src->databases; logical++)
+        rc = put_db(&s, (unsigned)logical, src->dbmap[logical]);
     if (rc)
         return rc;
     put_u8(&s, OP_EOF);
@@ -250,6 +300,193 @@ static int write_all(struct sink *s_)
     resp_buf_append(s.out, b, 8); /* the checksum is not part of what it sums */
     *s_ = s;
     return 0;
+}
+
+/* ---- files made by a thread ---- */
+
+struct srv_rdb_job {
+    pthread_t th;
+    char ckpt[4200], path[4200];
+    char replid[41];
+    struct source src;
+    uint8_t dbmap[SRV_DBMAP_N];
+    struct db_vec libs;
+    volatile int stop;
+    atomic_int state; /* 0: running; 1: done; -1: failed */
+    char err[9000];
+    uint64_t bytes, t0;
+};
+
+/* Removes a checkpoint folder and what it holds (files, and the empty
+ * journal folder a store opened on it may have made). */
+static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    remove(p); /* best effort: what stays is named in no file, and the next start sweeps it */
+    return 0;
+}
+
+static void rm_tree(const char *dir)
+{
+    nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void *job_main(void *arg)
+{
+    struct srv_rdb_job *j = arg;
+    struct stor_opts o = {.dir = j->ckpt,
+                          .block_cache_bytes = 256u << 20,
+                          .write_buffer_bytes = 4u << 20,
+                          .background_jobs = 1,
+                          .compression = 1,
+                          .max_open_files = 256};
+    struct stor *s = NULL;
+    struct db *d = NULL;
+    const char *msg = NULL;
+    int rc = stor_open(&s, &o, &msg);
+    if (rc) {
+        snprintf(j->err, sizeof j->err, "opening the checkpoint %s: %s %s", j->ckpt,
+                 kv_strerror(rc), msg ? msg : "");
+        goto out;
+    }
+    rc = db_create(&d, s, NULL);
+    if (rc) {
+        snprintf(j->err, sizeof j->err, "opening the checkpoint's key space: %s %s",
+                 kv_strerror(rc), stor_errmsg());
+        goto out;
+    }
+    int fd = open(j->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        snprintf(j->err, sizeof j->err, "cannot create %s: %s", j->path, strerror(errno));
+        rc = -1;
+        goto out;
+    }
+    struct resp_buf buf;
+    resp_buf_init(&buf);
+    j->src.db = d;
+    struct sink k = {.out = &buf, .src = &j->src, .crc = 0, .fd = fd};
+    rc = write_all(&k);
+    sink_flush(&k);
+    resp_buf_free(&buf);
+    off_t size = lseek(fd, 0, SEEK_CUR);
+    if (rc && j->stop)
+        snprintf(j->err, sizeof j->err, "stopped");
+    else if (rc)
+        snprintf(j->err, sizeof j->err, "reading the checkpoint: %s %s", kv_strerror(rc),
+                 stor_errmsg());
+    else if (k.err || fsync(fd) != 0)
+        snprintf(j->err, sizeof j->err, "writing %s: %s", j->path, strerror(k.err ? k.err : errno));
+    close(fd);
+    if (!rc && j->err[0])
+        rc = -1;
+    if (rc)
+        unlink(j->path);
+    j->bytes = size > 0 ? (uint64_t)size : 0;
+out:
+    db_free(d);
+    stor_close(s);
+    rm_tree(j->ckpt);
+    atomic_store(&j->state, rc ? -1 : 1);
+    return NULL;
+}
+
+/* Whether name is one a job leaves in dir: a checkpoint's folder or a
+ * temporary file. */
+static bool job_leftover(const char *name)
+{
+    size_t n = strlen(name);
+    return !strncmp(name, "rdb-checkpoint-", 15) ||
+           (!strncmp(name, "temp-", 5) && n > 4 && !strcmp(name + n - 4, ".rdb"));
+}
+
+void srv_rdb_sweep(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!job_leftover(e->d_name))
+            continue;
+        char p[4400];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        rm_tree(p);
+        srv_log(LOG_NOTICE, "Removed %s, left by an RDB file being made when shmkvd stopped", p);
+    }
+    closedir(d);
+}
+
+struct srv_rdb_job *srv_rdb_job_start(const char *path, const char *replid, uint64_t offset,
+                                      char *err, size_t errlen)
+{
+    static unsigned seq;
+    struct srv_rdb_job *j = kv_xcalloc(1, sizeof *j);
+    j->t0 = srv_mstime();
+    snprintf(j->path, sizeof j->path, "%s", path);
+    snprintf(j->ckpt, sizeof j->ckpt, "%s/rdb-checkpoint-%d-%u", srv.conf.dir, (int)getpid(),
+             seq++);
+    rm_tree(j->ckpt); /* a crashed run's */
+    /* Every acknowledged write into RocksDB, then a checkpoint: the data
+     * as of now, which the thread reads while the loop goes on. */
+    int rc = stor_drain(srv.stor);
+    if (!rc)
+        rc = stor_checkpoint(srv.stor, j->ckpt);
+    if (rc) {
+        snprintf(err, errlen, "checkpoint %s: %s %s", j->ckpt, kv_strerror(rc), stor_errmsg());
+        rm_tree(j->ckpt);
+        free(j);
+        return NULL;
+    }
+    srv_log(LOG_NOTICE, "Checkpoint %s made in %llu ms for an RDB file", j->ckpt,
+            (unsigned long long)(srv_mstime() - j->t0));
+    source_now(&j->src, &j->libs);
+    memcpy(j->dbmap, srv_dbmap, sizeof j->dbmap);
+    j->src.dbmap = j->dbmap;
+    j->src.libs = &j->libs;
+    j->src.stop = &j->stop;
+    if (replid) {
+        snprintf(j->replid, sizeof j->replid, "%s", replid);
+        j->src.replid = j->replid;
+        j->src.repl_offset = offset;
+    }
+    rdb_crc64(0, "", 0); /* its table is made before the thread uses it */
+    if (pthread_create(&j->th, NULL, job_main, j) != 0) {
+        snprintf(err, errlen, "cannot start a thread: %s", strerror(errno));
+        rm_tree(j->ckpt);
+        db_vec_destroy(&j->libs);
+        free(j);
+        return NULL;
+    }
+    return j;
+}
+
+int srv_rdb_job_poll(struct srv_rdb_job *j, char *err, size_t errlen, uint64_t *bytes)
+{
+    int st = atomic_load(&j->state);
+    if (st < 0)
+        snprintf(err, errlen, "%s", j->err);
+    if (st)
+        *bytes = j->bytes;
+    return st;
+}
+
+uint64_t srv_rdb_job_started(const struct srv_rdb_job *j)
+{
+    return j->t0;
+}
+
+void srv_rdb_job_free(struct srv_rdb_job *j)
+{
+    if (!j)
+        return;
+    j->stop = 1;
+    pthread_join(j->th, NULL);
+    if (atomic_load(&j->state) < 0)
+        unlink(j->path);
+    db_vec_destroy(&j->libs);
+    free(j);
 }
 
 /* ---- import ---- */

@@ -6,12 +6,15 @@
  * one to `redis-cli --rdb`, SAVE writes one (cmd_admin.c), and --import
  * reads one into an empty data set.
  *
- * The file is made on the event loop, key by key through the same reads
- * as DUMP: the data cannot change meanwhile, so the file is one moment's.
+ * srv_rdb_write and srv_rdb_save make the file on the event loop, key by
+ * key through the same reads as DUMP: the data cannot change meanwhile,
+ * so the file is one moment's. A job (srv_rdb_job_start) makes it on a
+ * thread, from a checkpoint of that moment, while the loop serves.
  */
 #ifndef SHMKV_SRV_RDB_H
 #define SHMKV_SRV_RDB_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "db.h"
@@ -28,6 +31,30 @@ int srv_rdb_write(struct resp_buf *out, const char *replid, uint64_t offset);
  * file or the new one. Streamed, a megabyte at a time. 0 with the file's
  * size in *bytes, or -1 with why in err (the temporary file removed). */
 int srv_rdb_save(char *err, size_t errlen, uint64_t *bytes);
+
+/* A file made by a thread while the loop goes on: write-back is drained
+ * into RocksDB and a checkpoint made (on the loop: the data as of now,
+ * and its cost), then the thread opens the checkpoint as a store of its
+ * own and writes the file into path, synced; the checkpoint is removed
+ * once it is done. replid and offset as srv_rdb_write's. NULL, with why
+ * in err, when it cannot start. */
+struct srv_rdb_job;
+struct srv_rdb_job *srv_rdb_job_start(const char *path, const char *replid, uint64_t offset,
+                                      char *err, size_t errlen);
+/* 0 while it runs; 1 once the file is whole (its size in *bytes); -1 when
+ * it failed, why in err (the file removed). Never blocks. */
+int srv_rdb_job_poll(struct srv_rdb_job *j, char *err, size_t errlen, uint64_t *bytes);
+/* When it started (ms), for the logs. */
+uint64_t srv_rdb_job_started(const struct srv_rdb_job *j);
+/* Stops it if it still runs (between keys), waits for the thread, and
+ * frees it; a failed or stopped job's file is removed, a finished one's
+ * is the caller's. j may be NULL. */
+void srv_rdb_job_free(struct srv_rdb_job *j);
+
+/* At start: removes what jobs (and SAVE) left in dir when the daemon
+ * stopped in the middle of one: rdb-checkpoint-* folders, temp-*.rdb
+ * files. */
+void srv_rdb_sweep(const char *dir);
 
 /* shmkvd --import: loads the RDB file at path (a redis-server's, or one
  * of shmkvd's) into the data set, which must be empty: every key through

@@ -11,6 +11,7 @@
 #include "srv_repl.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,8 +33,20 @@
 #define REPLICA_OUT_MAX (256ull << 20)
 #define BACKLOG_MIN 16384
 
+/* A replica's way through a full sync: it waits for the next file job
+ * (NEXT), for the running one (WAIT), gets the file (SEND), then the
+ * stream (ONLINE). Until ONLINE, the stream made since the file's moment
+ * gathers in pend. */
+enum { R_NEXT, R_WAIT, R_SEND, R_ONLINE };
+static const char *const state_names[] = {"wait_bgsave", "wait_bgsave", "send_bulk", "online"};
+
 struct srv_repl_peer {
-    bool replica;      /* past SYNC/PSYNC */
+    bool replica; /* past SYNC/PSYNC */
+    int state;    /* R_*, for a replica */
+    bool psync;   /* it asked with PSYNC: it gets +FULLRESYNC */
+    struct resp_buf pend;
+    int fd; /* SEND: the file */
+    uint64_t fpos, fsize;
     bool acked;        /* it has sent REPLCONF ACK: it can be timed out */
     uint64_t ack_off;  /* what it said it applied */
     uint64_t ack_ms;   /* when it last said so */
@@ -64,10 +77,14 @@ static struct {
     size_t nreplicas, repcap;
     struct conn **waiters;
     size_t nwaiters, waitcap;
-    bool getack;       /* a WAIT needs fresh acknowledgements */
-    uint64_t alone_ms; /* when the last replica left (backlog TTL) */
-    uint64_t ping_ms;  /* the last PING into the stream */
-    unsigned good;     /* replicas acknowledging within min-replicas-max-lag */
+    bool getack;             /* a WAIT needs fresh acknowledgements */
+    uint64_t alone_ms;       /* when the last replica left (backlog TTL) */
+    uint64_t ping_ms;        /* the last PING into the stream */
+    unsigned good;           /* replicas acknowledging within min-replicas-max-lag */
+    struct srv_rdb_job *job; /* the file for full syncs being made */
+    uint64_t job_off;        /* the offset it is the data set of */
+    char job_path[4200];
+    unsigned job_seq;
     uint64_t sync_full, sync_ok, sync_err;
 } R;
 
@@ -85,6 +102,10 @@ void srv_repl_init(void)
 
 void srv_repl_free(void)
 {
+    if (R.job) {
+        srv_rdb_job_free(R.job); /* stopped between keys, its file removed */
+        unlink(R.job_path);
+    }
     free(R.bl);
     resp_buf_free(&R.pend);
     free(R.ops);
@@ -260,8 +281,12 @@ static void feed(const char *p, size_t n)
         struct conn *c = R.replicas[i];
         if (c->flags & (CONN_CLOSE_ASAP | CONN_CLOSE_AFTER_REPLY))
             continue;
-        resp_buf_append(&c->out, p, n);
-        if (resp_buf_used(&c->out) > REPLICA_OUT_MAX) {
+        struct srv_repl_peer *rp = c->repl;
+        if (rp->state == R_NEXT)
+            continue; /* its file's moment is still to come */
+        struct resp_buf *to = rp->state == R_ONLINE ? &c->out : &rp->pend;
+        resp_buf_append(to, p, n);
+        if (resp_buf_used(to) > REPLICA_OUT_MAX) {
             srv_log(LOG_WARNING,
                     "Dropping replica %s: its unsent stream passed %llu bytes (it must sync "
                     "again)",
@@ -356,8 +381,11 @@ void srv_repl_flush_each(void)
 
 static struct srv_repl_peer *peer_of(struct conn *c)
 {
-    if (!c->repl)
+    if (!c->repl) {
         c->repl = kv_xcalloc(1, sizeof *c->repl);
+        c->repl->fd = -1;
+        resp_buf_init(&c->repl->pend);
+    }
     return c->repl;
 }
 
@@ -387,6 +415,10 @@ static void list_del(struct conn **v, size_t *n, struct conn *c)
 static void forget(struct conn *c)
 {
     bool was = c->repl->replica;
+    resp_buf_free(&c->repl->pend);
+    if (c->repl->fd >= 0)
+        close(c->repl->fd);
+    c->repl->fd = -1;
     list_del(R.replicas, &R.nreplicas, c);
     list_del(R.waiters, &R.nwaiters, c);
     c->repl->replica = false;
@@ -438,7 +470,10 @@ static void peer_ip(const struct conn *c, char *out, size_t cap)
 
 unsigned srv_repl_online(void)
 {
-    return (unsigned)R.nreplicas;
+    unsigned n = 0;
+    for (size_t i = 0; i < R.nreplicas; i++)
+        n += R.replicas[i]->repl->state == R_ONLINE;
+    return n;
 }
 
 /* PSYNC id offset: continues from the backlog when it can. */
@@ -464,6 +499,7 @@ static bool try_partial(struct conn *c, const struct db_str *id, const struct db
     resp_buf_append(&c->out, R.bl + start, k);
     resp_buf_append(&c->out, R.bl, n - k);
     p->replica = true;
+    p->state = R_ONLINE;
     p->ack_off = (uint64_t)want - 1;
     p->ack_ms = srv_mstime();
     c->flags |= CONN_REPLICA;
@@ -474,6 +510,35 @@ static bool try_partial(struct conn *c, const struct db_str *id, const struct db
             "from offset %lld",
             c->addr, n, (long long)want);
     return true;
+}
+
+/* Starts the file job for the replicas that wait for the next one: each
+ * gets +FULLRESYNC with the file's offset now. */
+static void job_start(void)
+{
+    srv_repl_flush(); /* nothing half-queued may straddle the file's moment */
+    snprintf(R.job_path, sizeof R.job_path, "%s/temp-repl-%d-%u.rdb", srv.conf.dir, (int)getpid(),
+             R.job_seq++);
+    char err[9000];
+    R.job = srv_rdb_job_start(R.job_path, R.id, R.off, err, sizeof err);
+    for (size_t i = 0; i < R.nreplicas; i++) {
+        struct conn *c = R.replicas[i];
+        if (c->repl->state != R_NEXT)
+            continue;
+        if (!R.job) {
+            srv_log(LOG_WARNING, "Cannot make an RDB file for replica %s: %s", c->addr, err);
+            srv_close_async(c); /* it retries, as after any failed sync */
+            forget(c);
+            i--;
+            continue;
+        }
+        c->repl->state = R_WAIT;
+        if (c->repl->psync)
+            resp_buf_printf(&c->out, "+FULLRESYNC %s %llu\r\n", R.id, (unsigned long long)R.off);
+        conn_want_write(c);
+    }
+    R.job_off = R.off;
+    R.seldb = -1; /* the stream after the file starts with a SELECT */
 }
 
 void srv_repl_psync(struct conn *c, bool psync)
@@ -490,47 +555,114 @@ void srv_repl_psync(struct conn *c, bool psync)
         R.second_off = -1;
         backlog_create();
     }
-    srv_repl_flush(); /* nothing half-queued may straddle the file */
-    uint64_t t0 = srv_mstime();
-    if (psync)
-        resp_buf_printf(&c->out, "+FULLRESYNC %s %llu\r\n", R.id, (unsigned long long)R.off);
-    size_t at = resp_buf_used(&c->out), bytes;
-    int rc;
-    if (c->flags & CONN_CAPA_EOF) {
-        char mark[41];
-        srv_random_hex(mark);
-        resp_buf_printf(&c->out, "$EOF:%s\r\n", mark);
-        size_t from = resp_buf_used(&c->out);
-        rc = srv_rdb_write(&c->out, R.id, R.off);
-        bytes = resp_buf_used(&c->out) - from;
-        resp_buf_append(&c->out, mark, 40);
-    } else {
-        struct resp_buf rdb;
-        resp_buf_init(&rdb);
-        rc = srv_rdb_write(&rdb, R.id, R.off);
-        bytes = resp_buf_used(&rdb);
-        resp_buf_printf(&c->out, "$%zu\r\n", bytes);
-        resp_buf_append(&c->out, resp_buf_data(&rdb), bytes);
-        resp_buf_free(&rdb);
-    }
-    if (rc) {
-        c->out.len = c->out.off + at;
-        srv_log(LOG_WARNING, "Cannot make an RDB file for replica %s: %s %s", c->addr,
-                kv_strerror(rc), stor_errmsg());
-        c->flags |= CONN_CLOSE_AFTER_REPLY; /* it retries, as after any failed sync */
-        return;
-    }
-    R.seldb = -1; /* the stream after the file starts with a SELECT */
     struct srv_repl_peer *p = peer_of(c);
     p->replica = true;
+    p->psync = psync;
     p->acked = false;
-    p->ack_off = R.off;
     p->ack_ms = srv_mstime();
     c->flags |= CONN_REPLICA;
     list_add(&R.replicas, &R.nreplicas, &R.repcap, c);
     R.sync_full++;
-    srv_log(LOG_NOTICE, "Full resynchronization of replica %s: RDB of %zu bytes made in %llu ms",
-            c->addr, bytes, (unsigned long long)(srv_mstime() - t0));
+    srv_log(LOG_NOTICE, "Replica %s asks for synchronization: a full one", c->addr);
+    /* A file being made serves it too, with the stream a replica that
+     * waits for it has gathered since its moment; else the next one. */
+    p->state = R_NEXT;
+    for (size_t i = 0; R.job && i < R.nreplicas; i++) {
+        struct srv_repl_peer *q = R.replicas[i]->repl;
+        if (q != p && q->state == R_WAIT) {
+            resp_buf_append(&p->pend, resp_buf_data(&q->pend), resp_buf_used(&q->pend));
+            p->state = R_WAIT;
+            if (psync)
+                resp_buf_printf(&c->out, "+FULLRESYNC %s %llu\r\n", R.id,
+                                (unsigned long long)R.job_off);
+            return;
+        }
+    }
+    if (!R.job)
+        job_start();
+}
+
+/* The file job's end: the waiting replicas get the file; those that came
+ * too late for it, the next one. Then each replica receiving a file gets
+ * its next slice, as much as keeps 4 MiB in its output. */
+static void sync_progress(void)
+{
+    char err[9000];
+    uint64_t bytes = 0;
+    int st = R.job ? srv_rdb_job_poll(R.job, err, sizeof err, &bytes) : 0;
+    if (st) {
+        uint64_t ms = srv_mstime() - srv_rdb_job_started(R.job);
+        int fd = st > 0 ? open(R.job_path, O_RDONLY | O_CLOEXEC) : -1;
+        if (st > 0 && fd < 0)
+            snprintf(err, sizeof err, "cannot open %s: %s", R.job_path, strerror(errno));
+        unlink(R.job_path); /* the replicas' descriptors keep it */
+        srv_rdb_job_free(R.job);
+        R.job = NULL;
+        if (fd >= 0)
+            srv_log(LOG_NOTICE, "RDB file of %llu bytes for the replicas made in %llu ms",
+                    (unsigned long long)bytes, (unsigned long long)ms);
+        for (size_t i = 0; i < R.nreplicas; i++) {
+            struct conn *c = R.replicas[i];
+            struct srv_repl_peer *p = c->repl;
+            if (p->state != R_WAIT)
+                continue;
+            if (fd < 0) {
+                srv_log(LOG_WARNING, "Cannot make an RDB file for replica %s: %s", c->addr, err);
+                srv_close_async(c);
+                forget(c);
+                i--;
+                continue;
+            }
+            p->fd = dup(fd);
+            p->fpos = 0;
+            p->fsize = bytes;
+            p->state = R_SEND;
+            resp_buf_printf(&c->out, "$%llu\r\n", (unsigned long long)bytes);
+        }
+        if (fd >= 0)
+            close(fd);
+        for (size_t i = 0; i < R.nreplicas; i++)
+            if (R.replicas[i]->repl->state == R_NEXT) {
+                job_start();
+                break;
+            }
+    }
+    for (size_t i = 0; i < R.nreplicas; i++) {
+        struct conn *c = R.replicas[i];
+        struct srv_repl_peer *p = c->repl;
+        if (p->state != R_SEND || (c->flags & (CONN_CLOSE_ASAP | CONN_CLOSE_AFTER_REPLY)))
+            continue;
+        bool failed = false;
+        while (p->fpos < p->fsize && resp_buf_used(&c->out) < (4u << 20)) {
+            size_t want = p->fsize - p->fpos < (1u << 20) ? (size_t)(p->fsize - p->fpos) : 1u << 20;
+            char *dst = resp_buf_reserve(&c->out, want);
+            ssize_t r = pread(p->fd, dst, want, (off_t)p->fpos);
+            if (r <= 0) {
+                srv_log(LOG_WARNING, "Reading the RDB file for replica %s: %s", c->addr,
+                        r < 0 ? strerror(errno) : "cut short");
+                failed = true;
+                break;
+            }
+            c->out.len += (size_t)r;
+            p->fpos += (uint64_t)r;
+        }
+        if (failed) {
+            srv_close_async(c);
+            forget(c);
+            i--;
+            continue;
+        }
+        if (p->fpos == p->fsize) {
+            close(p->fd);
+            p->fd = -1;
+            resp_buf_append(&c->out, resp_buf_data(&p->pend), resp_buf_used(&p->pend));
+            resp_buf_free(&p->pend);
+            p->state = R_ONLINE;
+            p->ack_ms = srv_mstime();
+            srv_log(LOG_NOTICE, "Synchronization with replica %s succeeded", c->addr);
+        }
+        conn_want_write(c);
+    }
 }
 
 void srv_repl_ack(struct conn *c, uint64_t offset)
@@ -565,7 +697,7 @@ static unsigned acked_at(uint64_t off)
 {
     unsigned n = 0;
     for (size_t i = 0; i < R.nreplicas; i++)
-        if (R.replicas[i]->repl->ack_off >= off)
+        if (R.replicas[i]->repl->state == R_ONLINE && R.replicas[i]->repl->ack_off >= off)
             n++;
     return n;
 }
@@ -609,6 +741,8 @@ int64_t srv_repl_wait_count(const struct conn *c)
 
 void srv_repl_before_sleep(void)
 {
+    if (R.job || R.nreplicas)
+        sync_progress();
     /* Waiters a timeout or a kill already answered leave the list. */
     for (size_t i = 0; i < R.nwaiters; i++) {
         struct conn *c = R.waiters[i];
@@ -647,7 +781,8 @@ static void count_good(uint64_t now_ms)
     int64_t lag = srv_conf_kept_num(&srv.conf, "min-replicas-max-lag");
     unsigned good = 0;
     for (size_t i = 0; i < R.nreplicas; i++)
-        if (now_ms - R.replicas[i]->repl->ack_ms <= (uint64_t)lag * 1000)
+        if (R.replicas[i]->repl->state == R_ONLINE &&
+            now_ms - R.replicas[i]->repl->ack_ms <= (uint64_t)lag * 1000)
             good++;
     R.good = good;
 }
@@ -720,8 +855,9 @@ void srv_repl_info(struct resp_buf *b)
         struct conn *c = R.replicas[i];
         char ip[64];
         peer_ip(c, ip, sizeof ip);
-        resp_buf_printf(b, "slave%zu:ip=%s,port=%d,state=online,offset=%llu,lag=%llu\r\n", i, ip,
-                        c->repl->port, (unsigned long long)c->repl->ack_off,
+        resp_buf_printf(b, "slave%zu:ip=%s,port=%d,state=%s,offset=%llu,lag=%llu\r\n", i, ip,
+                        c->repl->port, state_names[c->repl->state],
+                        (unsigned long long)c->repl->ack_off,
                         (unsigned long long)((now - c->repl->ack_ms) / 1000));
     }
     resp_buf_printf(b, "master_failover_state:no-failover\r\n");
