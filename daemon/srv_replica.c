@@ -6,7 +6,7 @@
  *   connect     a primary is set, no connection: the cron tries once a second
  *   connecting  a non-blocking connect is under way
  *   handshake   PING, AUTH, REPLCONF, PSYNC, one reply awaited at a time
- *   sync        the RDB file arrives into dir/temp-repl-<pid>.rdb
+ *   sync        the RDB file arrives into dir/temp-sync-<pid>.rdb
  *   connected   the link is a client (CONN_MASTER) running the stream
  *
  * Until it is connected the link is a bare socket of this module's, which
@@ -22,7 +22,6 @@
  */
 #include "srv_replica.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -337,7 +336,7 @@ static bool starts(const char *s, const char *prefix)
 
 static void start_transfer(void)
 {
-    snprintf(rs.tmppath, sizeof rs.tmppath, "%s/temp-repl-%d.rdb", srv.conf.dir, (int)getpid());
+    snprintf(rs.tmppath, sizeof rs.tmppath, "%s/temp-sync-%d.rdb", srv.conf.dir, (int)getpid());
     rs.tmpfd = open(rs.tmppath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (rs.tmpfd < 0) {
         char why[4400];
@@ -924,25 +923,9 @@ void cmd_slaveof(struct conn *c)
     cmd_replicaof(c);
 }
 
-/* Removes what a killed run left of a transfer (temp-repl-<pid>.rdb). */
-static void remove_stale_transfers(void)
-{
-    DIR *d = opendir(srv.conf.dir);
-    if (!d)
-        return;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        size_t n = strlen(e->d_name);
-        if (!strncmp(e->d_name, "temp-repl-", 10) && n > 14 && !strcmp(e->d_name + n - 4, ".rdb"))
-            unlinkat(dirfd(d), e->d_name, 0);
-    }
-    closedir(d);
-}
-
 void srv_replica_start(void)
 {
     resp_buf_init(&rs.in);
-    remove_stale_transfers();
     drop_killed_load();
     const char *v = kept_str("replicaof");
     char host[256];
