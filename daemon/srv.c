@@ -808,7 +808,8 @@ static void conn_process(struct conn *c)
         if (st == RESP_AGAIN)
             break;
         if (st == RESP_PROTO) {
-            resp_error(&c->out, err);
+            if (!(c->flags & CONN_MASTER)) /* our primary gets no replies: it is closed */
+                resp_error(&c->out, err);
             c->flags |= CONN_CLOSE_AFTER_REPLY;
             srv_log(LOG_VERBOSE, "Protocol error (%s) from client: id=%llu addr=%s", err,
                     (unsigned long long)c->id, c->addr);

@@ -39,12 +39,12 @@
 #include "kv_err.h"
 #include "kv_mem.h"
 #include "kv_num.h"
+#include "scr.h"
 #include "srv.h"
 #include "srv_cache.h"
 #include "srv_conf.h"
 #include "srv_dbmap.h"
 #include "srv_rdb.h"
-#include "scr.h"
 #include "srv_repl.h"
 #include "stor.h"
 

@@ -655,6 +655,23 @@ static void test_repl_replica_load(void **state)
     fake_expect(&f, want);
     assert_int_equal(h_info_num(c, "slave_repl_offset"), 100 + sizeof set - 1 + sizeof getack - 1);
 
+    /* A protocol error in the stream: the replica closes the link without
+     * a reply (a primary gets none), and connects again. */
+    static const char bad[] = "*1\r\n$x\r\n";
+    fake_send(&f, bad, sizeof bad - 1);
+    bool closed = false;
+    for (int i = 0; i < 200 && !closed; i++) {
+        struct pollfd p = {.fd = f.fd, .events = POLLIN};
+        if (poll(&p, 1, 50) != 1)
+            continue;
+        ssize_t r = read(f.fd, f.in, sizeof f.in - 1);
+        closed = r <= 0;
+        f.in[r > 0 ? r : 0] = '\0';
+        assert_null(strstr(f.in, "Protocol error"));
+    }
+    assert_true(closed);
+    h_expect_bulk(c, "r", "GET q");
+
     /* The link drops; the next file is damaged: refused, the data stays,
      * and the replica tries again. */
     close(f.fd);
