@@ -279,6 +279,7 @@ struct cmd {
     X("latency", latency, -2, CMD_CONTAINER, 0, 0, 0, "server")                                    \
     X("shmkv.attach", shmkv_attach, 1, 0, 0, 0, 0, "server")                                       \
     X("shmkv.compact", shmkv_compact, 1, CMD_ADMIN, 0, 0, 0, "server")                             \
+    X("shmkv.checkpoint", shmkv_checkpoint, 1, CMD_ADMIN | CMD_NOMULTI, 0, 0, 0, "server")         \
     X("shmkv.clients", shmkv_clients, 1, CMD_ADMIN, 0, 0, 0, "server")                             \
     X("debug", debug, -2, CMD_ADMIN | CMD_PROTECTED, 0, 0, 0, "server")                            \
     X("shutdown", shutdown, -1, CMD_ADMIN | CMD_NOMULTI, 0, 0, 0, "server")
@@ -466,6 +467,11 @@ void cmd_propagate_as(const struct db_str *argv, size_t argc);
 /* Active expiry's commits (srv.c): while on, each key they delete goes
  * to replicas as a DEL. */
 void cmd_reaping(bool on);
+/* BGSAVE's job (cmd_admin.c): the cron's look at it (the file renamed
+ * into place once whole), its state for INFO, and its end at shutdown. */
+void cmd_bgsave_cron(void);
+void cmd_bgsave_state(bool *running, bool *failed, int64_t *seconds);
+void cmd_bgsave_stop(void);
 /* cmd_call's part in the stream (cmd_repl.c): track notes the keys the
  * outermost call finds expired; begin comes before a command runs;
  * after, once it ran, queues those keys' DELs, then the command itself

@@ -13,6 +13,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -229,9 +230,15 @@ static void prune_checkpoints(const char *folder, const char *keep)
 
 /* A RocksDB checkpoint (hard links) under dir/checkpoints, the one kept
  * there: the previous ones go once it is made. True when made, else it
- * replied the error. */
+ * replied the error. Write-back is drained first: the checkpoint holds
+ * every write acknowledged before it. */
 static bool checkpoint(struct conn *c)
 {
+    int drc = stor_drain(srv.stor);
+    if (drc) {
+        cmd_reply_err(c, drc);
+        return false;
+    }
     char path[4096];
     snprintf(path, sizeof path, "%s/checkpoints", srv.conf.dir);
     if (mkdir(path, 0700) != 0 && errno != EEXIST) {
@@ -263,16 +270,102 @@ static bool checkpoint(struct conn *c)
     return true;
 }
 
-/* BGSAVE [SCHEDULE]: the checkpoint completes before the reply, so there is
- * never one "in progress". */
+/* SHMKV.CHECKPOINT: a RocksDB checkpoint in dir/checkpoints, which shmkvd
+ * can be started on as its data folder (operations.md, "Backups"). */
+void cmd_shmkv_checkpoint(struct conn *c)
+{
+    if (checkpoint(c))
+        resp_simple(OUT(c), "OK");
+}
+
+/* The BGSAVE under way, and how the last one ended. */
+static struct {
+    struct srv_rdb_job *job;
+    char tmp[4200];
+    uint64_t dirty, started_ms;
+    bool failed;
+} bg;
+
+/* BGSAVE [SCHEDULE]: the RDB file dbfilename in dir, made by a thread
+ * from a checkpoint of this moment (srv_rdb.h) and renamed over the old
+ * one when whole (cmd_bgsave_cron). */
 void cmd_bgsave(struct conn *c)
 {
     if (c->argc > 2 || (c->argc == 2 && !cmd_arg_is(c, 1, "schedule"))) {
         cmd_reply_syntax(c);
         return;
     }
-    if (checkpoint(c))
-        resp_simple(OUT(c), "Background saving started");
+    if (bg.job) {
+        resp_error(OUT(c), "ERR Background save already in progress");
+        return;
+    }
+    if (strchr(srv.conf.dbfilename, '/')) {
+        resp_error(OUT(c), "ERR dbfilename can't be a path, just a filename");
+        return;
+    }
+    char err[9000];
+    snprintf(bg.tmp, sizeof bg.tmp, "%s/temp-bg-%d.rdb", srv.conf.dir, (int)getpid());
+    bg.dirty = srv.stats.dirty;
+    bg.started_ms = srv_mstime();
+    bg.job = srv_rdb_job_start(bg.tmp, NULL, 0, err, sizeof err);
+    if (!bg.job) {
+        srv_log(LOG_WARNING, "Can't save in background: %s", err);
+        bg.failed = true;
+        resp_error(OUT(c), "ERR");
+        return;
+    }
+    srv_log(LOG_NOTICE, "Background saving started");
+    resp_simple(OUT(c), "Background saving started");
+}
+
+void cmd_bgsave_cron(void)
+{
+    char err[9000];
+    uint64_t bytes;
+    int st = bg.job ? srv_rdb_job_poll(bg.job, err, sizeof err, &bytes) : 0;
+    if (!st)
+        return;
+    srv_rdb_job_free(bg.job);
+    bg.job = NULL;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", srv.conf.dir, srv.conf.dbfilename);
+    if (st > 0 && rename(bg.tmp, path) != 0) {
+        snprintf(err, sizeof err, "renaming %s to %s: %s", bg.tmp, path, strerror(errno));
+        unlink(bg.tmp);
+        st = -1;
+    }
+    bg.failed = st < 0;
+    if (st < 0) {
+        srv_log(LOG_WARNING, "Background saving error: %s", err);
+        return;
+    }
+    int dfd = open(srv.conf.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) { /* the new name, durable as the data */
+        fsync(dfd);
+        close(dfd);
+    }
+    srv.lastsave_s = bg.started_ms / 1000;
+    srv.stats.saves++;
+    srv.stats.dirty_at_save = bg.dirty;
+    srv.stats.last_save_ms = (int64_t)(srv_mstime() - bg.started_ms);
+    srv_log(LOG_NOTICE, "Background saving terminated with success: %s, %llu bytes", path,
+            (unsigned long long)bytes);
+}
+
+void cmd_bgsave_state(bool *running, bool *failed, int64_t *seconds)
+{
+    *running = bg.job != NULL;
+    *failed = bg.failed;
+    *seconds = bg.job ? (int64_t)((srv_mstime() - bg.started_ms) / 1000) : -1;
+}
+
+void cmd_bgsave_stop(void)
+{
+    if (bg.job) {
+        srv_rdb_job_free(bg.job); /* its file removed */
+        unlink(bg.tmp);
+        bg.job = NULL;
+    }
 }
 
 /* SAVE: the RDB file dbfilename in dir, as Redis writes it (srv_rdb.c),
@@ -280,6 +373,10 @@ void cmd_bgsave(struct conn *c)
  * a bare -ERR, its reason in the log. */
 void cmd_save(struct conn *c)
 {
+    if (bg.job) {
+        resp_error(OUT(c), "ERR Background save already in progress");
+        return;
+    }
     uint64_t now = srv_mstime(), dirty = srv.stats.dirty, bytes;
     char err[8500];
     if (srv_rdb_save(err, sizeof err, &bytes)) {
@@ -319,8 +416,8 @@ void cmd_replconf(struct conn *c)
         } else if (cmd_arg_is(c, i, "ip-address")) {
             srv_repl_set_ip(c, c->argv[i + 1].p, c->argv[i + 1].n);
         } else if (cmd_arg_is(c, i, "capa")) {
-            if (cmd_arg_is(c, i + 1, "eof"))
-                c->flags |= CONN_CAPA_EOF;
+            /* eof, psync2: the file always comes after its length, which
+             * every replica reads, and PSYNC2 is always spoken */
         } else if (cmd_arg_is(c, i, "rdb-only")) {
             if (kv_str2ll(c->argv[i + 1].p, c->argv[i + 1].n, &v) || v < 0 || v > 1) {
                 resp_error(OUT(c), "ERR value is out of range, must be positive");
@@ -343,63 +440,19 @@ void cmd_replconf(struct conn *c)
     resp_simple(OUT(c), "OK");
 }
 
-/* SYNC after REPLCONF rdb-only 1 (redis-cli --rdb): the whole data set
- * as an RDB file (srv_rdb.c), then the connection closes. Between EOF
- * marks when the client can read them, so the file goes straight into
- * the output; else after its length. */
-static void sync_rdb_only(struct conn *c)
-{
-    uint64_t t0 = srv_mstime();
-    size_t at = resp_buf_used(OUT(c));
-    char mark[41];
-    int rc;
-    size_t bytes;
-    if (c->flags & CONN_CAPA_EOF) {
-        srv_random_hex(mark);
-        resp_buf_printf(OUT(c), "$EOF:%s\r\n", mark);
-        size_t from = resp_buf_used(OUT(c));
-        rc = srv_rdb_write(OUT(c), NULL, 0);
-        bytes = resp_buf_used(OUT(c)) - from;
-        resp_buf_append(OUT(c), mark, 40);
-    } else {
-        struct resp_buf rdb;
-        resp_buf_init(&rdb);
-        rc = srv_rdb_write(&rdb, NULL, 0);
-        bytes = resp_buf_used(&rdb);
-        resp_buf_printf(OUT(c), "$%zu\r\n", bytes);
-        resp_buf_append(OUT(c), resp_buf_data(&rdb), bytes);
-        resp_buf_free(&rdb);
-    }
-    if (rc) {
-        OUT(c)->len = OUT(c)->off + at; /* none of the file: the error instead */
-        srv_log(LOG_WARNING, "Cannot make an RDB file for SYNC: %s %s", kv_strerror(rc),
-                stor_errmsg());
-        cmd_reply_err(c, rc);
-        return;
-    }
-    c->flags |= CONN_CLOSE_AFTER_REPLY;
-    srv_log(LOG_NOTICE, "RDB file of %zu bytes made in %llu ms for %s (SYNC, rdb-only)", bytes,
-            (unsigned long long)(srv_mstime() - t0), c->addr);
-}
-
-/* SYNC: a replica of the old protocol (a full sync, then the stream), or
- * a backup (rdb-only). */
+/* SYNC: a replica of the old protocol (a full sync, then the stream), or,
+ * after REPLCONF rdb-only 1, a backup (redis-cli --rdb): the file, then
+ * the connection closes (srv_repl.c). */
 void cmd_sync(struct conn *c)
 {
-    if (c->flags & CONN_RDB_ONLY)
-        sync_rdb_only(c);
-    else
-        srv_repl_psync(c, false);
+    srv_repl_psync(c, false);
 }
 
 /* PSYNC replicationid offset: a replica continuing from offset, or
  * starting over (srv_repl.c). */
 void cmd_psync(struct conn *c)
 {
-    if (c->flags & CONN_RDB_ONLY)
-        sync_rdb_only(c);
-    else
-        srv_repl_psync(c, true);
+    srv_repl_psync(c, true);
 }
 
 /* ROLE: as a primary, its offset and each replica's. */

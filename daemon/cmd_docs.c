@@ -615,6 +615,8 @@ static const struct doc DOCS[] = {
       "List the client handles attached to the shared-memory cache and their local reads", "")
     D("shmkv.compact", "0.1.0", "O(N) for N bytes of data",
       "Compact RocksDB fully, so garbage is reclaimed now", "")
+    D("shmkv.checkpoint", "0.1.0", "O(N) for N bytes in the memtables",
+      "Write a RocksDB checkpoint (hard links) into dir/checkpoints, replacing the last", "")
 };
 /* clang-format on */
 

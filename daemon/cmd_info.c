@@ -230,17 +230,19 @@ void cmd_info(struct conn *c)
         SECTION("Persistence");
         INFO("loading:0\r\n");
         INFO("async_loading:0\r\n");
-        /* A checkpoint (SAVE, BGSAVE) is what stands for an RDB save. */
         INFO("rdb_changes_since_last_save:%llu\r\n",
              (unsigned long long)(srv.stats.dirty - srv.stats.dirty_at_save));
-        INFO("rdb_bgsave_in_progress:0\r\n");
+        bool bg_running, bg_failed;
+        int64_t bg_sec;
+        cmd_bgsave_state(&bg_running, &bg_failed, &bg_sec);
+        INFO("rdb_bgsave_in_progress:%d\r\n", bg_running);
         INFO("rdb_last_save_time:%llu\r\n", (unsigned long long)srv.lastsave_s);
-        INFO("rdb_last_bgsave_status:ok\r\n");
+        INFO("rdb_last_bgsave_status:%s\r\n", bg_failed ? "err" : "ok");
         INFO("rdb_last_bgsave_time_sec:%lld\r\n",
              srv.stats.last_save_ms < 0 ? -1LL : (long long)(srv.stats.last_save_ms + 500) / 1000);
-        INFO("rdb_current_bgsave_time_sec:-1\r\n");
+        INFO("rdb_current_bgsave_time_sec:%lld\r\n", (long long)bg_sec);
         INFO("rdb_saves:%llu\r\n", (unsigned long long)srv.stats.saves);
-        INFO("rdb_last_cow_size:0\r\n"); /* a checkpoint links files: no fork, no copy */
+        INFO("rdb_last_cow_size:0\r\n"); /* a thread reads a checkpoint: no fork, no copy */
         INFO("aof_enabled:0\r\n");
         INFO("aof_rewrite_in_progress:0\r\n");
         INFO("aof_rewrite_scheduled:0\r\n");

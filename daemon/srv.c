@@ -1104,6 +1104,7 @@ static void cron(void)
     cmd_blocked_cron(now);
     srv_repl_cron(now);
     srv_replica_cron(now);
+    cmd_bgsave_cron();
     cmd_tracking_cron((size_t)srv.conf.tracking_table_max_keys);
     disk_check();
     /* A pause keeps the data as it is, as Redis's does; DEBUG
@@ -1423,6 +1424,7 @@ out:
     }
     close(srv.epfd);
     srv_cache_destroy();
+    cmd_bgsave_stop();
     scr_destroy();
     db_free(srv.db);
     srv.db = NULL;

@@ -162,7 +162,6 @@ enum {
     CONN_REPLY_SKIP = 1 << 16,      /* this command's reply goes */
     CONN_PAUSED = 1 << 17,          /* its next command waits for CLIENT PAUSE to end */
     CONN_RDB_ONLY = 1 << 18,        /* REPLCONF rdb-only 1: SYNC sends an RDB file, then closes */
-    CONN_CAPA_EOF = 1 << 19,        /* REPLCONF capa eof: an RDB may come between EOF marks */
     CONN_REPLICA = 1 << 20,         /* a replica of ours, past SYNC or PSYNC (srv_repl.c) */
     CONN_MASTER = 1 << 21,          /* the link to our primary (srv_replica.c) */
 };

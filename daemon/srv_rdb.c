@@ -207,19 +207,6 @@ static void source_now(struct source *src, struct db_vec *libs)
                            .used_mem = m.allocated};
 }
 
-int srv_rdb_write(struct resp_buf *out, const char *replid, uint64_t offset)
-{
-    struct db_vec libs;
-    struct source src;
-    source_now(&src, &libs);
-    src.replid = replid;
-    src.repl_offset = offset;
-    struct sink s = {.out = out, .src = &src, .crc = 0, .fd = -1};
-    int rc = write_all(&s);
-    db_vec_destroy(&libs);
-    return rc;
-}
-
 int srv_rdb_save(char *err, size_t errlen, uint64_t *bytes)
 {
     *err = '\0';

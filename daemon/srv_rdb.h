@@ -6,10 +6,10 @@
  * one to `redis-cli --rdb`, SAVE writes one (cmd_admin.c), and --import
  * reads one into an empty data set.
  *
- * srv_rdb_write and srv_rdb_save make the file on the event loop, key by
- * key through the same reads as DUMP: the data cannot change meanwhile,
- * so the file is one moment's. A job (srv_rdb_job_start) makes it on a
- * thread, from a checkpoint of that moment, while the loop serves.
+ * srv_rdb_save makes the file on the event loop, key by key through the
+ * same reads as DUMP: the data cannot change meanwhile, so the file is
+ * one moment's. A job (srv_rdb_job_start) makes it on a thread, from a
+ * checkpoint of that moment, while the loop serves.
  */
 #ifndef SHMKV_SRV_RDB_H
 #define SHMKV_SRV_RDB_H
@@ -19,12 +19,6 @@
 
 #include "db.h"
 #include "resp.h"
-
-/* Appends the whole file to out. For a replica's full sync, replid names
- * the replication history the file is a point of, at offset (NULL: a
- * backup). 0, or a storage error (KV_*), with out then holding part of a
- * file. */
-int srv_rdb_write(struct resp_buf *out, const char *replid, uint64_t offset);
 
 /* SAVE: the whole file into dir/dbfilename, written as temp-<pid>.rdb,
  * synced and renamed over it, the folder synced: a crash leaves the old
@@ -36,7 +30,9 @@ int srv_rdb_save(char *err, size_t errlen, uint64_t *bytes);
  * into RocksDB and a checkpoint made (on the loop: the data as of now,
  * and its cost), then the thread opens the checkpoint as a store of its
  * own and writes the file into path, synced; the checkpoint is removed
- * once it is done. replid and offset as srv_rdb_write's. NULL, with why
+ * once it is done. For a replica's full sync, replid names the
+ * replication history the file is a point of, at offset (repl-id and
+ * repl-offset); NULL for a backup. NULL, with why
  * in err, when it cannot start. */
 struct srv_rdb_job;
 struct srv_rdb_job *srv_rdb_job_start(const char *path, const char *replid, uint64_t offset,

@@ -41,9 +41,10 @@ enum { R_NEXT, R_WAIT, R_SEND, R_ONLINE };
 static const char *const state_names[] = {"wait_bgsave", "wait_bgsave", "send_bulk", "online"};
 
 struct srv_repl_peer {
-    bool replica; /* past SYNC/PSYNC */
-    int state;    /* R_*, for a replica */
-    bool psync;   /* it asked with PSYNC: it gets +FULLRESYNC */
+    bool replica;  /* past SYNC/PSYNC */
+    int state;     /* R_*, for a replica */
+    bool psync;    /* it asked with PSYNC: it gets +FULLRESYNC */
+    bool rdb_only; /* REPLCONF rdb-only 1 (redis-cli --rdb): the file, then goodbye */
     struct resp_buf pend;
     int fd; /* SEND: the file */
     uint64_t fpos, fsize;
@@ -282,8 +283,8 @@ static void feed(const char *p, size_t n)
         if (c->flags & (CONN_CLOSE_ASAP | CONN_CLOSE_AFTER_REPLY))
             continue;
         struct srv_repl_peer *rp = c->repl;
-        if (rp->state == R_NEXT)
-            continue; /* its file's moment is still to come */
+        if (rp->state == R_NEXT || rp->rdb_only)
+            continue; /* its file's moment is still to come, or it takes no stream */
         struct resp_buf *to = rp->state == R_ONLINE ? &c->out : &rp->pend;
         resp_buf_append(to, p, n);
         if (resp_buf_used(to) > REPLICA_OUT_MAX) {
@@ -558,6 +559,7 @@ void srv_repl_psync(struct conn *c, bool psync)
     struct srv_repl_peer *p = peer_of(c);
     p->replica = true;
     p->psync = psync;
+    p->rdb_only = c->flags & CONN_RDB_ONLY;
     p->acked = false;
     p->ack_ms = srv_mstime();
     c->flags |= CONN_REPLICA;
@@ -650,6 +652,14 @@ static void sync_progress(void)
             srv_close_async(c);
             forget(c);
             i--;
+            continue;
+        }
+        if (p->fpos == p->fsize && p->rdb_only) {
+            srv_log(LOG_NOTICE, "RDB file sent to %s (rdb-only): closing", c->addr);
+            c->flags |= CONN_CLOSE_AFTER_REPLY;
+            forget(c);
+            i--;
+            conn_want_write(c);
             continue;
         }
         if (p->fpos == p->fsize) {

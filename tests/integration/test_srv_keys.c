@@ -624,7 +624,7 @@ static void test_srv_swapdb_kept(void **state)
     h_expect_status(c, "OK", "SELECT 1");
     h_expect_status(c, "OK", "SET k one");
     h_expect_status(c, "OK", "SWAPDB 0 1");
-    h_expect_status(c, "Background saving started", "BGSAVE");
+    h_expect_status(c, "OK", "SHMKV.CHECKPOINT");
     c = restart_uncached(state, NULL);
     h_expect_bulk(c, "one", "GET k");
     h_expect_status(c, "OK", "SELECT 1");
