@@ -897,7 +897,7 @@ static bool readonly_refused(struct conn *c, const struct cmd *cmd)
     if (srv_replica_loading() &&
         (writes || cmd->fn == cmd_replicaof || cmd->fn == cmd_slaveof || cmd->fn == cmd_debug ||
          cmd->fn == cmd_function || cmd->fn == cmd_script || cmd->fn == cmd_save ||
-         cmd->fn == cmd_bgsave)) {
+         cmd->fn == cmd_bgsave || cmd->fn == cmd_shmkv_checkpoint)) {
         reject(c, cmd, "LOADING Redis is loading the dataset in memory");
         return true;
     }
