@@ -20,6 +20,8 @@
 #include <time.h>
 
 #include "srv_cache.h"
+#include "srv_conf.h"
+#include "srv_replica.h"
 #include "kv_mem.h"
 
 static const struct cmd table[] = {
@@ -813,10 +815,19 @@ const char *cmd_misconf(void)
     return why;
 }
 
+/* The primary's stream is running (cmd_dispatch): a script it runs may
+ * write on a read-only replica. */
+static bool master_running;
+
 const char *cmd_script_refusal(const struct cmd *cmd, bool oom)
 {
     if (oom && srv.over_maxmemory && srv.conf.maxmemory && may_grow(cmd))
         return OOM_ERROR;
+    if ((cmd->flags & CMD_WRITE) && srv_replica_loading())
+        return "LOADING Redis is loading the dataset in memory";
+    if ((cmd->flags & CMD_WRITE) && !master_running && srv_replica_following() &&
+        srv_conf_kept_num(&srv.conf, "replica-read-only"))
+        return "READONLY You can't write against a read only replica.";
     return cmd->flags & CMD_WRITE ? cmd_misconf() : NULL;
 }
 
@@ -865,6 +876,58 @@ static bool write_refused(struct conn *c, const struct cmd *cmd)
     if (!why)
         return false;
     reject(c, cmd, "%s", why);
+    return true;
+}
+
+/* A replica with replica-read-only (the default) refuses its clients'
+ * writes, as Redis does; its primary's stream is exempt (the caller). */
+static bool readonly_refused(struct conn *c, const struct cmd *cmd)
+{
+    if (!srv_replica_following())
+        return false;
+    bool writes = cmd->flags & CMD_WRITE, denyoom;
+    scr_cmd_flags(c, cmd, &writes, &denyoom);
+    if (cmd->fn == cmd_exec && (c->flags & CONN_MULTI))
+        for (size_t i = 0; i < c->mqn && !writes; i++)
+            writes = c->mq[i].cmd->flags & CMD_WRITE;
+    /* While a full sync's file loads, clients read the old data; what
+     * would change the data, the link, or the loop's state under the load
+     * waits for its end, as Redis answers while it loads. A reply then
+     * leaves before the journal's sync, which is safe for reads only. */
+    if (srv_replica_loading() &&
+        (writes || cmd->fn == cmd_replicaof || cmd->fn == cmd_slaveof || cmd->fn == cmd_debug ||
+         cmd->fn == cmd_function || cmd->fn == cmd_script || cmd->fn == cmd_save ||
+         cmd->fn == cmd_bgsave || cmd->fn == cmd_shmkv_checkpoint)) {
+        reject(c, cmd, "LOADING Redis is loading the dataset in memory");
+        return true;
+    }
+    if (!writes || !srv_conf_kept_num(&srv.conf, "replica-read-only"))
+        return false;
+    reject(c, cmd, "READONLY You can't write against a read only replica.");
+    return true;
+}
+
+/* A replica whose link is down, with replica-serve-stale-data no, refuses
+ * what Redis does not mark "stale" (everything touching data, and EXEC
+ * with such a command queued). */
+static bool stale_refused(struct conn *c, const struct cmd *cmd)
+{
+    if (!srv_replica_following() || srv_replica_link_up() ||
+        srv_conf_kept_num(&srv.conf, "replica-serve-stale-data"))
+        return false;
+    char name[64];
+    if ((cmd->flags & CMD_CONTAINER) && c->argc > 1)
+        sub_name(c, cmd, name, sizeof name);
+    else
+        snprintf(name, sizeof name, "%s", cmd->name);
+    bool ok = srv_replica_stale_ok(name);
+    if (ok && cmd->fn == cmd_exec && (c->flags & CONN_MULTI))
+        for (size_t i = 0; i < c->mqn && ok; i++)
+            ok = srv_replica_stale_ok(c->mq[i].cmd->name);
+    if (ok)
+        return false;
+    reject(c, cmd,
+           "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.");
     return true;
 }
 
@@ -943,7 +1006,10 @@ void cmd_dispatch(struct conn *c)
         reject(c, cmd, "NOAUTH Authentication required.");
         return;
     }
-    if (oom_refused(c, cmd) || write_refused(c, cmd))
+    /* The primary's stream is applied whatever the state: its writes
+     * were accepted where they were made. */
+    bool master = c->flags & CONN_MASTER;
+    if (!master && (oom_refused(c, cmd) || write_refused(c, cmd) || readonly_refused(c, cmd)))
         return;
     if ((c->flags & CONN_MONITOR) && (cmd->flags & (CMD_WRITE | CMD_READONLY))) {
         /* Redis marks a monitor as a replica, which may not. */
@@ -966,6 +1032,8 @@ void cmd_dispatch(struct conn *c)
                cmd->name, sub);
         return;
     }
+    if (!master && stale_refused(c, cmd))
+        return;
     if (scr_busy() && !allowed_busy(c, cmd)) {
         reject(c, cmd, "%s", scr_busy_error());
         return;
@@ -990,7 +1058,9 @@ void cmd_dispatch(struct conn *c)
         resp_simple(OUT(c), "QUEUED");
         return;
     }
+    master_running = master;
     cmd_call(c, cmd);
+    master_running = false;
 }
 
 /* ---- MULTI / EXEC / WATCH ---- */
@@ -1134,7 +1204,8 @@ bool cmd_timeout_arg(struct conn *c, size_t i, uint64_t *deadline)
 
 bool cmd_may_block(const struct conn *c)
 {
-    return !(c->flags & (CONN_IN_EXEC | CONN_BLOCKED));
+    /* Our primary's stream must never stall behind a parked command. */
+    return !(c->flags & (CONN_IN_EXEC | CONN_BLOCKED | CONN_MASTER));
 }
 
 /* What a pop that found nothing does: a blocking one parks when it may,

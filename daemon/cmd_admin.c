@@ -8,6 +8,7 @@
 #include "scr.h"
 #include "srv_rdb.h"
 #include "srv_repl.h"
+#include "srv_replica.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -407,6 +408,10 @@ void cmd_replconf(struct conn *c)
         cmd_reply_syntax(c);
         return;
     }
+    if ((c->flags & CONN_MASTER) && c->argc == 3 && cmd_arg_is(c, 1, "getack")) {
+        srv_replica_getack(c); /* our primary asks how far we are: ACK after this command */
+        return;
+    }
     for (size_t i = 1; i < c->argc; i += 2) {
         int64_t v;
         if (cmd_arg_is(c, i, "listening-port")) {
@@ -458,6 +463,10 @@ void cmd_psync(struct conn *c)
 /* ROLE: as a primary, its offset and each replica's. */
 void cmd_role(struct conn *c)
 {
+    if (srv_replica_following()) {
+        srv_replica_role(c);
+        return;
+    }
     srv_repl_role(c);
 }
 

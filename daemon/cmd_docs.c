@@ -599,6 +599,10 @@ static const struct doc DOCS[] = {
       "Cumulative histograms of the commands' durations", "[command...]")
     D("latency|help", "2.8.13", "O(1)", "Describe the LATENCY subcommands", "")
     D("monitor", "1.0.0", "O(1)", "Stream every command the server runs", "")
+    D("replicaof", "5.0.0", "O(1)", "Follow another server as its replica, or stop following",
+      "((host port@i)#host-port|(NO ONE)#no-one)#args")
+    DEP("slaveof", "1.0.0", "O(1)", "Follow another server as its replica, or stop following",
+        "((host port@i)#host-port|(NO ONE)#no-one)#args", "5.0.0", "`REPLICAOF`")
     D("role", "2.8.12", "O(1)", "Return the role of the instance in the context of replication",
       "")
     D("debug", "1.0.0", "Depends on the subcommand",

@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include "kv_mem.h"
+#include "srv_repl.h"
+#include "srv_replica.h"
 #include <jemalloc/jemalloc.h>
 #include <sys/resource.h>
 #include <sys/time.h>
@@ -338,6 +340,7 @@ void cmd_info(struct conn *c)
     if (want_section(c, "replication", true)) {
         SECTION("Replication");
         INFO("role:%s\r\n", srv_repl_following() ? "slave" : "master");
+        srv_replica_info(&b); /* a replica's lines, before the primary's */
         srv_repl_info(&b);
     }
     if (want_section(c, "cpu", true)) {

@@ -432,7 +432,7 @@ static bool noscript(const char *name)
         "subscribe", "psubscribe", "ssubscribe", "unsubscribe", "punsubscribe", "sunsubscribe",
         "blpop", "brpop", "blmove", "brpoplpush", "bzpopmin", "bzpopmax", "wait", "monitor",
         "hello", "auth", "quit", "reset", "client", "config", "latency", "module", "debug", "save",
-        "bgsave", "shutdown", "role", "cluster|reset", "fcall", "fcall_ro",
+        "bgsave", "shutdown", "role", "cluster|reset", "fcall", "fcall_ro", "replicaof", "slaveof",
         /* of SCRIPT and FUNCTION, all but HELP */
         "script|load", "script|exists", "script|flush", "script|kill", "script|debug",
         "function|load", "function|delete", "function|flush", "function|list", "function|dump",

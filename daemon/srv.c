@@ -36,6 +36,7 @@
 #include "scr.h"
 #include "srv_rdb.h"
 #include "srv_repl.h"
+#include "srv_replica.h"
 #include "kv_mem.h"
 
 struct srv srv;
@@ -78,7 +79,9 @@ void srv_log(int level, const char *fmt, ...)
     size_t n = strftime(when, sizeof when, "%d %b %Y %H:%M:%S", &tm);
     snprintf(when + n, sizeof when - n, ".%03ld", ts.tv_nsec / 1000000);
     static const char marks[] = ".-*#";
-    fprintf(f, "%d:M %s %c %s\n", (int)getpid(), when, marks[level & 3], msg);
+    /* The role, as Redis marks it: M a primary, S a replica. */
+    fprintf(f, "%d:%c %s %c %s\n", (int)getpid(), srv_replica_following() ? 'S' : 'M', when,
+            marks[level & 3], msg);
     if (f == stdout)
         fflush(f);
     else
@@ -286,6 +289,37 @@ static void conn_accept(int lfd, bool unix_sock)
     }
 }
 
+struct conn *srv_conn_adopt(int fd, uint32_t flags)
+{
+    struct conn *c = kv_xmalloc(sizeof *c);
+    memset(c, 0, sizeof *c);
+    c->fd = fd;
+    c->id = ++srv.next_id;
+    c->db = srv_dbmap[0];
+    c->proto = 2;
+    c->flags = flags;
+    c->ctime_ms = c->last_ms = srv_mstime();
+    resp_buf_init(&c->in);
+    resp_buf_init(&c->out);
+    resp_req_init(&c->req);
+    struct sockaddr_storage sa;
+    socklen_t sl = sizeof sa;
+    if (getpeername(fd, (struct sockaddr *)&sa, &sl) == 0)
+        sockaddr_str(&sa, c->addr, sizeof c->addr, false);
+    sl = sizeof sa;
+    if (getsockname(fd, (struct sockaddr *)&sa, &sl) == 0)
+        sockaddr_str(&sa, c->laddr, sizeof c->laddr, false);
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
+    epoll_ctl(srv.epfd, EPOLL_CTL_ADD, fd, &ev);
+    c->next = srv.clients;
+    if (srv.clients)
+        srv.clients->prev = c;
+    srv.clients = c;
+    srv.nclients++;
+    srv.stats.connections++;
+    return c;
+}
+
 static int busy_depth; /* >0: srv_events_while_busy is handling events */
 
 /* Clients whose replies wait to be written at the end of the iteration. */
@@ -418,6 +452,8 @@ void conn_free(struct conn *c)
         srv_close_async(c);
         return;
     }
+    if (c->flags & CONN_MASTER)
+        srv_replica_conn_gone(c);
     cmd_conn_release(c);
     srv_repl_conn_gone(c);
     srv_cache_release(c);
@@ -772,7 +808,8 @@ static void conn_process(struct conn *c)
         if (st == RESP_AGAIN)
             break;
         if (st == RESP_PROTO) {
-            resp_error(&c->out, err);
+            if (!(c->flags & CONN_MASTER)) /* our primary gets no replies: it is closed */
+                resp_error(&c->out, err);
             c->flags |= CONN_CLOSE_AFTER_REPLY;
             srv_log(LOG_VERBOSE, "Protocol error (%s) from client: id=%llu addr=%s", err,
                     (unsigned long long)c->id, c->addr);
@@ -797,7 +834,10 @@ static void conn_process(struct conn *c)
                 resp_req_reset(&c->req);
                 break;
             }
-            cmd_reply_settle(c, before); /* reads c's argv */
+            if (c->flags & CONN_MASTER) /* the stream: no replies, the bytes passed on */
+                srv_replica_applied(c, before, data, c->req.pos);
+            else
+                cmd_reply_settle(c, before); /* reads c's argv */
             cmd_serve_ready();
             c->argc = 0;
         }
@@ -845,6 +885,14 @@ static void conn_read(struct conn *c)
         conn_free(c); /* EOF or error: a client that vanishes mid-command loses nothing */
         return;
     }
+    conn_process(c);
+}
+
+void srv_conn_feed(struct conn *c, const char *p, size_t n)
+{
+    if (!n)
+        return;
+    resp_buf_append(&c->in, p, n);
     conn_process(c);
 }
 
@@ -1046,7 +1094,8 @@ static void cron(void)
             conn_free(c);
             continue;
         }
-        if (srv.conf.timeout && !(c->flags & (CONN_BLOCKED | CONN_PAUSED | CONN_REPLICA)) &&
+        if (srv.conf.timeout &&
+            !(c->flags & (CONN_BLOCKED | CONN_PAUSED | CONN_REPLICA | CONN_MASTER)) &&
             now - c->last_ms > (uint64_t)srv.conf.timeout * 1000) {
             srv_log(LOG_VERBOSE, "Closing idle client id=%llu", (unsigned long long)c->id);
             conn_free(c);
@@ -1054,12 +1103,14 @@ static void cron(void)
     }
     cmd_blocked_cron(now);
     srv_repl_cron(now);
+    srv_replica_cron(now);
     cmd_bgsave_cron();
     cmd_tracking_cron((size_t)srv.conf.tracking_table_max_keys);
     disk_check();
     /* A pause keeps the data as it is, as Redis's does; DEBUG
-     * SET-ACTIVE-EXPIRE 0 leaves expired keys for reads to skip. */
-    if (!srv.pause_type && !srv.active_expire_off)
+     * SET-ACTIVE-EXPIRE 0 leaves expired keys for reads to skip; so does
+     * a replica, whose primary's DELs remove them. */
+    if (!srv.pause_type && !srv.active_expire_off && !srv_replica_following())
         active_expire();
     /* The counts take in what the flusher resolved (no reads): the key
      * filter's rebuild and RANDOMKEY's empty-db test read them as they are. */
@@ -1278,6 +1329,7 @@ int srv_main(void)
     srv_log(LOG_NOTICE, "shmkvd %s (Redis %s compatible) ready, port %d, data in %s", SHMKV_VERSION,
             SRV_VERSION, srv.conf.port, srv.conf.dir);
     srv.stats.used_memory_startup = srv.stats.used_memory_peak = allocated_now();
+    srv_replica_start(); /* the replicaof directive */
     srv_os_ready();
 
     uint64_t next_cron = srv_mstime();
@@ -1303,6 +1355,8 @@ int srv_main(void)
                 continue;
             }
             struct conn *c = evs[i].data.ptr;
+            if ((c->flags & CONN_MASTER) && srv_replica_event(c, evs[i].events))
+                continue; /* the link to our primary, not yet a client */
             if (evs[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP)) {
                 conn_read(c); /* may free c: it is not used after */
                 continue;
@@ -1358,6 +1412,8 @@ fail:
     rc = 1;
 out:
     srv_io_stop();
+    if (srv.epfd >= 0)
+        srv_replica_stop();
     while (srv.clients)
         conn_free(srv.clients);
     for (int i = 0; i < srv.nlfd; i++)

@@ -269,6 +269,16 @@ const char *srv_conf_kept(const struct srv_conf *c, const char *name)
     return *inert_value(c, p);
 }
 
+void srv_conf_set_replicaof(struct srv_conf *c, const char *host, int port)
+{
+    char **slot = inert_value(c, find("replicaof", 9));
+    char v[512] = "";
+    if (host)
+        snprintf(v, sizeof v, "%s %d", host, port);
+    free(*slot);
+    *slot = xstrdup(v);
+}
+
 int64_t srv_conf_kept_num(const struct srv_conf *c, const char *name)
 {
     const char *v = srv_conf_kept(c, name);

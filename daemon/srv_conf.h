@@ -30,6 +30,10 @@ const char *srv_conf_kept(const struct srv_conf *c, const char *name);
  * 1 for yes and 0 for no; 0 for a name not kept. */
 int64_t srv_conf_kept_num(const struct srv_conf *c, const char *name);
 
+/* REPLICAOF's effect on the kept replicaof value (CONFIG GET, CONFIG
+ * REWRITE): "host port", or none for host NULL (REPLICAOF NO ONE). */
+void srv_conf_set_replicaof(struct srv_conf *c, const char *host, int port);
+
 /* Names, in one log line, the Redis directives the file or the command
  * line set that shmkvd keeps without applying them (srv_conf_redis.h). */
 void srv_conf_report_inert(const struct srv_conf *c);

@@ -106,6 +106,14 @@ int srv_dbmap_swap(const char *dir, unsigned a, unsigned b)
     return rc;
 }
 
+int srv_dbmap_set(const char *dir, const uint8_t *map)
+{
+    int rc = write_map(dir, map);
+    if (rc == 0)
+        set_map(map);
+    return rc;
+}
+
 int srv_dbmap_save_to(const char *folder)
 {
     return write_map(folder, srv_dbmap);

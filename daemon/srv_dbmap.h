@@ -29,6 +29,11 @@ int srv_dbmap_load(const char *dir, char *err, size_t errlen);
 /* Swaps logical databases a and b, durably: the file first, then the map.
  * 0, or -errno with nothing changed. */
 int srv_dbmap_swap(const char *dir, unsigned a, unsigned b);
+/* Replaces the whole map with map (a permutation of 0..255), durably, in
+ * one write: a replica's switch to the databases its full
+ * synchronization loaded (srv_replica.c). 0, or -errno with nothing
+ * changed. */
+int srv_dbmap_set(const char *dir, const uint8_t *map);
 /* Writes the current map into folder (a checkpoint), synced. 0 or -errno. */
 int srv_dbmap_save_to(const char *folder);
 

@@ -615,3 +615,96 @@ int srv_rdb_import(const char *path, char *err, size_t errlen)
             (unsigned long long)im.libraries, (unsigned long long)(srv_mstime() - t0));
     return 0;
 }
+
+/* ---- a replica's full synchronization ---- */
+
+struct load_into {
+    void (*tick)(void *arg);
+    void *tick_arg;
+    const uint8_t *phys;
+    struct db_vec *libs;
+    uint64_t keys;
+    char *err;
+    size_t errlen;
+};
+
+static int load_into_key(void *arg, unsigned db, const char *k, size_t kn, const struct db_value *v)
+{
+    struct load_into *li = arg;
+    if (db >= (unsigned)srv.conf.databases) {
+        snprintf(li->err, li->errlen, "a key of database %u, past databases %d", db,
+                 srv.conf.databases);
+        return -1;
+    }
+    /* A key past its expiry stays, as on a Redis replica: the primary
+     * deletes it, and its DEL will come through the stream. Reads skip it
+     * meanwhile. */
+    int rc = db_restore(srv.db, li->phys[db], k, kn, v, 1);
+    if (rc < 0) {
+        snprintf(li->err, li->errlen, "storing key '%.*s': %s %s", (int)(kn < 64 ? kn : 64), k,
+                 kv_strerror(rc), stor_errmsg());
+        return -1;
+    }
+    /* The journal's sync point every so many keys, as the loop's would
+     * be: the record sets waiting for it do not pile up in memory. */
+    if (++li->keys % 1024 == 0 && (rc = stor_sync(srv.stor)) != 0) {
+        snprintf(li->err, li->errlen, "writing the journal: %s", kv_strerror(rc));
+        return -1;
+    }
+    if (li->keys % 64 == 0 && li->tick)
+        li->tick(li->tick_arg);
+    return 0;
+}
+
+static int load_into_library(void *arg, const char *code, size_t n)
+{
+    struct load_into *li = arg;
+    db_vec_push(li->libs, code, n, 0);
+    return 0;
+}
+
+int srv_rdb_load_into(const char *path, const uint8_t *phys, struct db_vec *libs,
+                      void (*tick)(void *arg), void *tick_arg, uint64_t *keys, char *err,
+                      size_t errlen)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    size_t n = (size_t)st.st_size;
+    const char *p = n ? mmap(NULL, n, PROT_READ, MAP_PRIVATE, fd, 0) : "";
+    close(fd);
+    if (p == MAP_FAILED) {
+        snprintf(err, errlen, "cannot map %s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (n)
+        madvise((void *)p, n, MADV_SEQUENTIAL);
+    struct load_into li = {.tick = tick,
+                           .tick_arg = tick_arg,
+                           .phys = phys,
+                           .libs = libs,
+                           .err = err,
+                           .errlen = errlen};
+    struct rdb_file_cb cb = {.arg = &li, .key = load_into_key, .library = load_into_library};
+    size_t where = 0;
+    *err = '\0';
+    int rc = rdb_file_read(p, n, &cb, &where);
+    if (n)
+        munmap((void *)p, n);
+    if (rc == RDB_EVERSION)
+        snprintf(err, errlen, "not an RDB file of version 10 or older, or its checksum is wrong");
+    else if (rc == RDB_EFORMAT)
+        snprintf(err, errlen,
+                 "at byte %zu of %zu: what is there shmkvd does not keep (a stream, a module's "
+                 "data) or cannot read (the file is damaged or cut short)",
+                 where, n);
+    *keys = li.keys;
+    if (rc == 0 && (rc = stor_sync(srv.stor)) != 0)
+        snprintf(err, errlen, "writing the journal: %s", kv_strerror(rc));
+    return rc ? -1 : 0;
+}

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "db.h"
 #include "resp.h"
 
 /* SAVE: the whole file into dir/dbfilename, written as temp-<pid>.rdb,
@@ -68,5 +69,20 @@ void srv_rdb_sweep(const char *dir);
  * memory holds one value at most. 0, or -1 with why in err (nothing is
  * undone: the data set then holds what came before the fault). */
 int srv_rdb_import(const char *path, char *err, size_t errlen);
+
+/* A replica's full synchronization (srv_replica.c): loads the RDB file at
+ * path, each key of database l (the number clients select) into physical
+ * database phys[l], which the caller emptied, through RESTORE's path;
+ * keys whose expiry passed are kept, as a Redis replica keeps them (its
+ * primary's DEL follows). FUNCTION's libraries are not loaded but pushed,
+ * as their code, onto libs (inited by the caller, who destroys it). Reads
+ * the file mapped, one key at a time; makes the journal's sync point
+ * every 1024 keys, and calls tick(tick_arg), if not NULL, every 64 keys
+ * (between two keys: no record set open). 0 with the keys stored in
+ * *keys, or -1 with why in err (what was stored stays, for the caller to
+ * drop). */
+int srv_rdb_load_into(const char *path, const uint8_t *phys, struct db_vec *libs,
+                      void (*tick)(void *arg), void *tick_arg, uint64_t *keys, char *err,
+                      size_t errlen);
 
 #endif
