@@ -643,9 +643,16 @@ void cmd_call(struct conn *c, const struct cmd *cmd)
         db_group_begin(srv.db);
     uint64_t dirty0 = srv.stats.dirty;
     cmd_repl_begin();
+    /* The primary's commands see keys as present until its DEL comes,
+     * whatever this replica's clock says (Redis's replicas do the same). */
+    bool from_primary = (c->flags & CONN_MASTER) && !call_depth;
+    if (from_primary)
+        db_pause_expiry(srv.db, true);
     call_depth++;
     cmd->fn(c);
     call_depth--;
+    if (from_primary)
+        db_pause_expiry(srv.db, false);
     if (stream)
         cmd_repl_after(c, cmd, srv.stats.dirty != dirty0);
     if (group)

@@ -405,6 +405,7 @@ static void *job_main(void *arg)
         return NULL;
     }
     rc = job_write(j);
+    stor_thread_end();
     rm_tree(j->ckpt);
     atomic_store(&j->phase, rc ? J_FAILED : J_DONE);
     return NULL;

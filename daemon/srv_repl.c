@@ -209,6 +209,8 @@ void srv_repl_promote(void)
     R.second_off = (int64_t)R.off + 1;
     srv_random_hex(R.id);
     R.seldb = -1;
+    /* They learn the new ID by reconnecting: a partial resync. */
+    drop_replicas("this server was promoted: its ID changed");
 }
 
 int srv_repl_save(const char *dir)

@@ -59,7 +59,8 @@ void srv_repl_new_id(void);
 /* Promotion (REPLICAOF NO ONE, FAILOVER): the current ID becomes the
  * second one, valid for offsets up to the current one, and a new random
  * ID is taken, as Redis's PSYNC2 does, so that the old primary's other
- * replicas can continue from us. */
+ * replicas can continue from us. Our own replicas are dropped: they
+ * reconnect and continue under the new ID. */
 void srv_repl_promote(void);
 
 /* Whether the daemon follows a primary; srv_replica.c says so. While it

@@ -12,7 +12,7 @@ set -euo pipefail
 PKGS=(build-essential cmake pkg-config clang-format
       librocksdb-dev libck-dev libjemalloc-dev libhiredis-dev libcmocka-dev
       libsnappy-dev zlib1g-dev libbz2-dev liblz4-dev libzstd-dev
-      redis-server redis-tools gnuplot-nox
+      redis-server redis-tools redis-sentinel gnuplot-nox
       dpkg-dev file debootstrap systemd
       liblua5.1-0-dev lua-cjson-dev lua-bitop-dev
       python3-redis prometheus-redis-exporter)

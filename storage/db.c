@@ -163,6 +163,11 @@ void db_track_seen_expired(struct db *d, struct db_vec *seen)
     d->seen_expired = seen;
 }
 
+void db_pause_expiry(struct db *d, bool on)
+{
+    d->expiry_paused = on;
+}
+
 void db_group_begin(struct db *d)
 {
     stor_group_begin(d->s);

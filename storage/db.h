@@ -159,6 +159,12 @@ void db_track_events(struct db *d, struct db_vec *created, struct db_vec *expire
  * for the keys a command's result may depend on (a blind overwrite, which
  * reads nothing, needs none). */
 void db_track_seen_expired(struct db *d, struct db_vec *seen);
+/* While on, no key counts as expired to the operations (reads of keys,
+ * writes that read them, EXPIRE and GETEX with a time already past,
+ * which set it instead of deleting): a replica applying its primary's
+ * commands sees keys as present until the primary's DEL, as Redis's
+ * replicas do, whatever its own clock says. */
+void db_pause_expiry(struct db *d, bool on);
 /* A script's or a transaction's commits: those between db_group_begin and
  * the matching db_group_end survive a crash all together or not at all
  * (stor_group_begin; they nest). The caller sends no reply in between:

@@ -398,7 +398,7 @@ static bool meta_write(const struct stor_op *op)
  * writes its destination). */
 void db_note_keys(struct db *d, const struct stor_batch *b)
 {
-    uint64_t now = stor_now_ms();
+    uint64_t now = db_expiry_clock(d);
     size_t cap = 16;
     while (cap < 2 * b->nops)
         cap *= 2;

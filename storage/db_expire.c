@@ -121,7 +121,7 @@ int db_expire(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t
         goto out;
     if ((flags & DB_EXP_LT) && cur && when_ms >= cur)
         goto out;
-    bool gone = when_ms <= stor_now_ms();
+    bool gone = when_ms <= db_expiry_clock(d);
     if (gone) {
         kc_del_meta(d, &kc);
     } else {

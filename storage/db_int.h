@@ -222,6 +222,7 @@ struct db {
     /* Where keyspace events' facts go (db_track_events): NULL, not asked. */
     struct db_vec *created, *expired;
     struct db_vec *seen_expired; /* db_track_seen_expired */
+    bool expiry_paused;          /* db_pause_expiry */
     /* Meta records in each db, and how many of them carry an expiry:
      * counted by one scan in db_init, then kept by every commit. A key
      * counts until its record is deleted, expired or not, as Redis counts
@@ -626,5 +627,12 @@ void db_note_prior(struct db *d, uint64_t exp);
 /* [db|0000, db|4000): every record of one database in every column
  * family, as range bounds. */
 void db_range(unsigned dbi, char lo[3], char hi[3]);
+
+/* The time expiries are checked against: 0, before every expiry, while
+ * db_pause_expiry is on. */
+static inline uint64_t db_expiry_clock(const struct db *d)
+{
+    return d->expiry_paused ? 0 : stor_now_ms();
+}
 
 #endif

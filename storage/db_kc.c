@@ -93,7 +93,7 @@ static int kc_read(struct db *d, struct db_kc *kc, unsigned dbi, const char *key
     rc = enc_meta_value_decode(kc->raw, kc->rawn, &kc->m);
     if (rc)
         return rc;
-    if (kc->m.expire_ms && kc->m.expire_ms <= stor_now_ms()) {
+    if (kc->m.expire_ms && kc->m.expire_ms <= db_expiry_clock(d)) {
         memset(&kc->m, 0, sizeof kc->m); /* expired reads as absent */
         if (d->seen_expired)
             db_vec_push(d->seen_expired, key, klen, dbi);

@@ -55,7 +55,7 @@ int db_metas(struct db *d, unsigned dbi, const struct db_str *keys, size_t n, si
     struct db_buf buf;
     int rc = 0;
     dbb_init(&buf);
-    uint64_t now = stor_now_ms();
+    uint64_t now = db_expiry_clock(d);
     for (size_t at = 0; at < n; at += DB_MANY) {
         size_t m = n - at < DB_MANY ? n - at : DB_MANY;
         meta_keys(&buf, dbi, keys + at, m, &r);
@@ -107,7 +107,7 @@ int db_del_many(struct db *d, unsigned dbi, const struct db_str *keys, size_t n,
     struct db_buf buf;
     int rc = 0;
     bool any = false;
-    uint64_t now = stor_now_ms();
+    uint64_t now = db_expiry_clock(d);
     db_begin(d);
     memset(deleted, 0, n);
     dbb_init(&buf);

@@ -12,7 +12,7 @@
  * it when that expiry is already past. */
 static void put_string(struct db *d, struct db_kc *kc, const char *v, size_t vn)
 {
-    if (kc->m.expire_ms && kc->m.expire_ms <= stor_now_ms()) {
+    if (kc->m.expire_ms && kc->m.expire_ms <= db_expiry_clock(d)) {
         kc_del_meta(d, kc);
         return;
     }
@@ -143,7 +143,7 @@ int db_getex(struct db *d, unsigned dbi, const char *key, size_t klen, int mode,
         goto out;
     *v = kv_xmemdup(kc.m.value, kc.m.vlen);
     *vn = kc.m.vlen;
-    if (mode == DB_GETEX_SET && expire_ms <= stor_now_ms()) {
+    if (mode == DB_GETEX_SET && expire_ms <= db_expiry_clock(d)) {
         kc_del_meta(d, &kc); /* a time already past deletes the key, as in Redis */
         rc = 2;
     } else if (mode == DB_GETEX_SET || (mode == DB_GETEX_PERSIST && kc.m.expire_ms)) {

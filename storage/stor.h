@@ -381,6 +381,10 @@ struct stor_it *stor_it_create_snap(struct stor_snap *sn);
  * operations a little; stor_thread_quiet() leaves it off). */
 void stor_skips_watch(bool on);
 uint64_t stor_skips(void);
+/* A thread that read storage (a store of its own, opened on a
+ * checkpoint) and is about to exit: frees what reads kept for the thread
+ * (its perf context). */
+void stor_thread_end(void);
 /* How many of cf's records wait in the write-back overlay for the order
  * that a walk needs (0 without write-back). A walk orders those of the
  * bands its range spans (wb_ov.h): a walk over a few slots, a few

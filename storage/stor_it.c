@@ -170,6 +170,14 @@ void stor_skips_watch(bool on)
     rocksdb_set_perf_level(on ? rocksdb_enable_count : rocksdb_disable);
 }
 
+void stor_thread_end(void)
+{
+    if (perf)
+        rocksdb_perfcontext_destroy(perf);
+    perf = NULL;
+    skips_on = false;
+}
+
 uint64_t stor_moves(void)
 {
     return it_moves;
