@@ -282,7 +282,7 @@ void cmd_shmkv_checkpoint(struct conn *c)
 static struct {
     struct srv_rdb_job *job;
     char tmp[4200];
-    uint64_t dirty, started_ms;
+    uint64_t dirty, started_ms, moment_s;
     bool failed;
 } bg;
 
@@ -305,9 +305,8 @@ void cmd_bgsave(struct conn *c)
     }
     char err[9000];
     snprintf(bg.tmp, sizeof bg.tmp, "%s/temp-bg-%d.rdb", srv.conf.dir, (int)getpid());
-    bg.dirty = srv.stats.dirty;
     bg.started_ms = srv_mstime();
-    bg.job = srv_rdb_job_start(bg.tmp, NULL, 0, err, sizeof err);
+    bg.job = srv_rdb_job_start(bg.tmp, err, sizeof err);
     if (!bg.job) {
         srv_log(LOG_WARNING, "Can't save in background: %s", err);
         bg.failed = true;
@@ -322,8 +321,14 @@ void cmd_bgsave_cron(void)
 {
     char err[9000];
     uint64_t bytes;
-    int st = bg.job ? srv_rdb_job_poll(bg.job, err, sizeof err, &bytes) : 0;
-    if (!st)
+    int st = bg.job ? srv_rdb_job_poll(bg.job, err, sizeof err, &bytes) : SRV_RDB_JOB_BUSY;
+    if (st == SRV_RDB_JOB_READY) { /* the file's moment */
+        bg.dirty = srv.stats.dirty;
+        bg.moment_s = srv_mstime() / 1000;
+        srv_rdb_job_checkpoint(bg.job, NULL, 0, err, sizeof err); /* a failure: the next poll */
+        return;
+    }
+    if (st == SRV_RDB_JOB_BUSY)
         return;
     srv_rdb_job_free(bg.job);
     bg.job = NULL;
@@ -344,7 +349,7 @@ void cmd_bgsave_cron(void)
         fsync(dfd);
         close(dfd);
     }
-    srv.lastsave_s = bg.started_ms / 1000;
+    srv.lastsave_s = bg.moment_s;
     srv.stats.saves++;
     srv.stats.dirty_at_save = bg.dirty;
     srv.stats.last_save_ms = (int64_t)(srv_mstime() - bg.started_ms);

@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,7 +54,7 @@ struct source {
     size_t used_mem;
     const char *replid; /* a replica's full sync: repl-id and repl-offset too */
     uint64_t repl_offset;
-    const volatile int *stop; /* set: give up between keys (NULL: never) */
+    const atomic_int *stop; /* set: give up between keys (NULL: never) */
 };
 
 struct sink {
@@ -159,7 +160,7 @@ static int put_db(struct sink *s, unsigned logical, unsigned phys)
         cur = next;
         curn = nextn;
         for (size_t i = 0; rc == 0 && i < names.n; i++) {
-            if (s->src->stop && *s->src->stop) {
+            if (s->src->stop && atomic_load(s->src->stop)) {
                 rc = KV_EINVAL; /* stopped */
                 break;
             }
@@ -291,6 +292,11 @@ static int write_all(struct sink *s_)
 
 /* ---- files made by a thread ---- */
 
+/* A job's phases: the thread flushes the memtables (FLUSHING), the loop
+ * then makes the checkpoint (READY: srv_rdb_job_checkpoint), the thread
+ * writes the file (WRITING), and it ends DONE or FAILED. */
+enum { J_FLUSHING, J_READY, J_WRITING, J_DONE, J_FAILED };
+
 struct srv_rdb_job {
     pthread_t th;
     char ckpt[4200], path[4200];
@@ -298,8 +304,9 @@ struct srv_rdb_job {
     struct source src;
     uint8_t dbmap[SRV_DBMAP_N];
     struct db_vec libs;
-    volatile int stop;
-    atomic_int state; /* 0: running; 1: done; -1: failed */
+    atomic_int stop;
+    atomic_int phase;
+    sem_t go; /* the loop made the checkpoint (or gave up: stop) */
     char err[9000];
     uint64_t bytes, t0;
 };
@@ -320,9 +327,9 @@ static void rm_tree(const char *dir)
     nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-static void *job_main(void *arg)
+/* The file from the checkpoint, on the job's thread. */
+static int job_write(struct srv_rdb_job *j)
 {
-    struct srv_rdb_job *j = arg;
     struct stor_opts o = {.dir = j->ckpt,
                           .block_cache_bytes = 256u << 20,
                           .write_buffer_bytes = 4u << 20,
@@ -358,7 +365,7 @@ static void *job_main(void *arg)
     sink_flush(&k);
     resp_buf_free(&buf);
     off_t size = lseek(fd, 0, SEEK_CUR);
-    if (rc && j->stop)
+    if (rc && atomic_load(&j->stop))
         snprintf(j->err, sizeof j->err, "stopped");
     else if (rc)
         snprintf(j->err, sizeof j->err, "reading the checkpoint: %s %s", kv_strerror(rc),
@@ -374,8 +381,32 @@ static void *job_main(void *arg)
 out:
     db_free(d);
     stor_close(s);
+    return rc;
+}
+
+static void *job_main(void *arg)
+{
+    struct srv_rdb_job *j = arg;
+    /* What the memtables hold goes to table files now, off the loop: the
+     * checkpoint's own flush then has only what came since. */
+    int rc = stor_flush_memtables(srv.stor);
+    if (rc) {
+        snprintf(j->err, sizeof j->err, "flushing the memtables: %s %s", kv_strerror(rc),
+                 stor_errmsg());
+        atomic_store(&j->phase, J_FAILED);
+        return NULL;
+    }
+    atomic_store(&j->phase, J_READY);
+    while (sem_wait(&j->go) != 0 && errno == EINTR)
+        ;
+    if (atomic_load(&j->stop)) { /* no checkpoint came */
+        snprintf(j->err, sizeof j->err, "stopped");
+        atomic_store(&j->phase, J_FAILED);
+        return NULL;
+    }
+    rc = job_write(j);
     rm_tree(j->ckpt);
-    atomic_store(&j->state, rc ? -1 : 1);
+    atomic_store(&j->phase, rc ? J_FAILED : J_DONE);
     return NULL;
 }
 
@@ -405,8 +436,7 @@ void srv_rdb_sweep(const char *dir)
     closedir(d);
 }
 
-struct srv_rdb_job *srv_rdb_job_start(const char *path, const char *replid, uint64_t offset,
-                                      char *err, size_t errlen)
+struct srv_rdb_job *srv_rdb_job_start(const char *path, char *err, size_t errlen)
 {
     static unsigned seq;
     struct srv_rdb_job *j = kv_xcalloc(1, sizeof *j);
@@ -414,6 +444,36 @@ struct srv_rdb_job *srv_rdb_job_start(const char *path, const char *replid, uint
     snprintf(j->path, sizeof j->path, "%s", path);
     snprintf(j->ckpt, sizeof j->ckpt, "%s/rdb-checkpoint-%d-%u", srv.conf.dir, (int)getpid(),
              seq++);
+    db_vec_init(&j->libs);
+    sem_init(&j->go, 0, 0);
+    rdb_crc64(0, "", 0); /* its table is made before the thread uses it */
+    if (pthread_create(&j->th, NULL, job_main, j) != 0) {
+        snprintf(err, errlen, "cannot start a thread: %s", strerror(errno));
+        sem_destroy(&j->go);
+        free(j);
+        return NULL;
+    }
+    return j;
+}
+
+int srv_rdb_job_poll(struct srv_rdb_job *j, char *err, size_t errlen, uint64_t *bytes)
+{
+    int ph = atomic_load(&j->phase);
+    if (ph == J_FAILED) {
+        snprintf(err, errlen, "%s", j->err);
+        return SRV_RDB_JOB_FAILED;
+    }
+    if (ph == J_DONE) {
+        *bytes = j->bytes;
+        return SRV_RDB_JOB_DONE;
+    }
+    return ph == J_READY ? SRV_RDB_JOB_READY : SRV_RDB_JOB_BUSY;
+}
+
+int srv_rdb_job_checkpoint(struct srv_rdb_job *j, const char *replid, uint64_t offset, char *err,
+                           size_t errlen)
+{
+    uint64_t t0 = srv_mstime();
     rm_tree(j->ckpt); /* a crashed run's */
     /* Every acknowledged write into RocksDB, then a checkpoint: the data
      * as of now, which the thread reads while the loop goes on. */
@@ -422,12 +482,14 @@ struct srv_rdb_job *srv_rdb_job_start(const char *path, const char *replid, uint
         rc = stor_checkpoint(srv.stor, j->ckpt);
     if (rc) {
         snprintf(err, errlen, "checkpoint %s: %s %s", j->ckpt, kv_strerror(rc), stor_errmsg());
+        snprintf(j->err, sizeof j->err, "%s", err);
         rm_tree(j->ckpt);
-        free(j);
-        return NULL;
+        atomic_store(&j->stop, 1);
+        sem_post(&j->go);
+        return -1;
     }
     srv_log(LOG_NOTICE, "Checkpoint %s made in %llu ms for an RDB file", j->ckpt,
-            (unsigned long long)(srv_mstime() - j->t0));
+            (unsigned long long)(srv_mstime() - t0));
     source_now(&j->src, &j->libs);
     memcpy(j->dbmap, srv_dbmap, sizeof j->dbmap);
     j->src.dbmap = j->dbmap;
@@ -438,25 +500,9 @@ struct srv_rdb_job *srv_rdb_job_start(const char *path, const char *replid, uint
         j->src.replid = j->replid;
         j->src.repl_offset = offset;
     }
-    rdb_crc64(0, "", 0); /* its table is made before the thread uses it */
-    if (pthread_create(&j->th, NULL, job_main, j) != 0) {
-        snprintf(err, errlen, "cannot start a thread: %s", strerror(errno));
-        rm_tree(j->ckpt);
-        db_vec_destroy(&j->libs);
-        free(j);
-        return NULL;
-    }
-    return j;
-}
-
-int srv_rdb_job_poll(struct srv_rdb_job *j, char *err, size_t errlen, uint64_t *bytes)
-{
-    int st = atomic_load(&j->state);
-    if (st < 0)
-        snprintf(err, errlen, "%s", j->err);
-    if (st)
-        *bytes = j->bytes;
-    return st;
+    atomic_store(&j->phase, J_WRITING);
+    sem_post(&j->go);
+    return 0;
 }
 
 uint64_t srv_rdb_job_started(const struct srv_rdb_job *j)
@@ -468,10 +514,14 @@ void srv_rdb_job_free(struct srv_rdb_job *j)
 {
     if (!j)
         return;
-    j->stop = 1;
+    atomic_store(&j->stop, 1);
+    if (atomic_load(&j->phase) <= J_READY)
+        sem_post(&j->go); /* a thread waiting for a checkpoint that will not come */
     pthread_join(j->th, NULL);
-    if (atomic_load(&j->state) < 0)
+    if (atomic_load(&j->phase) == J_FAILED)
         unlink(j->path);
+    rm_tree(j->ckpt);
+    sem_destroy(&j->go);
     db_vec_destroy(&j->libs);
     free(j);
 }

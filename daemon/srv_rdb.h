@@ -26,20 +26,30 @@
  * size in *bytes, or -1 with why in err (the temporary file removed). */
 int srv_rdb_save(char *err, size_t errlen, uint64_t *bytes);
 
-/* A file made by a thread while the loop goes on: write-back is drained
- * into RocksDB and a checkpoint made (on the loop: the data as of now,
- * and its cost), then the thread opens the checkpoint as a store of its
- * own and writes the file into path, synced; the checkpoint is removed
- * once it is done. For a replica's full sync, replid names the
- * replication history the file is a point of, at offset (repl-id and
- * repl-offset); NULL for a backup. NULL, with why
- * in err, when it cannot start. */
+/* A file made by a thread while the loop goes on. The thread first
+ * flushes RocksDB's memtables (srv_rdb_job_poll then says READY); the
+ * loop then calls srv_rdb_job_checkpoint, which drains write-back into
+ * RocksDB and makes a checkpoint: the data as of that moment, and the
+ * loop's only pause (short: the memtables were just flushed). The thread
+ * opens the checkpoint as a store of its own, writes the file into path,
+ * synced, and removes the checkpoint. NULL, with why in err, when it
+ * cannot start. */
 struct srv_rdb_job;
-struct srv_rdb_job *srv_rdb_job_start(const char *path, const char *replid, uint64_t offset,
-                                      char *err, size_t errlen);
-/* 0 while it runs; 1 once the file is whole (its size in *bytes); -1 when
- * it failed, why in err (the file removed). Never blocks. */
+struct srv_rdb_job *srv_rdb_job_start(const char *path, char *err, size_t errlen);
+enum {
+    SRV_RDB_JOB_FAILED = -1, /* why in err; the file removed */
+    SRV_RDB_JOB_BUSY = 0,
+    SRV_RDB_JOB_DONE = 1,  /* the file is whole: its size in *bytes */
+    SRV_RDB_JOB_READY = 2, /* waiting for srv_rdb_job_checkpoint */
+};
+/* Where the job is; never blocks. */
 int srv_rdb_job_poll(struct srv_rdb_job *j, char *err, size_t errlen, uint64_t *bytes);
+/* On READY: the file's moment. For a replica's full sync, replid names
+ * the replication history the file is a point of, at offset (its
+ * repl-id and repl-offset fields); NULL for a backup. 0, or -1 with why
+ * in err (the job then fails). */
+int srv_rdb_job_checkpoint(struct srv_rdb_job *j, const char *replid, uint64_t offset, char *err,
+                           size_t errlen);
 /* When it started (ms), for the logs. */
 uint64_t srv_rdb_job_started(const struct srv_rdb_job *j);
 /* Stops it if it still runs (between keys), waits for the thread, and

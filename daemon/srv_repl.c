@@ -34,11 +34,13 @@
 #define BACKLOG_MIN 16384
 
 /* A replica's way through a full sync: it waits for the next file job
- * (NEXT), for the running one (WAIT), gets the file (SEND), then the
- * stream (ONLINE). Until ONLINE, the stream made since the file's moment
- * gathers in pend. */
-enum { R_NEXT, R_WAIT, R_SEND, R_ONLINE };
-static const char *const state_names[] = {"wait_bgsave", "wait_bgsave", "send_bulk", "online"};
+ * (NEXT: the running one's moment has passed), for the running job's
+ * moment (WAIT), for its file (FILE: +FULLRESYNC sent), gets the file
+ * (SEND), then the stream (ONLINE). From FILE on, the stream made since
+ * the file's moment gathers in pend until ONLINE. */
+enum { R_NEXT, R_WAIT, R_FILE, R_SEND, R_ONLINE };
+static const char *const state_names[] = {"wait_bgsave", "wait_bgsave", "wait_bgsave", "send_bulk",
+                                          "online"};
 
 struct srv_repl_peer {
     bool replica;  /* past SYNC/PSYNC */
@@ -83,7 +85,7 @@ static struct {
     uint64_t ping_ms;        /* the last PING into the stream */
     unsigned good;           /* replicas acknowledging within min-replicas-max-lag */
     struct srv_rdb_job *job; /* the file for full syncs being made */
-    uint64_t job_off;        /* the offset it is the data set of */
+    bool job_moment;         /* its checkpoint is made: later replicas wait for the next */
     char job_path[4200];
     unsigned job_seq;
     uint64_t sync_full, sync_ok, sync_err;
@@ -283,7 +285,7 @@ static void feed(const char *p, size_t n)
         if (c->flags & (CONN_CLOSE_ASAP | CONN_CLOSE_AFTER_REPLY))
             continue;
         struct srv_repl_peer *rp = c->repl;
-        if (rp->state == R_NEXT || rp->rdb_only)
+        if (rp->state <= R_WAIT || rp->rdb_only)
             continue; /* its file's moment is still to come, or it takes no stream */
         struct resp_buf *to = rp->state == R_ONLINE ? &c->out : &rp->pend;
         resp_buf_append(to, p, n);
@@ -513,32 +515,58 @@ static bool try_partial(struct conn *c, const struct db_str *id, const struct db
     return true;
 }
 
-/* Starts the file job for the replicas that wait for the next one: each
- * gets +FULLRESYNC with the file's offset now. */
+/* Drops a replica whose full sync cannot go on; it retries, as after any
+ * failed sync. */
+static void sync_failed(struct conn *c, const char *why)
+{
+    srv_log(LOG_WARNING, "Cannot make an RDB file for replica %s: %s", c->addr, why);
+    srv_close_async(c);
+    forget(c);
+}
+
+/* Starts a file job for the replicas waiting for the next one. */
 static void job_start(void)
 {
-    srv_repl_flush(); /* nothing half-queued may straddle the file's moment */
     snprintf(R.job_path, sizeof R.job_path, "%s/temp-repl-%d-%u.rdb", srv.conf.dir, (int)getpid(),
              R.job_seq++);
     char err[9000];
-    R.job = srv_rdb_job_start(R.job_path, R.id, R.off, err, sizeof err);
+    R.job = srv_rdb_job_start(R.job_path, err, sizeof err);
+    R.job_moment = false;
     for (size_t i = 0; i < R.nreplicas; i++) {
         struct conn *c = R.replicas[i];
         if (c->repl->state != R_NEXT)
             continue;
-        if (!R.job) {
-            srv_log(LOG_WARNING, "Cannot make an RDB file for replica %s: %s", c->addr, err);
-            srv_close_async(c); /* it retries, as after any failed sync */
-            forget(c);
+        if (R.job) {
+            c->repl->state = R_WAIT;
+        } else {
+            sync_failed(c, err);
+            i--;
+        }
+    }
+}
+
+/* The job's moment: the checkpoint, at the current offset, which the
+ * replicas waiting for it get with +FULLRESYNC. */
+static void job_moment(void)
+{
+    srv_repl_flush(); /* nothing half-queued may straddle the moment */
+    char err[9000];
+    int rc = srv_rdb_job_checkpoint(R.job, R.id, R.off, err, sizeof err);
+    R.job_moment = true;
+    for (size_t i = 0; i < R.nreplicas; i++) {
+        struct conn *c = R.replicas[i];
+        if (c->repl->state != R_WAIT)
+            continue;
+        if (rc) {
+            sync_failed(c, err);
             i--;
             continue;
         }
-        c->repl->state = R_WAIT;
+        c->repl->state = R_FILE;
         if (c->repl->psync)
             resp_buf_printf(&c->out, "+FULLRESYNC %s %llu\r\n", R.id, (unsigned long long)R.off);
         conn_want_write(c);
     }
-    R.job_off = R.off;
     R.seldb = -1; /* the stream after the file starts with a SELECT */
 }
 
@@ -566,36 +594,29 @@ void srv_repl_psync(struct conn *c, bool psync)
     list_add(&R.replicas, &R.nreplicas, &R.repcap, c);
     R.sync_full++;
     srv_log(LOG_NOTICE, "Replica %s asks for synchronization: a full one", c->addr);
-    /* A file being made serves it too, with the stream a replica that
-     * waits for it has gathered since its moment; else the next one. */
-    p->state = R_NEXT;
-    for (size_t i = 0; R.job && i < R.nreplicas; i++) {
-        struct srv_repl_peer *q = R.replicas[i]->repl;
-        if (q != p && q->state == R_WAIT) {
-            resp_buf_append(&p->pend, resp_buf_data(&q->pend), resp_buf_used(&q->pend));
-            p->state = R_WAIT;
-            if (psync)
-                resp_buf_printf(&c->out, "+FULLRESYNC %s %llu\r\n", R.id,
-                                (unsigned long long)R.job_off);
-            return;
-        }
-    }
-    if (!R.job)
+    /* The running job serves it if its moment is still to come. */
+    p->state = R.job && R.job_moment ? R_NEXT : R_WAIT;
+    if (!R.job) {
+        p->state = R_NEXT;
         job_start();
+    }
 }
 
-/* The file job's end: the waiting replicas get the file; those that came
- * too late for it, the next one. Then each replica receiving a file gets
- * its next slice, as much as keeps 4 MiB in its output. */
+/* The file job's steps: its moment when it is ready for it, the file to
+ * the replicas that have it coming once it is whole (those that came too
+ * late for it, the next job), and to each replica receiving a file its
+ * next slice, as much as keeps 4 MiB in its output. */
 static void sync_progress(void)
 {
     char err[9000];
     uint64_t bytes = 0;
-    int st = R.job ? srv_rdb_job_poll(R.job, err, sizeof err, &bytes) : 0;
-    if (st) {
+    int st = R.job ? srv_rdb_job_poll(R.job, err, sizeof err, &bytes) : SRV_RDB_JOB_BUSY;
+    if (st == SRV_RDB_JOB_READY && !R.job_moment)
+        job_moment();
+    if (st == SRV_RDB_JOB_DONE || st == SRV_RDB_JOB_FAILED) {
         uint64_t ms = srv_mstime() - srv_rdb_job_started(R.job);
-        int fd = st > 0 ? open(R.job_path, O_RDONLY | O_CLOEXEC) : -1;
-        if (st > 0 && fd < 0)
+        int fd = st == SRV_RDB_JOB_DONE ? open(R.job_path, O_RDONLY | O_CLOEXEC) : -1;
+        if (st == SRV_RDB_JOB_DONE && fd < 0)
             snprintf(err, sizeof err, "cannot open %s: %s", R.job_path, strerror(errno));
         unlink(R.job_path); /* the replicas' descriptors keep it */
         srv_rdb_job_free(R.job);
@@ -606,12 +627,10 @@ static void sync_progress(void)
         for (size_t i = 0; i < R.nreplicas; i++) {
             struct conn *c = R.replicas[i];
             struct srv_repl_peer *p = c->repl;
-            if (p->state != R_WAIT)
+            if (p->state != R_FILE && p->state != R_WAIT)
                 continue;
             if (fd < 0) {
-                srv_log(LOG_WARNING, "Cannot make an RDB file for replica %s: %s", c->addr, err);
-                srv_close_async(c);
-                forget(c);
+                sync_failed(c, err);
                 i--;
                 continue;
             }

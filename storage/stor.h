@@ -417,6 +417,11 @@ void stor_compact_async_stats(struct stor *s, uint64_t *asked, uint64_t *done);
 /* Flushes memtables and compacts the whole column family, running the
  * compaction filters over every record. Blocks until done. */
 int stor_compact(struct stor *s, int cf);
+/* Flushes every column family's memtables to table files and waits for
+ * it. The one call here any thread may make while the executor goes on
+ * (RocksDB locks it): a checkpoint made after it has little left to
+ * flush, so its pause on the executor is short. */
+int stor_flush_memtables(struct stor *s);
 /* Writes a consistent checkpoint (hard links where possible) into dir, which
  * must not exist yet. */
 int stor_checkpoint(struct stor *s, const char *dir);

@@ -272,6 +272,17 @@ void stor_compact_stop(struct stor *s)
     s->cmp.nreq = 0;
 }
 
+int stor_flush_memtables(struct stor *s)
+{
+    rocksdb_flushoptions_t *fo = rocksdb_flushoptions_create();
+    rocksdb_flushoptions_set_wait(fo, 1);
+    char *err = NULL;
+    for (int cf = 0; cf < STOR_CF_COUNT && !err; cf++)
+        rocksdb_flush_cf(s->db, fo, s->cf[cf], &err);
+    rocksdb_flushoptions_destroy(fo);
+    return err ? stor_take_err(err) : 0;
+}
+
 int stor_checkpoint(struct stor *s, const char *dir)
 {
     char *err = NULL;
