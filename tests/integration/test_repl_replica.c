@@ -697,6 +697,26 @@ static void test_repl_replica_load(void **state)
     assert_true(closed);
     h_expect_bulk(c, "r", "GET q");
 
+    static char log[1 << 16];
+    char path[600];
+    /* A silent primary: past repl-timeout the replica gives the link up
+     * and connects again. */
+    fake_handshake(&f);
+    fake_send(&f, hdr, (size_t)hn);
+    fake_send(&f, rdb, len);
+    fake_send(&f, set, sizeof set - 1);
+    wait_info(c, "master_link_status", "up");
+    for (int i = 0; i < 200 && h_info_num(c, "slave_repl_offset") < 100 + (long long)sizeof set - 1;
+         i++)
+        sleep_ms(50);
+    h_expect_bulk(c, "r", "GET q");
+    h_expect_status(c, "OK", "CONFIG SET repl-timeout 1");
+    fake_accept(&f); /* within 10 s */
+    h_expect_status(c, "OK", "CONFIG SET repl-timeout 60");
+    snprintf(path, sizeof path, "%s/server.log", K.dir);
+    h_read_file(path, log, sizeof log);
+    assert_non_null(strstr(log, "MASTER timeout: no data nor PING received"));
+
     /* The link drops; the next file is damaged: refused, the data stays,
      * and the replica tries again. */
     close(f.fd);
@@ -710,8 +730,6 @@ static void test_repl_replica_load(void **state)
     h_expect_bulk(c, "arrived", "GET new");
     h_expect_bulk(c, "r", "GET q");
     h_expect_int(c, 3, "DBSIZE");
-    char log[1 << 16], path[600];
-    snprintf(path, sizeof path, "%s/server.log", K.dir);
     h_read_file(path, log, sizeof log);
     assert_non_null(strstr(log, "Failed trying to load the MASTER synchronization DB"));
     /* A file cut short: the link closes in the middle of it. */
