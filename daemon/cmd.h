@@ -258,6 +258,7 @@ struct cmd {
     X("psync", psync, -3, CMD_ADMIN | CMD_NOMULTI, 0, 0, 0, "server")                              \
     X("replicaof", replicaof, 3, CMD_ADMIN, 0, 0, 0, "server")                                     \
     X("slaveof", slaveof, 3, CMD_ADMIN, 0, 0, 0, "server")                                         \
+    X("failover", failover, -1, CMD_ADMIN, 0, 0, 0, "server")                                      \
     X("wait", wait, 3, 0, 0, 0, 0, "generic")                                                      \
     X("monitor", monitor, 1, CMD_ADMIN, 0, 0, 0, "server")                                         \
     X("memory", memory, -2, CMD_CONTAINER, 0, 0, 0, "server")                                      \

@@ -470,6 +470,12 @@ void cmd_role(struct conn *c)
     srv_repl_role(c);
 }
 
+/* FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT ms] (srv_repl.c). */
+void cmd_failover(struct conn *c)
+{
+    srv_repl_failover(c);
+}
+
 /* WAIT numreplicas timeout (srv_repl.c). */
 void cmd_wait(struct conn *c)
 {

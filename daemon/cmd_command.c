@@ -86,6 +86,7 @@ static void command_cats(const struct cmd *k, char *out, size_t cap)
         {"info", "@slow @dangerous"},
         {"lastsave", "@admin @fast @dangerous"},
         {"role", "@admin @fast @dangerous"},
+        {"failover", "@admin @slow @dangerous"},
         {"wait", "@slow @connection"},
         {"command", "@slow @connection"},
         {"readonly", "@fast @connection"},

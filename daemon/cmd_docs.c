@@ -599,6 +599,8 @@ static const struct doc DOCS[] = {
       "Cumulative histograms of the commands' durations", "[command...]")
     D("latency|help", "2.8.13", "O(1)", "Describe the LATENCY subcommands", "")
     D("monitor", "1.0.0", "O(1)", "Stream every command the server runs", "")
+    D("failover", "6.2.0", "O(1)", "Hand this primary's role over to one of its replicas",
+      "[TO=(host port@i [FORCE])#target] [ABORT] [TIMEOUT=milliseconds@i]")
     D("replicaof", "5.0.0", "O(1)", "Follow another server as its replica, or stop following",
       "((host port@i)#host-port|(NO ONE)#no-one)#args")
     DEP("slaveof", "1.0.0", "O(1)", "Follow another server as its replica, or stop following",

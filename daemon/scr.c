@@ -433,6 +433,7 @@ static bool noscript(const char *name)
         "blpop", "brpop", "blmove", "brpoplpush", "bzpopmin", "bzpopmax", "wait", "monitor",
         "hello", "auth", "quit", "reset", "client", "config", "latency", "module", "debug", "save",
         "bgsave", "shutdown", "role", "cluster|reset", "fcall", "fcall_ro", "replicaof", "slaveof",
+        "failover",
         /* of SCRIPT and FUNCTION, all but HELP */
         "script|load", "script|exists", "script|flush", "script|kill", "script|debug",
         "function|load", "function|delete", "function|flush", "function|list", "function|dump",

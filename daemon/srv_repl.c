@@ -25,6 +25,7 @@
 #include "srv_conf.h"
 #include "srv_dbmap.h"
 #include "srv_rdb.h"
+#include "srv_replica.h"
 #include "stor.h"
 
 /* A replica whose unsent stream passes this is dropped: Redis's default
@@ -576,6 +577,16 @@ void srv_repl_psync(struct conn *c, bool psync)
 {
     if (c->flags & CONN_REPLICA)
         return; /* already one: Redis ignores it too */
+    if (psync && c->argc > 3 && c->argv[3].n == 8 && !strncasecmp(c->argv[3].p, "failover", 8)) {
+        /* Our primary hands over to us (its FAILOVER): we lead from now
+         * on, and it continues from us as a replica. */
+        if (c->argv[1].n != 40 || memcmp(c->argv[1].p, R.id, 40)) {
+            resp_error(OUT(c), "ERR PSYNC FAILOVER replid must match my replid.");
+            return;
+        }
+        srv_log(LOG_NOTICE, "Failover request received for replid %s.", R.id);
+        srv_replica_unfollow();
+    }
     if (psync && try_partial(c, &c->argv[1], &c->argv[2]))
         return;
     if (psync && !(c->argv[1].n == 1 && c->argv[1].p[0] == '?'))
@@ -722,6 +733,190 @@ void srv_repl_sync_stats(uint64_t *full, uint64_t *ok, uint64_t *err)
     *err = R.sync_err;
 }
 
+/* ---- FAILOVER ---- */
+
+/* Redis 7.0's coordinated failover: writes pause; once the target (or
+ * any replica) has acknowledged everything, this server follows it with
+ * a PSYNC that says FAILOVER, and the target promotes itself. */
+enum { FO_NONE, FO_WAITING, FO_IN_PROGRESS };
+static const char *const fo_names[] = {"no-failover", "waiting-for-sync", "failover-in-progress"};
+
+static struct {
+    int state;
+    char host[256]; /* TO host port: the target; "" for any replica */
+    int port;
+    bool force;
+    uint64_t end_ms;    /* TIMEOUT's end (0: none); in progress, when to give up */
+    uint64_t getack_ms; /* the last GETACK asked while waiting */
+} F;
+
+static void failover_end(const char *why)
+{
+    if (why)
+        srv_log(LOG_WARNING, "FAILOVER aborted: %s", why);
+    F.state = FO_NONE;
+    srv_unpause();
+}
+
+/* This server hands over to host:port. */
+static void failover_go(const char *host, int port)
+{
+    srv_log(LOG_NOTICE, "FAILOVER: the replica at %s:%d takes over", host, port);
+    snprintf(F.host, sizeof F.host, "%s", host);
+    F.port = port;
+    F.state = FO_IN_PROGRESS;
+    F.end_ms = srv_mstime() + 10000; /* its answer, or the failover is undone */
+    srv_replica_failover_to(host, port);
+}
+
+void srv_repl_failover_answered(bool took, const char *reply)
+{
+    if (F.state != FO_IN_PROGRESS)
+        return;
+    if (took) {
+        srv_log(LOG_NOTICE, "FAILOVER done: %s:%d leads, this server follows it", F.host, F.port);
+        failover_end(NULL);
+        return;
+    }
+    char why[600];
+    snprintf(why, sizeof why, "the target refused: %.500s", reply);
+    srv_replica_unfollow();
+    failover_end(why);
+}
+
+/* An online replica at host:port, or NULL. */
+static struct conn *replica_at(const char *host, int port)
+{
+    for (size_t i = 0; i < R.nreplicas; i++) {
+        struct conn *c = R.replicas[i];
+        char ip[64];
+        peer_ip(c, ip, sizeof ip);
+        if (c->repl->state == R_ONLINE && c->repl->port == port && !strcmp(ip, host))
+            return c;
+    }
+    return NULL;
+}
+
+/* From the loop, before it sleeps: a target that caught up gets the
+ * lead; a timeout ends the wait (FORCE: hands over all the same). */
+static void failover_progress(void)
+{
+    uint64_t now = srv_mstime();
+    if (F.state == FO_IN_PROGRESS) {
+        if (now > F.end_ms) {
+            srv_replica_unfollow();
+            failover_end("the target did not answer the hand-over in time");
+        }
+        return;
+    }
+    if (F.state != FO_WAITING)
+        return;
+    struct conn *t = NULL;
+    for (size_t i = 0; i < R.nreplicas && !t; i++) {
+        struct conn *c = R.replicas[i];
+        if (F.host[0] ? c == replica_at(F.host, F.port)
+                      : c->repl->state == R_ONLINE && c->repl->ack_off == R.off)
+            t = c;
+    }
+    if (t && t->repl->ack_off == R.off) {
+        char ip[64];
+        peer_ip(t, ip, sizeof ip);
+        failover_go(ip, t->repl->port);
+        return;
+    }
+    if (F.end_ms && now > F.end_ms) {
+        if (F.force && F.host[0])
+            failover_go(F.host, F.port);
+        else
+            failover_end("the replica never caught up before the timeout");
+        return;
+    }
+    if (now - F.getack_ms >= 100) { /* how far the replicas are */
+        static const char getack[] = "*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n";
+        feed(getack, sizeof getack - 1);
+        F.getack_ms = now;
+    }
+}
+
+void srv_repl_failover(struct conn *c)
+{
+    bool abort = false, force = false, to = false;
+    int64_t timeout = 0, port = 0;
+    char host[256] = "";
+    for (size_t i = 1; i < c->argc; i++) {
+        if (cmd_arg_is(c, i, "to") && !to && i + 2 < c->argc) {
+            to = true;
+            snprintf(host, sizeof host, "%.*s",
+                     (int)(c->argv[i + 1].n < 255 ? c->argv[i + 1].n : 255), c->argv[i + 1].p);
+            if (!cmd_arg_ll(c, i + 2, &port))
+                return;
+            i += 2;
+            if (i + 1 < c->argc && cmd_arg_is(c, i + 1, "force")) {
+                force = true;
+                i++;
+            }
+        } else if (cmd_arg_is(c, i, "timeout") && i + 1 < c->argc && !timeout) {
+            if (!cmd_arg_ll(c, ++i, &timeout))
+                return;
+            if (timeout <= 0) {
+                resp_error(OUT(c), "ERR FAILOVER timeout must be greater than 0");
+                return;
+            }
+        } else if (cmd_arg_is(c, i, "abort") && !abort) {
+            abort = true;
+        } else {
+            cmd_reply_syntax(c);
+            return;
+        }
+    }
+    if (abort) {
+        if (to || timeout || force) {
+            cmd_reply_syntax(c);
+            return;
+        }
+        if (F.state == FO_NONE) {
+            resp_error(OUT(c), "ERR No failover in progress.");
+            return;
+        }
+        if (F.state == FO_IN_PROGRESS)
+            srv_replica_unfollow();
+        failover_end("FAILOVER ABORT");
+        resp_simple(OUT(c), "OK");
+        return;
+    }
+    if (R.following) {
+        resp_error(OUT(c), "ERR FAILOVER is not valid when server is a replica.");
+        return;
+    }
+    if (!srv_repl_online()) {
+        resp_error(OUT(c), "ERR FAILOVER requires connected replicas.");
+        return;
+    }
+    if (F.state != FO_NONE) {
+        resp_error(OUT(c), "ERR FAILOVER already in progress.");
+        return;
+    }
+    if (force && (!timeout || !to)) {
+        resp_error(OUT(c), "ERR FAILOVER with force option requires both a timeout and target "
+                           "HOST and IP.");
+        return;
+    }
+    if (to && !replica_at(host, (int)port)) {
+        resp_error(OUT(c), "ERR FAILOVER target HOST and PORT is not a replica.");
+        return;
+    }
+    memset(&F, 0, sizeof F);
+    snprintf(F.host, sizeof F.host, "%s", host);
+    F.port = (int)port;
+    F.force = force;
+    F.end_ms = timeout ? srv_mstime() + (uint64_t)timeout : 0;
+    F.state = FO_WAITING;
+    srv_pause(SRV_PAUSE_WRITE, UINT64_MAX); /* until it ends, one way or the other */
+    srv_log(LOG_NOTICE, "FAILOVER requested to %s:%lld (timeout %lld ms)",
+            to ? host : "any replica", (long long)port, (long long)timeout);
+    resp_simple(OUT(c), "OK");
+}
+
 /* ---- WAIT ---- */
 
 static unsigned acked_at(uint64_t off)
@@ -774,6 +969,8 @@ void srv_repl_before_sleep(void)
 {
     if (R.job || R.nreplicas)
         sync_progress();
+    if (F.state != FO_NONE)
+        failover_progress();
     /* Waiters a timeout or a kill already answered leave the list. */
     for (size_t i = 0; i < R.nwaiters; i++) {
         struct conn *c = R.waiters[i];
@@ -891,7 +1088,7 @@ void srv_repl_info(struct resp_buf *b)
                         (unsigned long long)c->repl->ack_off,
                         (unsigned long long)((now - c->repl->ack_ms) / 1000));
     }
-    resp_buf_printf(b, "master_failover_state:no-failover\r\n");
+    resp_buf_printf(b, "master_failover_state:%s\r\n", fo_names[F.state]);
     resp_buf_printf(b, "master_replid:%s\r\n", R.id);
     resp_buf_printf(b, "master_replid2:%s\r\n", R.id2);
     resp_buf_printf(b, "master_repl_offset:%llu\r\n", (unsigned long long)R.off);

@@ -124,6 +124,13 @@ void srv_repl_before_sleep(void);
 
 /* ---- commands and INFO ---- */
 
+/* FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT ms]: Redis 7.0's
+ * coordinated failover (replication.md, "FAILOVER"). */
+void srv_repl_failover(struct conn *c);
+/* The hand-over's PSYNC was answered (srv_replica.c): took, the target
+ * leads and this server follows it; else the failover is undone. */
+void srv_repl_failover_answered(bool took, const char *reply);
+
 /* WAIT numreplicas timeout. */
 void srv_repl_wait(struct conn *c);
 /* What a parked WAIT answers at its timeout: the replicas that

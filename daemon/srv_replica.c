@@ -89,6 +89,7 @@ static struct {
     /* REPLCONF GETACK: an ACK of ack_off follows the command */
     bool ack_pending;
     uint64_t ack_off;
+    bool failover; /* FAILOVER: the PSYNC asks the primary-to-be to take over */
 } rs = {.fd = -1, .tmpfd = -1};
 
 /* The placeholder the loop sees for the bare socket (srv_replica_event). */
@@ -295,8 +296,8 @@ static void send_capa(void)
 static void send_psync(void)
 {
     char off[32];
-    const char *argv[] = {"PSYNC", "?", "-1"};
-    if (rs.synced || srv_repl_offset() > 0) {
+    const char *argv[] = {"PSYNC", "?", "-1", "FAILOVER"};
+    if (rs.synced || srv_repl_offset() > 0 || rs.failover) {
         snprintf(off, sizeof off, "%llu", (unsigned long long)srv_repl_offset() + 1);
         argv[1] = srv_repl_id();
         argv[2] = off;
@@ -304,7 +305,7 @@ static void send_psync(void)
     } else {
         srv_log(LOG_NOTICE, "Partial resynchronization not possible (no cached master)");
     }
-    if (bare_send(argv, 3))
+    if (bare_send(argv, rs.failover ? 4 : 3))
         rs.hs = HS_PSYNC;
 }
 
@@ -411,7 +412,14 @@ static void handshake_reply(const char *line)
         return;
     case HS_PSYNC:
         if (!line[0])
-            return; /* a newline: the primary is alive, the answer still to come */
+            return;        /* a newline: the primary is alive, the answer still to come */
+        if (rs.failover) { /* the target answered the hand-over */
+            rs.failover = false;
+            bool took = starts(line, "+FULLRESYNC") || starts(line, "+CONTINUE");
+            srv_repl_failover_answered(took, line);
+            if (!took)
+                return; /* the failover is undone: this server leads again */
+        }
         if (starts(line, "+FULLRESYNC")) {
             char id[64] = "";
             unsigned long long off = 0;
@@ -870,8 +878,23 @@ static void set_master(const char *host, int port)
 
 /* REPLICAOF NO ONE: the link goes, the data stays, and the daemon takes a
  * new history of its own (srv_repl_promote). */
+static void unset_master(void);
+
+void srv_replica_failover_to(const char *host, int port)
+{
+    set_master(host, port);
+    rs.failover = true;
+}
+
+void srv_replica_unfollow(void)
+{
+    if (rs.state != ST_NONE)
+        unset_master();
+}
+
 static void unset_master(void)
 {
+    rs.failover = false;
     link_down(NULL);
     rs.state = ST_NONE;
     rs.down_ms = 0;

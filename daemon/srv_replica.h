@@ -66,6 +66,14 @@ void srv_replica_conn_gone(struct conn *c);
  * down and replica-serve-stale-data is no (Redis's "stale" flag). */
 bool srv_replica_stale_ok(const char *name);
 
+/* FAILOVER, on the primary handing over: follows host:port, and the
+ * PSYNC of the handshake carries FAILOVER, which makes that replica a
+ * primary; its answer goes to srv_repl_failover_answered. */
+void srv_replica_failover_to(const char *host, int port);
+/* REPLICAOF NO ONE's work, without a reply (a failover undone, the
+ * target of one): no primary any more, a new replication ID. */
+void srv_replica_unfollow(void);
+
 /* INFO replication's replica lines, master_host to replica_announced (only
  * while following). */
 void srv_replica_info(struct resp_buf *b);

@@ -591,7 +591,7 @@ static const char *const GETKEYS_LINES[] = {
     "config resetstat", "config rewrite", "config help", "command count", "command info get",
     "command docs get", "command list", "command help", "time x", "slowlog get",
     "slowlog len", "slowlog reset", "slowlog help", "lastsave x", "bgsave x", "save x",
-    "role x", "replicaof a 1", "slaveof no one", "wait 0 0", "monitor x", "memory usage a",
+    "role x", "replicaof a 1", "failover abort", "slaveof no one", "wait 0 0", "monitor x", "memory usage a",
     "memory usage a SAMPLES 5",
     "memory malloc-stats", "memory purge", "memory help", "latency latest",
     "latency history e", "latency reset", "latency graph e", "latency doctor",

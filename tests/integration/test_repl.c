@@ -12,6 +12,8 @@
  * restart of the primary after a clean shutdown; WAIT counts the
  * replica's acknowledgements; min-replicas-to-write refuses writes when
  * the replica is gone; INFO, ROLE and CLIENT LIST show the replica.
+ * FAILOVER hands the primary's role over, between two shmkvd both ways
+ * and with redis-server on either side, losing nothing.
  */
 #include "harness.h"
 
@@ -231,13 +233,19 @@ static void served_pops(redisContext *c)
     redisFree(b2);
 }
 
+/* A redis-server replica of the shmkvd on port, into s. */
+static void start_redis_replica_of(struct server *s, int port)
+{
+    char primary[64];
+    snprintf(primary, sizeof primary, "127.0.0.1 %d", port);
+    h_start_redis_opts(s, "repl-r", A("--replicaof", primary, "--enable-debug-command", "yes"));
+}
+
 static void start_pair(void)
 {
     h_prepare(&K, "repl-k");
     h_start_shmkvd_opts(&K, A("--enable-debug-command", "yes", "--repl-ping-replica-period", "1"));
-    char primary[64];
-    snprintf(primary, sizeof primary, "127.0.0.1 %d", K.port);
-    h_start_redis_opts(&R, "repl-r", A("--replicaof", primary, "--enable-debug-command", "yes"));
+    start_redis_replica_of(&R, K.port);
 }
 
 static void test_redis_replica(void **state)
@@ -348,11 +356,96 @@ static void test_backlog_overrun(void **state)
     h_destroy(&K);
 }
 
+/* Waits (at most 20 s) until ROLE on c says role, and for a replica that
+ * it follows port, connected. */
+static void wait_role(redisContext *c, const char *role, int port)
+{
+    for (int i = 0; i < 400; i++) {
+        redisReply *r = H_CMD(c, "ROLE");
+        bool ok = r && r->type == REDIS_REPLY_ARRAY && !strcmp(r->element[0]->str, role);
+        if (ok && port)
+            ok = r->elements >= 4 && r->element[2]->integer == port &&
+                 !strcmp(r->element[3]->str, "connected");
+        freeReplyObject(r);
+        if (ok)
+            return;
+        pause_ms(50);
+    }
+    fail_msg("ROLE never said %s (following %d)", role, port);
+}
+
+/* FAILOVER, Redis 7.0's coordinated one: between two shmkvd, both ways,
+ * and with redis-server on either side. The old primary continues from
+ * the new one with a partial resync, and no write is lost. */
+static void test_failover(void **state)
+{
+    (void)state;
+    struct server A, B;
+    h_prepare(&A, "fo-a");
+    h_start_shmkvd_opts(&A, A("--enable-debug-command", "yes"));
+    h_prepare(&B, "fo-b");
+    char primary[64];
+    snprintf(primary, sizeof primary, "127.0.0.1 %d", A.port);
+    h_start_shmkvd_opts(&B, A("--enable-debug-command", "yes", "--replicaof", primary));
+    redisContext *a = h_connect_port(A.port), *b = h_connect_port(B.port);
+    wait_link_up(b);
+    h_expect_err(a, "ERR No failover in progress.", "FAILOVER ABORT");
+    h_expect_err(a, "ERR FAILOVER target HOST and PORT is not a replica.",
+                 "FAILOVER TO 127.0.0.1 1");
+    h_expect_err(a, "ERR FAILOVER with force option requires both a timeout and target HOST",
+                 "FAILOVER TO 127.0.0.1 %d FORCE", B.port);
+    h_expect_err(a, "ERR FAILOVER timeout must be greater than 0", "FAILOVER TIMEOUT 0");
+    h_expect_err(b, "ERR FAILOVER is not valid when server is a replica.", "FAILOVER");
+    mixed_load(a, 5, 500);
+    expect_same_digest(a, b, "before the failover");
+
+    /* A to B: B leads, A follows it, having lost nothing. */
+    h_expect_status(a, "OK", "FAILOVER");
+    wait_role(b, "master", 0);
+    wait_role(a, "slave", B.port);
+    assert_true(info_has(a, "replication", "master_failover_state:no-failover"));
+    assert_int_equal(h_info_num(b, "sync_partial_ok"), 1);
+    assert_int_equal(h_info_num(b, "sync_full"), 0);
+    h_expect_err(a, "READONLY", "SET after 1");
+    mixed_load(b, 6, 300);
+    expect_same_digest(b, a, "after the failover to B");
+
+    /* And back, naming the target, with a timeout. */
+    h_expect_status(b, "OK", "FAILOVER TO 127.0.0.1 %d TIMEOUT 5000", A.port);
+    wait_role(a, "master", 0);
+    wait_role(b, "slave", A.port);
+    mixed_load(a, 7, 300);
+    expect_same_digest(a, b, "after the failover back to A");
+    redisFree(b);
+    h_destroy(&B);
+
+    /* A redis-server replica takes over from shmkvd, and back. */
+    start_redis_replica_of(&R, A.port);
+    redisContext *r = h_connect_port(R.port);
+    wait_link_up(r);
+    h_expect_status(a, "OK", "FAILOVER TO 127.0.0.1 %d", R.port);
+    wait_role(r, "master", 0);
+    wait_role(a, "slave", R.port);
+    h_expect_status(r, "OK", "SET fromredis 1");
+    h_expect_int(r, 1, "WAIT 1 5000");
+    h_expect_bulk(a, "1", "GET fromredis");
+    h_expect_status(r, "OK", "FAILOVER");
+    wait_role(a, "master", 0);
+    wait_role(r, "slave", A.port);
+    mixed_load(a, 8, 300);
+    expect_same_digest(a, r, "after failovers with redis-server");
+    redisFree(r);
+    redisFree(a);
+    h_destroy(&R);
+    h_destroy(&A);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_redis_replica),
         cmocka_unit_test(test_backlog_overrun),
+        cmocka_unit_test(test_failover),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
