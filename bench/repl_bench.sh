@@ -80,9 +80,11 @@ link_up() { # PORT: until the replica there says its link is up (120 s at most)
 }
 
 rss_kb() { # PID [and its children]: resident kB
-    local t=0 p
+    local t=0 p v
     for p in "$1" $(pgrep -P "$1" 2>/dev/null || true); do
-        t=$((t + $(awk '/^VmRSS/ { print $2 }' "/proc/$p/status" 2>/dev/null || echo 0)))
+        # a child that just exited has no VmRSS line, or no file
+        v=$(awk '/^VmRSS/ { print $2 }' "/proc/$p/status" 2>/dev/null || true)
+        t=$((t + ${v:-0}))
     done
     echo "$t"
 }

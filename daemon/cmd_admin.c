@@ -421,8 +421,7 @@ void cmd_replconf(struct conn *c)
         } else if (cmd_arg_is(c, i, "ip-address")) {
             srv_repl_set_ip(c, c->argv[i + 1].p, c->argv[i + 1].n);
         } else if (cmd_arg_is(c, i, "capa")) {
-            /* eof, psync2: the file always comes after its length, which
-             * every replica reads, and PSYNC2 is always spoken */
+            srv_repl_set_capa(c, c->argv[i + 1].p, c->argv[i + 1].n);
         } else if (cmd_arg_is(c, i, "rdb-only")) {
             if (kv_str2ll(c->argv[i + 1].p, c->argv[i + 1].n, &v) || v < 0 || v > 1) {
                 resp_error(OUT(c), "ERR value is out of range, must be positive");

@@ -1357,6 +1357,8 @@ int srv_main(void)
             struct conn *c = evs[i].data.ptr;
             if ((c->flags & CONN_MASTER) && srv_replica_event(c, evs[i].events))
                 continue; /* the link to our primary, not yet a client */
+            if ((c->flags & CONN_REPLICA) && srv_repl_event(c, evs[i].events))
+                continue; /* a diskless sync's pipe */
             if (evs[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP)) {
                 conn_read(c); /* may free c: it is not used after */
                 continue;

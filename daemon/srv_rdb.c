@@ -306,7 +306,8 @@ struct srv_rdb_job {
     struct db_vec libs;
     atomic_int stop;
     atomic_int phase;
-    sem_t go; /* the loop made the checkpoint (or gave up: stop) */
+    sem_t go;  /* the loop made the checkpoint (or gave up: stop) */
+    int outfd; /* >= 0: the file goes into it (a pipe), not to path */
     char err[9000];
     uint64_t bytes, t0;
 };
@@ -351,7 +352,8 @@ static int job_write(struct srv_rdb_job *j)
                  kv_strerror(rc), stor_errmsg());
         goto out;
     }
-    int fd = open(j->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd =
+        j->outfd >= 0 ? j->outfd : open(j->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
         snprintf(j->err, sizeof j->err, "cannot create %s: %s", j->path, strerror(errno));
         rc = -1;
@@ -364,24 +366,35 @@ static int job_write(struct srv_rdb_job *j)
     rc = write_all(&k);
     sink_flush(&k);
     resp_buf_free(&buf);
-    off_t size = lseek(fd, 0, SEEK_CUR);
+    bool piped = j->outfd >= 0;
+    off_t size = piped ? 0 : lseek(fd, 0, SEEK_CUR);
     if (rc && atomic_load(&j->stop))
         snprintf(j->err, sizeof j->err, "stopped");
     else if (rc)
         snprintf(j->err, sizeof j->err, "reading the checkpoint: %s %s", kv_strerror(rc),
                  stor_errmsg());
-    else if (k.err || fsync(fd) != 0)
-        snprintf(j->err, sizeof j->err, "writing %s: %s", j->path, strerror(k.err ? k.err : errno));
-    close(fd);
+    else if (k.err || (!piped && fsync(fd) != 0))
+        snprintf(j->err, sizeof j->err, "writing %s: %s", piped ? "to the replicas" : j->path,
+                 strerror(k.err ? k.err : errno));
+    if (!piped)
+        close(fd); /* a pipe's end is closed by job_main, before the job says it is done */
     if (!rc && j->err[0])
         rc = -1;
-    if (rc)
+    if (rc && !piped)
         unlink(j->path);
     j->bytes = size > 0 ? (uint64_t)size : 0;
 out:
     db_free(d);
     stor_close(s);
     return rc;
+}
+
+/* A piped job's end of the pipe, closed once: its reader then sees EOF. */
+static void job_close_out(struct srv_rdb_job *j)
+{
+    if (j->outfd >= 0)
+        close(j->outfd);
+    j->outfd = -1;
 }
 
 static void *job_main(void *arg)
@@ -393,6 +406,7 @@ static void *job_main(void *arg)
     if (rc) {
         snprintf(j->err, sizeof j->err, "flushing the memtables: %s %s", kv_strerror(rc),
                  stor_errmsg());
+        job_close_out(j);
         atomic_store(&j->phase, J_FAILED);
         return NULL;
     }
@@ -401,12 +415,14 @@ static void *job_main(void *arg)
         ;
     if (atomic_load(&j->stop)) { /* no checkpoint came */
         snprintf(j->err, sizeof j->err, "stopped");
+        job_close_out(j);
         atomic_store(&j->phase, J_FAILED);
         return NULL;
     }
     rc = job_write(j);
     stor_thread_end();
     rm_tree(j->ckpt);
+    job_close_out(j); /* the reader sees the end of the file, then the job's end */
     atomic_store(&j->phase, rc ? J_FAILED : J_DONE);
     return NULL;
 }
@@ -439,10 +455,16 @@ void srv_rdb_sweep(const char *dir)
 
 struct srv_rdb_job *srv_rdb_job_start(const char *path, char *err, size_t errlen)
 {
+    return srv_rdb_job_start_fd(path, -1, err, errlen);
+}
+
+struct srv_rdb_job *srv_rdb_job_start_fd(const char *path, int fd, char *err, size_t errlen)
+{
     static unsigned seq;
     struct srv_rdb_job *j = kv_xcalloc(1, sizeof *j);
     j->t0 = srv_mstime();
-    snprintf(j->path, sizeof j->path, "%s", path);
+    j->outfd = fd;
+    snprintf(j->path, sizeof j->path, "%s", path ? path : "");
     snprintf(j->ckpt, sizeof j->ckpt, "%s/rdb-checkpoint-%d-%u", srv.conf.dir, (int)getpid(),
              seq++);
     db_vec_init(&j->libs);
@@ -450,6 +472,7 @@ struct srv_rdb_job *srv_rdb_job_start(const char *path, char *err, size_t errlen
     rdb_crc64(0, "", 0); /* its table is made before the thread uses it */
     if (pthread_create(&j->th, NULL, job_main, j) != 0) {
         snprintf(err, errlen, "cannot start a thread: %s", strerror(errno));
+        job_close_out(j);
         sem_destroy(&j->go);
         free(j);
         return NULL;
@@ -519,7 +542,7 @@ void srv_rdb_job_free(struct srv_rdb_job *j)
     if (atomic_load(&j->phase) <= J_READY)
         sem_post(&j->go); /* a thread waiting for a checkpoint that will not come */
     pthread_join(j->th, NULL);
-    if (atomic_load(&j->phase) == J_FAILED)
+    if (atomic_load(&j->phase) == J_FAILED && j->path[0])
         unlink(j->path);
     rm_tree(j->ckpt);
     sem_destroy(&j->go);

@@ -36,6 +36,10 @@ int srv_rdb_save(char *err, size_t errlen, uint64_t *bytes);
  * cannot start. */
 struct srv_rdb_job;
 struct srv_rdb_job *srv_rdb_job_start(const char *path, char *err, size_t errlen);
+/* The same, the file written into fd instead (a pipe's end, which the
+ * job owns and closes once the file is whole or the job failed: the
+ * reader sees EOF, then the job's end; no size is known). path is NULL. */
+struct srv_rdb_job *srv_rdb_job_start_fd(const char *path, int fd, char *err, size_t errlen);
 enum {
     SRV_RDB_JOB_FAILED = -1, /* why in err; the file removed */
     SRV_RDB_JOB_BUSY = 0,

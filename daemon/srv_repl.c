@@ -12,6 +12,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <strings.h>
+#include <sys/epoll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,17 +39,21 @@
 /* A replica's way through a full sync: it waits for the next file job
  * (NEXT: the running one's moment has passed), for the running job's
  * moment (WAIT), for its file (FILE: +FULLRESYNC sent), gets the file
- * (SEND), then the stream (ONLINE). From FILE on, the stream made since
- * the file's moment gathers in pend until ONLINE. */
-enum { R_NEXT, R_WAIT, R_FILE, R_SEND, R_ONLINE };
-static const char *const state_names[] = {"wait_bgsave", "wait_bgsave", "wait_bgsave", "send_bulk",
-                                          "online"};
+ * (SEND), after a diskless file waits for its first ACK (ACKWAIT: as in
+ * Redis, nothing may follow the EOF mark until the replica says it has
+ * the file, since it cannot tell where a file of unknown length ends
+ * otherwise), then gets the stream (ONLINE). From FILE on, the stream
+ * made since the file's moment gathers in pend until ONLINE. */
+enum { R_NEXT, R_WAIT, R_FILE, R_SEND, R_ACKWAIT, R_ONLINE };
+static const char *const state_names[] = {"wait_bgsave", "wait_bgsave", "wait_bgsave",
+                                          "send_bulk",   "online",      "online"};
 
 struct srv_repl_peer {
     bool replica;  /* past SYNC/PSYNC */
     int state;     /* R_*, for a replica */
     bool psync;    /* it asked with PSYNC: it gets +FULLRESYNC */
     bool rdb_only; /* REPLCONF rdb-only 1 (redis-cli --rdb): the file, then goodbye */
+    bool capa_eof; /* REPLCONF capa eof: it reads a file between EOF marks (diskless) */
     struct resp_buf pend;
     int fd; /* SEND: the file */
     uint64_t fpos, fsize;
@@ -89,6 +95,12 @@ static struct {
     bool job_moment;         /* its checkpoint is made: later replicas wait for the next */
     char job_path[4200];
     unsigned job_seq;
+    bool job_diskless;   /* the file goes through a pipe, straight to the replicas */
+    uint64_t job_due_ms; /* a diskless job starts then (repl-diskless-sync-delay) */
+    int pipefd;          /* a diskless job's pipe, our end; -1: none */
+    bool pipe_armed;     /* the loop watches it */
+    bool pipe_eof;       /* the whole file came through it */
+    char mark[41];       /* its EOF mark */
     uint64_t sync_full, sync_ok, sync_err;
 } R;
 
@@ -101,11 +113,15 @@ void srv_repl_init(void)
     memcpy(R.id2, zero_id, sizeof R.id2);
     R.second_off = -1;
     R.seldb = -1;
+    R.pipefd = -1;
     resp_buf_init(&R.pend);
 }
 
+static void pipe_close(void);
+
 void srv_repl_free(void)
 {
+    pipe_close(); /* a diskless job's writes then fail: it ends */
     if (R.job) {
         srv_rdb_job_free(R.job); /* stopped between keys, its file removed */
         unlink(R.job_path);
@@ -447,6 +463,12 @@ void srv_repl_set_port(struct conn *c, int port)
     peer_of(c)->port = port;
 }
 
+void srv_repl_set_capa(struct conn *c, const char *capa, size_t n)
+{
+    if (n == 3 && !strncasecmp(capa, "eof", 3))
+        peer_of(c)->capa_eof = true;
+}
+
 void srv_repl_set_ip(struct conn *c, const char *ip, size_t n)
 {
     struct srv_repl_peer *p = peer_of(c);
@@ -527,14 +549,85 @@ static void sync_failed(struct conn *c, const char *why)
     forget(c);
 }
 
+/* A replica has its whole file: the stream gathered since the file's
+ * moment follows, and it is online; after rdb-only, goodbye instead. */
+static void sync_done(struct conn *c)
+{
+    struct srv_repl_peer *p = c->repl;
+    if (p->fd >= 0)
+        close(p->fd);
+    p->fd = -1;
+    if (p->rdb_only) {
+        srv_log(LOG_NOTICE, "RDB file sent to %s (rdb-only): closing", c->addr);
+        c->flags |= CONN_CLOSE_AFTER_REPLY;
+        forget(c);
+    } else {
+        resp_buf_append(&c->out, resp_buf_data(&p->pend), resp_buf_used(&p->pend));
+        resp_buf_free(&p->pend);
+        p->state = R_ONLINE;
+        p->ack_ms = srv_mstime();
+        srv_log(LOG_NOTICE, "Synchronization with replica %s succeeded", c->addr);
+    }
+    conn_want_write(c);
+}
+
+/* The pipe of a diskless job, as the loop's epoll sees it. */
+static struct conn pipe_conn = {.flags = CONN_REPLICA, .fd = -1};
+
+static void pipe_close(void)
+{
+    if (R.pipefd >= 0) {
+        epoll_ctl(srv.epfd, EPOLL_CTL_DEL, R.pipefd, NULL);
+        close(R.pipefd);
+    }
+    R.pipefd = pipe_conn.fd = -1;
+    R.pipe_armed = false;
+}
+
+/* Whether the next file goes to the replicas as it is made (diskless):
+ * repl-diskless-sync says so, and every replica waiting for it reads a
+ * file between EOF marks. */
+static bool diskless_wanted(void)
+{
+    if (!srv_conf_kept_num(&srv.conf, "repl-diskless-sync"))
+        return false;
+    for (size_t i = 0; i < R.nreplicas; i++) {
+        struct srv_repl_peer *p = R.replicas[i]->repl;
+        if (p->state == R_NEXT && !p->capa_eof)
+            return false;
+    }
+    return true;
+}
+
 /* Starts a file job for the replicas waiting for the next one. */
 static void job_start(void)
 {
-    snprintf(R.job_path, sizeof R.job_path, "%s/temp-repl-%d-%u.rdb", srv.conf.dir, (int)getpid(),
-             R.job_seq++);
     char err[9000];
-    R.job = srv_rdb_job_start(R.job_path, err, sizeof err);
+    R.job_diskless = diskless_wanted();
     R.job_moment = false;
+    R.pipe_eof = false;
+    if (R.job_diskless) {
+        int pfd[2];
+        if (pipe2(pfd, O_CLOEXEC) != 0) {
+            snprintf(err, sizeof err, "cannot make a pipe: %s", strerror(errno));
+            R.job = NULL;
+        } else {
+            fcntl(pfd[0], F_SETFL, O_NONBLOCK);
+            fcntl(pfd[1], F_SETPIPE_SZ,
+                  1 << 20); /* fewer wake-ups; the default is kept if refused */
+            R.pipefd = pipe_conn.fd = pfd[0];
+            struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &pipe_conn};
+            epoll_ctl(srv.epfd, EPOLL_CTL_ADD, R.pipefd, &ev);
+            R.pipe_armed = true;
+            R.job = srv_rdb_job_start_fd(NULL, pfd[1], err, sizeof err);
+            if (!R.job)
+                pipe_close();
+        }
+    } else {
+        snprintf(R.job_path, sizeof R.job_path, "%s/temp-repl-%d-%u.rdb", srv.conf.dir,
+                 (int)getpid(), R.job_seq++);
+        R.job = srv_rdb_job_start(R.job_path, err, sizeof err);
+    }
     for (size_t i = 0; i < R.nreplicas; i++) {
         struct conn *c = R.replicas[i];
         if (c->repl->state != R_NEXT)
@@ -549,13 +642,16 @@ static void job_start(void)
 }
 
 /* The job's moment: the checkpoint, at the current offset, which the
- * replicas waiting for it get with +FULLRESYNC. */
+ * replicas waiting for it get with +FULLRESYNC; a diskless file starts
+ * to flow at once, between EOF marks. */
 static void job_moment(void)
 {
     srv_repl_flush(); /* nothing half-queued may straddle the moment */
     char err[9000];
     int rc = srv_rdb_job_checkpoint(R.job, R.id, R.off, err, sizeof err);
     R.job_moment = true;
+    if (R.job_diskless)
+        srv_random_hex(R.mark);
     for (size_t i = 0; i < R.nreplicas; i++) {
         struct conn *c = R.replicas[i];
         if (c->repl->state != R_WAIT)
@@ -568,9 +664,28 @@ static void job_moment(void)
         c->repl->state = R_FILE;
         if (c->repl->psync)
             resp_buf_printf(&c->out, "+FULLRESYNC %s %llu\r\n", R.id, (unsigned long long)R.off);
+        if (R.job_diskless) {
+            resp_buf_printf(&c->out, "$EOF:%s\r\n", R.mark);
+            c->repl->state = R_SEND;
+        }
         conn_want_write(c);
     }
     R.seldb = -1; /* the stream after the file starts with a SELECT */
+}
+
+/* Starts the next job when one is wanted and due: a diskless one waits
+ * repl-diskless-sync-delay seconds from the first replica's request, for
+ * others to share it, or until repl-diskless-sync-max-replicas wait. */
+static void job_due(void)
+{
+    size_t waiting = 0;
+    for (size_t i = 0; i < R.nreplicas; i++)
+        waiting += R.replicas[i]->repl->state == R_NEXT;
+    if (R.job || !waiting)
+        return;
+    int64_t max = srv_conf_kept_num(&srv.conf, "repl-diskless-sync-max-replicas");
+    if (srv_mstime() >= R.job_due_ms || !diskless_wanted() || (max > 0 && waiting >= (size_t)max))
+        job_start();
 }
 
 void srv_repl_psync(struct conn *c, bool psync)
@@ -607,18 +722,98 @@ void srv_repl_psync(struct conn *c, bool psync)
     list_add(&R.replicas, &R.nreplicas, &R.repcap, c);
     R.sync_full++;
     srv_log(LOG_NOTICE, "Replica %s asks for synchronization: a full one", c->addr);
-    /* The running job serves it if its moment is still to come. */
-    p->state = R.job && R.job_moment ? R_NEXT : R_WAIT;
-    if (!R.job) {
-        p->state = R_NEXT;
-        job_start();
+    /* The running job serves it if its moment is still to come; else it
+     * waits for the next. */
+    p->state = R.job && !R.job_moment ? R_WAIT : R_NEXT;
+    if (p->state == R_NEXT && !R.job) {
+        bool first = true;
+        for (size_t i = 0; i < R.nreplicas; i++)
+            first &= R.replicas[i] == c || R.replicas[i]->repl->state != R_NEXT;
+        if (first)
+            R.job_due_ms =
+                srv_mstime() +
+                (uint64_t)srv_conf_kept_num(&srv.conf, "repl-diskless-sync-delay") * 1000;
+        job_due();
     }
 }
 
-/* The file job's steps: its moment when it is ready for it, the file to
- * the replicas that have it coming once it is whole (those that came too
- * late for it, the next job), and to each replica receiving a file its
- * next slice, as much as keeps 4 MiB in its output. */
+/* A diskless job's bytes, from its pipe to every replica receiving them,
+ * as long as none holds 4 MiB unsent: the job's thread waits for the
+ * slowest reader. The pipe is watched only while there is room. */
+static void pipe_pump(void)
+{
+    static char chunk[1 << 20];
+    bool room = true;
+    size_t readers = 0;
+    while (room && R.pipefd >= 0 && !R.pipe_eof) {
+        for (size_t i = 0; i < R.nreplicas; i++) {
+            struct conn *c = R.replicas[i];
+            if (c->repl->state == R_SEND) {
+                readers++;
+                room &= resp_buf_used(&c->out) < (4u << 20);
+            }
+        }
+        if (!room || !readers)
+            break;
+        ssize_t r = read(R.pipefd, chunk, sizeof chunk);
+        if (r == 0) {
+            R.pipe_eof = true;
+        } else if (r < 0) {
+            break; /* EAGAIN: more later; an error shows as the job's */
+        } else {
+            for (size_t i = 0; i < R.nreplicas; i++) {
+                struct conn *c = R.replicas[i];
+                if (c->repl->state == R_SEND) {
+                    resp_buf_append(&c->out, chunk, (size_t)r);
+                    conn_want_write(c);
+                }
+            }
+        }
+        readers = 0;
+    }
+    if (R.pipefd >= 0 && !R.pipe_eof && room != R.pipe_armed) {
+        struct epoll_event ev = {.events = room ? EPOLLIN : 0, .data.ptr = &pipe_conn};
+        epoll_ctl(srv.epfd, EPOLL_CTL_MOD, R.pipefd, &ev);
+        R.pipe_armed = room;
+    }
+}
+
+bool srv_repl_event(struct conn *c, uint32_t events)
+{
+    (void)events;
+    return c == &pipe_conn; /* read by the loop's next srv_repl_before_sleep */
+}
+
+/* A finished diskless job: its receivers get the end mark, or, when it
+ * failed, are dropped. */
+static void diskless_end(int st, const char *err)
+{
+    size_t n = R.nreplicas;
+    struct conn **v = kv_xmalloc((n ? n : 1) * sizeof *v); /* the list changes meanwhile */
+    memcpy(v, R.replicas, n * sizeof *v);
+    for (size_t i = 0; i < n; i++) {
+        struct conn *c = v[i];
+        int s = c->repl->state;
+        if (s == R_SEND && st == SRV_RDB_JOB_DONE) {
+            resp_buf_append(&c->out, R.mark, 40);
+            if (c->repl->rdb_only) {
+                sync_done(c);
+            } else {
+                c->repl->state = R_ACKWAIT; /* the stream after its first ACK */
+                c->repl->ack_ms = srv_mstime();
+                conn_want_write(c);
+            }
+        } else if (s >= R_WAIT && s <= R_SEND) {
+            sync_failed(c, st == SRV_RDB_JOB_DONE ? "the file went without it" : err);
+        }
+    }
+    free(v);
+}
+
+/* The file job's steps: its moment when it is ready for it; a diskless
+ * file's bytes as they come; a file on disk, once whole, to the replicas
+ * that have it coming, a slice at a time (as much as keeps 4 MiB in a
+ * replica's output); then the next job for those that came too late. */
 static void sync_progress(void)
 {
     char err[9000];
@@ -626,7 +821,25 @@ static void sync_progress(void)
     int st = R.job ? srv_rdb_job_poll(R.job, err, sizeof err, &bytes) : SRV_RDB_JOB_BUSY;
     if (st == SRV_RDB_JOB_READY && !R.job_moment)
         job_moment();
-    if (st == SRV_RDB_JOB_DONE || st == SRV_RDB_JOB_FAILED) {
+    if (R.job && R.job_diskless) {
+        pipe_pump();
+        bool readers = false;
+        for (size_t i = 0; i < R.nreplicas && !readers; i++)
+            readers = R.replicas[i]->repl->state >= R_WAIT && R.replicas[i]->repl->state <= R_SEND;
+        if (!readers && R.job_moment) { /* they all left: the job has no one to write to */
+            pipe_close();
+            srv_rdb_job_free(R.job);
+            R.job = NULL;
+        } else if (st == SRV_RDB_JOB_FAILED || (st == SRV_RDB_JOB_DONE && R.pipe_eof)) {
+            srv_log(LOG_NOTICE, "Diskless RDB file %s the replicas after %llu ms",
+                    st == SRV_RDB_JOB_DONE ? "sent to" : "failed for",
+                    (unsigned long long)(srv_mstime() - srv_rdb_job_started(R.job)));
+            pipe_close();
+            srv_rdb_job_free(R.job);
+            R.job = NULL;
+            diskless_end(st, err);
+        }
+    } else if (st == SRV_RDB_JOB_DONE || st == SRV_RDB_JOB_FAILED) {
         uint64_t ms = srv_mstime() - srv_rdb_job_started(R.job);
         int fd = st == SRV_RDB_JOB_DONE ? open(R.job_path, O_RDONLY | O_CLOEXEC) : -1;
         if (st == SRV_RDB_JOB_DONE && fd < 0)
@@ -655,16 +868,15 @@ static void sync_progress(void)
         }
         if (fd >= 0)
             close(fd);
-        for (size_t i = 0; i < R.nreplicas; i++)
-            if (R.replicas[i]->repl->state == R_NEXT) {
-                job_start();
-                break;
-            }
+    }
+    if (!R.job) {
+        job_due();
     }
     for (size_t i = 0; i < R.nreplicas; i++) {
         struct conn *c = R.replicas[i];
         struct srv_repl_peer *p = c->repl;
-        if (p->state != R_SEND || (c->flags & (CONN_CLOSE_ASAP | CONN_CLOSE_AFTER_REPLY)))
+        if (p->state != R_SEND || p->fd < 0 ||
+            (c->flags & (CONN_CLOSE_ASAP | CONN_CLOSE_AFTER_REPLY)))
             continue;
         bool failed = false;
         while (p->fpos < p->fsize && resp_buf_used(&c->out) < (4u << 20)) {
@@ -686,22 +898,12 @@ static void sync_progress(void)
             i--;
             continue;
         }
-        if (p->fpos == p->fsize && p->rdb_only) {
-            srv_log(LOG_NOTICE, "RDB file sent to %s (rdb-only): closing", c->addr);
-            c->flags |= CONN_CLOSE_AFTER_REPLY;
-            forget(c);
-            i--;
-            conn_want_write(c);
-            continue;
-        }
         if (p->fpos == p->fsize) {
-            close(p->fd);
-            p->fd = -1;
-            resp_buf_append(&c->out, resp_buf_data(&p->pend), resp_buf_used(&p->pend));
-            resp_buf_free(&p->pend);
-            p->state = R_ONLINE;
-            p->ack_ms = srv_mstime();
-            srv_log(LOG_NOTICE, "Synchronization with replica %s succeeded", c->addr);
+            bool stays = !p->rdb_only;
+            sync_done(c);
+            if (!stays)
+                i--;
+            continue;
         }
         conn_want_write(c);
     }
@@ -716,6 +918,8 @@ void srv_repl_ack(struct conn *c, uint64_t offset)
         p->ack_off = offset;
     p->ack_ms = srv_mstime();
     p->acked = true;
+    if (p->state == R_ACKWAIT) /* it has the diskless file whole: the stream may follow */
+        sync_done(c);
 }
 
 size_t srv_repl_buffers(void)
@@ -1035,7 +1239,8 @@ void srv_repl_cron(uint64_t now_ms)
     int64_t timeout = srv_conf_kept_num(&srv.conf, "repl-timeout");
     for (size_t i = 0; i < R.nreplicas; i++) {
         struct conn *c = R.replicas[i];
-        if (c->repl->acked && now_ms - c->repl->ack_ms > (uint64_t)timeout * 1000) {
+        if ((c->repl->acked || c->repl->state == R_ACKWAIT) &&
+            now_ms - c->repl->ack_ms > (uint64_t)timeout * 1000) {
             srv_log(LOG_WARNING, "Disconnecting timedout replica %s", c->addr);
             srv_close_async(c);
             forget(c);

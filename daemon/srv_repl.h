@@ -110,6 +110,13 @@ void srv_repl_ack(struct conn *c, uint64_t offset);
 /* REPLCONF listening-port / ip-address, kept for INFO, ROLE and Sentinel. */
 void srv_repl_set_port(struct conn *c, int port);
 void srv_repl_set_ip(struct conn *c, const char *ip, size_t n);
+/* REPLCONF capa: eof (the replica reads a file between EOF marks, so a
+ * diskless sync may serve it) is kept; others are accepted. */
+void srv_repl_set_capa(struct conn *c, const char *capa, size_t n);
+/* An event of the loop on one of ours that is not a client (a diskless
+ * sync's pipe): true when handled (the loop's next srv_repl_before_sleep
+ * reads it); false for a connection. */
+bool srv_repl_event(struct conn *c, uint32_t events);
 /* c is being freed: forget it as a replica or a waiter. */
 void srv_repl_conn_gone(struct conn *c);
 /* How many replicas are past their full sync. */

@@ -244,7 +244,8 @@ static void start_redis_replica_of(struct server *s, int port)
 static void start_pair(void)
 {
     h_prepare(&K, "repl-k");
-    h_start_shmkvd_opts(&K, A("--enable-debug-command", "yes", "--repl-ping-replica-period", "1"));
+    h_start_shmkvd_opts(&K, A("--repl-diskless-sync-delay", "0", "--enable-debug-command", "yes",
+                              "--repl-ping-replica-period", "1"));
     start_redis_replica_of(&R, K.port);
 }
 
@@ -314,7 +315,8 @@ static void test_redis_replica(void **state)
      * replica continues with a partial resync. */
     redisFree(c);
     assert_int_equal(h_stop(&K), 0);
-    h_start_shmkvd_opts(&K, A("--enable-debug-command", "yes", "--repl-ping-replica-period", "1"));
+    h_start_shmkvd_opts(&K, A("--repl-diskless-sync-delay", "0", "--enable-debug-command", "yes",
+                              "--repl-ping-replica-period", "1"));
     c = h_connect_port(K.port);
     wait_link_up(r);
     mixed_load(c, 3, 300);
@@ -336,6 +338,7 @@ static void test_backlog_overrun(void **state)
     redisContext *c = h_connect_port(K.port), *r = h_connect_port(R.port);
     wait_link_up(r);
     h_expect_status(c, "OK", "CONFIG SET repl-backlog-size 16384");
+    h_expect_status(c, "OK", "CONFIG SET repl-diskless-sync no"); /* the file through the disk */
     h_expect_status(c, "OK", "CONFIG SET repl-ping-replica-period 1");
     mixed_load(c, 4, 200);
     wait_acked(c);
@@ -382,11 +385,12 @@ static void test_failover(void **state)
     (void)state;
     struct server A, B;
     h_prepare(&A, "fo-a");
-    h_start_shmkvd_opts(&A, A("--enable-debug-command", "yes"));
+    h_start_shmkvd_opts(&A, A("--repl-diskless-sync-delay", "0", "--enable-debug-command", "yes"));
     h_prepare(&B, "fo-b");
     char primary[64];
     snprintf(primary, sizeof primary, "127.0.0.1 %d", A.port);
-    h_start_shmkvd_opts(&B, A("--enable-debug-command", "yes", "--replicaof", primary));
+    h_start_shmkvd_opts(&B, A("--repl-diskless-sync-delay", "0", "--enable-debug-command", "yes",
+                              "--replicaof", primary));
     redisContext *a = h_connect_port(A.port), *b = h_connect_port(B.port);
     wait_link_up(b);
     h_expect_err(a, "ERR No failover in progress.", "FAILOVER ABORT");

@@ -187,13 +187,15 @@ static void test_repl_replica_redis_primary(void **state)
 {
     (void)state;
     h_start_redis_opts(&R, "repl-m",
-                       A("--enable-debug-command", "yes", "--repl-diskless-sync-delay", "0"));
+                       A("--repl-diskless-sync-delay", "0", "--enable-debug-command", "yes",
+                         "--repl-diskless-sync-delay", "0"));
     redisContext *m = h_connect_port(R.port);
     load_before(m);
     char of[64];
     snprintf(of, sizeof of, "127.0.0.1 %d", R.port);
     h_prepare(&K, "repl-r");
-    h_start_shmkvd_opts(&K, A("--enable-debug-command", "yes", "--replicaof", of));
+    h_start_shmkvd_opts(&K, A("--repl-diskless-sync-delay", "0", "--enable-debug-command", "yes",
+                              "--replicaof", of));
     redisContext *r = h_connect_port(K.port);
     wait_info(r, "master_link_status", "up");
     wait_caught_up(m, r);
@@ -292,7 +294,8 @@ static void test_repl_replica_redis_primary(void **state)
     redisFree(r);
     assert_int_equal(h_stop(&K), 0);
     h_expect_status(m, "OK", "SET while-down 1");
-    h_start_shmkvd_opts(&K, A("--enable-debug-command", "yes", "--replicaof", of));
+    h_start_shmkvd_opts(&K, A("--repl-diskless-sync-delay", "0", "--enable-debug-command", "yes",
+                              "--replicaof", of));
     r = h_connect_port(K.port);
     wait_info(r, "master_link_status", "up");
     wait_caught_up(m, r);
@@ -325,17 +328,19 @@ static void test_repl_replica_shmkvd_chain(void **state)
     (void)state;
     struct server P, K2;
     h_prepare(&P, "repl-p");
-    h_start_shmkvd_opts(&P, A("--enable-debug-command", "yes"));
+    h_start_shmkvd_opts(&P, A("--repl-diskless-sync-delay", "0", "--enable-debug-command", "yes"));
     redisContext *m = h_connect_port(P.port);
     load_before(m);
     char of[64];
     snprintf(of, sizeof of, "127.0.0.1 %d", P.port);
     h_prepare(&K, "repl-k");
-    h_start_shmkvd_opts(&K, A("--enable-debug-command", "yes", "--replicaof", of));
+    h_start_shmkvd_opts(&K, A("--repl-diskless-sync-delay", "0", "--enable-debug-command", "yes",
+                              "--replicaof", of));
     redisContext *r = h_connect_port(K.port);
     snprintf(of, sizeof of, "127.0.0.1 %d", K.port);
     h_prepare(&K2, "repl-k2");
-    h_start_shmkvd_opts(&K2, A("--enable-debug-command", "yes", "--replicaof", of));
+    h_start_shmkvd_opts(&K2, A("--repl-diskless-sync-delay", "0", "--enable-debug-command", "yes",
+                               "--replicaof", of));
     redisContext *r2 = h_connect_port(K2.port);
     wait_info(r, "master_link_status", "up");
     wait_info(r2, "master_link_status", "up");
@@ -359,7 +364,7 @@ static void test_repl_replica_shmkvd_chain(void **state)
      * resync (the primary kept its ID and offset). */
     assert_int_equal(h_stop(&P), 0);
     redisFree(m);
-    h_start_shmkvd_opts(&P, A("--enable-debug-command", "yes"));
+    h_start_shmkvd_opts(&P, A("--repl-diskless-sync-delay", "0", "--enable-debug-command", "yes"));
     m = h_connect_port(P.port);
     for (int i = 0; i < 400 && h_info_num(m, "sync_partial_ok") < 1; i++)
         sleep_ms(50);
@@ -755,7 +760,8 @@ static void test_repl_replica_load(void **state)
  * into *out; its length. R is left running. */
 static size_t big_rdb(int n, char **out)
 {
-    h_start_redis_opts(&R, "repl-big", A("--enable-debug-command", "yes"));
+    h_start_redis_opts(&R, "repl-big",
+                       A("--repl-diskless-sync-delay", "0", "--enable-debug-command", "yes"));
     redisContext *m = h_connect_port(R.port);
     h_expect_status(m, "OK", "DEBUG POPULATE %d key 64", n);
     char file[512];
