@@ -20,6 +20,9 @@
 #    and it holds N keys, and the peak resident memory of the primary (its
 #    forked child's included, for redis-server) and of the replica above
 #    what each held before the sync, sampled every 100 ms.
+# Both primaries sync diskless (repl-diskless-sync yes, Redis's default),
+# without repl-diskless-sync-delay's wait; shmkvd runs with a 1 GiB block
+# cache (start() says why).
 # Each run benchmarks the servers in turn, so they share the machine's
 # noise. Loopback only; every server is started here, stopped by its PID,
 # and its folder removed.
@@ -53,8 +56,12 @@ start() { # KIND PORT DIR [--replicaof host port]: a server with DEBUG allowed
     redis) # no 5 s wait for more replicas before a diskless sync starts
         redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir" \
             --enable-debug-command yes --repl-diskless-sync-delay 0 "$@" >"$dir/log" 2>&1 & ;;
-    shmkvd) build/daemon/shmkvd --port "$port" --bind 127.0.0.1 --dir "$dir/data" \
-        --enable-debug-command yes "$@" >"$dir/log" 2>&1 & ;;
+    shmkvd) # the same; and a block cache that keeps 10M keys' table filters (with
+        # the default 256 MiB, each LRU shard is smaller than a filter, read again
+        # from disk at every look-up: DEBUG POPULATE of 10M keys took over 15 min)
+        build/daemon/shmkvd --port "$port" --bind 127.0.0.1 --dir "$dir/data" \
+            --enable-debug-command yes --repl-diskless-sync-delay 0 --block-cache-size 1gb \
+            "$@" >"$dir/log" 2>&1 & ;;
     esac
     pid=$!
     pids+=("$pid")

@@ -592,17 +592,14 @@ static int import_library(void *arg, const char *code, size_t n)
     return 0;
 }
 
-int srv_rdb_import(const char *path, char *err, size_t errlen)
+/* Reads the RDB file at path, mapped, through cb (rdb_file_read): 0, or
+ * -1 with why in err (a callback's own reason when it stopped). */
+static int read_mapped(const char *path, const struct rdb_file_cb *cb, char *err, size_t errlen)
 {
-    if (db_keycount_total(srv.db) || scr_fn_libraries()) {
-        snprintf(err, errlen, "the data set in %s is not empty: import into an empty one",
-                 srv.conf.dir);
-        return -1;
-    }
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) != 0) {
-        snprintf(err, errlen, "cannot open it: %s", strerror(errno));
+        snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
         if (fd >= 0)
             close(fd);
         return -1;
@@ -611,27 +608,37 @@ int srv_rdb_import(const char *path, char *err, size_t errlen)
     const char *p = n ? mmap(NULL, n, PROT_READ, MAP_PRIVATE, fd, 0) : "";
     close(fd);
     if (p == MAP_FAILED) {
-        snprintf(err, errlen, "cannot map it: %s", strerror(errno));
+        snprintf(err, errlen, "cannot map %s: %s", path, strerror(errno));
         return -1;
     }
     if (n)
         madvise((void *)p, n, MADV_SEQUENTIAL);
-    uint64_t t0 = srv_mstime();
-    struct import im = {.now_ms = t0, .err = err, .errlen = errlen};
-    struct rdb_file_cb cb = {.arg = &im, .key = import_key, .library = import_library};
     size_t where = 0;
     *err = '\0';
-    int rc = rdb_file_read(p, n, &cb, &where);
+    int rc = rdb_file_read(p, n, cb, &where);
     if (n)
         munmap((void *)p, n);
     if (rc == RDB_EVERSION)
         snprintf(err, errlen, "not an RDB file of version 10 or older, or its checksum is wrong");
     else if (rc == RDB_EFORMAT)
         snprintf(err, errlen,
-                 "at byte %zu: what is there shmkvd does not keep (a stream, a module's data) or "
-                 "cannot read (the file is damaged or cut short)",
-                 where);
-    if (rc)
+                 "at byte %zu of %zu: what is there shmkvd does not keep (a stream, a module's "
+                 "data) or cannot read (the file is damaged or cut short)",
+                 where, n);
+    return rc ? -1 : 0;
+}
+
+int srv_rdb_import(const char *path, char *err, size_t errlen)
+{
+    if (db_keycount_total(srv.db) || scr_fn_libraries()) {
+        snprintf(err, errlen, "the data set in %s is not empty: import into an empty one",
+                 srv.conf.dir);
+        return -1;
+    }
+    uint64_t t0 = srv_mstime();
+    struct import im = {.now_ms = t0, .err = err, .errlen = errlen};
+    struct rdb_file_cb cb = {.arg = &im, .key = import_key, .library = import_library};
+    if (read_mapped(path, &cb, err, errlen))
         return -1;
     srv_log(LOG_NOTICE,
             "Imported %s: %llu keys (%llu already expired left out), %llu libraries, in %llu ms",
@@ -691,23 +698,6 @@ int srv_rdb_load_into(const char *path, const uint8_t *phys, struct db_vec *libs
                       void (*tick)(void *arg), void *tick_arg, uint64_t *keys, char *err,
                       size_t errlen)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0) {
-        snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        return -1;
-    }
-    size_t n = (size_t)st.st_size;
-    const char *p = n ? mmap(NULL, n, PROT_READ, MAP_PRIVATE, fd, 0) : "";
-    close(fd);
-    if (p == MAP_FAILED) {
-        snprintf(err, errlen, "cannot map %s: %s", path, strerror(errno));
-        return -1;
-    }
-    if (n)
-        madvise((void *)p, n, MADV_SEQUENTIAL);
     struct load_into li = {.tick = tick,
                            .tick_arg = tick_arg,
                            .phys = phys,
@@ -715,18 +705,7 @@ int srv_rdb_load_into(const char *path, const uint8_t *phys, struct db_vec *libs
                            .err = err,
                            .errlen = errlen};
     struct rdb_file_cb cb = {.arg = &li, .key = load_into_key, .library = load_into_library};
-    size_t where = 0;
-    *err = '\0';
-    int rc = rdb_file_read(p, n, &cb, &where);
-    if (n)
-        munmap((void *)p, n);
-    if (rc == RDB_EVERSION)
-        snprintf(err, errlen, "not an RDB file of version 10 or older, or its checksum is wrong");
-    else if (rc == RDB_EFORMAT)
-        snprintf(err, errlen,
-                 "at byte %zu of %zu: what is there shmkvd does not keep (a stream, a module's "
-                 "data) or cannot read (the file is damaged or cut short)",
-                 where, n);
+    int rc = read_mapped(path, &cb, err, errlen);
     *keys = li.keys;
     if (rc == 0 && (rc = stor_sync(srv.stor)) != 0)
         snprintf(err, errlen, "writing the journal: %s", kv_strerror(rc));
