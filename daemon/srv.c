@@ -223,9 +223,7 @@ static void sockaddr_str(const struct sockaddr_storage *sa, char *out, size_t ca
 static void conn_accept(int lfd, bool unix_sock)
 {
     for (;;) {
-        struct sockaddr_storage sa;
-        socklen_t sl = sizeof sa;
-        int fd = accept4(lfd, (struct sockaddr *)&sa, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
             /* Out of descriptors: the waiting client is told and closed
              * with the one held back, or the listener would wake the loop
@@ -259,33 +257,7 @@ static void conn_accept(int lfd, bool unix_sock)
             int one = 1;
             setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         }
-        struct conn *c = kv_xmalloc(sizeof *c);
-        memset(c, 0, sizeof *c);
-        c->fd = fd;
-        c->id = ++srv.next_id;
-        c->db = srv_dbmap[0];
-        c->proto = 2;
-        c->ctime_ms = c->last_ms = srv_mstime();
-        if (unix_sock)
-            c->flags |= CONN_UNIX;
-        if (!srv.conf.requirepass)
-            c->flags |= CONN_AUTHED;
-        resp_buf_init(&c->in);
-        resp_buf_init(&c->out);
-        resp_req_init(&c->req);
-        sockaddr_str(&sa, c->addr, sizeof c->addr, unix_sock);
-        struct sockaddr_storage la;
-        socklen_t ll = sizeof la;
-        if (getsockname(fd, (struct sockaddr *)&la, &ll) == 0)
-            sockaddr_str(&la, c->laddr, sizeof c->laddr, unix_sock);
-        struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
-        epoll_ctl(srv.epfd, EPOLL_CTL_ADD, fd, &ev);
-        c->next = srv.clients;
-        if (srv.clients)
-            srv.clients->prev = c;
-        srv.clients = c;
-        srv.nclients++;
-        srv.stats.connections++;
+        srv_conn_adopt(fd, (unix_sock ? CONN_UNIX : 0) | (srv.conf.requirepass ? 0 : CONN_AUTHED));
     }
 }
 
@@ -304,11 +276,12 @@ struct conn *srv_conn_adopt(int fd, uint32_t flags)
     resp_req_init(&c->req);
     struct sockaddr_storage sa;
     socklen_t sl = sizeof sa;
+    bool unix_sock = flags & CONN_UNIX;
     if (getpeername(fd, (struct sockaddr *)&sa, &sl) == 0)
-        sockaddr_str(&sa, c->addr, sizeof c->addr, false);
+        sockaddr_str(&sa, c->addr, sizeof c->addr, unix_sock);
     sl = sizeof sa;
     if (getsockname(fd, (struct sockaddr *)&sa, &sl) == 0)
-        sockaddr_str(&sa, c->laddr, sizeof c->laddr, false);
+        sockaddr_str(&sa, c->laddr, sizeof c->laddr, unix_sock);
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
     epoll_ctl(srv.epfd, EPOLL_CTL_ADD, fd, &ev);
     c->next = srv.clients;

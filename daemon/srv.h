@@ -370,9 +370,9 @@ void srv_busy_end(void);
 __attribute__((noreturn)) void srv_exit_busy(void);
 /* Queues a reply flush for c (the loop writes it). */
 void conn_want_write(struct conn *c);
-/* Makes the connected socket fd a client with flags (the link to our
- * primary, srv_replica.c): watched by the loop, listed by CLIENT LIST,
- * freed by conn_free. */
+/* Makes the connected socket fd a client with flags (an accepted
+ * client's; the link to our primary, srv_replica.c): watched by the
+ * loop, listed by CLIENT LIST, freed by conn_free. */
 struct conn *srv_conn_adopt(int fd, uint32_t flags);
 /* Runs p[0, n) as if c had sent it: the bytes that came with the end of
  * a replica's handshake are the start of the stream. */
