@@ -95,7 +95,11 @@ def shmkvd_conf(top, name, port, primary_port):
     path = os.path.join(d, "shmkvd.conf")
     with open(path, "w") as f:
         f.write("port %d\nbind 127.0.0.1\ndir %s/data\nshm-cache-size 0\n"
-                "repl-ping-replica-period 1\nrepl-diskless-sync-delay 0\n" % (port, d))
+                "repl-ping-replica-period 1\nrepl-diskless-sync-delay 0\n"
+                # Full syncs through the disk: a second diskless sync from a
+                # newly promoted primary stalled in about one run in five (the
+                # note on issue 54 has it); this test is about Sentinel.
+                "repl-diskless-sync no\n" % (port, d))
         if primary_port:
             f.write("replicaof 127.0.0.1 %d\n" % primary_port)
     return path
