@@ -764,19 +764,29 @@ int rdb_file_read(const char *p, size_t n, const struct rdb_file_cb *cb, size_t 
         goto done;
     }
     r.p += 9;
+    /* The checksum goes along with the reading, a slice at a time, so a
+     * caller may let go of what is behind (progress). */
+    uint64_t crc = 0;
+    const unsigned char *summed = (const unsigned char *)p;
     for (;;) {
         unsigned t;
         uint64_t a, b;
         const unsigned char *s;
         size_t sn;
+        if ((size_t)(r.p - summed) >= RDB_PROGRESS_STEP) {
+            crc = rdb_crc64(crc, summed, (size_t)(r.p - summed));
+            summed = r.p;
+            if (cb->progress)
+                cb->progress(cb->arg, (size_t)(r.p - (const unsigned char *)p));
+        }
         if (!rd_u8(&r, &t)) {
             rc = RDB_EFORMAT; /* no EOF */
             break;
         }
         if (t == OP_EOF) {
             /* An all-zero checksum: written with rdbchecksum no. */
-            if (rd_need(&r, 8) && le(r.p, 8) &&
-                le(r.p, 8) != rdb_crc64(0, p, (size_t)(r.p - (const unsigned char *)p)))
+            crc = rdb_crc64(crc, summed, (size_t)(r.p - summed));
+            if (rd_need(&r, 8) && le(r.p, 8) && le(r.p, 8) != crc)
                 rc = RDB_EVERSION;
             break;
         }

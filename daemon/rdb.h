@@ -68,7 +68,12 @@ struct rdb_file_cb {
     int (*key)(void *arg, unsigned db, const char *k, size_t kn, const struct db_value *v);
     /* A library of FUNCTION: its code. */
     int (*library)(void *arg, const char *code, size_t n);
+    /* Optional: called between items, each RDB_PROGRESS_STEP bytes or
+     * so, with how many bytes from the start are read and summed: the
+     * reader looks at none of them again. */
+    void (*progress)(void *arg, size_t done);
 };
+#define RDB_PROGRESS_STEP (8u << 20)
 /* Reads a whole RDB file, p[0, n) (versions up to 10, as Redis 7.0
  * writes them): auxiliary fields, databases, expiries in s or ms, the
  * LRU and LFU hints (ignored), libraries, and keys of the five types in

@@ -572,6 +572,37 @@ static int import_library(void *arg, const char *code, size_t n)
     return 0;
 }
 
+/* A mapped file read through a caller's callbacks: the pages behind the
+ * reader are let go as it goes, so a 10M-key file (268 MB) is not all
+ * resident by the end of its load. */
+struct mapped {
+    const struct rdb_file_cb *cb;
+    const char *base;
+    size_t dropped;
+};
+
+static int mapped_key(void *arg, unsigned db, const char *k, size_t kn, const struct db_value *v)
+{
+    const struct mapped *m = arg;
+    return m->cb->key(m->cb->arg, db, k, kn, v);
+}
+
+static int mapped_library(void *arg, const char *code, size_t n)
+{
+    const struct mapped *m = arg;
+    return m->cb->library(m->cb->arg, code, n);
+}
+
+static void mapped_progress(void *arg, size_t done)
+{
+    struct mapped *m = arg;
+    size_t upto = done & ~((size_t)sysconf(_SC_PAGESIZE) - 1);
+    if (upto > m->dropped) {
+        madvise((void *)(m->base + m->dropped), upto - m->dropped, MADV_DONTNEED);
+        m->dropped = upto;
+    }
+}
+
 /* Reads the RDB file at path, mapped, through cb (rdb_file_read): 0, or
  * -1 with why in err (a callback's own reason when it stopped). */
 static int read_mapped(const char *path, const struct rdb_file_cb *cb, char *err, size_t errlen)
@@ -595,7 +626,12 @@ static int read_mapped(const char *path, const struct rdb_file_cb *cb, char *err
         madvise((void *)p, n, MADV_SEQUENTIAL);
     size_t where = 0;
     *err = '\0';
-    int rc = rdb_file_read(p, n, cb, &where);
+    struct mapped m = {.cb = cb, .base = p};
+    struct rdb_file_cb wrap = {.arg = &m,
+                               .key = mapped_key,
+                               .library = mapped_library,
+                               .progress = n ? mapped_progress : NULL};
+    int rc = rdb_file_read(p, n, &wrap, &where);
     if (n)
         munmap((void *)p, n);
     if (rc == RDB_EVERSION)

@@ -641,6 +641,80 @@ static void test_truncated_and_corrupt(void **state)
     free(is.p);
 }
 
+/* rdb_file_read over a file of several progress steps: every key comes,
+ * progress reports growing offsets between items, and the checksum,
+ * summed a slice at a time, still catches a changed byte anywhere. */
+struct file_seen {
+    size_t keys, calls, last;
+};
+
+static int file_key(void *arg, unsigned db, const char *k, size_t kn, const struct db_value *v)
+{
+    struct file_seen *fs = arg;
+    (void)k;
+    (void)kn;
+    assert_int_equal(db, 3);
+    assert_int_equal(v->type, ENC_TYPE_STRING);
+    assert_int_equal(db_vec_len(&v->items, 0), 200);
+    fs->keys++;
+    return 0;
+}
+
+static int file_library(void *arg, const char *code, size_t n)
+{
+    (void)arg;
+    (void)code;
+    (void)n;
+    return 0;
+}
+
+static void file_progress(void *arg, size_t done)
+{
+    struct file_seen *fs = arg;
+    assert_true(done > fs->last);
+    assert_true(done - fs->last >= RDB_PROGRESS_STEP);
+    fs->last = done;
+    fs->calls++;
+}
+
+static void test_file_progress(void **state)
+{
+    (void)state;
+    struct t_buf b = {0};
+    tb_put(&b, "REDIS0010", 9);
+    tb_byte(&b, 0xfe);
+    tb_len(&b, 3);
+    char key[32], val[200];
+    memset(val, 'v', sizeof val);
+    const size_t nkeys = 120000; /* about 27 MB: three progress steps */
+    for (size_t i = 0; i < nkeys; i++) {
+        int kn = snprintf(key, sizeof key, "key:%zu", i);
+        tb_byte(&b, 0);
+        tb_str(&b, key, (size_t)kn);
+        tb_str(&b, val, sizeof val);
+    }
+    tb_byte(&b, 0xff);
+    tb_le(&b, t_crc64(b.p, b.n), 8);
+    struct file_seen fs = {0};
+    struct rdb_file_cb cb = {
+        .arg = &fs, .key = file_key, .library = file_library, .progress = file_progress};
+    size_t where;
+    assert_int_equal(rdb_file_read((const char *)b.p, b.n, &cb, &where), RDB_OK);
+    assert_int_equal(fs.keys, nkeys);
+    assert_int_equal(fs.calls, b.n / RDB_PROGRESS_STEP);
+    assert_int_equal(where, b.n - 8);
+    /* A value's byte in the first slice, then in the last: the file reads
+     * whole, and its checksum does not match. */
+    size_t at[] = {1000, b.n - 100};
+    for (size_t i = 0; i < 2; i++) {
+        b.p[at[i]] ^= 1;
+        fs = (struct file_seen){0};
+        assert_int_equal(rdb_file_read((const char *)b.p, b.n, &cb, &where), RDB_EVERSION);
+        b.p[at[i]] ^= 1;
+    }
+    free(b.p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -648,6 +722,7 @@ int main(void)
         cmocka_unit_test(test_string_forms),    cmocka_unit_test(test_ziplist),
         cmocka_unit_test(test_listpack),        cmocka_unit_test(test_intset_and_text_scores),
         cmocka_unit_test(test_refused),         cmocka_unit_test(test_truncated_and_corrupt),
+        cmocka_unit_test(test_file_progress),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
