@@ -21,8 +21,8 @@
 #    forked child's included, for redis-server) and of the replica above
 #    what each held before the sync, sampled every 100 ms.
 # Both primaries sync diskless (repl-diskless-sync yes, Redis's default),
-# without repl-diskless-sync-delay's wait; shmkvd runs with a 1 GiB block
-# cache (start() says why).
+# without repl-diskless-sync-delay's wait; otherwise each server runs on its
+# defaults.
 # Each run benchmarks the servers in turn, so they share the machine's
 # noise. Loopback only; every server is started here, stopped by its PID,
 # and its folder removed.
@@ -56,12 +56,9 @@ start() { # KIND PORT DIR [--replicaof host port]: a server with DEBUG allowed
     redis) # no 5 s wait for more replicas before a diskless sync starts
         redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir" \
             --enable-debug-command yes --repl-diskless-sync-delay 0 "$@" >"$dir/log" 2>&1 & ;;
-    shmkvd) # the same; and a block cache that keeps 10M keys' table filters (with
-        # the default 256 MiB, each LRU shard is smaller than a filter, read again
-        # from disk at every look-up: DEBUG POPULATE of 10M keys took over 15 min)
+    shmkvd) # the same
         build/daemon/shmkvd --port "$port" --bind 127.0.0.1 --dir "$dir/data" \
-            --enable-debug-command yes --repl-diskless-sync-delay 0 --block-cache-size 1gb \
-            "$@" >"$dir/log" 2>&1 & ;;
+            --enable-debug-command yes --repl-diskless-sync-delay 0 "$@" >"$dir/log" 2>&1 & ;;
     esac
     pid=$!
     pids+=("$pid")
@@ -153,12 +150,15 @@ fullsync() { # PRIMARY-KIND REPLICA-KIND KEYS RUN
     local pk=$1 rk=$2 n=$3 run=$4 pp rp ppid rpid t0 t1 p0 r0 pmax rmax v
     pp=$(free_port)
     rp=$(free_port)
-    start "$pk" "$pp" "$work/s-$pk-$run-p"
+    # Folders of their own, removed after: a server started on another size's
+    # folder would continue from its data and replication state (a partial
+    # resync of the smaller data set, DEBUG POPULATE not being replicated).
+    start "$pk" "$pp" "$work/s-$pk-$n-$run-p"
     ppid=$pid
     redis-cli -p "$pp" debug populate "$n" >/dev/null
     [ "$pk" = shmkvd ] && catch_up_us "$pp" >/dev/null
     p0=$(rss_kb "$ppid")
-    start "$rk" "$rp" "$work/s-$pk-$run-r"
+    start "$rk" "$rp" "$work/s-$pk-$n-$run-r"
     rpid=$pid
     r0=$(rss_kb "$rpid")
     pmax=$p0 rmax=$r0
@@ -176,6 +176,7 @@ fullsync() { # PRIMARY-KIND REPLICA-KIND KEYS RUN
     rmem[$pk,$n,$run]=$(((rmax - r0) / 1024))
     stop "$rpid"
     stop "$ppid"
+    rm -rf "$work/s-$pk-$n-$run-p" "$work/s-$pk-$n-$run-r"
 }
 
 for run in $(seq 1 "$runs"); do
