@@ -1342,6 +1342,7 @@ void cmd_on_commit(void *arg, const struct stor_batch *b, int flags)
 
 void cmd_swapped(unsigned pa, unsigned pb)
 {
+    scr_swapped(pa, pb); /* the scripts' client is not among srv.clients */
     for (struct conn *c = srv.clients; c; c = c->next) {
         /* Each client stays on its database number, as in Redis. */
         if (c->db == pa || c->db == pb)

@@ -500,7 +500,6 @@ static int call_common(lua_State *l, bool protect)
     }
     if (cmd->flags & CMD_WRITE)
         run.wrote = true; /* from now on SCRIPT KILL would leave it half done */
-    sc->db = run.caller->db;
     sc->proto = run.resp;
     sc->argv = argv;
     sc->argc = (size_t)argc;
@@ -554,6 +553,12 @@ static int l_status_reply(lua_State *l)
     lua_pushvalue(l, 1);
     lua_setfield(l, -2, "ok");
     return 1;
+}
+
+void scr_swapped(unsigned pa, unsigned pb)
+{
+    if (sc && (sc->db == pa || sc->db == pb))
+        sc->db = sc->db == pa ? pb : pa;
 }
 
 void scr_sha1_hex(const char *p, size_t n, char out[41])
@@ -1102,6 +1107,9 @@ void scr_run(struct conn *c, struct scr_vm *vm, const char *name, bool eval, uns
         nl = sizeof run.name - 1;
     memcpy(run.name, name, nl); /* not snprintf: it was a tenth of a do-nothing script's time */
     run.name[nl] = '\0';
+    /* The script's calls start in the caller's database; a SELECT among
+     * them holds for the calls after it, not for the caller (Redis 7). */
+    sc->db = c->db;
     if (srv.conf.busy_reply_ms > 0)
         lua_sethook(l, hook, LUA_MASKCOUNT, HOOK_EVERY);
     int rc = lua_pcall(l, nargs, 1, -(nargs + 2));

@@ -61,6 +61,9 @@ int scr_fn_add(const char *code, size_t n, char *err, size_t errlen);
 /* EVAL/EVALSHA and their _RO forms for c, its arguments as the command
  * gave them (script or SHA-1, numkeys, keys, args): replies to c. by_sha:
  * argv[1] is a SHA-1. ro: write commands are refused inside. */
+/* SWAPDB swapped physical databases pa and pb: a running script's calls
+ * stay on their database number, as every client's do (cmd_swapped). */
+void scr_swapped(unsigned pa, unsigned pb);
 void scr_eval(struct conn *c, bool by_sha, bool ro);
 /* FCALL/FCALL_RO function numkeys [key ...] [arg ...]: replies to c. */
 void scr_fcall(struct conn *c, bool ro);

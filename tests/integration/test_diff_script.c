@@ -160,6 +160,22 @@ static const char *const EVALS[] = {
     "EVAL_RO" W "return redis.call('get','s')" W "0",
     "EVAL_RO" W "return redis.call('set','a',1)" W "0",
     "EVAL_RO" W "return redis.pcall('set','a',1)" W "0",
+    /* SELECT holds for the script's later calls, not for its caller */
+    "EVAL" W
+    "redis.call('select','2') redis.call('set','sel','in2') return redis.call('get','sel')" W "0",
+    "GET" W "sel",
+    "EVAL" W "return redis.call('get','sel')" W "0",
+    "EVAL" W "redis.call('select','2') return redis.call('get','sel')" W "0",
+    "EVAL" W "redis.call('select','2') redis.call('select','0') return redis.call('get','sel')" W
+    "0",
+    "EVAL" W "redis.call('select','2') return redis.call('del','sel')" W "0",
+    /* ... and a script's SWAPDB leaves it on its number, with the other data */
+    "EVAL" W "redis.call('select','3') redis.call('set','sw','in3') return 1" W "0",
+    "EVAL" W "redis.call('select','4') redis.call('swapdb','3','4') return redis.call('get','sw')" W
+    "0",
+    "EVAL" W "redis.call('select','4') redis.call('swapdb','3','4') return redis.call('get','sw')" W
+    "0",
+    "EVAL" W "redis.call('select','3') return redis.call('del','sw')" W "0",
     /* the cache */
     "EVALSHA" W "ffffffffffffffffffffffffffffffffffffffff" W "0",
     "EVALSHA" W "abc" W "0",
