@@ -601,6 +601,8 @@ static void mapped_progress(void *arg, size_t done)
         madvise((void *)(m->base + m->dropped), upto - m->dropped, MADV_DONTNEED);
         m->dropped = upto;
     }
+    if (m->cb->progress)
+        m->cb->progress(m->cb->arg, done);
 }
 
 /* Reads the RDB file at path, mapped, through cb (rdb_file_read): 0, or

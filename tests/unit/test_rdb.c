@@ -701,7 +701,7 @@ static void test_file_progress(void **state)
     size_t where;
     assert_int_equal(rdb_file_read((const char *)b.p, b.n, &cb, &where), RDB_OK);
     assert_int_equal(fs.keys, nkeys);
-    assert_int_equal(fs.calls, b.n / RDB_PROGRESS_STEP);
+    assert_true(fs.calls >= 2 && fs.calls <= b.n / RDB_PROGRESS_STEP);
     assert_int_equal(where, b.n - 8);
     /* A value's byte in the first slice, then in the last: the file reads
      * whole, and its checksum does not match. */
