@@ -20,6 +20,13 @@
  *   kvtool zipfread SOCK KEYS SECONDS INTERVAL_MS OUT
  *                                             libshmkv GETs of Zipf(0.99) keys; OUT gets
  *                                             "t_ms reads_per_s hit_ratio" per interval
+ *   kvtool queue HOST PORT list|zset CYCLES LEN WINDOW
+ *                                             a queue at a steady length: LEN elements
+ *                                             first, then CYCLES of a push (LPUSH, or ZADD
+ *                                             of the next score) and a pop (RPOP, ZPOPMIN),
+ *                                             each its own round trip; prints the pops'
+ *                                             "p50_us p99_us" over the first WINDOW cycles
+ *                                             and over the last WINDOW, then the seconds
  *
  * Everything is bounded by a count or a time and talks to loopback or a
  * Unix socket only.
@@ -360,6 +367,69 @@ static int zipfread(const char *sock, uint32_t keys, int secs, int interval_ms, 
     return 0;
 }
 
+/* ---- queue ---- */
+
+static uint32_t pct(uint32_t *v, size_t n, double p)
+{
+    qsort(v, n, sizeof *v, cmp_u32);
+    size_t i = (size_t)(p * (double)(n - 1));
+    return v[i];
+}
+
+/* One push then one pop, each waited for; the pop's round trip in µs. */
+static uint32_t queue_cycle(redisContext *c, bool zset, long seq)
+{
+    char a[24];
+    snprintf(a, sizeof a, "%ld", seq);
+    redisReply *r =
+        zset ? redisCommand(c, "ZADD q %s m%s", a, a) : redisCommand(c, "LPUSH q %s", a);
+    if (!r || r->type != REDIS_REPLY_INTEGER)
+        die(r && r->type == REDIS_REPLY_ERROR ? r->str : "push failed");
+    freeReplyObject(r);
+    double t0 = now_s();
+    r = zset ? redisCommand(c, "ZPOPMIN q") : redisCommand(c, "RPOP q");
+    uint32_t us = (uint32_t)((now_s() - t0) * 1e6);
+    if (!r ||
+        (zset ? r->type != REDIS_REPLY_ARRAY || r->elements != 2 : r->type != REDIS_REPLY_STRING))
+        die(r && r->type == REDIS_REPLY_ERROR ? r->str : "pop found nothing");
+    freeReplyObject(r);
+    return us;
+}
+
+static int queue(const char *host, int port, const char *type, long cycles, long len, long window)
+{
+    if (window <= 0 || cycles < 2 * window || len < 1)
+        die("queue: CYCLES must be at least twice WINDOW, LEN at least 1");
+    bool zset = !strcmp(type, "zset");
+    redisContext *c = tcp(host, port);
+    expect_ok(redisCommand(c, "DEL q"));
+    long seq = 0;
+    for (; seq < len; seq++) {
+        char a[24];
+        snprintf(a, sizeof a, "%ld", seq);
+        expect_ok(zset ? redisCommand(c, "ZADD q %s m%s", a, a) : redisCommand(c, "LPUSH q %s", a));
+    }
+    uint32_t *first = malloc((size_t)window * sizeof *first);
+    uint32_t *last = malloc((size_t)window * sizeof *last);
+    if (!first || !last)
+        die("out of memory");
+    double t0 = now_s();
+    for (long i = 0; i < cycles; i++, seq++) {
+        uint32_t us = queue_cycle(c, zset, seq);
+        if (i < window)
+            first[i] = us;
+        else if (i >= cycles - window)
+            last[i - (cycles - window)] = us;
+    }
+    double secs = now_s() - t0;
+    printf("%u %u %u %u %.1f\n", pct(first, (size_t)window, 0.5), pct(first, (size_t)window, 0.99),
+           pct(last, (size_t)window, 0.5), pct(last, (size_t)window, 0.99), secs);
+    free(first);
+    free(last);
+    redisFree(c);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 7 && !strcmp(argv[1], "fill"))
@@ -373,6 +443,8 @@ int main(int argc, char **argv)
         return load(argv[2], atoi(argv[3]), atof(argv[4]), atoi(argv[5]));
     if (argc == 7 && !strcmp(argv[1], "zipfread"))
         return zipfread(argv[2], (uint32_t)atol(argv[3]), atoi(argv[4]), atoi(argv[5]), argv[6]);
+    if (argc == 8 && !strcmp(argv[1], "queue"))
+        return queue(argv[2], atoi(argv[3]), argv[4], atol(argv[5]), atol(argv[6]), atol(argv[7]));
     fprintf(stderr, "usage: see the top of bench/kvtool.c\n");
     return 2;
 }
