@@ -220,11 +220,17 @@ int db_move(struct db *d, unsigned sdb, unsigned ddb, const char *key, size_t kl
     return move_key(d, sdb, key, klen, ddb, key, klen, 1, 1);
 }
 
-/* The items of the collection kc holds (loaded), into v. Sub records sort
- * by field: a list's positions are big-endian, so its elements come in
- * order too. */
-static int dump_items(struct db *d, struct db_kc *kc, struct db_value *v)
+/* The whole value of the key kc holds (loaded, present), into v. Sub
+ * records sort by field: a list's positions are big-endian, so its
+ * elements come in order too. */
+static int dump_value(struct db *d, struct db_kc *kc, struct db_value *v)
 {
+    v->type = kc->m.type;
+    v->expire_ms = kc->m.expire_ms;
+    if (kc->m.type == ENC_TYPE_STRING) {
+        db_vec_push(&v->items, kc->m.value, kc->m.vlen, 0);
+        return 0;
+    }
     int rc = 0;
     struct stor_it *it = kc_iter(d, kc, STOR_CF_SUB);
     for (stor_it_first(it); rc == 0 && stor_it_valid(it); stor_it_next(it)) {
@@ -262,14 +268,8 @@ int db_dump(struct db *d, unsigned dbi, const char *key, size_t klen, struct db_
     int rc = kc_load(d, &kc, dbi, key, klen);
     if (rc == 0 && kc.m.type == ENC_TYPE_NONE)
         rc = KV_ENOTFOUND;
-    if (rc == 0) {
-        v->type = kc.m.type;
-        v->expire_ms = kc.m.expire_ms;
-        if (kc.m.type == ENC_TYPE_STRING)
-            db_vec_push(&v->items, kc.m.value, kc.m.vlen, 0);
-        else
-            rc = dump_items(d, &kc, v);
-    }
+    if (rc == 0)
+        rc = dump_value(d, &kc, v);
     kc_free(&kc);
     return rc;
 }
@@ -295,12 +295,7 @@ int db_dump_each(struct db *d, unsigned dbi, db_dump_fn fn, void *arg)
         rc = enc_meta_value_decode(val, vn, &kc.m);
         if (rc == 0 && kc.m.type != ENC_TYPE_NONE && !(kc.m.expire_ms && kc.m.expire_ms <= now)) {
             db_vec_clear(&v.items);
-            v.type = kc.m.type;
-            v.expire_ms = kc.m.expire_ms;
-            if (kc.m.type == ENC_TYPE_STRING)
-                db_vec_push(&v.items, kc.m.value, kc.m.vlen, 0);
-            else
-                rc = dump_items(d, &kc, &v);
+            rc = dump_value(d, &kc, &v);
             if (rc == 0)
                 rc = fn(arg, uk, ukn, &v);
         }
