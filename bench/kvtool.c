@@ -27,6 +27,13 @@
  *                                             each its own round trip; prints the pops'
  *                                             "p50_us p99_us" over the first WINDOW cycles
  *                                             and over the last WINDOW, then the seconds
+ *   kvtool zrank HOST PORT KEY N rank|revrank|range|zadd OPS PIPE
+ *                                             on a sorted set of members f0..f(N-1) (as fill
+ *                                             makes it): OPS commands, PIPE at a time on one
+ *                                             connection, each ZRANK / ZREVRANK of a random
+ *                                             member, ZRANGE of 10 at a random index, or ZADD
+ *                                             of a random member's new score; prints
+ *                                             "ops_per_s p50_us p99_us" (latency per batch)
  *
  * Everything is bounded by a count or a time and talks to loopback or a
  * Unix socket only.
@@ -430,6 +437,60 @@ static int queue(const char *host, int port, const char *type, long cycles, long
     return 0;
 }
 
+/* ---- zrank ---- */
+
+static int zrank(const char *host, int port, const char *key, long n, const char *kind, long ops,
+                 int pipe)
+{
+    if (n < 10 || ops < 1 || pipe < 1)
+        die("zrank: N at least 10, OPS and PIPE at least 1");
+    redisContext *c = tcp(host, port);
+    uint64_t rng = 0x5a52;
+    size_t nb = (size_t)((ops + pipe - 1) / pipe);
+    uint32_t *lat = malloc(nb * sizeof *lat);
+    if (!lat)
+        die("out of memory");
+    double t0 = now_s();
+    long sent = 0;
+    for (size_t b = 0; b < nb; b++) {
+        double b0 = now_s();
+        int k = 0;
+        for (; k < pipe && sent < ops; k++, sent++) {
+            rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+            long r = (long)((rng >> 33) % (uint64_t)n);
+            char m[24], a[24], z[24];
+            snprintf(m, sizeof m, "f%ld", r);
+            if (!strcmp(kind, "range")) {
+                long at = r > n - 10 ? n - 10 : r;
+                snprintf(a, sizeof a, "%ld", at);
+                snprintf(z, sizeof z, "%ld", at + 9);
+                redisAppendCommand(c, "ZRANGE %s %s %s", key, a, z);
+            } else if (!strcmp(kind, "zadd")) {
+                snprintf(a, sizeof a, "%ld", (long)((rng >> 13) % (uint64_t)n));
+                redisAppendCommand(c, "ZADD %s %s %s", key, a, m);
+            } else {
+                redisAppendCommand(c, "%s %s %s", !strcmp(kind, "rank") ? "ZRANK" : "ZREVRANK", key,
+                                   m);
+            }
+        }
+        for (int i = 0; i < k; i++) {
+            redisReply *rep;
+            if (redisGetReply(c, (void **)&rep) != REDIS_OK || !rep ||
+                rep->type == REDIS_REPLY_ERROR || rep->type == REDIS_REPLY_NIL)
+                die(rep && rep->type == REDIS_REPLY_ERROR ? rep->str : "zrank: no answer");
+            if (!strcmp(kind, "range") && rep->elements != 10)
+                die("zrank: a range of fewer than 10");
+            freeReplyObject(rep);
+        }
+        lat[b] = (uint32_t)((now_s() - b0) * 1e6);
+    }
+    double secs = now_s() - t0;
+    printf("%.0f %u %u\n", (double)ops / secs, pct(lat, nb, 0.5), pct(lat, nb, 0.99));
+    free(lat);
+    redisFree(c);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 7 && !strcmp(argv[1], "fill"))
@@ -445,6 +506,9 @@ int main(int argc, char **argv)
         return zipfread(argv[2], (uint32_t)atol(argv[3]), atoi(argv[4]), atoi(argv[5]), argv[6]);
     if (argc == 8 && !strcmp(argv[1], "queue"))
         return queue(argv[2], atoi(argv[3]), argv[4], atol(argv[5]), atol(argv[6]), atol(argv[7]));
+    if (argc == 9 && !strcmp(argv[1], "zrank"))
+        return zrank(argv[2], atoi(argv[3]), argv[4], atol(argv[5]), argv[6], atol(argv[7]),
+                     atoi(argv[8]));
     fprintf(stderr, "usage: see the top of bench/kvtool.c\n");
     return 2;
 }
