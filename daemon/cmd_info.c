@@ -388,6 +388,7 @@ void cmd_info(struct conn *c)
         INFO("key_filter_rebuild:in_progress=%d,done=%llu\r\n", di.key_filter_building,
              (unsigned long long)di.key_filter_rebuilds);
         INFO("collections_rewritten:%llu\r\n", (unsigned long long)di.tidied);
+        INFO("zset_rank_indexes_built:%llu\r\n", (unsigned long long)di.zrank_built);
         INFO("small_collections_cached:collections=%u,bytes=%zu,hits=%llu,fills=%llu\r\n",
              di.scache_collections, di.scache_bytes, (unsigned long long)di.scache_hits,
              (unsigned long long)di.scache_fills);

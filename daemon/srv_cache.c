@@ -170,8 +170,8 @@ void srv_cache_apply(const struct stor_batch *b)
                 shmc_w_drop_group(srv.cache, g);
             continue;
         }
-        if (op->cf == STOR_CF_SCORE || !op->klen)
-            continue;
+        if ((op->cf != STOR_CF_META && op->cf != STOR_CF_SUB) || !op->klen)
+            continue; /* the score and rank indexes are not cached */
         if (op->cf == STOR_CF_META && op->klen >= 3 && (unsigned char)k[1] == 0xff)
             continue; /* the daemon's own record (db_aux_put): slot ffff, no user key's */
         size_t n;

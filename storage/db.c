@@ -79,6 +79,7 @@ int db_init(struct db *d, struct stor *s, const struct db_opts *o)
     if (!d->o.max_string)
         d->o.max_string = 512ull << 20;
     stor_batch_init(&d->b);
+    stor_batch_init(&d->zrix.rb);
     d->scache_max = DB_SCACHE_MEMBERS;
     /* Seed the version counter and the sampler from the kernel: versions
      * from two runs within one millisecond must still differ. */
@@ -96,6 +97,8 @@ void db_destroy(struct db *d)
 {
     db_pick_reset(&d->picks);
     db_zedge_reset(&d->zedges);
+    db_zrix_destroy(d);
+    db_zrm_reset(d);
     db_scache_reset(&d->scache);
     for (unsigned i = 0; i < d->ntidy; i++)
         free(d->tidy[i].key);
@@ -212,6 +215,7 @@ void db_info(const struct db *d, struct db_info *out)
         .pick_indexes = d->picks.n,
         .pick_bytes = d->picks.bytes,
         .tidied = d->tidied,
+        .zrank_built = d->zrix_built,
         .scache_collections = d->scache.n,
         .scache_bytes = d->scache.bytes,
         .scache_hits = d->scache.hits,
@@ -245,6 +249,8 @@ void db_begin(struct db *d)
 {
     stor_batch_clear(&d->b);
     d->npriors = 0;
+    if (d->zrix.n)
+        db_zrix_clear(d);
 }
 
 int db_commit(struct db *d)
@@ -257,9 +263,24 @@ int db_commit(struct db *d)
     d->npriors = 0;
     if (rc) {
         stor_batch_clear(&d->b);
+        db_zrix_clear(d);
         return rc;
     }
+    /* Rank indexes follow in record sets of their own, grouped with this
+     * one (db_zrix.c). */
+    bool ranked = d->zrix.n && db_zrix_before(d);
+    if (ranked)
+        stor_group_begin(d->s);
     rc = stor_commit(d->s, &d->b);
+    if (rc == 0 && d->b.nranges && d->zrms.n)
+        db_zrm_reset(d); /* a flush: the copies' records are gone */
+    if (ranked) {
+        if (rc == 0)
+            db_zrix_after(d);
+        stor_group_end(d->s);
+    }
+    if (d->zrix.n)
+        db_zrix_clear(d);
     if (rc == 0 && d->picks.n)
         db_pick_note(d, &d->b);
     if (rc == 0 && d->zedges.n)

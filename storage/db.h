@@ -113,6 +113,7 @@ struct db_info {
     unsigned pick_indexes;      /* collections with a random-pick index */
     size_t pick_bytes;
     uint64_t tidied;             /* collections rewritten without their deletes */
+    uint64_t zrank_built;        /* sorted-set rank indexes built */
     unsigned scache_collections; /* small collections kept for walks */
     size_t scache_bytes;
     uint64_t scache_hits, scache_fills;

@@ -110,6 +110,8 @@ int db_remove_members(struct db *d, unsigned dbi, const char *key, size_t klen, 
         goto out;
     }
     if (rc == 0) {
+        if (type == ENC_TYPE_ZSET)
+            db_zrix_touch(d, &kc, n);
         struct remove_arg a = {d, &kc, f, removed, 0};
         rc = kc_read_subs(d, &kc, f, n, false, remove_one, &a);
         if (rc == 0)

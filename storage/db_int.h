@@ -145,6 +145,27 @@ struct db_zedges {
     unsigned n; /* entries in use: 0 spares commits the look-up */
 };
 
+/* Rank indexes (db_zrix.c) of the sorted sets the record set in progress
+ * changes: their score prefixes, and the changes db_zrix_before found. */
+struct db_zrix_set;
+struct db_zrixes {
+    struct db_zrix_set *e;
+    size_t n, cap;
+    struct stor_batch rb; /* one change's records at a time */
+};
+
+/* Rank fences in memory (db_zrm.c): for each sorted set whose rank index
+ * was read lately, its fence records, the truth being RocksDB's. */
+struct db_zrm;
+struct db_zrms {
+    struct db_zrm **m;
+    size_t n, cap;
+    size_t bytes;
+    uint64_t tick, evicted;
+};
+#define DB_ZRM_BLOCK 512         /* fences a block holds */
+#define DB_ZRM_BYTES (64u << 20) /* what all sets' fences may take */
+
 /* db_scache.c: small collections' records kept for walks. */
 #define DB_SCACHE_SLOTS 2048u /* a power of two */
 #define DB_SCACHE_MEMBERS 64  /* kept when first walked */
@@ -280,6 +301,16 @@ struct db {
     } last_coll;
     struct db_picks picks;
     struct db_zedges zedges;
+    struct db_zrixes zrix;
+    struct db_zrms zrms;
+    unsigned zrm_block;   /* 0: DB_ZRM_BLOCK (tests lower it) */
+    size_t zrm_max_bytes; /* 0: DB_ZRM_BYTES */
+    uint64_t zrix_built;  /* indexes built, for INFO storage */
+    uint64_t zrix_stale;  /* ... of them because counts did not add up */
+    /* The smallest set given an index, and the shortest walk of a rank
+     * range that uses one (0: DB_ZRIX_MIN, DB_ZRIX_WALK; tests lower them). */
+    uint64_t zrix_min, zrix_walk;
+    unsigned zrix_bits; /* a level per this many hash bits (0: 5; tests lower it) */
     struct db_scache scache;
     uint64_t scache_max; /* members a collection kept when first walked may have
                           * (DB_SCACHE_MEMBERS; 0: nothing is kept) */
@@ -520,6 +551,73 @@ struct stor_it *db_zedge_iter(struct db *d, const char *pre, size_t pn, const ch
  * them out to those records; after every commit while any edge is known. */
 void db_zedge_note(struct db *d, const struct stor_batch *b);
 void db_zedge_reset(struct db_zedges *z);
+
+/* db_zrix.c. Rank indexes of sorted sets of at least DB_ZRIX_MIN members:
+ * built by the first query that wants one, kept up by every write. */
+#define DB_ZRIX_MIN 1024
+/* A rank range whose walk from either end passes fewer records than this
+ * is walked: the index's look-up costs about as much. */
+#define DB_ZRIX_WALK 64
+#define DB_ZRIX_NONE 1 /* no index: walk */
+/* Before a write changes up to n members of the open sorted set kc: has
+ * the commit keep its index, or drops it (clears the ON bit in kc->m;
+ * the caller then writes the meta record) when n is a large share of the
+ * set or write-back is off. Every write of score records of a set that
+ * exists calls it. */
+void db_zrix_touch(struct db *d, struct db_kc *kc, uint64_t n);
+/* db_commit: before the record set is committed, finds the score-index
+ * changes it makes to touched sets (true if any); after, applies them to
+ * the indexes (inside the same storage group). */
+bool db_zrix_before(struct db *d);
+void db_zrix_after(struct db *d);
+void db_zrix_clear(struct db *d);
+void db_zrix_destroy(struct db *d);
+/* Whether kc (an open sorted set) has an index, building it if it is
+ * large enough and has none. */
+bool db_zrix_ready(struct db *d, struct db_kc *kc);
+/* Through a ready index: the members before score-key suffix t (score(8)
+ * | member, or any bytes between), and a score-index iterator at the
+ * member of rank r (< size; the caller frees it). 0, DB_ZRIX_NONE (walk
+ * instead), or a storage error. */
+int db_zrix_rank(struct db *d, struct db_kc *kc, const char *t, size_t tn, uint64_t *r);
+int db_zrix_select(struct db *d, struct db_kc *kc, uint64_t r, struct stor_it **it);
+
+/* db_zrm.c. A set's fences by its rank prefix (score prefix | gen), or
+ * NULL; a new copy (replacing one of that prefix) with the head's count,
+ * filled in order by db_zrm_append; db_zrm_trim keeps the copies within
+ * their budget, all but keep. */
+struct db_zrm *db_zrm_get(struct db *d, const char *key, size_t keyn);
+struct db_zrm *db_zrm_new(struct db *d, const char *key, size_t keyn, uint64_t head);
+void db_zrm_append(struct db *d, struct db_zrm *m, const char *s, size_t sn, uint64_t count);
+void db_zrm_drop(struct db *d, struct db_zrm *m);
+void db_zrm_trim(struct db *d, const struct db_zrm *keep);
+void db_zrm_reset(struct db *d);
+/* A place among the fences: block b (-1: the head), entry e. Valid until
+ * the next change. */
+struct db_zrm_pos {
+    long b;
+    uint32_t e;
+};
+/* What is there: its suffix ("" for the head; valid until the next
+ * change), its count, and the members before it. */
+struct db_zrm_at {
+    const char *s;
+    size_t sn;
+    uint64_t count, before;
+};
+uint64_t db_zrm_total(const struct db_zrm *m);
+size_t db_zrm_fences(const struct db_zrm *m);
+/* The last fence before suffix t (strict: t excluded), or the head. */
+void db_zrm_find(const struct db_zrm *m, const char *t, size_t tn, bool strict,
+                 struct db_zrm_pos *p, struct db_zrm_at *at);
+/* The fence whose members hold rank r; false when r is past them all. */
+bool db_zrm_select(const struct db_zrm *m, uint64_t r, struct db_zrm_pos *p, struct db_zrm_at *at);
+/* The fence after p (its before is not set); false at the end. */
+bool db_zrm_next(const struct db_zrm *m, const struct db_zrm_pos *p, struct db_zrm_at *at);
+void db_zrm_set(struct db_zrm *m, const struct db_zrm_pos *p, uint64_t count);
+void db_zrm_insert_after(struct db *d, struct db_zrm *m, const struct db_zrm_pos *p, const char *s,
+                         size_t sn, uint64_t count);
+void db_zrm_remove_next(struct db *d, struct db_zrm *m, const struct db_zrm_pos *p);
 
 /* Byte strings in memcmp order, a prefix before what extends it (member
  * and field order in the sub family). */

@@ -478,6 +478,7 @@ void db_copy_records(struct db *d, struct db_kc *src, struct db_kc *dst, int *rc
         return;
     }
     dst->m.version = db_version_next(d);
+    dst->m.rank = 0; /* the copy has no index until a query builds one */
     dst->plen = 0;
     copy_cf(d, src, dst, STOR_CF_SUB, rc);
     if (src->m.type == ENC_TYPE_ZSET)

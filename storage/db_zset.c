@@ -67,6 +67,8 @@ int db_zadd(struct db *d, unsigned dbi, const char *key, size_t klen, const doub
     int rc = kc_open_write(d, &kc, dbi, key, klen, ENC_TYPE_ZSET);
     if (rc)
         goto out;
+    uint32_t rank0 = kc.m.rank;
+    db_zrix_touch(d, &kc, n);
     for (size_t i = 0; i < n; i++) {
         double cur = 0, ns = scores[i];
         int r = zget(d, &kc, m[i].p, m[i].n, &cur, !(flags & DB_ZADD_XX));
@@ -104,7 +106,7 @@ int db_zadd(struct db *d, unsigned dbi, const char *key, size_t klen, const doub
         if (flags & DB_ZADD_INCR)
             *incr_out = ns;
     }
-    if (added)
+    if (added || kc.m.rank != rank0)
         kc_put_meta(d, &kc);
     rc = db_commit(d);
     *count = added + ((flags & DB_ZADD_CH) ? changed : 0);
@@ -227,7 +229,23 @@ static int zcollect(struct db *d, struct db_kc *kc, const struct db_zspec *sp, s
      * flipped). */
     bool back = sp->rev;
     size_t first = out ? out->n : 0;
-    if (sp->by == DB_ZBY_RANK && (need[0] == 0 || need[1] == 0)) {
+    struct stor_it *at = NULL; /* the index's, at the range's first member */
+    uint64_t walk = d->zrix_walk ? d->zrix_walk : DB_ZRIX_WALK;
+    if (sp->by == DB_ZBY_RANK && need[0] >= walk && need[1] >= walk && db_zrix_ready(d, kc)) {
+        int r = db_zrix_select(d, kc, need[0], &at);
+        if (r != 0 && r != DB_ZRIX_NONE) {
+            dbb_free(&seek);
+            stor_it_free(it);
+            return r;
+        }
+    }
+    if (at) {
+        /* Forward from the index's member: the range in score order. */
+        stor_it_free(it);
+        it = at;
+        back = false;
+        flip = sp->rev;
+    } else if (sp->by == DB_ZBY_RANK && (need[0] == 0 || need[1] == 0)) {
         /* The range starts at an end (ZPOPMIN, ZRANGE 0 9, ZRANGE -10 -1):
          * that end's walk wins at once, and the other end is not even
          * sought. Its iterator and seek to the last record were an eighth
@@ -387,6 +405,93 @@ int db_zrange(struct db *d, unsigned dbi, const char *key, size_t klen, const st
     return rc == KV_ENOTFOUND ? 0 : rc;
 }
 
+/* Adds 1 to the 8-byte big-endian number at p: the first score key past
+ * every one of that score. false when it was the largest. */
+static bool score_next(char *p)
+{
+    uint64_t v = enc_get_u64(p);
+    if (v == UINT64_MAX)
+        return false;
+    enc_put_u64(p, v + 1);
+    return true;
+}
+
+/* ZCOUNT and ZLEXCOUNT as the difference of two ranks, through the index;
+ * DB_ZRIX_NONE when there is none (or, for ZLEXCOUNT, when the scores
+ * differ: a lex range is only defined over equal scores). */
+static int zcount_index(struct db *d, struct db_kc *kc, const struct db_zspec *sp, uint64_t *n)
+{
+    if (!db_zrix_ready(d, kc))
+        return DB_ZRIX_NONE;
+    struct db_buf lo, hi;
+    dbb_init(&lo);
+    dbb_init(&hi);
+    bool lo_start = false, hi_end = false, empty = false;
+    int rc = 0;
+    if (sp->by == DB_ZBY_SCORE) {
+        dbb_reserve(&lo, 8);
+        dbb_reserve(&hi, 8);
+        lo.n = hi.n = 8;
+        enc_score_put(lo.p, norm0(sp->min));
+        enc_score_put(hi.p, norm0(sp->max));
+        if (sp->minex && !score_next(lo.p))
+            empty = true;
+        if (!sp->maxex && !score_next(hi.p))
+            hi_end = true;
+    } else {
+        /* Equal scores: the first and the last record's. */
+        size_t pl = kc_prefix_len(kc);
+        struct stor_it *it = kc_iter(d, kc, STOR_CF_SCORE);
+        char s8[8];
+        bool same = false;
+        stor_it_first(it);
+        if (stor_it_valid(it)) {
+            size_t kn;
+            const char *k = stor_it_key(it, &kn);
+            if (kn >= pl + 8) {
+                memcpy(s8, k + pl, 8);
+                stor_it_last(it);
+                k = stor_it_valid(it) ? stor_it_key(it, &kn) : NULL;
+                same = k && kn >= pl + 8 && memcmp(k + pl, s8, 8) == 0;
+            }
+        }
+        rc = stor_it_status(it);
+        stor_it_free(it);
+        if (rc || !same) {
+            dbb_free(&lo);
+            dbb_free(&hi);
+            return rc ? rc : DB_ZRIX_NONE;
+        }
+        const struct db_lexb *a = &sp->lmin, *b = &sp->lmax;
+        if (a->inf == 1 || b->inf == -1)
+            empty = true;
+        lo_start = a->inf == -1;
+        hi_end = b->inf == 1;
+        dbb_append(&lo, s8, 8);
+        dbb_append(&hi, s8, 8);
+        if (!lo_start) {
+            dbb_append(&lo, a->v.p, a->v.n);
+            if (a->ex)
+                dbb_append(&lo, "", 1); /* the first member past it */
+        }
+        if (!hi_end) {
+            dbb_append(&hi, b->v.p, b->v.n);
+            if (!b->ex)
+                dbb_append(&hi, "", 1);
+        }
+    }
+    uint64_t rlo = 0, rhi = kc->m.size;
+    if (!empty && !lo_start)
+        rc = db_zrix_rank(d, kc, lo.p, lo.n, &rlo);
+    if (!empty && rc == 0 && !hi_end)
+        rc = db_zrix_rank(d, kc, hi.p, hi.n, &rhi);
+    if (rc == 0)
+        *n = !empty && rhi > rlo ? rhi - rlo : 0;
+    dbb_free(&lo);
+    dbb_free(&hi);
+    return rc;
+}
+
 int db_zcount(struct db *d, unsigned dbi, const char *key, size_t klen, const struct db_zspec *sp,
               uint64_t *n)
 {
@@ -398,6 +503,8 @@ int db_zcount(struct db *d, unsigned dbi, const char *key, size_t klen, const st
     *n = 0;
     int rc = kc_open(d, &kc, dbi, key, klen, ENC_TYPE_ZSET);
     if (rc == 0)
+        rc = zcount_index(d, &kc, &s, n);
+    if (rc == DB_ZRIX_NONE)
         rc = zcollect(d, &kc, &s, NULL, n);
     kc_free(&kc);
     return rc == KV_ENOTFOUND ? 0 : rc;
@@ -496,6 +603,19 @@ int db_zrank(struct db *d, unsigned dbi, const char *key, size_t klen, const cha
         struct db_buf target;
         dbb_init(&target);
         dbb_append(&target, t, tkn);
+        if (db_zrix_ready(d, &kc)) {
+            size_t pl = kc_prefix_len(&kc);
+            uint64_t r = 0;
+            rc = db_zrix_rank(d, &kc, target.p + pl, target.n - pl, &r);
+            if (rc != DB_ZRIX_NONE) {
+                dbb_free(&target);
+                if (rc == 0)
+                    *rank = rev ? kc.m.size - 1 - r : r;
+                kc_free(&kc);
+                return rc;
+            }
+            rc = 0;
+        }
         struct stor_it *lo = kc_iter(d, &kc, STOR_CF_SCORE), *hi = kc_iter(d, &kc, STOR_CF_SCORE);
         uint64_t count[2] = {0, 0}, r = 0, spent[2] = {0, 0}; /* as zcollect's */
         stor_it_first(lo);
@@ -543,6 +663,7 @@ int db_zrank(struct db *d, unsigned dbi, const char *key, size_t klen, const cha
  * and settles its meta record. */
 static int zdel_all(struct db *d, struct db_kc *kc, const struct db_vec *v)
 {
+    db_zrix_touch(d, kc, v->n);
     for (size_t i = 0; i < v->n; i++)
         zdel(d, kc, db_vec_ptr(v, i), db_vec_len(v, i), v->items[i].score);
     kc->m.size -= v->n;

@@ -186,7 +186,7 @@ size_t enc_meta_value_len(const struct enc_meta *m)
 {
     if (m->type == ENC_TYPE_STRING)
         return ENC_META_HDR + m->vlen;
-    return ENC_META_HDR + meta_tail_len(m->type);
+    return ENC_META_HDR + meta_tail_len(m->type) + (m->type == ENC_TYPE_ZSET && m->rank ? 4 : 0);
 }
 
 size_t enc_meta_value(char *out, const struct enc_meta *m)
@@ -204,6 +204,10 @@ size_t enc_meta_value(char *out, const struct enc_meta *m)
     if (m->type == ENC_TYPE_LIST) {
         enc_put_u64(p + 16, m->head);
         enc_put_u64(p + 24, m->tail);
+    }
+    if (m->type == ENC_TYPE_ZSET && m->rank) {
+        enc_put_u32(p + 16, m->rank);
+        return ENC_META_HDR + 20;
     }
     return ENC_META_HDR + meta_tail_len(m->type);
 }
@@ -233,8 +237,14 @@ int enc_meta_value_decode(const char *p, size_t n, struct enc_meta *m)
         m->vlen = n - ENC_META_HDR;
         return 0;
     }
-    if (n != ENC_META_HDR + meta_tail_len(m->type))
+    size_t tail = meta_tail_len(m->type);
+    if (m->type == ENC_TYPE_ZSET && n == ENC_META_HDR + tail + 4) {
+        m->rank = enc_get_u32(t + 16);
+        if (!m->rank)
+            return KV_ECORRUPT; /* 0 is written as no field */
+    } else if (n != ENC_META_HDR + tail) {
         return KV_ECORRUPT;
+    }
     m->version = enc_get_u64(t);
     m->size = enc_get_u64(t + 8);
     if (m->type == ENC_TYPE_LIST) {

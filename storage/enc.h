@@ -8,6 +8,8 @@
  *   meta key   = db(1) | slot(2) | user_key
  *   sub key    = db(1) | slot(2) | key_len(4) | user_key | version(8) | field
  *   score key  = db(1) | slot(2) | key_len(4) | user_key | version(8) | score(8) | member
+ *   rank key   = db(1) | slot(2) | key_len(4) | user_key | version(8) | gen(4) | level(1)
+ *                | score(8) | member                          (value: count(8))
  *   expiry key = db(1) | expire_ms(8) | slot(2) | user_key      (value empty)
  *   meta value = flags(1) | expire_ms(8) | type-specific tail
  *
@@ -168,9 +170,25 @@ struct enc_meta {
     uint64_t version;
     uint64_t size;
     uint64_t head, tail; /* lists: element positions [head, tail) */
-    const char *value;   /* strings */
+    /* Sorted sets: the rank index (db_zrix.c). ENC_RANK_ON | generation
+     * while the set has one; the last generation, the bit clear, once it
+     * was dropped; 0 (and no bytes in the record) if it never had one. */
+    uint32_t rank;
+    const char *value; /* strings */
     size_t vlen;
 };
+
+#define ENC_RANK_ON 0x80000000u
+#define ENC_RANK_GEN 0x7fffffffu
+
+/* The prefix every rank key of one index generation shares: a sub prefix,
+ * then gen(4). A level's keys add level(1); its first key, the level's
+ * head, ends there, and the others add the score key's tail
+ * (score(8) | member) of the member they stand for. */
+static inline size_t enc_rank_prefix_len(size_t klen)
+{
+    return 3 + 4 + klen + 8 + 4;
+}
 
 size_t enc_meta_value_len(const struct enc_meta *m);
 size_t enc_meta_value(char *out, const struct enc_meta *m);

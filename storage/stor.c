@@ -19,7 +19,8 @@
 #include "stor_int.h"
 #include "kv_mem.h"
 
-static const char *const cf_names[STOR_CF_COUNT] = {"metadata", "default", "zset_score", "expiry"};
+static const char *const cf_names[STOR_CF_COUNT] = {"metadata", "default", "zset_score", "expiry",
+                                                    "zset_rank"};
 
 const char *stor_cf_name(int cf)
 {
@@ -163,6 +164,11 @@ void stor_flush_ranged(struct stor *s, unsigned cfmask)
     rocksdb_flushoptions_destroy(fo);
 }
 
+bool stor_writeback(const struct stor *s)
+{
+    return s->wb;
+}
+
 int stor_commit(struct stor *s, const struct stor_batch *b)
 {
     if (b->nops == 0)
@@ -279,10 +285,10 @@ static rocksdb_options_t *cf_options(struct stor *s, int cf, const struct stor_o
     rocksdb_options_set_block_based_table_factory(opt, t);
     rocksdb_block_based_options_destroy(t);
 
-    /* Sub and score records die with their meta record. The expiry index
+    /* Sub, score and rank records die with their meta record. The expiry index
      * needs no filter: active expiry deletes each entry when its time
      * comes, whether or not the key still has that expiry. */
-    if (cf == STOR_CF_SUB || cf == STOR_CF_SCORE)
+    if (cf == STOR_CF_SUB || cf == STOR_CF_SCORE || cf == STOR_CF_RANK)
         stor_gc_attach(s, cf, opt);
     return opt;
 }

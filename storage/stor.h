@@ -48,7 +48,8 @@ enum stor_cf {
     STOR_CF_SUB = 1,    /* "default": hash fields, set members, list elements, zset member->score */
     STOR_CF_SCORE = 2,  /* "zset_score": the score index */
     STOR_CF_EXPIRY = 3, /* "expiry": the expiry index, what active expiry reads */
-    STOR_CF_COUNT = 4,
+    STOR_CF_RANK = 4,   /* "zset_rank": counts over the score index (db_zrix.c) */
+    STOR_CF_COUNT = 5,
 };
 
 enum { STOR_FSYNC_NO = 0, STOR_FSYNC_EVERYSEC = 1, STOR_FSYNC_ALWAYS = 2 };
@@ -115,6 +116,8 @@ int stor_open(struct stor **out, const struct stor_opts *o, const char **errmsg)
 /* Drains write-back into RocksDB, flushes the memtables (so the next open
  * replays nothing) and closes. Accepts NULL. */
 void stor_close(struct stor *s);
+/* Whether commits go through write-back (stor_opts.writeback). */
+bool stor_writeback(const struct stor *s);
 /* Tests only: stops as a killed process would, leaving the journal as it is
  * and the overlay unflushed. */
 void stor_close_abandon(struct stor *s);

@@ -36,6 +36,7 @@ struct gc_filter {
     bool alive;  /* known: the meta record exists and is a collection */
     uint8_t type;
     uint64_t version;
+    uint32_t rank; /* a sorted set's: enc_meta.rank */
 };
 
 static void gc_filter_free(void *state)
@@ -90,6 +91,7 @@ static void gc_lookup_meta(struct gc_filter *f, const struct enc_sub *sk)
         f->known = true;
         f->type = m.type;
         f->version = m.version;
+        f->rank = m.rank;
         f->alive = m.type != ENC_TYPE_STRING;
     }
     rocksdb_free(v);
@@ -112,7 +114,11 @@ static unsigned char gc_filter_sub(void *state, int level, const char *key, size
         return 1;
     if (f->version != sk.version)
         return 1;
-    if (f->cf == STOR_CF_SCORE && f->type != ENC_TYPE_ZSET)
+    if ((f->cf == STOR_CF_SCORE || f->cf == STOR_CF_RANK) && f->type != ENC_TYPE_ZSET)
+        return 1;
+    /* A rank record lives while its generation is the set's index. */
+    if (f->cf == STOR_CF_RANK && (sk.flen < 4 || !(f->rank & ENC_RANK_ON) ||
+                                  enc_get_u32(sk.field) != (f->rank & ENC_RANK_GEN)))
         return 1;
     /* Not expiry: RocksDB may lag the overlay (a PERSIST not yet flushed),
      * so "expired in RocksDB" does not mean expired. Expired keys are
