@@ -290,6 +290,13 @@ static rocksdb_options_t *cf_options(struct stor *s, int cf, const struct stor_o
      * comes, whether or not the key still has that expiry. */
     if (cf == STOR_CF_SUB || cf == STOR_CF_SCORE || cf == STOR_CF_RANK)
         stor_gc_attach(s, cf, opt);
+    /* A table file with 32Ki deletes within any 128Ki entries is compacted
+     * soon: a queue's pops and pushes meet there and both go, where they
+     * otherwise piled up level after level and every seek grew (ZADD +
+     * ZPOPMIN at a length of 1,000, 4M cycles: the pop's p50 36 -> 45 us
+     * from the first to the last 500,000, 37 -> 38 with it). */
+    if (cf == STOR_CF_SUB || cf == STOR_CF_SCORE)
+        rocksdb_options_add_compact_on_deletion_collector_factory(opt, 128 * 1024, 32 * 1024);
     return opt;
 }
 
