@@ -183,8 +183,8 @@ static void run_model(struct fx *f, int steps, unsigned bits)
                 struct db_opts o = f->d.o;
                 assert_int_equal(stor_sync(f->s), 0); /* all acknowledged */
                 db_destroy(&f->d);
+                fx_abandon(f->s); /* its flusher still reports to d until then */
                 memset(&f->d, 0, sizeof f->d);
-                fx_abandon(f->s);
                 f->s = NULL;
                 assert_int_equal(fx_open_in(f, &o), 0);
             }
