@@ -389,6 +389,8 @@ void cmd_info(struct conn *c)
              (unsigned long long)di.key_filter_rebuilds);
         INFO("collections_rewritten:%llu\r\n", (unsigned long long)di.tidied);
         INFO("zset_rank_indexes_built:%llu\r\n", (unsigned long long)di.zrank_built);
+        INFO("zset_rank_fences:sets=%zu,bytes=%zu,evicted=%llu\r\n", di.zrank_copies,
+             di.zrank_copy_bytes, (unsigned long long)di.zrank_copies_evicted);
         INFO("small_collections_cached:collections=%u,bytes=%zu,hits=%llu,fills=%llu\r\n",
              di.scache_collections, di.scache_bytes, (unsigned long long)di.scache_hits,
              (unsigned long long)di.scache_fills);

@@ -112,8 +112,10 @@ struct db_info {
     uint64_t defer_total;       /* writes deferred so, since the start */
     unsigned pick_indexes;      /* collections with a random-pick index */
     size_t pick_bytes;
-    uint64_t tidied;             /* collections rewritten without their deletes */
-    uint64_t zrank_built;        /* sorted-set rank indexes built */
+    uint64_t tidied;                       /* collections rewritten without their deletes */
+    uint64_t zrank_built;                  /* sorted-set rank indexes built */
+    size_t zrank_copies, zrank_copy_bytes; /* their fences in memory */
+    uint64_t zrank_copies_evicted;
     unsigned scache_collections; /* small collections kept for walks */
     size_t scache_bytes;
     uint64_t scache_hits, scache_fills;
