@@ -162,8 +162,11 @@ static void set_str(char **slot, const char *v)
     *slot = v && *v ? xstrdup(v) : NULL;
 }
 
+static void find_build(void);
+
 void srv_conf_init(struct srv_conf *c)
 {
+    find_build();
     memset(c, 0, sizeof *c);
     c->port = 6380;
     c->bind[0] = xstrdup("127.0.0.1");
@@ -232,10 +235,48 @@ void srv_conf_free(struct srv_conf *c)
 /* The directive that gates CONFIG SET of the protected ones. */
 #define PROTECT_SWITCH "enable-protected-configs"
 
+/* The directives by name, hashed without case, built at the first look-up
+ * (srv_conf_defaults, before any thread): writes look one up on every
+ * command (min-replicas-to-write), and a walk of every name with strlen
+ * was 17% of the event loop's time under HSET at pipeline 16. */
+#define FIND_SLOTS 2048u
+static uint16_t find_tab[FIND_SLOTS]; /* param_at index + 1; 0: empty */
+
+static uint32_t name_hash(const char *s, size_t n)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (uint32_t)(tolower((unsigned char)s[i]))) * 16777619u;
+    return h;
+}
+
+static void find_build(void)
+{
+    _Static_assert(NPARAMS < FIND_SLOTS / 2, "the directive table is too small");
+    static bool built;
+    if (built)
+        return;
+    built = true;
+    for (size_t i = 0; i < NPARAMS; i++) {
+        const char *pn = param_at(i)->name;
+        size_t len = strlen(pn);
+        uint32_t h = name_hash(pn, len) & (FIND_SLOTS - 1);
+        bool dup = false;
+        for (; find_tab[h]; h = (h + 1) & (FIND_SLOTS - 1)) {
+            const char *o = param_at(find_tab[h] - 1u)->name;
+            dup = dup || (strlen(o) == len && strncasecmp(o, pn, len) == 0);
+        }
+        if (!dup) /* the first of a name wins, as a walk in order had it */
+            find_tab[h] = (uint16_t)(i + 1);
+    }
+}
+
 static const struct param *find(const char *name, size_t n)
 {
-    for (size_t i = 0; i < NPARAMS; i++) {
-        const struct param *p = param_at(i);
+    find_build();
+    for (uint32_t h = name_hash(name, n) & (FIND_SLOTS - 1); find_tab[h];
+         h = (h + 1) & (FIND_SLOTS - 1)) {
+        const struct param *p = param_at(find_tab[h] - 1u);
         if (strlen(p->name) == n && strncasecmp(p->name, name, n) == 0)
             return p;
     }
