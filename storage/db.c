@@ -277,13 +277,6 @@ int db_commit(struct db *d)
     rc = stor_commit(d->s, &d->b);
     if (rc == 0 && d->b.nranges && d->zrms.n)
         db_zrm_reset(d); /* a flush: the copies' records are gone */
-    if (ranked) {
-        if (rc == 0)
-            db_zrix_after(d);
-        stor_group_end(d->s);
-    }
-    if (d->zrix.n)
-        db_zrix_clear(d);
     if (rc == 0 && d->picks.n)
         db_pick_note(d, &d->b);
     if (rc == 0 && d->zedges.n)
@@ -301,6 +294,15 @@ int db_commit(struct db *d)
         }
     if (rc == 0 && d->b.nops && d->on_commit)
         d->on_commit(d->on_commit_arg, &d->b, d->tidying ? DB_COMMIT_TIDY : 0);
+    /* After the hook: a rank index dropped here (a meta record written by
+     * db_zrix_after) must reach the shm cache after this record set's. */
+    if (ranked) {
+        if (rc == 0)
+            db_zrix_after(d);
+        stor_group_end(d->s);
+    }
+    if (d->zrix.n)
+        db_zrix_clear(d);
     stor_batch_clear(&d->b);
     return rc;
 }

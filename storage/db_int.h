@@ -165,6 +165,7 @@ struct db_zrms {
 };
 #define DB_ZRM_BLOCK 512         /* fences a block holds */
 #define DB_ZRM_BYTES (64u << 20) /* what all sets' fences may take */
+#define DB_ZRM_SETS 1024         /* ... and how many sets (looked up in turn) */
 
 /* db_scache.c: small collections' records kept for walks. */
 #define DB_SCACHE_SLOTS 2048u /* a power of two */

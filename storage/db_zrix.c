@@ -155,7 +155,7 @@ static int load(struct zx *z)
         size_t kn, vn;
         const char *k = stor_it_key(it, &kn);
         const char *v = stor_it_value(it, &vn);
-        if (vn != 8 || (!m && kn != lead) || (m && kn < lead + 9)) {
+        if (vn != 8 || (!m && kn != lead) || (m && kn < lead + 8)) {
             rc = KV_ECORRUPT; /* the head first, then fences */
             break;
         }
@@ -369,7 +369,10 @@ static void drop_committed(struct db *d, const struct db_zrix_set *e)
         out.n = enc_meta_value(out.p, &m);
         stor_batch_clear(&d->zrix.rb);
         stor_batch_put(&d->zrix.rb, STOR_CF_META, e->mk, e->mkn, out.p, out.n);
-        (void)stor_commit(d->s, &d->zrix.rb); /* on failure the total check catches it */
+        /* Through the commit hook too, or the shm cache keeps the old meta
+         * record and the next write puts the ON bit back. */
+        if (stor_commit(d->s, &d->zrix.rb) == 0 && d->on_commit)
+            d->on_commit(d->on_commit_arg, &d->zrix.rb, DB_COMMIT_TIDY);
         stor_batch_clear(&d->zrix.rb);
         dbb_free(&out);
     }

@@ -22,12 +22,13 @@ struct zrm_fence {
 
 struct zrm_block {
     struct zrm_fence *f;
-    uint32_t n;
+    uint32_t n, cap; /* cap grows to blockmax */
     uint64_t sum;
 };
 
 struct db_zrm {
-    char *key; /* rank prefix: score prefix | gen */
+    uint64_t h; /* of key: the cache's look-ups compare it first */
+    char *key;  /* rank prefix: score prefix | gen */
     size_t keyn;
     uint64_t head;
     struct zrm_block *b;
@@ -64,12 +65,21 @@ static void cache_remove(struct db_zrms *c, size_t i)
     c->m[i] = c->m[--c->n];
 }
 
+static uint64_t key_hash(const char *k, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)k[i]) * 1099511628211ull;
+    return h;
+}
+
 struct db_zrm *db_zrm_get(struct db *d, const char *key, size_t keyn)
 {
     struct db_zrms *c = &d->zrms;
+    uint64_t h = key_hash(key, keyn);
     for (size_t i = 0; i < c->n; i++) {
         struct db_zrm *m = c->m[i];
-        if (m->keyn == keyn && memcmp(m->key, key, keyn) == 0) {
+        if (m->h == h && m->keyn == keyn && memcmp(m->key, key, keyn) == 0) {
             m->used = ++c->tick;
             return m;
         }
@@ -85,6 +95,7 @@ struct db_zrm *db_zrm_new(struct db *d, const char *key, size_t keyn, uint64_t h
         db_zrm_drop(d, old);
     struct db_zrm *m = kv_xmalloc(sizeof *m);
     memset(m, 0, sizeof *m);
+    m->h = key_hash(key, keyn);
     m->key = kv_xmemdup(key, keyn);
     m->keyn = keyn;
     m->head = head;
@@ -114,7 +125,7 @@ void db_zrm_trim(struct db *d, const struct db_zrm *keep)
 {
     struct db_zrms *c = &d->zrms;
     size_t max = d->zrm_max_bytes ? d->zrm_max_bytes : DB_ZRM_BYTES;
-    while (c->bytes > max && c->n > 1) {
+    while ((c->bytes > max || c->n > DB_ZRM_SETS) && c->n > 1) {
         size_t lru = SIZE_MAX;
         for (size_t i = 0; i < c->n; i++)
             if (c->m[i] != keep && (lru == SIZE_MAX || c->m[i]->used < c->m[lru]->used))
@@ -152,17 +163,35 @@ static void block_insert(struct db *d, struct db_zrm *m, size_t i)
         m->b = kv_xrealloc(m->b, m->capb * sizeof *m->b);
     }
     memmove(&m->b[i + 1], &m->b[i], (m->nb - i) * sizeof *m->b);
-    m->b[i] = (struct zrm_block){kv_xmalloc(m->blockmax * sizeof(struct zrm_fence)), 0, 0};
+    uint32_t cap = m->blockmax < 8 ? m->blockmax : 8;
+    m->b[i] = (struct zrm_block){kv_xmalloc(cap * sizeof(struct zrm_fence)), 0, cap, 0};
     m->nb++;
-    grow(d, m, (long)(sizeof *m->b + m->blockmax * sizeof(struct zrm_fence)));
+    grow(d, m, (long)(sizeof *m->b + cap * sizeof(struct zrm_fence)));
+}
+
+/* Room in block i for need fences (at most blockmax). */
+static void block_reserve(struct db *d, struct db_zrm *m, size_t i, uint32_t need)
+{
+    struct zrm_block *b = &m->b[i];
+    if (need <= b->cap)
+        return;
+    uint32_t cap = b->cap;
+    while (cap < need)
+        cap *= 2;
+    if (cap > m->blockmax)
+        cap = m->blockmax;
+    b->f = kv_xrealloc(b->f, cap * sizeof *b->f);
+    grow(d, m, (long)((cap - b->cap) * sizeof *b->f));
+    b->cap = cap;
 }
 
 static void block_remove(struct db *d, struct db_zrm *m, size_t i)
 {
+    long freed = (long)(sizeof *m->b + m->b[i].cap * sizeof(struct zrm_fence));
     free(m->b[i].f);
     memmove(&m->b[i], &m->b[i + 1], (m->nb - i - 1) * sizeof *m->b);
     m->nb--;
-    grow(d, m, -(long)(sizeof *m->b + m->blockmax * sizeof(struct zrm_fence)));
+    grow(d, m, -freed);
 }
 
 void db_zrm_append(struct db *d, struct db_zrm *m, const char *s, size_t sn, uint64_t count)
@@ -170,6 +199,7 @@ void db_zrm_append(struct db *d, struct db_zrm *m, const char *s, size_t sn, uin
     /* Blocks filled to three quarters: room for inserts before a split. */
     if (!m->nb || m->b[m->nb - 1].n >= m->blockmax - m->blockmax / 4)
         block_insert(d, m, m->nb);
+    block_reserve(d, m, m->nb - 1, m->b[m->nb - 1].n + 1);
     struct zrm_block *b = &m->b[m->nb - 1];
     b->f[b->n++] = (struct zrm_fence){kv_xmemdup(s, sn), (uint32_t)sn, count};
     b->sum += count;
@@ -324,6 +354,7 @@ void db_zrm_insert_after(struct db *d, struct db_zrm *m, const struct db_zrm_pos
         b = &m->b[bi];
         struct zrm_block *nb = &m->b[bi + 1];
         uint32_t keep = b->n / 2;
+        block_reserve(d, m, bi + 1, b->n - keep);
         nb->n = b->n - keep;
         memcpy(nb->f, b->f + keep, nb->n * sizeof *nb->f);
         nb->sum = 0;
@@ -336,6 +367,7 @@ void db_zrm_insert_after(struct db *d, struct db_zrm *m, const struct db_zrm_pos
             b = nb;
         }
     }
+    block_reserve(d, m, (size_t)(b - m->b), b->n + 1);
     memmove(&b->f[at + 1], &b->f[at], (b->n - at) * sizeof *b->f);
     b->f[at] = (struct zrm_fence){kv_xmemdup(s, sn), (uint32_t)sn, count};
     b->n++;

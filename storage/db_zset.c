@@ -106,6 +106,8 @@ int db_zadd(struct db *d, unsigned dbi, const char *key, size_t klen, const doub
         if (flags & DB_ZADD_INCR)
             *incr_out = ns;
     }
+    if (!added && !changed)
+        kc.m.rank = rank0; /* nothing written: no reason to drop the index */
     if (added || kc.m.rank != rank0)
         kc_put_meta(d, &kc);
     rc = db_commit(d);
@@ -218,9 +220,19 @@ static int zcollect(struct db *d, struct db_kc *kc, const struct db_zspec *sp, s
     if (take == 0)
         return 0;
 
+    /* Through the rank index, before any walk of this command starts
+     * counting deletes (db_walk_start): building one walks the set. */
+    struct stor_it *at = NULL; /* the index's, at the range's first member */
+    uint64_t walk = d->zrix_walk ? d->zrix_walk : DB_ZRIX_WALK;
+    if (sp->by == DB_ZBY_RANK && need[0] >= walk && need[1] >= walk && db_zrix_ready(d, kc)) {
+        int r = db_zrix_select(d, kc, need[0], &at);
+        if (r != 0 && r != DB_ZRIX_NONE)
+            return r;
+    }
+
     int cf = sp->by == DB_ZBY_LEX ? STOR_CF_SUB : STOR_CF_SCORE;
     size_t pl = kc_prefix_len(kc);
-    struct stor_it *it = kc_iter(d, kc, cf);
+    struct stor_it *it = at ? at : kc_iter(d, kc, cf);
     struct db_buf seek;
     dbb_init(&seek);
     dbb_append(&seek, kc->sk.p, pl);
@@ -229,20 +241,8 @@ static int zcollect(struct db *d, struct db_kc *kc, const struct db_zspec *sp, s
      * flipped). */
     bool back = sp->rev;
     size_t first = out ? out->n : 0;
-    struct stor_it *at = NULL; /* the index's, at the range's first member */
-    uint64_t walk = d->zrix_walk ? d->zrix_walk : DB_ZRIX_WALK;
-    if (sp->by == DB_ZBY_RANK && need[0] >= walk && need[1] >= walk && db_zrix_ready(d, kc)) {
-        int r = db_zrix_select(d, kc, need[0], &at);
-        if (r != 0 && r != DB_ZRIX_NONE) {
-            dbb_free(&seek);
-            stor_it_free(it);
-            return r;
-        }
-    }
     if (at) {
         /* Forward from the index's member: the range in score order. */
-        stor_it_free(it);
-        it = at;
         back = false;
         flip = sp->rev;
     } else if (sp->by == DB_ZBY_RANK && (need[0] == 0 || need[1] == 0)) {
@@ -421,7 +421,8 @@ static bool score_next(char *p)
  * differ: a lex range is only defined over equal scores). */
 static int zcount_index(struct db *d, struct db_kc *kc, const struct db_zspec *sp, uint64_t *n)
 {
-    if (!db_zrix_ready(d, kc))
+    uint64_t min = d->zrix_min ? d->zrix_min : DB_ZRIX_MIN;
+    if (kc->m.size < min || (sp->by == DB_ZBY_SCORE && !db_zrix_ready(d, kc)))
         return DB_ZRIX_NONE;
     struct db_buf lo, hi;
     dbb_init(&lo);
@@ -441,7 +442,12 @@ static int zcount_index(struct db *d, struct db_kc *kc, const struct db_zspec *s
     } else {
         /* Equal scores: the first and the last record's. */
         size_t pl = kc_prefix_len(kc);
-        struct stor_it *it = kc_iter(d, kc, STOR_CF_SCORE);
+        /* A plain iterator: kc_iter would count the index's build as
+         * this command's walk (db_walk_start). */
+        char *succ = kv_xmemdup(kc->sk.p, pl);
+        db_prefix_successor(succ, pl);
+        struct stor_it *it = stor_it_create(d->s, STOR_CF_SCORE, kc->sk.p, pl, succ, pl);
+        free(succ);
         char s8[8];
         bool same = false;
         stor_it_first(it);
@@ -457,7 +463,7 @@ static int zcount_index(struct db *d, struct db_kc *kc, const struct db_zspec *s
         }
         rc = stor_it_status(it);
         stor_it_free(it);
-        if (rc || !same) {
+        if (rc || !same || !db_zrix_ready(d, kc)) { /* no index for a lex count it cannot serve */
             dbb_free(&lo);
             dbb_free(&hi);
             return rc ? rc : DB_ZRIX_NONE;
