@@ -3,7 +3,8 @@
 # shmkvd, same machine, same run, as a Markdown table: do pops slow down as
 # the deleted records behind them pile up (docs/storage.md, "Queues")?
 #
-#   bench/queue_bench.sh [--cycles N] [--len N] [--window N] [--runs R] [--out FILE] [SERVER ...]
+#   bench/queue_bench.sh [--cycles N] [--len N] [--window N] [--runs R] [--kinds K,...]
+#                        [--out FILE] [SERVER ...]
 #
 # SERVER: redis, shmkvd, or shmkvd@BIN (default: redis shmkvd). For each
 # run, server and kind (a list: LPUSH + RPOP; a sorted set: ZADD of the
@@ -13,11 +14,11 @@
 # latency p50 and p99 over the first and the last --window cycles
 # (1,000,000) and their ratio, last ÷ first: 1.0 is no growth. Median over
 # the runs. Loopback only; each server is stopped by its PID and its folder
-# removed.
+# removed. --kinds: list, zset or both (the default).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cycles=10000000 len=1000 window=1000000 runs=1 out="" servers=()
+cycles=10000000 len=1000 window=1000000 runs=1 out="" servers=() kinds="list zset"
 while [ $# -gt 0 ]; do
     case "$1" in
     --cycles) cycles=$2; shift ;;
@@ -25,8 +26,9 @@ while [ $# -gt 0 ]; do
     --window) window=$2; shift ;;
     --runs) runs=$2; shift ;;
     --out) out=$2; shift ;;
+    --kinds) kinds=${2//,/ }; shift ;;
     redis | shmkvd | shmkvd@?*) servers+=("$1") ;;
-    *) echo "usage: $0 [--cycles N] [--len N] [--window N] [--runs R] [--out FILE] [redis | shmkvd[@BIN] ...]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--cycles N] [--len N] [--window N] [--runs R] [--kinds list,zset] [--out FILE] [redis | shmkvd[@BIN] ...]" >&2; exit 2 ;;
     esac
     shift
 done
@@ -39,7 +41,7 @@ bench_init queue
 declare -A res
 for run in $(seq 1 "$runs"); do
     for s in "${servers[@]}"; do
-        for kind in list zset; do
+        for kind in $kinds; do
             port=$(free_port)
             dir="$work/$run-${s//[^a-z]/}-$kind"
             mkdir -p "$dir"
@@ -68,7 +70,7 @@ col() { # SERVER KIND FIELD: the field's median over the runs
     echo "| server | queue | first p50 | first p99 | last p50 | last p99 | p50 growth | p99 growth | cycles/s |"
     echo "|---|---|---:|---:|---:|---:|---:|---:|---:|"
     for s in "${servers[@]}"; do
-        for kind in list zset; do
+        for kind in $kinds; do
             f50=$(col "$s" "$kind" 1) f99=$(col "$s" "$kind" 2)
             l50=$(col "$s" "$kind" 3) l99=$(col "$s" "$kind" 4) sec=$(col "$s" "$kind" 5)
             what=$([ "$kind" = list ] && echo "LPUSH + RPOP" || echo "ZADD + ZPOPMIN")
