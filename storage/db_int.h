@@ -573,6 +573,8 @@ bool db_zrix_before(struct db *d);
 void db_zrix_after(struct db *d);
 void db_zrix_clear(struct db *d);
 void db_zrix_destroy(struct db *d);
+/* Whether kc is a sorted set large enough for an index. */
+bool db_zrix_large(const struct db *d, const struct db_kc *kc);
 /* Whether kc (an open sorted set) has an index, building it if it is
  * large enough and has none. */
 bool db_zrix_ready(struct db *d, struct db_kc *kc);

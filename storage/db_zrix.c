@@ -118,8 +118,10 @@ static void zx_put(struct zx *z, const char *s, size_t sn, uint64_t count)
     stor_batch_put(z->b, STOR_CF_RANK, z->k.p, z->k.n, v, 8);
 }
 
-/* Score records in [from, to) (suffixes; from "" is the set's start). */
-static int count0(struct zx *z, const char *from, size_t fn, const char *to, size_t tn, uint64_t *n)
+/* An iterator over the set's score records from suffix `from` ("": the
+ * set's start) up to suffix `to`, excluded (NULL: the set's end). */
+static struct stor_it *score_iter(struct zx *z, const char *from, size_t fn, const char *to,
+                                  size_t tn)
 {
     struct db_buf lo, hi;
     dbb_init(&lo);
@@ -127,15 +129,25 @@ static int count0(struct zx *z, const char *from, size_t fn, const char *to, siz
     dbb_append(&lo, z->pre, z->pn);
     dbb_append(&lo, from, fn);
     dbb_append(&hi, z->pre, z->pn);
-    dbb_append(&hi, to, tn);
+    if (to)
+        dbb_append(&hi, to, tn);
+    else
+        db_prefix_successor(hi.p, hi.n);
     struct stor_it *it = stor_it_create(z->d->s, STOR_CF_SCORE, lo.p, lo.n, hi.p, hi.n);
+    dbb_free(&lo);
+    dbb_free(&hi);
+    return it;
+}
+
+/* Score records in [from, to) (suffixes; from "" is the set's start). */
+static int count0(struct zx *z, const char *from, size_t fn, const char *to, size_t tn, uint64_t *n)
+{
+    struct stor_it *it = score_iter(z, from, fn, to, tn);
     *n = 0;
     for (stor_it_first(it); stor_it_valid(it); stor_it_next(it))
         (*n)++;
     int rc = stor_it_status(it);
     stor_it_free(it);
-    dbb_free(&lo);
-    dbb_free(&hi);
     return rc;
 }
 
@@ -434,14 +446,7 @@ static int zx_select(struct zx *z, uint64_t size, uint64_t r, struct stor_it **o
     struct db_zrm_at at;
     if (db_zrm_total(z->m) != size || !db_zrm_select(z->m, r, &p, &at))
         return ZRIX_STALE;
-    struct db_buf lo, hi;
-    dbb_init(&lo);
-    dbb_init(&hi);
-    dbb_append(&lo, z->pre, z->pn);
-    dbb_append(&lo, at.s, at.sn);
-    dbb_append(&hi, z->pre, z->pn);
-    db_prefix_successor(hi.p, hi.n);
-    struct stor_it *s = stor_it_create(z->d->s, STOR_CF_SCORE, lo.p, lo.n, hi.p, hi.n);
+    struct stor_it *s = score_iter(z, at.s, at.sn, NULL, 0);
     stor_it_first(s);
     for (uint64_t i = at.before; i < r && stor_it_valid(s); i++)
         stor_it_next(s);
@@ -450,8 +455,6 @@ static int zx_select(struct zx *z, uint64_t size, uint64_t r, struct stor_it **o
         stor_it_free(s);
     else
         *out = s;
-    dbb_free(&lo);
-    dbb_free(&hi);
     return rc;
 }
 
@@ -468,12 +471,9 @@ static int build(struct db *d, struct db_kc *kc, uint32_t gen)
     zx_init(&z, d, pre, pn, gen);
     db_begin(d);
     z.b = &d->b;
-    struct db_buf hi, open;
-    dbb_init(&hi);
+    struct db_buf open;
     dbb_init(&open); /* the last fence, still counting ("": the head) */
-    dbb_append(&hi, pre, pn);
-    db_prefix_successor(hi.p, pn);
-    struct stor_it *it = stor_it_create(d->s, STOR_CF_SCORE, pre, pn, hi.p, hi.n);
+    struct stor_it *it = score_iter(&z, "", 0, NULL, 0);
     uint64_t n = 0, cnt = 0;
     for (stor_it_first(it); stor_it_valid(it); stor_it_next(it)) {
         size_t kn;
@@ -525,17 +525,20 @@ static int build(struct db *d, struct db_kc *kc, uint32_t gen)
     }
     if (rc)
         kc->m.rank &= ENC_RANK_GEN;
-    dbb_free(&hi);
     dbb_free(&open);
     zx_free(&z);
     free(pre);
     return rc;
 }
 
+bool db_zrix_large(const struct db *d, const struct db_kc *kc)
+{
+    return kc->m.type == ENC_TYPE_ZSET && kc->m.size >= (d->zrix_min ? d->zrix_min : DB_ZRIX_MIN);
+}
+
 bool db_zrix_ready(struct db *d, struct db_kc *kc)
 {
-    uint64_t min = d->zrix_min ? d->zrix_min : DB_ZRIX_MIN;
-    if (kc->m.type != ENC_TYPE_ZSET || kc->m.size < min || !stor_writeback(d->s))
+    if (!db_zrix_large(d, kc) || !stor_writeback(d->s))
         return false;
     if (kc->m.rank & ENC_RANK_ON)
         return true;

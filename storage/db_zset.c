@@ -421,8 +421,7 @@ static bool score_next(char *p)
  * differ: a lex range is only defined over equal scores). */
 static int zcount_index(struct db *d, struct db_kc *kc, const struct db_zspec *sp, uint64_t *n)
 {
-    uint64_t min = d->zrix_min ? d->zrix_min : DB_ZRIX_MIN;
-    if (kc->m.size < min || (sp->by == DB_ZBY_SCORE && !db_zrix_ready(d, kc)))
+    if (!db_zrix_large(d, kc) || (sp->by == DB_ZBY_SCORE && !db_zrix_ready(d, kc)))
         return DB_ZRIX_NONE;
     struct db_buf lo, hi;
     dbb_init(&lo);

@@ -192,6 +192,14 @@ static inline void fx_reopen(struct fx *f)
         fail_msg("reopen failed"); /* the teardown still removes the folder */
 }
 
+/* The records of column family cf, counted by a walk. */
+static inline uint64_t fx_count_cf(struct fx *f, int cf)
+{
+    uint64_t n;
+    assert_int_equal(stor_count(f->s, cf, NULL, 0, NULL, 0, &n), 0);
+    return n;
+}
+
 /* The kept key counts of db dbi equal both want and a scan's. */
 static inline void fx_assert_keys(struct db *d, unsigned dbi, uint64_t keys, uint64_t expires)
 {

@@ -7,13 +7,6 @@
 
 #include "fixture.h"
 
-static uint64_t count_cf(struct fx *f, int cf)
-{
-    uint64_t n;
-    assert_int_equal(stor_count(f->s, cf, NULL, 0, NULL, 0, &n), 0);
-    return n;
-}
-
 /* Fills hash `key` with n fields f<i> = v<i>, 1000 per record set. */
 static void fill_hash(struct db *d, const char *key, size_t klen, int n)
 {
@@ -41,7 +34,7 @@ static void test_db_gc_big_hash_delete(void **state)
     uint64_t n;
     assert_int_equal(db_hlen(d, 0, K("big"), &n), 0);
     assert_int_equal(n, 200000);
-    assert_int_equal(count_cf(f, STOR_CF_SUB), 200000);
+    assert_int_equal(fx_count_cf(f, STOR_CF_SUB), 200000);
 
     /* The delete is one record, whatever the size. */
     assert_int_equal(db_del(d, 0, K("big")), 1);
@@ -53,7 +46,7 @@ static void test_db_gc_big_hash_delete(void **state)
 
     /* A full compaction runs the filter over every sub record: none survive. */
     assert_int_equal(stor_compact(f->s, STOR_CF_SUB), 0);
-    assert_int_equal(count_cf(f, STOR_CF_SUB), 0);
+    assert_int_equal(fx_count_cf(f, STOR_CF_SUB), 0);
 }
 
 static void test_db_gc_keeps_live_and_new_versions(void **state)
@@ -65,7 +58,7 @@ static void test_db_gc_keeps_live_and_new_versions(void **state)
     assert_int_equal(db_del(d, 0, K("recreated")), 1);
     fill_hash(d, K("recreated"), 10); /* same key, new version */
     assert_int_equal(stor_compact(f->s, STOR_CF_SUB), 0);
-    assert_int_equal(count_cf(f, STOR_CF_SUB), 1010);
+    assert_int_equal(fx_count_cf(f, STOR_CF_SUB), 1010);
     uint64_t n;
     assert_int_equal(db_hlen(d, 0, K("recreated"), &n), 0);
     assert_int_equal(n, 10);
@@ -96,9 +89,9 @@ static void test_db_gc_expired_and_overwritten(void **state)
     /* Before the expiry everything is live and kept. */
     for (int cf = 0; cf < STOR_CF_COUNT; cf++)
         assert_int_equal(stor_compact(f->s, cf), 0);
-    assert_int_equal(count_cf(f, STOR_CF_SUB), 500 + 2);
-    assert_int_equal(count_cf(f, STOR_CF_SCORE), 2);
-    assert_int_equal(count_cf(f, STOR_CF_META), 4);
+    assert_int_equal(fx_count_cf(f, STOR_CF_SUB), 500 + 2);
+    assert_int_equal(fx_count_cf(f, STOR_CF_SCORE), 2);
+    assert_int_equal(fx_count_cf(f, STOR_CF_META), 4);
 
     /* After it, reads see nothing at once. */
     stor_clock_override = 1001000;
@@ -110,7 +103,7 @@ static void test_db_gc_expired_and_overwritten(void **state)
      * write-back): the records stay until active expiry deletes the keys. */
     for (int cf = 0; cf < STOR_CF_COUNT; cf++)
         assert_int_equal(stor_compact(f->s, cf), 0);
-    assert_int_equal(count_cf(f, STOR_CF_SUB), 500 + 2);
+    assert_int_equal(fx_count_cf(f, STOR_CF_SUB), 500 + 2);
     uint64_t reaped;
     bool more;
     assert_int_equal(db_reap(d, 1000, &reaped, &more), 0);
@@ -118,10 +111,10 @@ static void test_db_gc_expired_and_overwritten(void **state)
     assert_false(more);
     for (int cf = 0; cf < STOR_CF_COUNT; cf++)
         assert_int_equal(stor_compact(f->s, cf), 0);
-    assert_int_equal(count_cf(f, STOR_CF_SUB), 0);
-    assert_int_equal(count_cf(f, STOR_CF_SCORE), 0);
-    assert_int_equal(count_cf(f, STOR_CF_META), 1);   /* only "over", a live string */
-    assert_int_equal(count_cf(f, STOR_CF_EXPIRY), 1); /* only the marker */
+    assert_int_equal(fx_count_cf(f, STOR_CF_SUB), 0);
+    assert_int_equal(fx_count_cf(f, STOR_CF_SCORE), 0);
+    assert_int_equal(fx_count_cf(f, STOR_CF_META), 1);   /* only "over", a live string */
+    assert_int_equal(fx_count_cf(f, STOR_CF_EXPIRY), 1); /* only the marker */
 }
 
 /* A change to a key whose meta record was read (EXPIRE, PERSIST, DEL)
@@ -138,16 +131,16 @@ static void test_db_gc_expiry_index_stale_entries(void **state)
     for (int i = 0; i < 7; i++)
         assert_int_equal(
             db_set(d, i == 6 ? 3 : 0, keys[i], strlen(keys[i]), K("v"), 2000, 0, NULL, NULL), 1);
-    assert_int_equal(count_cf(f, STOR_CF_EXPIRY), 1 + 7);
+    assert_int_equal(fx_count_cf(f, STOR_CF_EXPIRY), 1 + 7);
     assert_int_equal(db_expire(d, 0, K("moved"), 5000, 0), 1);
     assert_int_equal(db_persist(d, 0, K("persisted")), 1);
     assert_int_equal(db_del(d, 0, K("deleted")), 1);
-    assert_int_equal(count_cf(f, STOR_CF_EXPIRY), 1 + 5); /* moved, dropped, dropped */
+    assert_int_equal(fx_count_cf(f, STOR_CF_EXPIRY), 1 + 5); /* moved, dropped, dropped */
     assert_int_equal(db_set(d, 0, K("overwritten"), K("w"), 0, 0, NULL, NULL), 1);
     assert_int_equal(db_set(d, 0, K("reexpired"), K("w"), 5000, 0, NULL, NULL), 1);
     /* marker; moved@5000; overwritten@2000 and reexpired@2000, stale;
      * reexpired@5000; due; due3 */
-    assert_int_equal(count_cf(f, STOR_CF_EXPIRY), 1 + 6);
+    assert_int_equal(fx_count_cf(f, STOR_CF_EXPIRY), 1 + 6);
 
     uint64_t reaped;
     bool more;
@@ -160,7 +153,7 @@ static void test_db_gc_expiry_index_stale_entries(void **state)
     assert_int_equal(reaped, 2); /* "due" in db 0, "due3" in db 3 */
     assert_false(more);
     assert_int_equal(d->expiry_next, 5000);
-    assert_int_equal(count_cf(f, STOR_CF_EXPIRY), 1 + 2); /* the entries at 5000 */
+    assert_int_equal(fx_count_cf(f, STOR_CF_EXPIRY), 1 + 2); /* the entries at 5000 */
     assert_int_equal(db_exists(d, 0, K("persisted")), 1);
     assert_int_equal(db_exists(d, 0, K("overwritten")), 1);
     assert_int_equal(db_exists(d, 0, K("reexpired")), 1);
@@ -173,7 +166,7 @@ static void test_db_gc_expiry_index_stale_entries(void **state)
     assert_int_equal(db_reap(d, 1000, &reaped, &more), 0);
     assert_int_equal(reaped, 2);
     assert_int_equal(d->expiry_next, UINT64_MAX);
-    assert_int_equal(count_cf(f, STOR_CF_EXPIRY), 1);
+    assert_int_equal(fx_count_cf(f, STOR_CF_EXPIRY), 1);
 }
 
 /* A rewrite with the same expiry adds no entry; the budget bounds one call;
@@ -195,7 +188,7 @@ static void test_db_gc_expiry_index_budget_and_flush(void **state)
         assert_int_equal(db_set(d, 0, k, (size_t)kn, K("v"), 2000 + (uint64_t)i, 0, NULL, NULL), 1);
     }
     assert_int_equal(db_set(d, 1, K("other"), K("v"), 9000, 0, NULL, NULL), 1);
-    assert_int_equal(count_cf(f, STOR_CF_EXPIRY), 1 + 1 + 250 + 1);
+    assert_int_equal(fx_count_cf(f, STOR_CF_EXPIRY), 1 + 1 + 250 + 1);
 
     stor_clock_override = 3000;
     uint64_t reaped, total = 0;
@@ -213,9 +206,9 @@ static void test_db_gc_expiry_index_budget_and_flush(void **state)
 
     assert_int_equal(db_set(d, 0, K("stays"), K("v"), 9000, 0, NULL, NULL), 1);
     assert_int_equal(db_flushdb(d, 1), 0);
-    assert_int_equal(count_cf(f, STOR_CF_EXPIRY), 1 + 1); /* the marker, "stays" */
+    assert_int_equal(fx_count_cf(f, STOR_CF_EXPIRY), 1 + 1); /* the marker, "stays" */
     assert_int_equal(db_flushall(d), 0);
-    assert_int_equal(count_cf(f, STOR_CF_EXPIRY), 1); /* the marker survives */
+    assert_int_equal(fx_count_cf(f, STOR_CF_EXPIRY), 1); /* the marker survives */
 }
 
 /* Active expiry reads each due key's record before deleting it: with
@@ -329,11 +322,11 @@ static void test_db_gc_expiry_index_built_at_open(void **state)
     stor_batch_del_range(&b, STOR_CF_EXPIRY, "", 0, hi, sizeof hi);
     assert_int_equal(stor_commit(f->s, &b), 0);
     stor_batch_destroy(&b);
-    assert_int_equal(count_cf(f, STOR_CF_EXPIRY), 0);
+    assert_int_equal(fx_count_cf(f, STOR_CF_EXPIRY), 0);
 
     fx_reopen(f);
     d = &f->d;
-    assert_int_equal(count_cf(f, STOR_CF_EXPIRY), 1 + 2);
+    assert_int_equal(fx_count_cf(f, STOR_CF_EXPIRY), 1 + 2);
     stor_clock_override = 3000;
     uint64_t reaped;
     bool more;

@@ -378,13 +378,6 @@ static void test_db_zrix_keeps(void **state)
     assert_int_equal(d->zrix_stale, 0);
 }
 
-static uint64_t count_cf(struct fx *f, int cf)
-{
-    uint64_t n;
-    assert_int_equal(stor_count(f->s, cf, NULL, 0, NULL, 0, &n), 0);
-    return n;
-}
-
 /* The compaction filter drops the records of a deleted set's index, and
  * of an index dropped and built again, and keeps the live one's. */
 static void test_db_zrix_gc(void **state)
@@ -398,7 +391,7 @@ static void test_db_zrix_gc(void **state)
     assert_int_equal(db_zrank(d, 0, K("b"), "b00100", 6, 0, &r), 0);
     assert_int_equal(stor_drain(f->s), 0);
     assert_int_equal(stor_compact(f->s, STOR_CF_RANK), 0);
-    uint64_t one = count_cf(f, STOR_CF_RANK) / 2;
+    uint64_t one = fx_count_cf(f, STOR_CF_RANK) / 2;
     assert_true(one >= 4 + BIG / 40 && one <= 4 + BIG / 25); /* heads + about 1/31 */
     db_del(d, 0, K("a"));
     /* b: a bulk ZREM drops its index; the next query builds another */
@@ -413,7 +406,7 @@ static void test_db_zrix_gc(void **state)
     assert_int_equal(d->zrix_built, 3);
     assert_int_equal(stor_drain(f->s), 0);
     assert_int_equal(stor_compact(f->s, STOR_CF_RANK), 0);
-    uint64_t left = count_cf(f, STOR_CF_RANK);
+    uint64_t left = fx_count_cf(f, STOR_CF_RANK);
     assert_true(left < one && left >= 4 + (BIG - 2000) / 40);
 }
 
