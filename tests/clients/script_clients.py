@@ -12,7 +12,6 @@ Run with Debian's /usr/bin/python3 (python3-redis).
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -22,20 +21,7 @@ import urllib.request
 
 import redis
 from redis.exceptions import LockNotOwnedError
-
-
-def free_port():
-    for _ in range(200):
-        s = socket.socket()
-        port = 10000 + int.from_bytes(os.urandom(2), "little") % 20000
-        try:
-            s.bind(("127.0.0.1", port))
-            return port
-        except OSError:
-            continue
-        finally:
-            s.close()
-    raise RuntimeError("no free port")
+from t_ports import free_port
 
 
 def wait_for(check, what, seconds=20):

@@ -23,7 +23,6 @@ Run with Debian's /usr/bin/python3 (python3-redis).
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -34,20 +33,7 @@ import redis
 from redis.sentinel import Sentinel
 
 MASTER = "mymaster"
-
-
-def free_port():
-    for _ in range(200):
-        s = socket.socket()
-        port = 10000 + int.from_bytes(os.urandom(2), "little") % 20000
-        try:
-            s.bind(("127.0.0.1", port))
-            return port
-        except OSError:
-            continue
-        finally:
-            s.close()
-    raise RuntimeError("no free port")
+from t_ports import free_port
 
 
 def wait_for(check, what, seconds=30):

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <stdint.h>
 #include <time.h>
@@ -37,7 +38,29 @@ struct server {
     char sock[300];
 };
 
-/* A port nothing listens on right now, below the kernel's ephemeral range.
+/* Claims port for this process's lifetime among all test processes: an
+ * abstract Unix socket named after it, which the kernel drops when the
+ * process exits (no file to clean up). A test that kills a server and
+ * restarts it on the same port leaves the port free in between; without
+ * the claim, a test running beside it could pick that port for a server or
+ * a fake primary of its own, and each would then talk to the other's. */
+static inline bool h_port_claim(int port)
+{
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return true; /* cannot claim: the bind test below still applies */
+    struct sockaddr_un su = {.sun_family = AF_UNIX};
+    int n = snprintf(su.sun_path + 1, sizeof su.sun_path - 1, "shmkv-test-port-%d", port);
+    if (bind(fd, (struct sockaddr *)&su,
+             (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n))) {
+        close(fd);
+        return false;
+    }
+    return true; /* fd stays open until exit: that is the claim */
+}
+
+/* A port nothing listens on right now, below the kernel's ephemeral range,
+ * and claimed by no other test process (h_port_claim).
  * A port from that range (bind(0)'s choice) can be taken between a kill and
  * a restart by any outgoing connection, the harness's own start-up polls
  * included: a connect to a loopback port nobody listens on, given that same
@@ -75,7 +98,7 @@ static inline int h_free_port(void)
         int ok = bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 &&
                  getsockname(fd, (struct sockaddr *)&sa, &sl) == 0;
         close(fd);
-        if (ok)
+        if (ok && h_port_claim(ntohs(sa.sin_port)))
             return ntohs(sa.sin_port);
     }
     return -1;

@@ -262,7 +262,8 @@ static void run_cycles(const char *fsync)
                 have_inflight = true;
                 break;
             }
-            assert_true(r->type != REDIS_REPLY_ERROR);
+            if (r->type == REDIS_REPLY_ERROR)
+                fail_msg("cycle %d: %s %s: -%s", cycle, cmd.argv[0], cmd.argv[1], r->str);
             freeReplyObject(r);
             acked++;
             r = redisCommandArgv(ref, cmd.argc, cmd.pv, cmd.lv);
