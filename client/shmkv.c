@@ -536,6 +536,10 @@ static int get_meta(struct rd *rd, const char *key, size_t klen)
 /* Looks up a sub record (field) of the key get_meta() found. */
 static int get_sub(struct rd *rd, const char *f, size_t fn)
 {
+    if (rd->m.coding == ENC_CODING_INLINE) { /* every field is in the meta record */
+        int rc = enc_inline_find(rd->m.inl, rd->m.inln, f, fn, &rd->val, &rd->vlen);
+        return rc == 1 ? SHMC_HIT : rc == 0 ? SHMC_NEG : SHMC_RETRY;
+    }
     size_t plen = enc_sub_prefix_len(rd->uklen), n = 1 + plen + fn;
     if (!key_room(rd, n))
         return SHMC_RETRY;
@@ -630,7 +634,7 @@ static int cached_once(struct rd *rd, int op, int want, int argc, const char **a
             miss = true; /* WRONGTYPE: the daemon words it */
             break;
         }
-        if (!absent && (op == OP_HLEN || op == OP_SCARD) && rd->m.coding != ENC_CODING_COUNTED) {
+        if (!absent && (op == OP_HLEN || op == OP_SCARD) && rd->m.coding == ENC_CODING_BLIND) {
             miss = true; /* a blind collection is counted by scan */
             break;
         }

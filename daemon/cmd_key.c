@@ -643,10 +643,13 @@ void cmd_flushall(struct conn *c)
     cmd_reply_ok(c, rc);
 }
 
-/* The Redis 7.0 encoding a key of this shape would have, by Redis's default
- * conversion thresholds; shmkv's own layout is the same for every size. */
+/* The Redis 7.0 name of the key's encoding: a string's by its value (as
+ * Redis picks one when it stores it), a collection's by its coding: an
+ * inline one is a listpack (an intset for a set), the rest are Redis's
+ * large forms. Lists are quicklists at every size in Redis 7.0. */
 const char *cmd_object_encoding(const struct db_keyinfo *ki, unsigned dbi, const struct db_str *k)
 {
+    bool inl = ki->coding == ENC_CODING_INLINE;
     switch (ki->type) {
     case ENC_TYPE_STRING: {
         char *v;
@@ -664,27 +667,12 @@ const char *cmd_object_encoding(const struct db_keyinfo *ki, unsigned dbi, const
     }
     case ENC_TYPE_LIST:
         return "quicklist";
-    case ENC_TYPE_SET: {
-        if (ki->size > 512)
-            return "hashtable";
-        /* A small set of integers would be an intset. */
-        struct db_vec v;
-        db_vec_init(&v);
-        const char *name = "hashtable";
-        if (db_smembers(srv.db, dbi, k->p, k->n, &v) == 0) {
-            int64_t ll;
-            name = "intset";
-            for (size_t i = 0; i < v.n; i++)
-                if (kv_str2ll(db_vec_ptr(&v, i), db_vec_len(&v, i), &ll))
-                    name = "hashtable";
-        }
-        db_vec_destroy(&v);
-        return name;
-    }
+    case ENC_TYPE_SET:
+        return inl ? "intset" : "hashtable";
     case ENC_TYPE_HASH:
-        return ki->size <= 128 ? "listpack" : "hashtable";
+        return inl ? "listpack" : "hashtable";
     case ENC_TYPE_ZSET:
-        return ki->size <= 128 ? "listpack" : "skiplist";
+        return inl ? "listpack" : "skiplist";
     default:
         return "none";
     }

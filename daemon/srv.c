@@ -1107,10 +1107,20 @@ void srv_request_shutdown(int rc)
 
 void srv_conf_changed(void)
 {
-    if (srv.db)
-        db_set_opts(srv.db, &(struct db_opts){.hash_coding = (uint8_t)srv.conf.hash_coding,
-                                              .set_coding = (uint8_t)srv.conf.set_coding,
-                                              .max_string = (uint64_t)srv.conf.proto_max_bulk_len});
+    if (srv.db) {
+        const struct srv_conf *k = &srv.conf;
+        db_set_opts(
+            srv.db,
+            &(struct db_opts){
+                .hash_coding = (uint8_t)k->hash_coding,
+                .set_coding = (uint8_t)k->set_coding,
+                .max_string = (uint64_t)k->proto_max_bulk_len,
+                .hash_max_entries = (uint64_t)srv_conf_kept_num(k, "hash-max-listpack-entries"),
+                .hash_max_value = (uint64_t)srv_conf_kept_num(k, "hash-max-listpack-value"),
+                .set_max_intset = (uint64_t)srv_conf_kept_num(k, "set-max-intset-entries"),
+                .zset_max_entries = (uint64_t)srv_conf_kept_num(k, "zset-max-listpack-entries"),
+                .zset_max_value = (uint64_t)srv_conf_kept_num(k, "zset-max-listpack-value")});
+    }
     srv.limits.max_bulk = srv.conf.proto_max_bulk_len;
     if (srv.slowlog && (size_t)srv.conf.slowlog_max_len != srv.slowlog_cap)
         srv_slowlog_reset(); /* a resized ring starts empty */

@@ -36,7 +36,7 @@
 #include <string.h>
 
 #define SHMC_MAGIC 0x31434b4d48535f5full /* "__SHMKC1" in memory order */
-#define SHMC_ABI 4u /* 4: a sorted set's meta record may carry rank(4) (encoding.md) */
+#define SHMC_ABI 5u /* 5: a meta record may carry its collection inline (encoding.md) */
 #define SHMC_HDR_SIZE 4096u
 #define SHMC_BUCKET_SIZE 64u
 #define SHMC_SLOTS 7u       /* slots per bucket */

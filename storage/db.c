@@ -110,6 +110,7 @@ void db_destroy(struct db *d)
     db_keyf_destroy(&d->keyf);
     stor_batch_destroy(&d->b);
     free(d->priors);
+    free(d->inls.e); /* the copies go with their key contexts */
     d->priors = NULL;
     d->npriors = d->cappriors = 0;
 }
@@ -258,6 +259,8 @@ void db_begin(struct db *d)
 
 int db_commit(struct db *d)
 {
+    if (d->inls.n)
+        db_inl_flush(d);
     if (d->created || d->expired)
         db_note_keys(d, &d->b);
     d->last_commit_ops = d->b.nops;
@@ -336,6 +339,8 @@ static inline bool near_get(struct db *d, int cf, const char *k, size_t kn, char
     const char *bv;
     size_t bn;
     int c = stor_batch_lookup(&d->b, cf, k, kn, &bv, &bn);
+    if (c == STOR_ABSENT && d->inls.n && cf != STOR_CF_META)
+        c = db_inl_get(d, cf, k, kn, &bv, &bn);
     if (c == STOR_ABSENT && d->cache.get && cf != STOR_CF_SCORE) {
         c = d->cache.get(d->cache_arg, cf, k, kn, &bv, &bn);
         c = c == DB_CACHE_HIT ? STOR_PUT : c == DB_CACHE_ABSENT ? STOR_DELETED : STOR_ABSENT;

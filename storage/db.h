@@ -75,6 +75,16 @@ struct db_opts {
     uint8_t hash_coding; /* enum enc_coding for new hashes */
     uint8_t set_coding;  /* enum enc_coding for new sets */
     uint64_t max_string; /* APPEND/SETRANGE limit (0: 512 MiB, Redis's default) */
+    /* When a small collection lives inline in its meta record (Redis's
+     * listpack and intset thresholds, same names): a hash while it has at
+     * most hash_max_entries fields, none longer than hash_max_value, nor
+     * any value; a set of integers while it has at most set_max_intset; a
+     * sorted set while it has at most zset_max_entries members, none
+     * longer than zset_max_value. 0 entries: never inline. New and growing
+     * collections follow the values in force; none converts back. */
+    uint64_t hash_max_entries, hash_max_value;
+    uint64_t set_max_intset;
+    uint64_t zset_max_entries, zset_max_value;
 };
 
 /* The type layer over one open engine; opaque (db_int.h). */

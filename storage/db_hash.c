@@ -90,10 +90,10 @@ static void remove_one(void *arg, size_t i, const char *v, size_t vn)
             return;
         }
         k = kc_score(a->kc, enc_score_get(v), f->p, f->n, &kn);
-        stor_batch_del(&a->d->b, STOR_CF_SCORE, k, kn);
+        db_sub_del(a->d, STOR_CF_SCORE, k, kn);
     }
     k = kc_sub(a->kc, f->p, f->n, &kn);
-    stor_batch_del(&a->d->b, STOR_CF_SUB, k, kn);
+    db_sub_del(a->d, STOR_CF_SUB, k, kn);
     (*a->removed)++;
     a->kc->m.size--;
 }
@@ -231,7 +231,7 @@ static int hash_field_store(struct db *d, struct db_kc *kc, const char *f, size_
 {
     size_t kn;
     const char *k = kc_sub(kc, f, fn, &kn);
-    stor_batch_put(&d->b, STOR_CF_SUB, k, kn, v, vn);
+    db_sub_put(d, STOR_CF_SUB, k, kn, v, vn);
     bool counted = kc->m.coding != ENC_CODING_BLIND;
     if (!had && counted)
         kc->m.size++;

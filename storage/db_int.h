@@ -196,6 +196,13 @@ struct db_scache {
     uint64_t hits, fills;
 };
 
+/* db_inl.c: the INLINE collections the command in progress has open. */
+struct db_inl;
+struct db_inls {
+    struct db_inl **e;
+    size_t n, cap;
+};
+
 /* db_tidy.c: how many collections one command may note for a rewrite. */
 #define DB_TIDY_NOTES 4
 /* A walk notes its collection once it stepped over at least this many
@@ -312,6 +319,7 @@ struct db {
      * range that uses one (0: DB_ZRIX_MIN, DB_ZRIX_WALK; tests lower them). */
     uint64_t zrix_min, zrix_walk;
     unsigned zrix_bits; /* a level per this many hash bits (0: 5; tests lower it) */
+    struct db_inls inls;
     struct db_scache scache;
     uint64_t scache_max; /* members a collection kept when first walked may have
                           * (DB_SCACHE_MEMBERS; 0: nothing is kept) */
@@ -348,12 +356,13 @@ struct db_kc {
     char *raw;        /* the meta value bytes m points into */
     size_t rawn;
     struct enc_meta m;
-    bool created;   /* kc_open_write made a fresh key: its meta must be written */
-    struct db *wd;  /* set once kc_iter walks it: kc_free ends the walk's count */
-    uint64_t skip0; /* stor_skips() when the count began */
-    struct db *sd;  /* set when its walk counts toward a copy (db_scache_walked) */
-    int sci;        /* ... of that family (0 sub, 1 score) */
-    uint64_t move0; /* stor_moves() when that count began */
+    bool created;       /* kc_open_write made a fresh key: its meta must be written */
+    struct db *wd;      /* set once kc_iter walks it: kc_free ends the walk's count */
+    uint64_t skip0;     /* stor_skips() when the count began */
+    struct db_inl *inl; /* an INLINE collection's records (db_inl.c), while open */
+    struct db *sd;      /* set when its walk counts toward a copy (db_scache_walked) */
+    int sci;            /* ... of that family (0 sub, 1 score) */
+    uint64_t move0;     /* stor_moves() when that count began */
 };
 
 void db_begin(struct db *d);
@@ -444,6 +453,59 @@ void kc_del_meta(struct db *d, struct db_kc *kc);
  * again, which for a key neither the overlay nor the cache holds is a
  * RocksDB read, or one deferred to the write-back's resolver. */
 void kc_del_read(struct db *d, struct db_kc *kc);
+
+/* db_inl.c. An INLINE collection's records while a command has it open:
+ * point reads (near_get), writes (db_sub_put, db_sub_del) and walks
+ * (kc_iter) of its sub and score keys land on a copy that kc_put_meta
+ * writes back into its meta record. A write that takes it past its
+ * thresholds (struct db_opts) turns it into records in the record set. */
+/* kc_read: kc's record is INLINE; copies its records (KV_ECORRUPT for a
+ * payload that does not decode or disagrees with its size). */
+int db_inl_open(struct db *d, struct db_kc *kc);
+/* Whether a new collection of type starts INLINE. */
+bool db_inl_fits_new(const struct db *d, int type);
+/* kc_fresh: kc became a new, empty collection: INLINE (with an empty
+ * copy) when db_inl_fits_new, else without a copy. */
+void db_inl_fresh(struct db *d, struct db_kc *kc);
+/* kc_free (kc->inl set): drops the copy. */
+void db_inl_close(struct db_kc *kc);
+/* kc_del_meta (kc->inl set): the command deleted the collection. */
+void db_inl_dead(struct db_kc *kc);
+/* A read of (cf, k): STOR_ABSENT when no open INLINE collection owns k,
+ * else STOR_PUT (*v valid until the next write) or STOR_DELETED. */
+int db_inl_get(struct db *d, int cf, const char *k, size_t kn, const char **v, size_t *vn);
+/* A write of (cf, k): false when no open INLINE collection owns k (the
+ * caller puts it in the record set), true when one took it. */
+bool db_inl_put(struct db *d, int cf, const char *k, size_t kn, const char *v, size_t vn);
+bool db_inl_del(struct db *d, int cf, const char *k, size_t kn);
+/* Whether kc's copy holds field f now. */
+bool db_inl_has(const struct db_kc *kc, const char *f, size_t fn);
+/* The copy, encoded as the meta record carries it (enc_inline_next). */
+size_t db_inl_payload_len(const struct db_kc *kc);
+void db_inl_payload(struct db_kc *kc, char *out);
+/* kc_put_meta put the copy as it is now. */
+void db_inl_written(struct db_kc *kc);
+/* db_commit: puts the meta record of every copy changed since its last. */
+void db_inl_flush(struct db *d);
+/* kc_read: before the meta record mk is read, puts it if an open copy of
+ * it changed since (a key opened twice in one command). */
+void db_inl_sync(struct db *d, const char *mk, size_t mkn);
+/* A snapshot iterator over kc's copy, in cf's key order. */
+struct stor_it *db_inl_iter(struct db_kc *kc, int cf);
+
+/* The type code's writes of sub and score records: an open INLINE
+ * collection's go to its copy, the rest to the record set. */
+static inline void db_sub_put(struct db *d, int cf, const char *k, size_t kn, const char *v,
+                              size_t vn)
+{
+    if (!d->inls.n || !db_inl_put(d, cf, k, kn, v, vn))
+        stor_batch_put(&d->b, cf, k, kn, v, vn);
+}
+static inline void db_sub_del(struct db *d, int cf, const char *k, size_t kn)
+{
+    if (!d->inls.n || !db_inl_del(d, cf, k, kn))
+        stor_batch_del(&d->b, cf, k, kn);
+}
 
 /* Sub key (prefix | field) of the current version, in kc->sk. */
 const char *kc_sub(struct db_kc *kc, const char *f, size_t fn, size_t *kn);

@@ -82,6 +82,8 @@ static int kc_read(struct db *d, struct db_kc *kc, unsigned dbi, const char *key
                    bool fill, bool fill_absent)
 {
     kc_blank(kc, dbi, key, klen);
+    if (d->inls.n)
+        db_inl_sync(d, kc->mk.p, kc->mk.n);
     int rc = db_rget_with(d, STOR_CF_META, kc->mk.p, kc->mk.n, &kc->raw, &kc->rawn, SIZE_MAX, fill,
                           fill_absent);
     if (rc == KV_ENOTFOUND) {
@@ -102,6 +104,9 @@ static int kc_read(struct db *d, struct db_kc *kc, unsigned dbi, const char *key
         d->looked_missing++;
     else
         d->looked_found++;
+    if (kc->m.coding == ENC_CODING_INLINE && kc->m.type != ENC_TYPE_NONE &&
+        (rc = db_inl_open(d, kc)) != 0)
+        return rc;
     int t = kc->m.type;
     if ((t == ENC_TYPE_HASH || t == ENC_TYPE_SET || t == ENC_TYPE_ZSET) &&
         klen <= sizeof d->last_coll.key) {
@@ -127,6 +132,8 @@ int kc_take(struct db *d, struct db_kc *kc, unsigned dbi, const char *key, size_
 
 void kc_free(struct db_kc *kc)
 {
+    if (kc->inl)
+        db_inl_close(kc);
     if (kc->wd)
         db_walk_end(kc);
     if (kc->sd)
@@ -164,6 +171,10 @@ void kc_fresh(struct db *d, struct db_kc *kc, int type)
         kc->m.version = db_version_next(d);
     kc->m.head = kc->m.tail = ENC_LIST_MID;
     kc->plen = 0;
+    if (type == ENC_TYPE_HASH || type == ENC_TYPE_SET || type == ENC_TYPE_ZSET)
+        db_inl_fresh(d, kc);
+    else if (kc->inl)
+        db_inl_close(kc);
 }
 
 int kc_open_write(struct db *d, struct db_kc *kc, unsigned dbi, const char *key, size_t klen,
@@ -210,9 +221,9 @@ int kc_put_fields(struct db *d, struct db_kc *kc, const struct db_str *items, si
             kc->m.size++;
         }
         if (pairs)
-            stor_batch_put(&d->b, STOR_CF_SUB, k, kn, f[1].p, f[1].n);
+            db_sub_put(d, STOR_CF_SUB, k, kn, f[1].p, f[1].n);
         else
-            stor_batch_put(&d->b, STOR_CF_SUB, k, kn, "", 0);
+            db_sub_put(d, STOR_CF_SUB, k, kn, "", 0);
     }
     if (blind)
         kc->m.size = 0; /* a blind collection keeps no size */
@@ -249,10 +260,22 @@ static void reindex_expiry(struct db *d, struct db_kc *kc, uint64_t exp)
 
 void kc_put_meta(struct db *d, struct db_kc *kc)
 {
-    char small[64];
+    char small[64], *inl = NULL;
+    if (kc->inl) { /* the copy as it is now */
+        kc->m.inln = db_inl_payload_len(kc);
+        inl = kv_xmalloc(kc->m.inln + 1);
+        db_inl_payload(kc, inl);
+        db_inl_written(kc);
+        kc->m.inl = inl;
+    }
     size_t n = enc_meta_value_len(&kc->m);
     char *buf = n <= sizeof small ? small : kv_xmalloc(n);
     enc_meta_value(buf, &kc->m);
+    if (inl) {
+        free(inl);
+        kc->m.inl = NULL;
+        kc->m.inln = 0;
+    }
     stor_batch_put(&d->b, STOR_CF_META, kc->mk.p, kc->mk.n, buf, n);
     if (buf != small)
         free(buf);
@@ -261,6 +284,8 @@ void kc_put_meta(struct db *d, struct db_kc *kc)
 
 void kc_del_meta(struct db *d, struct db_kc *kc)
 {
+    if (kc->inl)
+        db_inl_dead(kc);
     stor_batch_del(&d->b, STOR_CF_META, kc->mk.p, kc->mk.n);
     reindex_expiry(d, kc, 0);
 }
@@ -322,6 +347,8 @@ void kc_subs(struct db_kc *kc, const struct db_str *f, size_t n, struct db_buf *
 
 bool kc_sub_written(struct db *d, struct db_kc *kc, const char *f, size_t fn)
 {
+    if (kc->inl) /* the copy holds no trace of a put: only a delete shows */
+        return !db_inl_has(kc, f, fn);
     size_t kn, pn;
     const char *pv, *k = kc_sub(kc, f, fn, &kn);
     return stor_batch_lookup(&d->b, STOR_CF_SUB, k, kn, &pv, &pn) != STOR_ABSENT;
@@ -376,6 +403,8 @@ void db_prefix_successor(char *p, size_t n)
 
 struct stor_it *kc_iter(struct db *d, struct db_kc *kc, int cf)
 {
+    if (kc->inl)
+        return db_inl_iter(kc, cf);
     size_t pl = kc_prefix_len(kc);
     char small[160];
     char *hi = pl <= sizeof small ? small : kv_xmalloc(pl);
@@ -457,7 +486,7 @@ static void copy_cf(struct db *d, struct db_kc *src, struct db_kc *dst, int cf, 
         const char *suffix = kc_suffix(src, k, kn, &sn);
         size_t dkn;
         const char *dk = kc_sub(dst, suffix, sn, &dkn);
-        stor_batch_put(&d->b, cf, dk, dkn, v, vn);
+        db_sub_put(d, cf, dk, dkn, v, vn);
     }
     if (!*rc)
         *rc = stor_it_status(it);
@@ -479,7 +508,24 @@ void db_copy_records(struct db *d, struct db_kc *src, struct db_kc *dst, int *rc
     }
     dst->m.version = db_version_next(d);
     dst->m.rank = 0; /* the copy has no index until a query builds one */
+    dst->m.inl = NULL;
+    dst->m.inln = 0;
     dst->plen = 0;
+    if (dst->inl)
+        db_inl_close(dst); /* what dst held before */
+    if (src->inl) {
+        /* The copy keeps the source's encoding, as Redis's does, whatever
+         * the thresholds say now: its meta record carries the same records. */
+        char *p = kv_xmalloc(db_inl_payload_len(src) + 1);
+        dst->m.inln = db_inl_payload_len(src);
+        db_inl_payload(src, p);
+        dst->m.inl = p;
+        kc_put_meta(d, dst);
+        dst->m.inl = NULL;
+        dst->m.inln = 0;
+        free(p);
+        return;
+    }
     copy_cf(d, src, dst, STOR_CF_SUB, rc);
     if (src->m.type == ENC_TYPE_ZSET)
         copy_cf(d, src, dst, STOR_CF_SCORE, rc);

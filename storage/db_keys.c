@@ -293,6 +293,8 @@ int db_dump_each(struct db *d, unsigned dbi, db_dump_fn fn, void *arg)
             continue; /* not a meta record's key: walks pass over it, as SCAN's */
         kc_blank(&kc, dbi, uk, ukn);
         rc = enc_meta_value_decode(val, vn, &kc.m);
+        if (rc == 0 && kc.m.coding == ENC_CODING_INLINE)
+            rc = db_inl_open(d, &kc); /* its records, from val */
         if (rc == 0 && kc.m.type != ENC_TYPE_NONE && !(kc.m.expire_ms && kc.m.expire_ms <= now)) {
             db_vec_clear(&v.items);
             rc = dump_value(d, &kc, &v);
@@ -322,7 +324,8 @@ int db_restore(struct db *d, unsigned dbi, const char *key, size_t klen, const s
         kc.m.value = db_vec_ptr(it, 0);
         kc.m.vlen = db_vec_len(it, 0);
     } else {
-        kc.m.coding = ENC_CODING_COUNTED; /* the size is known: keep it */
+        if (kc.m.coding == ENC_CODING_BLIND)
+            kc.m.coding = ENC_CODING_COUNTED; /* the size is known: keep it */
         size_t stride = v->type == ENC_TYPE_HASH ? 2 : 1;
         for (size_t i = 0; i < it->n; i += stride) {
             size_t kn, fn = db_vec_len(it, i);
@@ -331,26 +334,25 @@ int db_restore(struct db *d, unsigned dbi, const char *key, size_t klen, const s
             switch (v->type) {
             case ENC_TYPE_HASH:
                 k = kc_sub(&kc, f, fn, &kn);
-                stor_batch_put(&d->b, STOR_CF_SUB, k, kn, db_vec_ptr(it, i + 1),
-                               db_vec_len(it, i + 1));
+                db_sub_put(d, STOR_CF_SUB, k, kn, db_vec_ptr(it, i + 1), db_vec_len(it, i + 1));
                 break;
             case ENC_TYPE_SET:
                 k = kc_sub(&kc, f, fn, &kn);
-                stor_batch_put(&d->b, STOR_CF_SUB, k, kn, "", 0);
+                db_sub_put(d, STOR_CF_SUB, k, kn, "", 0);
                 break;
             case ENC_TYPE_ZSET: {
                 double sc = it->items[i].score == 0 ? 0.0 : it->items[i].score; /* no -0 */
                 enc_score_put(b8, sc);
                 k = kc_sub(&kc, f, fn, &kn);
-                stor_batch_put(&d->b, STOR_CF_SUB, k, kn, b8, 8);
+                db_sub_put(d, STOR_CF_SUB, k, kn, b8, 8);
                 k = kc_score(&kc, sc, f, fn, &kn);
-                stor_batch_put(&d->b, STOR_CF_SCORE, k, kn, "", 0);
+                db_sub_put(d, STOR_CF_SCORE, k, kn, "", 0);
                 break;
             }
             default: /* a list */
                 enc_put_u64(b8, kc.m.tail++);
                 k = kc_sub(&kc, b8, 8, &kn);
-                stor_batch_put(&d->b, STOR_CF_SUB, k, kn, f, fn);
+                db_sub_put(d, STOR_CF_SUB, k, kn, f, fn);
             }
         }
         kc.m.size = it->n / stride;
@@ -496,7 +498,7 @@ int db_usage(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t 
     if (kc.m.expire_ms)
         total += 1 + 8 + 2 + klen; /* its expiry index record */
     uint64_t n = 0;
-    if (kc.m.type != ENC_TYPE_STRING)
+    if (kc.m.type != ENC_TYPE_STRING && !kc.inl) /* an inline one's are in raw */
         rc = kc_size(d, &kc, &n);
     for (int pass = 0; pass < 2 && n && !rc; pass++) {
         int cf = pass ? STOR_CF_SCORE : STOR_CF_SUB;

@@ -312,6 +312,8 @@ int db_cscan(struct db *d, unsigned dbi, const char *key, size_t klen, int type,
     }
     if (count == 0)
         count = 10;
+    if (kc.inl)
+        count = UINT64_MAX; /* all in one reply, cursor 0: Redis's small encodings */
     uint64_t seen = 0;
     for (; stor_it_valid(it); stor_it_next(it)) {
         size_t kn, vn, fn;

@@ -125,7 +125,7 @@ int db_spop(struct db *d, unsigned dbi, const char *key, size_t klen, uint64_t c
     for (size_t i = 0; i < out->n; i++) {
         size_t kn;
         const char *k = kc_sub(&kc, db_vec_ptr(out, i), db_vec_len(out, i), &kn);
-        stor_batch_del(&d->b, STOR_CF_SUB, k, kn);
+        db_sub_del(d, STOR_CF_SUB, k, kn);
     }
     kc.m.size -= kc.m.coding == ENC_CODING_BLIND ? 0 : out->n;
     if (all.n && out->n == all.n)
@@ -162,7 +162,7 @@ int db_smove(struct db *d, unsigned dbi, const char *src, size_t srcn, const cha
         rc = 1; /* a member moved onto its own set stays */
         goto out;
     }
-    stor_batch_del(&d->b, STOR_CF_SUB, k, kn);
+    db_sub_del(d, STOR_CF_SUB, k, kn);
     if (s.m.coding != ENC_CODING_BLIND)
         s.m.size--;
     if ((rc = kc_settle(d, &s)))
@@ -174,7 +174,7 @@ int db_smove(struct db *d, unsigned dbi, const char *src, size_t srcn, const cha
         goto out;
     }
     if (!had) {
-        stor_batch_put(&d->b, STOR_CF_SUB, k, kn, "", 0);
+        db_sub_put(d, STOR_CF_SUB, k, kn, "", 0);
         if (t.m.coding != ENC_CODING_BLIND)
             t.m.size++;
         if (t.created || t.m.coding != ENC_CODING_BLIND)
@@ -319,7 +319,8 @@ void db_store_vec(struct db *d, struct db_kc *dst, int type, const struct db_vec
         return;
     }
     kc_fresh(d, dst, type);
-    dst->m.coding = ENC_CODING_COUNTED; /* the size is known: keep it */
+    if (dst->m.coding == ENC_CODING_BLIND)
+        dst->m.coding = ENC_CODING_COUNTED; /* the size is known: keep it */
     for (size_t i = 0; i < v->n; i++) {
         const char *m = db_vec_ptr(v, i);
         size_t mn = db_vec_len(v, i), kn;
@@ -328,12 +329,12 @@ void db_store_vec(struct db *d, struct db_kc *dst, int type, const struct db_vec
             double sc = v->items[i].score == 0 ? 0.0 : v->items[i].score; /* stored -0 is 0 */
             enc_score_put(s8, sc);
             const char *k = kc_sub(dst, m, mn, &kn);
-            stor_batch_put(&d->b, STOR_CF_SUB, k, kn, s8, 8);
+            db_sub_put(d, STOR_CF_SUB, k, kn, s8, 8);
             k = kc_score(dst, sc, m, mn, &kn);
-            stor_batch_put(&d->b, STOR_CF_SCORE, k, kn, "", 0);
+            db_sub_put(d, STOR_CF_SCORE, k, kn, "", 0);
         } else {
             const char *k = kc_sub(dst, m, mn, &kn);
-            stor_batch_put(&d->b, STOR_CF_SUB, k, kn, "", 0);
+            db_sub_put(d, STOR_CF_SUB, k, kn, "", 0);
         }
     }
     dst->m.size = v->n;

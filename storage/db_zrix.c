@@ -533,7 +533,8 @@ static int build(struct db *d, struct db_kc *kc, uint32_t gen)
 
 bool db_zrix_large(const struct db *d, const struct db_kc *kc)
 {
-    return kc->m.type == ENC_TYPE_ZSET && kc->m.size >= (d->zrix_min ? d->zrix_min : DB_ZRIX_MIN);
+    return kc->m.type == ENC_TYPE_ZSET && kc->m.coding != ENC_CODING_INLINE &&
+           kc->m.size >= (d->zrix_min ? d->zrix_min : DB_ZRIX_MIN);
 }
 
 bool db_zrix_ready(struct db *d, struct db_kc *kc)

@@ -42,18 +42,18 @@ static void zput(struct db *d, struct db_kc *kc, const char *m, size_t mn, doubl
     size_t kn;
     enc_score_put(s8, score);
     const char *k = kc_sub(kc, m, mn, &kn);
-    stor_batch_put(&d->b, STOR_CF_SUB, k, kn, s8, 8);
+    db_sub_put(d, STOR_CF_SUB, k, kn, s8, 8);
     k = kc_score(kc, score, m, mn, &kn);
-    stor_batch_put(&d->b, STOR_CF_SCORE, k, kn, "", 0);
+    db_sub_put(d, STOR_CF_SCORE, k, kn, "", 0);
 }
 
 static void zdel(struct db *d, struct db_kc *kc, const char *m, size_t mn, double score)
 {
     size_t kn;
     const char *k = kc_sub(kc, m, mn, &kn);
-    stor_batch_del(&d->b, STOR_CF_SUB, k, kn);
+    db_sub_del(d, STOR_CF_SUB, k, kn);
     k = kc_score(kc, score, m, mn, &kn);
-    stor_batch_del(&d->b, STOR_CF_SCORE, k, kn);
+    db_sub_del(d, STOR_CF_SCORE, k, kn);
 }
 
 int db_zadd(struct db *d, unsigned dbi, const char *key, size_t klen, const double *scores,

@@ -182,10 +182,91 @@ static size_t meta_tail_len(uint8_t type)
     }
 }
 
+size_t enc_varint_len(uint32_t v)
+{
+    size_t n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+size_t enc_varint_put(char *out, uint32_t v)
+{
+    size_t n = 0;
+    while (v >= 0x80) {
+        out[n++] = (char)(0x80 | (v & 0x7f));
+        v >>= 7;
+    }
+    out[n++] = (char)v;
+    return n;
+}
+
+static int varint_get(const char *p, size_t n, size_t *off, size_t *v)
+{
+    uint64_t r = 0;
+    for (unsigned i = 0; i < 5; i++) {
+        if (*off >= n)
+            return KV_ECORRUPT;
+        unsigned char b = (unsigned char)p[(*off)++];
+        r |= (uint64_t)(b & 0x7f) << (7 * i);
+        if (!(b & 0x80)) {
+            if (r > UINT32_MAX)
+                return KV_ECORRUPT;
+            *v = (size_t)r;
+            return 0;
+        }
+    }
+    return KV_ECORRUPT;
+}
+
+int enc_inline_next(const char *p, size_t n, size_t *off, const char **f, size_t *fn,
+                    const char **v, size_t *vn)
+{
+    if (*off >= n)
+        return 0;
+    size_t o = *off;
+    if (varint_get(p, n, &o, fn) || *fn > n - o)
+        return KV_ECORRUPT;
+    *f = p + o;
+    o += *fn;
+    if (varint_get(p, n, &o, vn) || *vn > n - o)
+        return KV_ECORRUPT;
+    *v = p + o;
+    *off = o + *vn;
+    return 1;
+}
+
+int enc_inline_find(const char *p, size_t n, const char *f, size_t fn, const char **v, size_t *vn)
+{
+    size_t off = 0, rn;
+    const char *r;
+    int rc;
+    while ((rc = enc_inline_next(p, n, &off, &r, &rn, v, vn)) == 1) {
+        int c = memcmp(r, f, rn < fn ? rn : fn);
+        if (c == 0)
+            c = (rn > fn) - (rn < fn);
+        if (c == 0)
+            return 1;
+        if (c > 0)
+            return 0;
+    }
+    return rc;
+}
+
+static bool has_inline(const struct enc_meta *m)
+{
+    return m->coding == ENC_CODING_INLINE &&
+           (m->type == ENC_TYPE_HASH || m->type == ENC_TYPE_SET || m->type == ENC_TYPE_ZSET);
+}
+
 size_t enc_meta_value_len(const struct enc_meta *m)
 {
     if (m->type == ENC_TYPE_STRING)
         return ENC_META_HDR + m->vlen;
+    if (has_inline(m))
+        return ENC_META_HDR + 16 + m->inln;
     return ENC_META_HDR + meta_tail_len(m->type) + (m->type == ENC_TYPE_ZSET && m->rank ? 4 : 0);
 }
 
@@ -205,6 +286,11 @@ size_t enc_meta_value(char *out, const struct enc_meta *m)
         enc_put_u64(p + 16, m->head);
         enc_put_u64(p + 24, m->tail);
     }
+    if (has_inline(m)) {
+        if (m->inln)
+            memcpy(p + 16, m->inl, m->inln);
+        return ENC_META_HDR + 16 + m->inln;
+    }
     if (m->type == ENC_TYPE_ZSET && m->rank) {
         enc_put_u32(p + 16, m->rank);
         return ENC_META_HDR + 20;
@@ -217,7 +303,8 @@ int enc_meta_peek(const char *p, size_t n, uint8_t *type, uint64_t *expire_ms)
     if (n < ENC_META_HDR)
         return KV_ECORRUPT;
     uint8_t t = (uint8_t)p[0] & 0x0f, c = (uint8_t)p[0] >> 4;
-    if (t < ENC_TYPE_STRING || t > ENC_TYPE_LIST || c > ENC_CODING_BLIND)
+    if (t < ENC_TYPE_STRING || t > ENC_TYPE_LIST || c > ENC_CODING_INLINE ||
+        (c == ENC_CODING_INLINE && (t == ENC_TYPE_STRING || t == ENC_TYPE_LIST)))
         return KV_ECORRUPT;
     *type = t;
     *expire_ms = enc_get_u64(p + 1);
@@ -238,7 +325,12 @@ int enc_meta_value_decode(const char *p, size_t n, struct enc_meta *m)
         return 0;
     }
     size_t tail = meta_tail_len(m->type);
-    if (m->type == ENC_TYPE_ZSET && n == ENC_META_HDR + tail + 4) {
+    if (m->coding == ENC_CODING_INLINE) {
+        if (n < ENC_META_HDR + 16)
+            return KV_ECORRUPT;
+        m->inl = t + 16;
+        m->inln = n - ENC_META_HDR - 16;
+    } else if (m->type == ENC_TYPE_ZSET && n == ENC_META_HDR + tail + 4) {
         m->rank = enc_get_u32(t + 16);
         if (!m->rank)
             return KV_ECORRUPT; /* 0 is written as no field */

@@ -47,6 +47,9 @@ enum enc_type {
 enum enc_coding {
     ENC_CODING_COUNTED = 0,
     ENC_CODING_BLIND = 1,
+    /* A small hash, set or sorted set whose sub records all live in its
+     * meta record (enc_meta.inl): Redis's listpack and intset encodings. */
+    ENC_CODING_INLINE = 2,
 };
 
 #define ENC_SLOTS 16384u
@@ -176,6 +179,9 @@ struct enc_meta {
     uint32_t rank;
     const char *value; /* strings */
     size_t vlen;
+    /* INLINE collections: the sub records, as enc_inline_* lay them out. */
+    const char *inl;
+    size_t inln;
 };
 
 #define ENC_RANK_ON 0x80000000u
@@ -189,6 +195,23 @@ static inline size_t enc_rank_prefix_len(size_t klen)
 {
     return 3 + 4 + klen + 8 + 4;
 }
+
+/* An INLINE collection's sub records, in its meta value after version and
+ * size: for each, in sub-key order (the field's bytes, db_bytes_cmp),
+ *   varint(field_len) | field | varint(value_len) | value
+ * with the field and value its sub record would have (a hash field's
+ * value, nothing for a set member, a sorted-set member's score(8)).
+ * varint: LEB128, 7 bits a byte, low first, at most 5 bytes. */
+size_t enc_varint_len(uint32_t v);
+size_t enc_varint_put(char *out, uint32_t v);
+/* The record at *off of an inline payload p (n bytes), advancing *off:
+ * 1 with f, v pointing into p; 0 at the end; KV_ECORRUPT for bytes that
+ * do not parse (a length past the end, a varint too long). */
+int enc_inline_next(const char *p, size_t n, size_t *off, const char **f, size_t *fn,
+                    const char **v, size_t *vn);
+/* Finds field f in payload p: 1 with *v, *vn; 0 when absent;
+ * KV_ECORRUPT. The records must be in order (it stops past f). */
+int enc_inline_find(const char *p, size_t n, const char *f, size_t fn, const char **v, size_t *vn);
 
 size_t enc_meta_value_len(const struct enc_meta *m);
 size_t enc_meta_value(char *out, const struct enc_meta *m);

@@ -92,7 +92,9 @@ static void gc_lookup_meta(struct gc_filter *f, const struct enc_sub *sk)
         f->type = m.type;
         f->version = m.version;
         f->rank = m.rank;
-        f->alive = m.type != ENC_TYPE_STRING;
+        /* An inline collection keeps none: no record of its version is
+         * live. */
+        f->alive = m.type != ENC_TYPE_STRING && m.coding != ENC_CODING_INLINE;
     }
     rocksdb_free(v);
 }

@@ -137,8 +137,9 @@ static char *dump(redisContext *c)
         }
     for (size_t i = 0; i < keys->elements; i++) {
         const char *k = keys->element[i]->str;
-        redisReply *t = H_CMD(c, "TYPE %s", k);
-        APPEND("%s:%s=", k, t->str);
+        redisReply *t = H_CMD(c, "TYPE %s", k), *e = H_CMD(c, "OBJECT ENCODING %s", k);
+        APPEND("%s:%s:%s=", k, t->str, e->str); /* inline or not, as redis-server */
+        freeReplyObject(e);
         redisReply *v = NULL;
         if (!strcmp(t->str, "string"))
             v = H_CMD(c, "GET %s", k);
@@ -198,11 +199,16 @@ static void *killer_main(void *arg)
 
 /* Every other start splits each flush batch over four flusher threads, so
  * a kill lands between their writes too, and a replay follows either. */
+/* Limits low enough that hashes (up to 8 fields) and sorted sets (up to 4
+ * members) turn from inline into records, and back by DEL, again and again
+ * between kills: a conversion is one record set with the command's. */
+#define SMALL_LIMITS "--hash-max-listpack-entries", "5", "--zset-max-listpack-entries", "2"
+
 static void start_shmkvd(const char *fsync)
 {
     static int starts;
-    const char *opts[] = {"--appendfsync", fsync, "--flusher-threads", starts++ % 2 ? "4" : "1",
-                          NULL};
+    const char *opts[] = {"--appendfsync",          fsync,        "--flusher-threads",
+                          starts++ % 2 ? "4" : "1", SMALL_LIMITS, NULL};
     h_start_shmkvd_opts(&K, opts);
 }
 
@@ -212,7 +218,7 @@ static void run_cycles(const char *fsync)
     int cycles = sc ? atoi(sc) : 20;
     rng = (ss ? strtoull(ss, NULL, 10) : 7) * 0x9e3779b97f4a7c15ull + 1;
     h_prepare(&K, "crash");
-    h_start_redis(&R, "crashref");
+    h_start_redis_opts(&R, "crashref", (const char *const[]){SMALL_LIMITS, NULL});
     redisContext *ref = h_connect_port(R.port);
     start_shmkvd(fsync);
     struct cmd inflight;

@@ -769,8 +769,15 @@ static void test_srv_memory(void **state)
     h_expect_int(c, 1, "EXPIRE mu 100");
     h_expect_int(c, 3 + 2 + 9 + 5 + 11 + 2, "MEMORY USAGE mu");
     h_expect_nil(c, "MEMORY USAGE nokey");
-    /* A hash of 200 fields "fNNN" -> "vNNN": each sub record is
-     * db slot len(4) "mh" version(8) | field, and the value. */
+    /* An inline hash: its meta record holds every field, each as
+     * len(1) field len(1) value. */
+    h_expect_int(c, 2, "HSET mi f1 v1 f22 v22");
+    h_expect_int(c, 3 + 2 + 1 + 8 + 8 + 8 + (1 + 2 + 1 + 2) + (1 + 3 + 1 + 3),
+                 "MEMORY USAGE mi SAMPLES 0");
+    /* Past the thresholds: records. A hash of 200 fields "fNNN" -> "vNNN":
+     * each sub record is db slot len(4) "mh" version(8) | field, and the
+     * value. */
+    h_expect_status(c, "OK", "CONFIG SET hash-max-listpack-entries 0 zset-max-listpack-entries 0");
     for (int i = 100; i < 300; i++)
         h_expect_int(c, 1, "HSET mh f%d v%d", i, i);
     long long meta = 3 + 2 + 1 + 8 + 8 + 8, sub = 3 + 4 + 2 + 8 + 4 + 4;
@@ -803,6 +810,8 @@ static void test_srv_memory(void **state)
     assert_non_null(strstr(r->str, "jemalloc"));
     freeReplyObject(r);
     h_expect_status(c, "OK", "MEMORY PURGE");
+    h_expect_status(c, "OK",
+                    "CONFIG SET hash-max-listpack-entries 512 zset-max-listpack-entries 128");
     r = H_CMD(c, "MEMORY HELP");
     assert_int_equal(r->type, REDIS_REPLY_ARRAY);
     assert_true(r->elements > 4);

@@ -456,6 +456,11 @@ static void test_srv_delete_fills_no_cache(void **state)
 static void test_srv_added_fields_fill_no_negative(void **state)
 {
     redisContext *c = *state;
+    /* Records, not inline collections: an inline one's absent fields are
+     * answered from its meta record, with nothing to cache. */
+    h_expect_status(c, "OK",
+                    "CONFIG SET hash-max-listpack-entries 0 zset-max-listpack-entries 0 "
+                    "set-max-intset-entries 0");
     long long neg = info_field(c, "cache", "cache_negative_fills:");
     assert_true(neg >= 0);
     h_expect_int(c, 1, "HSET nf:h seed 1");
@@ -487,6 +492,9 @@ static void test_srv_added_fields_fill_no_negative(void **state)
     h_expect_nil(c, "ZSCORE nf:z nosuch");
     h_expect_nil(c, "GET nf:nosuch");
     assert_int_equal(info_field(c, "cache", "cache_negative_fills:"), neg + 3);
+    h_expect_status(c, "OK",
+                    "CONFIG SET hash-max-listpack-entries 512 zset-max-listpack-entries 128 "
+                    "set-max-intset-entries 512");
 }
 
 /* A key written once, deleted and flushed since, that the cache lacks: the

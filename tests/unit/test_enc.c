@@ -174,8 +174,84 @@ static void test_enc_meta_value_golden(void **state)
     assert_int_equal(t, ENC_TYPE_HASH);
     out[0] = 0x07; /* type 7 does not exist */
     assert_int_equal(enc_meta_peek(out, n, &t, &e), KV_ECORRUPT);
-    out[0] = 0x22; /* coding 2 does not exist */
+    out[0] = 0x32; /* coding 3 does not exist */
     assert_int_equal(enc_meta_value_decode(out, n, &r), KV_ECORRUPT);
+    out[0] = 0x21; /* an inline string does not exist */
+    assert_int_equal(enc_meta_peek(out, n, &t, &e), KV_ECORRUPT);
+}
+
+/* An inline hash: version and size, then its records. */
+static void test_enc_meta_value_inline_golden(void **state)
+{
+    (void)state;
+    static const char pl[] = "\x01"
+                             "a"
+                             "\x01"
+                             "1"
+                             "\x02"
+                             "bc"
+                             "\x00";
+    struct enc_meta m = {.type = ENC_TYPE_HASH,
+                         .coding = ENC_CODING_INLINE,
+                         .version = 0x0102030405060708ull,
+                         .size = 2,
+                         .inl = pl,
+                         .inln = sizeof pl - 1};
+    char out[64];
+    size_t n = enc_meta_value(out, &m);
+    static const char want[] = "\x22"
+                               "\x00\x00\x00\x00\x00\x00\x00\x00"
+                               "\x01\x02\x03\x04\x05\x06\x07\x08"
+                               "\x00\x00\x00\x00\x00\x00\x00\x02"
+                               "\x01"
+                               "a"
+                               "\x01"
+                               "1"
+                               "\x02"
+                               "bc"
+                               "\x00";
+    assert_int_equal(n, sizeof want - 1);
+    assert_int_equal(n, enc_meta_value_len(&m));
+    assert_memory_equal(out, want, n);
+    struct enc_meta r;
+    assert_int_equal(enc_meta_value_decode(out, n, &r), 0);
+    assert_int_equal(r.coding, ENC_CODING_INLINE);
+    assert_int_equal(r.size, 2);
+    assert_int_equal(r.inln, sizeof pl - 1);
+    size_t off = 0, fn, vn;
+    const char *f, *v;
+    assert_int_equal(enc_inline_next(r.inl, r.inln, &off, &f, &fn, &v, &vn), 1);
+    assert_memory_equal(f, "a", 1);
+    assert_memory_equal(v, "1", 1);
+    assert_int_equal(enc_inline_next(r.inl, r.inln, &off, &f, &fn, &v, &vn), 1);
+    assert_int_equal(fn, 2);
+    assert_int_equal(vn, 0);
+    assert_int_equal(enc_inline_next(r.inl, r.inln, &off, &f, &fn, &v, &vn), 0);
+    assert_int_equal(enc_inline_find(r.inl, r.inln, "bc", 2, &v, &vn), 1);
+    assert_int_equal(enc_inline_find(r.inl, r.inln, "b", 1, &v, &vn), 0);
+    assert_int_equal(enc_inline_find(r.inl, r.inln, "z", 1, &v, &vn), 0);
+    /* Cut anywhere inside a record, or a length past the end: corrupt. */
+    for (size_t cut = 1; cut < r.inln; cut++) {
+        if (cut == 4)
+            continue; /* a whole first record */
+        off = 0;
+        int rc;
+        while ((rc = enc_inline_next(r.inl, cut, &off, &f, &fn, &v, &vn)) == 1)
+            ;
+        assert_int_equal(rc, KV_ECORRUPT);
+    }
+    static const char longv[] = "\xff\xff\xff\xff\xff\x01";
+    off = 0;
+    assert_int_equal(enc_inline_next(longv, 6, &off, &f, &fn, &v, &vn), KV_ECORRUPT);
+    /* The header alone is an empty payload; anything shorter is corrupt. */
+    assert_int_equal(enc_meta_value_decode(out, 25, &r), 0);
+    assert_int_equal(r.inln, 0);
+    assert_int_equal(enc_meta_value_decode(out, 24, &r), KV_ECORRUPT);
+    assert_int_equal(enc_varint_len(127), 1);
+    assert_int_equal(enc_varint_len(128), 2);
+    char vb[8];
+    assert_int_equal(enc_varint_put(vb, 300), 2);
+    assert_memory_equal(vb, "\xac\x02", 2);
 }
 
 static void test_enc_meta_value_string_and_list(void **state)
@@ -263,6 +339,7 @@ int main(void)
         cmocka_unit_test(test_enc_expiry_key_golden),
         cmocka_unit_test(test_enc_sub_key_golden),
         cmocka_unit_test(test_enc_meta_value_golden),
+        cmocka_unit_test(test_enc_meta_value_inline_golden),
         cmocka_unit_test(test_enc_meta_value_string_and_list),
         cmocka_unit_test(test_enc_score_order),
         cmocka_unit_test(test_enc_integer_order),
