@@ -34,7 +34,12 @@ struct db_inl {
     struct db_kc *kc;
     char *pre; /* the sub prefix of the collection's version */
     size_t pn;
-    struct db_inl_rec *r; /* in field order (db_bytes_cmp) */
+    /* Until a write or a walk needs them decoded (decode), the records
+     * are read where they are: the meta record's payload, in kc->raw. */
+    const char *raw;
+    size_t rawn;
+    bool decoded;
+    struct db_inl_rec *r; /* decoded: in field order (db_bytes_cmp) */
     size_t n, cap;
     size_t bytes; /* of the payload, encoded */
     bool dirty;   /* changed since its meta record was last put */
@@ -58,10 +63,12 @@ static void set_prefix(struct db_inl *e)
 
 static void clear_recs(struct db_inl *e)
 {
-    for (size_t i = 0; i < e->n; i++)
-        free(e->r[i].f);
+    if (e->decoded)
+        for (size_t i = 0; i < e->n; i++)
+            free(e->r[i].f);
     e->n = 0;
     e->bytes = 0;
+    e->decoded = true; /* nothing left in the payload to decode */
 }
 
 /* The index of field f, or where it would go (*found false). */
@@ -121,6 +128,7 @@ static struct db_inl *attach(struct db *d, struct db_kc *kc)
     struct db_inl *e = kv_xcalloc(1, sizeof *e);
     e->d = d;
     e->kc = kc;
+    e->decoded = true; /* empty; db_inl_open points it at a payload */
     set_prefix(e);
     struct db_inls *l = &d->inls;
     if (l->n == l->cap) {
@@ -134,20 +142,43 @@ static struct db_inl *attach(struct db *d, struct db_kc *kc)
 
 int db_inl_open(struct db *d, struct db_kc *kc)
 {
-    struct db_inl *e = attach(d, kc);
+    /* Checked whole now, decoded only when needed: a point read (HGET,
+     * SISMEMBER) finds its field in the payload itself. */
     const char *p = kc->m.inl, *f, *v, *prev = NULL;
-    size_t n = kc->m.inln, off = 0, fn, vn, prevn = 0;
+    size_t n = kc->m.inln, off = 0, fn, vn, prevn = 0, count = 0;
     int rc;
     while ((rc = enc_inline_next(p, n, &off, &f, &fn, &v, &vn)) == 1) {
         if (prev && db_bytes_cmp(prev, prevn, f, fn) >= 0)
             return KV_ECORRUPT; /* out of order, or twice */
-        rec_set(e, e->n, false, f, fn, v, vn);
         prev = f;
         prevn = fn;
+        count++;
     }
-    if (rc == 0 && e->n != kc->m.size)
+    if (rc == 0 && count != kc->m.size)
         rc = KV_ECORRUPT;
-    return rc;
+    if (rc)
+        return rc;
+    struct db_inl *e = attach(d, kc);
+    e->raw = p;
+    e->rawn = n;
+    e->decoded = false;
+    e->n = count; /* the size; the records themselves come with decode */
+    e->bytes = n;
+    return 0;
+}
+
+/* The records, from the payload, into the array. */
+static void decode(struct db_inl *e)
+{
+    if (e->decoded)
+        return;
+    e->decoded = true;
+    size_t off = 0, fn, vn;
+    const char *f, *v;
+    e->n = 0;
+    e->bytes = 0;
+    while (enc_inline_next(e->raw, e->rawn, &off, &f, &fn, &v, &vn) == 1)
+        rec_set(e, e->n, false, f, fn, v, vn); /* db_inl_open checked them */
 }
 
 bool db_inl_fits_new(const struct db *d, int type)
@@ -226,22 +257,29 @@ int db_inl_get(struct db *d, int cf, const char *k, size_t kn, const char **v, s
         return STOR_ABSENT;
     const char *f = k + e->pn;
     size_t fn = kn - e->pn;
-    bool found;
-    if (cf == STOR_CF_SCORE) { /* score(8) | member: there with that score */
-        if (fn < 8)
-            return STOR_DELETED;
-        size_t at = seek(e, f + 8, fn - 8, &found);
-        if (!found || e->r[at].vn != 8 || memcmp(rec_v(&e->r[at]), f, 8) != 0)
-            return STOR_DELETED;
-        *v = "";
-        *vn = 0;
-        return STOR_PUT;
-    }
-    size_t at = seek(e, f, fn, &found);
-    if (!found)
+    bool score = cf == STOR_CF_SCORE; /* score(8) | member: there with that score */
+    if (score && fn < 8)
         return STOR_DELETED;
-    *v = rec_v(&e->r[at]);
-    *vn = e->r[at].vn;
+    const char *m = score ? f + 8 : f, *mv;
+    size_t mn = score ? fn - 8 : fn, mvn;
+    if (e->decoded) {
+        bool found;
+        size_t at = seek(e, m, mn, &found);
+        if (!found)
+            return STOR_DELETED;
+        mv = rec_v(&e->r[at]);
+        mvn = e->r[at].vn;
+    } else if (enc_inline_find(e->raw, e->rawn, m, mn, &mv, &mvn) != 1) {
+        return STOR_DELETED; /* db_inl_open checked the payload */
+    }
+    if (score) {
+        if (mvn != 8 || memcmp(mv, f, 8) != 0)
+            return STOR_DELETED;
+        mv = "";
+        mvn = 0;
+    }
+    *v = mv;
+    *vn = mvn;
     return STOR_PUT;
 }
 
@@ -299,6 +337,7 @@ bool db_inl_put(struct db *d, int cf, const char *k, size_t kn, const char *v, s
     const char *f = k + e->pn;
     size_t fn = kn - e->pn;
     bool found;
+    decode(e);
     size_t at = seek(e, f, fn, &found);
     rec_set(e, at, found, f, fn, v, vn);
     e->dirty = true;
@@ -317,6 +356,7 @@ bool db_inl_del(struct db *d, int cf, const char *k, size_t kn)
     if (cf == STOR_CF_SCORE)
         return true;
     bool found;
+    decode(e);
     size_t at = seek(e, k + e->pn, kn - e->pn, &found);
     if (found) {
         rec_del(e, at);
@@ -327,8 +367,13 @@ bool db_inl_del(struct db *d, int cf, const char *k, size_t kn)
 
 bool db_inl_has(const struct db_kc *kc, const char *f, size_t fn)
 {
+    const struct db_inl *e = kc->inl;
+    const char *v;
+    size_t vn;
     bool found;
-    seek(kc->inl, f, fn, &found);
+    if (!e->decoded)
+        return enc_inline_find(e->raw, e->rawn, f, fn, &v, &vn) == 1;
+    seek(e, f, fn, &found);
     return found;
 }
 
@@ -342,6 +387,11 @@ size_t db_inl_payload_len(const struct db_kc *kc)
 void db_inl_payload(struct db_kc *kc, char *out)
 {
     struct db_inl *e = kc->inl;
+    if (!e->decoded) {
+        if (e->rawn)
+            memcpy(out, e->raw, e->rawn);
+        return;
+    }
     size_t o = 0;
     for (size_t i = 0; i < e->n; i++) {
         const struct db_inl_rec *r = &e->r[i];
@@ -381,48 +431,62 @@ void db_inl_sync(struct db *d, const char *mk, size_t mkn)
 
 /* ---- walks ---- */
 
+/* A record as a walk sees it: pointers into the array or the payload. */
+struct view {
+    const char *f, *v;
+    size_t fn, vn;
+};
+
 static int by_score(const void *a, const void *b)
 {
-    const struct db_inl_rec *x = *(struct db_inl_rec *const *)a,
-                            *y = *(struct db_inl_rec *const *)b;
-    int c = memcmp(rec_v(x), rec_v(y), 8);
+    const struct view *x = a, *y = b;
+    int c = memcmp(x->v, y->v, 8);
     return c ? c : db_bytes_cmp(x->f, x->fn, y->f, y->fn);
 }
 
 struct stor_it *db_inl_iter(struct db_kc *kc, int cf)
 {
     struct db_inl *e = kc->inl;
-    size_t bytes = 0;
-    for (size_t i = 0; i < e->n; i++)
-        bytes += e->pn + e->r[i].fn + e->r[i].vn + 8;
-    struct stor_snap *sn = stor_snap_new(e->n ? e->n : 1, bytes ? bytes : 1);
-    struct db_buf k;
-    dbb_init(&k);
+    /* The records in field order, from wherever they are now: HGETALL of
+     * an unwritten hash decodes nothing. */
+    struct view *o = kv_xmalloc((e->n ? e->n : 1) * sizeof *o);
+    size_t m = 0, bytes = 0, off = 0;
+    if (e->decoded) {
+        for (size_t i = 0; i < e->n; i++)
+            o[m++] = (struct view){e->r[i].f, rec_v(&e->r[i]), e->r[i].fn, e->r[i].vn};
+    } else {
+        struct view w;
+        while (m < e->n && enc_inline_next(e->raw, e->rawn, &off, &w.f, &w.fn, &w.v, &w.vn) == 1)
+            o[m++] = w;
+    }
     if (cf == STOR_CF_SCORE) {
         /* score(8) | member order: the records sorted by that key. */
-        struct db_inl_rec **o = kv_xmalloc((e->n ? e->n : 1) * sizeof *o);
-        size_t m = 0;
-        for (size_t i = 0; i < e->n; i++)
-            if (e->r[i].vn == 8)
-                o[m++] = &e->r[i];
+        size_t z = 0;
+        for (size_t i = 0; i < m; i++)
+            if (o[i].vn == 8)
+                o[z++] = o[i];
+        m = z;
         qsort(o, m, sizeof *o, by_score);
-        for (size_t i = 0; i < m; i++) {
-            k.n = 0;
-            dbb_append(&k, e->pre, e->pn);
-            dbb_append(&k, rec_v(o[i]), 8);
-            dbb_append(&k, o[i]->f, o[i]->fn);
+    }
+    for (size_t i = 0; i < m; i++)
+        bytes += e->pn + o[i].fn + o[i].vn + 8;
+    struct stor_snap *sn = stor_snap_new(m ? m : 1, bytes ? bytes : 1);
+    struct db_buf k;
+    dbb_init(&k);
+    for (size_t i = 0; i < m; i++) {
+        k.n = 0;
+        dbb_append(&k, e->pre, e->pn);
+        if (cf == STOR_CF_SCORE) {
+            dbb_append(&k, o[i].v, 8);
+            dbb_append(&k, o[i].f, o[i].fn);
             stor_snap_add(sn, k.p, k.n, "", 0);
-        }
-        free(o);
-    } else {
-        for (size_t i = 0; i < e->n; i++) {
-            k.n = 0;
-            dbb_append(&k, e->pre, e->pn);
-            dbb_append(&k, e->r[i].f, e->r[i].fn);
-            stor_snap_add(sn, k.p, k.n, rec_v(&e->r[i]), e->r[i].vn);
+        } else {
+            dbb_append(&k, o[i].f, o[i].fn);
+            stor_snap_add(sn, k.p, k.n, o[i].v, o[i].vn);
         }
     }
     dbb_free(&k);
+    free(o);
     struct stor_it *it = stor_it_create_snap(sn);
     stor_snap_unref(sn);
     return it;
