@@ -1119,7 +1119,8 @@ void srv_conf_changed(void)
                 .hash_max_value = (uint64_t)srv_conf_kept_num(k, "hash-max-listpack-value"),
                 .set_max_intset = (uint64_t)srv_conf_kept_num(k, "set-max-intset-entries"),
                 .zset_max_entries = (uint64_t)srv_conf_kept_num(k, "zset-max-listpack-entries"),
-                .zset_max_value = (uint64_t)srv_conf_kept_num(k, "zset-max-listpack-value")});
+                .zset_max_value = (uint64_t)srv_conf_kept_num(k, "zset-max-listpack-value"),
+                .list_max_size = srv_conf_kept_num(k, "list-max-listpack-size")});
     }
     srv.limits.max_bulk = srv.conf.proto_max_bulk_len;
     if (srv.slowlog && (size_t)srv.conf.slowlog_max_len != srv.slowlog_cap)

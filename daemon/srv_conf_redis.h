@@ -97,7 +97,7 @@ static const struct param inert_params[] = {
     {.name = "lazyfree-lazy-user-del", .type = P_BOOL, .runtime = true, .dflt = "no"},
     {.name = "lazyfree-lazy-user-flush", .type = P_BOOL, .runtime = true, .dflt = "no"},
     {.name = "list-compress-depth", .type = P_INT, .runtime = true, .min = 0, .max = INT32_MAX, .dflt = "0"},
-    {.name = "list-max-listpack-size", .type = P_INT, .runtime = true, .min = INT32_MIN, .max = INT32_MAX, .dflt = "-2"},
+    {.name = "list-max-listpack-size", .type = P_INT, .runtime = true, .min = INT32_MIN, .max = INT32_MAX, .dflt = "-2", .used = true},
     {.name = "list-max-ziplist-size", .type = P_INT, .runtime = true, .min = INT32_MIN, .max = INT32_MAX, .dflt = "-2", .alias = "list-max-listpack-size"},
     {.name = "masterauth", .type = P_STR, .runtime = true, .dflt = "", .used = true},
     {.name = "masteruser", .type = P_STR, .runtime = true, .dflt = "", .used = true},

@@ -85,6 +85,10 @@ struct db_opts {
     uint64_t hash_max_entries, hash_max_value;
     uint64_t set_max_intset;
     uint64_t zset_max_entries, zset_max_value;
+    /* A list while it would fit one quicklist node: list_max_size > 0
+     * elements at most; -1 to -5, at most 4 KiB to 64 KiB of elements
+     * (their bytes and lengths, as the meta record holds them); 0: never. */
+    int64_t list_max_size;
 };
 
 /* The type layer over one open engine; opaque (db_int.h). */

@@ -189,6 +189,8 @@ bool db_inl_fits_new(const struct db *d, int type)
         return d->o.set_coding == ENC_CODING_COUNTED && d->o.set_max_intset > 0;
     if (type == ENC_TYPE_ZSET)
         return d->o.zset_max_entries > 0;
+    if (type == ENC_TYPE_LIST)
+        return d->o.list_max_size != 0;
     return false;
 }
 
@@ -294,6 +296,10 @@ static bool fits(const struct db_inl *e, const char *f, size_t fn, size_t vn)
         return e->n <= o->hash_max_entries && fn <= o->hash_max_value && vn <= o->hash_max_value;
     case ENC_TYPE_SET:
         return e->n <= o->set_max_intset && kv_str2ll(f, fn, &ll) == 0;
+    case ENC_TYPE_LIST: /* Redis's quicklist node limits (4 KiB << (-size - 1)) */
+        if (o->list_max_size > 0)
+            return e->n <= (uint64_t)o->list_max_size;
+        return e->bytes <= (size_t)4096 << (o->list_max_size < -5 ? 4 : -o->list_max_size - 1);
     default:
         return e->n <= o->zset_max_entries && fn <= o->zset_max_value;
     }
@@ -341,9 +347,11 @@ bool db_inl_put(struct db *d, int cf, const char *k, size_t kn, const char *v, s
     size_t at = seek(e, f, fn, &found);
     rec_set(e, at, found, f, fn, v, vn);
     e->dirty = true;
-    /* Redis checks a hash after every write of a field, a set or sorted
-     * set only when one is added (a new score moves a member in place). */
-    if ((!found || e->kc->m.type == ENC_TYPE_HASH) && !fits(e, f, fn, vn))
+    /* Redis checks a hash after every write of a field, a list after
+     * every write of an element, a set or sorted set only when one is
+     * added (a new score moves a member in place). */
+    int t = e->kc->m.type;
+    if ((!found || t == ENC_TYPE_HASH || t == ENC_TYPE_LIST) && !fits(e, f, fn, vn))
         convert(e);
     return true;
 }
@@ -446,6 +454,12 @@ static int by_score(const void *a, const void *b)
 
 struct stor_it *db_inl_iter(struct db_kc *kc, int cf)
 {
+    return db_inl_iter_range(kc, cf, NULL, 0, NULL, 0);
+}
+
+struct stor_it *db_inl_iter_range(struct db_kc *kc, int cf, const char *lo, size_t lon,
+                                  const char *hi, size_t hin)
+{
     struct db_inl *e = kc->inl;
     /* The records in field order, from wherever they are now: HGETALL of
      * an unwritten hash decodes nothing. */
@@ -458,6 +472,14 @@ struct stor_it *db_inl_iter(struct db_kc *kc, int cf)
         struct view w;
         while (m < e->n && enc_inline_next(e->raw, e->rawn, &off, &w.f, &w.fn, &w.v, &w.vn) == 1)
             o[m++] = w;
+    }
+    if (lo) {
+        size_t z = 0;
+        for (size_t i = 0; i < m; i++)
+            if (db_bytes_cmp(o[i].f, o[i].fn, lo, lon) >= 0 &&
+                db_bytes_cmp(o[i].f, o[i].fn, hi, hin) < 0)
+                o[z++] = o[i];
+        m = z;
     }
     if (cf == STOR_CF_SCORE) {
         /* score(8) | member order: the records sorted by that key. */

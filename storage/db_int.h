@@ -490,8 +490,11 @@ void db_inl_flush(struct db *d);
 /* kc_read: before the meta record mk is read, puts it if an open copy of
  * it changed since (a key opened twice in one command). */
 void db_inl_sync(struct db *d, const char *mk, size_t mkn);
-/* A snapshot iterator over kc's copy, in cf's key order. */
+/* A snapshot iterator over kc's copy, in cf's key order; _range: only
+ * the records whose field lies in [lo, hi). */
 struct stor_it *db_inl_iter(struct db_kc *kc, int cf);
+struct stor_it *db_inl_iter_range(struct db_kc *kc, int cf, const char *lo, size_t lon,
+                                  const char *hi, size_t hin);
 
 /* The type code's writes of sub and score records: an open INLINE
  * collection's go to its copy, the rest to the record set. */

@@ -171,7 +171,7 @@ void kc_fresh(struct db *d, struct db_kc *kc, int type)
         kc->m.version = db_version_next(d);
     kc->m.head = kc->m.tail = ENC_LIST_MID;
     kc->plen = 0;
-    if (type == ENC_TYPE_HASH || type == ENC_TYPE_SET || type == ENC_TYPE_ZSET)
+    if (type != ENC_TYPE_STRING)
         db_inl_fresh(d, kc);
     else if (kc->inl)
         db_inl_close(kc);

@@ -20,6 +20,8 @@ static void put_at(struct db *d, struct db_kc *kc, uint64_t pos, const char *v, 
 {
     size_t kn;
     const char *k = pos_key(kc, pos, &kn);
+    if (kc->inl && db_inl_put(d, STOR_CF_SUB, k, kn, v, vn))
+        return; /* an inline list's element; it may have turned into records */
     stor_batch_put_cold(&d->b, STOR_CF_SUB, k, kn, v, vn);
     /* A pushed element's key is known only once the meta record is read,
      * too late for the pipeline's prefetch: its overlay slot and shm
@@ -31,7 +33,7 @@ static void del_at(struct db *d, struct db_kc *kc, uint64_t pos)
 {
     size_t kn;
     const char *k = pos_key(kc, pos, &kn);
-    stor_batch_del(&d->b, STOR_CF_SUB, k, kn);
+    db_sub_del(d, STOR_CF_SUB, k, kn);
 }
 
 /* take: the element is about to be popped, so a cache miss fills nothing. */
@@ -142,7 +144,10 @@ struct stor_it *db_list_iter(struct db *d, struct db_kc *kc, uint64_t lo, uint64
     memcpy(b, k, kn);
     k = pos_key(kc, hi, &kn);
     memcpy(b + kn, k, kn);
-    struct stor_it *it = stor_it_create(d->s, STOR_CF_SUB, b, kn, b + kn, kn);
+    size_t pl = kc_prefix_len(kc);
+    struct stor_it *it =
+        kc->inl ? db_inl_iter_range(kc, STOR_CF_SUB, b + pl, kn - pl, b + kn + pl, kn - pl)
+                : stor_it_create(d->s, STOR_CF_SUB, b, kn, b + kn, kn);
     free(b);
     return it;
 }

@@ -234,8 +234,8 @@ const struct stor_snap *db_scache_list(struct db *d, struct db_kc *kc, uint64_t 
                                        size_t *first)
 {
     const struct enc_meta *m = &kc->m;
-    if (!d->scache_max || m->type != ENC_TYPE_LIST || !count)
-        return NULL;
+    if (!d->scache_max || m->type != ENC_TYPE_LIST || !count || kc->inl)
+        return NULL; /* an inline list is one record already */
     struct db_scache *c = &d->scache;
     bool same;
     struct db_scache_e *e = entry(c, kc, &same);

@@ -257,8 +257,7 @@ int enc_inline_find(const char *p, size_t n, const char *f, size_t fn, const cha
 
 static bool has_inline(const struct enc_meta *m)
 {
-    return m->coding == ENC_CODING_INLINE &&
-           (m->type == ENC_TYPE_HASH || m->type == ENC_TYPE_SET || m->type == ENC_TYPE_ZSET);
+    return m->coding == ENC_CODING_INLINE && m->type >= ENC_TYPE_HASH && m->type <= ENC_TYPE_LIST;
 }
 
 size_t enc_meta_value_len(const struct enc_meta *m)
@@ -266,7 +265,7 @@ size_t enc_meta_value_len(const struct enc_meta *m)
     if (m->type == ENC_TYPE_STRING)
         return ENC_META_HDR + m->vlen;
     if (has_inline(m))
-        return ENC_META_HDR + 16 + m->inln;
+        return ENC_META_HDR + meta_tail_len(m->type) + m->inln;
     return ENC_META_HDR + meta_tail_len(m->type) + (m->type == ENC_TYPE_ZSET && m->rank ? 4 : 0);
 }
 
@@ -287,9 +286,10 @@ size_t enc_meta_value(char *out, const struct enc_meta *m)
         enc_put_u64(p + 24, m->tail);
     }
     if (has_inline(m)) {
+        size_t tail = meta_tail_len(m->type);
         if (m->inln)
-            memcpy(p + 16, m->inl, m->inln);
-        return ENC_META_HDR + 16 + m->inln;
+            memcpy(p + tail, m->inl, m->inln);
+        return ENC_META_HDR + tail + m->inln;
     }
     if (m->type == ENC_TYPE_ZSET && m->rank) {
         enc_put_u32(p + 16, m->rank);
@@ -304,7 +304,7 @@ int enc_meta_peek(const char *p, size_t n, uint8_t *type, uint64_t *expire_ms)
         return KV_ECORRUPT;
     uint8_t t = (uint8_t)p[0] & 0x0f, c = (uint8_t)p[0] >> 4;
     if (t < ENC_TYPE_STRING || t > ENC_TYPE_LIST || c > ENC_CODING_INLINE ||
-        (c == ENC_CODING_INLINE && (t == ENC_TYPE_STRING || t == ENC_TYPE_LIST)))
+        (c == ENC_CODING_INLINE && t == ENC_TYPE_STRING))
         return KV_ECORRUPT;
     *type = t;
     *expire_ms = enc_get_u64(p + 1);
@@ -326,10 +326,10 @@ int enc_meta_value_decode(const char *p, size_t n, struct enc_meta *m)
     }
     size_t tail = meta_tail_len(m->type);
     if (m->coding == ENC_CODING_INLINE) {
-        if (n < ENC_META_HDR + 16)
+        if (n < ENC_META_HDR + tail)
             return KV_ECORRUPT;
-        m->inl = t + 16;
-        m->inln = n - ENC_META_HDR - 16;
+        m->inl = t + tail;
+        m->inln = n - ENC_META_HDR - tail;
     } else if (m->type == ENC_TYPE_ZSET && n == ENC_META_HDR + tail + 4) {
         m->rank = enc_get_u32(t + 16);
         if (!m->rank)

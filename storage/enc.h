@@ -47,8 +47,9 @@ enum enc_type {
 enum enc_coding {
     ENC_CODING_COUNTED = 0,
     ENC_CODING_BLIND = 1,
-    /* A small hash, set or sorted set whose sub records all live in its
-     * meta record (enc_meta.inl): Redis's listpack and intset encodings. */
+    /* A small hash, set, sorted set or list whose sub records all live in
+     * its meta record (enc_meta.inl): Redis's listpack and intset
+     * encodings (and a quicklist's one node). */
     ENC_CODING_INLINE = 2,
 };
 
@@ -196,11 +197,13 @@ static inline size_t enc_rank_prefix_len(size_t klen)
     return 3 + 4 + klen + 8 + 4;
 }
 
-/* An INLINE collection's sub records, in its meta value after version and
- * size: for each, in sub-key order (the field's bytes, db_bytes_cmp),
+/* An INLINE collection's sub records, in its meta value after its fixed
+ * tail (version and size; a list's head and tail too): for each, in
+ * sub-key order (the field's bytes, db_bytes_cmp),
  *   varint(field_len) | field | varint(value_len) | value
  * with the field and value its sub record would have (a hash field's
- * value, nothing for a set member, a sorted-set member's score(8)).
+ * value, nothing for a set member, a sorted-set member's score(8), a list
+ * element's position(8) and the element).
  * varint: LEB128, 7 bits a byte, low first, at most 5 bytes. */
 size_t enc_varint_len(uint32_t v);
 size_t enc_varint_put(char *out, uint32_t v);

@@ -193,9 +193,17 @@ static void test_writes_visible(void **state)
     freeReplyObject(redisCommand(C, "HDEL w a"));
     CMP(h, true, "HGET", "w", "a");
     CMP(h, true, "EXISTS", "w");
-    /* List elements: a push fills nothing (a queue's pushes would push
-     * hotter records out), a read fills, a write of a cached one
-     * refreshes it. */
+    /* A small list lives in its meta record, which its push cached: its
+     * elements are read from there at once. */
+    freeReplyObject(redisCommand(C, "DEL q"));
+    freeReplyObject(redisCommand(C, "RPUSH q a b"));
+    lindex(h, 1, true, "b");
+    freeReplyObject(redisCommand(C, "LPUSH q z"));
+    lindex(h, 0, true, "z");
+    /* List elements as records (lists past list-max-listpack-size): a
+     * push fills nothing (a queue's pushes would push hotter records
+     * out), a read fills, a write of a cached one refreshes it. */
+    freeReplyObject(redisCommand(C, "CONFIG SET list-max-listpack-size 0"));
     freeReplyObject(redisCommand(C, "DEL q"));
     freeReplyObject(redisCommand(C, "RPUSH q a b"));
     lindex(h, 0, false, "a");
@@ -213,6 +221,7 @@ static void test_writes_visible(void **state)
     lindex(h, 0, true, "y");
     lindex(h, 1, true, "A");
     lindex(h, 2, false, "b");
+    freeReplyObject(redisCommand(C, "CONFIG SET list-max-listpack-size -2"));
     /* Expiry: a key read from the cache disappears when it expires. */
     freeReplyObject(redisCommand(C, "SET x 1 PX 1000")); /* room for a slow TSan run */
     assert_int_equal(shmkv_get(h, "x", 1, &v, &n), SHMKV_OK);

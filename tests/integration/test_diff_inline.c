@@ -1,10 +1,11 @@
 /*
- * test_diff_inline — small hashes, sets and sorted sets across Redis's
- * encoding thresholds, against redis-server: collections grow one element
- * at a time past hash-max-listpack-entries, set-max-intset-entries and
- * zset-max-listpack-entries, take elements longer than the -value limits
- * or a set's first non-integer, shrink again (no conversion back), and
- * change under CONFIG SET of those limits in between. After every write
+ * test_diff_inline — small hashes, sets, sorted sets and lists across
+ * Redis's encoding thresholds, against redis-server: collections grow one
+ * element at a time past hash-max-listpack-entries, set-max-intset-entries,
+ * zset-max-listpack-entries and list-max-listpack-size, take elements
+ * longer than the -value limits or a set's first non-integer, shrink again
+ * (no conversion back), and change under CONFIG SET of those limits in
+ * between. After every write
  * the reply, OBJECT ENCODING, the whole collection, its size, and the
  * reads libshmkv serves from the shared-memory cache (against
  * redis-server's replies) are compared.
@@ -312,13 +313,77 @@ static void test_diff_inline_random(void **state)
     assert_true(served > probed / 4);
 }
 
+/* Lists: OBJECT ENCODING is quicklist at every size in Redis 7.0, so the
+ * contents and the reads libshmkv serves are what is compared, while
+ * lists cross list-max-listpack-size both ways (by count and by bytes). */
+static void test_diff_inline_lists(void **state)
+{
+    (void)state;
+    rng = 0x4c4953545321ull; /* "LISTS!" */
+    cmpf(0, "FLUSHALL");
+    static const char *const sizes[] = {"4", "9", "-1", "-2"};
+    for (int step = 0; step < 4000; step++) {
+        if (step % 400 == 0)
+            cmpf(0, "CONFIG SET list-max-listpack-size %s", sizes[pick(4)]);
+        const char *k = pick(2) ? "l0" : "l1";
+        int len = pick(20) ? 1 + pick(6) : 300 + pick(1200);
+        char v[1600];
+        snprintf(v, sizeof v, "%0*d", len, pick(50));
+        switch (pick(14)) {
+        case 0:
+        case 1:
+            cmpf(0, "LPUSH %s %s", k, v);
+            break;
+        case 2:
+        case 3:
+            cmpf(0, "RPUSH %s %s %d", k, v, pick(9));
+            break;
+        case 4:
+            cmpf(0, "LPOP %s", k);
+            break;
+        case 5:
+            cmpf(0, "RPOP %s %d", k, 1 + pick(3));
+            break;
+        case 6:
+            cmpf(0, "LINSERT %s %s %d %s", k, pick(2) ? "BEFORE" : "AFTER", pick(9), v);
+            break;
+        case 7:
+            cmpf(0, "LREM %s %d %d", k, pick(5) - 2, pick(9));
+            break;
+        case 8:
+            cmpf(0, "LSET %s %d %s", k, pick(10) - 5, v);
+            break;
+        case 9:
+            cmpf(0, "LTRIM %s %d %d", k, pick(4), pick(20) - 4);
+            break;
+        case 10:
+            cmpf(0, "LMOVE %s %s %s %s", k, pick(2) ? "l0" : "l1", pick(2) ? "LEFT" : "RIGHT",
+                 pick(2) ? "LEFT" : "RIGHT");
+            break;
+        case 11:
+            cmpf(0, "LPOS %s %d RANK %d", k, pick(9), pick(2) ? 1 : -1);
+            break;
+        case 12:
+            cmpf(0, pick(20) ? "LRANGE %s 1 -2" : "DEL %s", k);
+            break;
+        default:
+            cmpf(0, "RPUSHX %s %d", k, pick(9));
+        }
+        cmpf(0, "LRANGE %s 0 -1", k);
+        cmpf(0, "OBJECT ENCODING %s", k);
+        probe("LLEN %s", k);
+        probe("LINDEX %s %d", k, pick(8) - 4);
+    }
+    printf("test_diff_inline_lists: %zu replies compared, %zu cache reads (%zu served)\n", compared,
+           probed, served);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_diff_inline_grow),
-        cmocka_unit_test(test_diff_inline_long),
-        cmocka_unit_test(test_diff_inline_stores),
-        cmocka_unit_test(test_diff_inline_random),
+        cmocka_unit_test(test_diff_inline_grow),   cmocka_unit_test(test_diff_inline_long),
+        cmocka_unit_test(test_diff_inline_stores), cmocka_unit_test(test_diff_inline_random),
+        cmocka_unit_test(test_diff_inline_lists),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -460,7 +460,7 @@ static void test_srv_added_fields_fill_no_negative(void **state)
      * answered from its meta record, with nothing to cache. */
     h_expect_status(c, "OK",
                     "CONFIG SET hash-max-listpack-entries 0 zset-max-listpack-entries 0 "
-                    "set-max-intset-entries 0");
+                    "set-max-intset-entries 0 list-max-listpack-size 0");
     long long neg = info_field(c, "cache", "cache_negative_fills:");
     assert_true(neg >= 0);
     h_expect_int(c, 1, "HSET nf:h seed 1");
@@ -494,7 +494,7 @@ static void test_srv_added_fields_fill_no_negative(void **state)
     assert_int_equal(info_field(c, "cache", "cache_negative_fills:"), neg + 3);
     h_expect_status(c, "OK",
                     "CONFIG SET hash-max-listpack-entries 512 zset-max-listpack-entries 128 "
-                    "set-max-intset-entries 512");
+                    "set-max-intset-entries 512 list-max-listpack-size -2");
 }
 
 /* A key written once, deleted and flushed since, that the cache lacks: the

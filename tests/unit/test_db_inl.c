@@ -13,7 +13,8 @@ static const struct db_opts small = {.hash_max_entries = 8,
                                      .hash_max_value = 16,
                                      .set_max_intset = 8,
                                      .zset_max_entries = 8,
-                                     .zset_max_value = 16};
+                                     .zset_max_value = 16,
+                                     .list_max_size = 4};
 
 static int setup(void **state)
 {
@@ -145,6 +146,57 @@ static void test_db_inl_set_zset(void **state)
     assert_int_equal(r, 3);
 }
 
+/* "a,b,c," from LRANGE key 0 -1. */
+static void assert_list(struct db *d, const char *key, size_t klen, const char *want)
+{
+    struct db_vec v;
+    db_vec_init(&v);
+    assert_int_equal(db_lrange(d, 0, key, klen, 0, -1, &v), 0);
+    char got[256];
+    size_t u = 0;
+    for (size_t i = 0; i < v.n; i++)
+        u += (size_t)snprintf(got + u, sizeof got - u, "%.*s,", (int)db_vec_len(&v, i),
+                              db_vec_ptr(&v, i));
+    got[u] = '\0';
+    assert_string_equal(got, want);
+    db_vec_destroy(&v);
+}
+
+/* A list stays inline up to 4 elements here, pops from both ends read
+ * the one record, and the 5th element turns it into records. */
+static void test_db_inl_list(void **state)
+{
+    struct fx *f = *state;
+    struct db *d = &f->d;
+    uint64_t len;
+    struct db_str ab[2] = {S("a"), S("b")}, c = S("c"), z = S("z");
+    assert_int_equal(db_push(d, 0, K("l"), 0, ab, 2, 0, &len), 0);
+    assert_int_equal(db_push(d, 0, K("l"), 1, &z, 1, 0, &len), 0);
+    assert_int_equal(db_push(d, 0, K("l"), 0, &c, 1, 0, &len), 0);
+    assert_int_equal(d->last_commit_ops, 1);
+    assert_int_equal(len, 4);
+    assert_int_equal(coding(d, K("l")), ENC_CODING_INLINE);
+    assert_int_equal(fx_count_cf(f, STOR_CF_SUB), 0);
+    assert_list(d, K("l"), "z,a,b,c,");
+    struct db_vec out;
+    db_vec_init(&out);
+    assert_int_equal(db_pop(d, 0, K("l"), 1, 1, &out), 0);
+    assert_int_equal(db_pop(d, 0, K("l"), 0, 1, &out), 0);
+    assert_int_equal(out.n, 2);
+    assert_memory_equal(db_vec_ptr(&out, 0), "z", 1);
+    assert_memory_equal(db_vec_ptr(&out, 1), "c", 1);
+    db_vec_destroy(&out);
+    assert_list(d, K("l"), "a,b,");
+    fx_reopen(f);
+    d = &f->d;
+    assert_list(d, K("l"), "a,b,");
+    struct db_str more[3] = {S("x"), S("y"), S("w")};
+    assert_int_equal(db_push(d, 0, K("l"), 0, more, 3, 0, &len), 0);
+    assert_int_equal(coding(d, K("l")), ENC_CODING_COUNTED);
+    assert_int_equal(fx_count_cf(f, STOR_CF_SUB), 5);
+    assert_list(d, K("l"), "a,b,x,y,w,");
+}
+
 /* Deleted inline collections leave nothing; a record of an inline
  * collection's version (none is ever written) goes at compaction, and a
  * converted collection's records go when it is deleted. */
@@ -229,6 +281,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_db_inl_hash_grows, setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_db_inl_set_zset, setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_db_inl_list, setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_db_inl_gc, setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_db_inl_crash, setup_wb, fx_teardown),
     };
