@@ -118,6 +118,7 @@ medf() { # SPEC COLUMN: a median of the fill line
 }
 
 {
+    [ -s "${out:-/dev/null}" ] && echo # apart from what the file holds already
     echo "## small_bench — $(date +%F), $(nproc) CPUs, $runs run(s)"
     echo
     echo "$keys hashes of 10 fields (10-byte values), $keys sets of 10 integers and $keys sorted"

@@ -44,6 +44,11 @@ struct db_inl {
     size_t bytes; /* of the payload, encoded */
     bool dirty;   /* changed since its meta record was last put */
     bool dead;    /* deleted by the command: reads and writes pass by */
+    /* The field the last write deleted, until the next put: a sorted set's
+     * new score is a delete and a put of the member, which Redis counts as
+     * no addition. */
+    char *gone;
+    size_t gonen;
 };
 
 /* ---- the copy ---- */
@@ -220,13 +225,15 @@ void db_inl_close(struct db_kc *kc)
     struct db_inl *e = kc->inl;
     struct db_inls *l = &e->d->inls;
     for (size_t i = 0; i < l->n; i++)
-        if (l->e[i] == e) {
-            l->e[i] = l->e[--l->n];
+        if (l->e[i] == e) { /* in order: owner() prefers the latest opened */
+            memmove(l->e + i, l->e + i + 1, (l->n - i - 1) * sizeof *l->e);
+            l->n--;
             break;
         }
     clear_recs(e);
     free(e->r);
     free(e->pre);
+    free(e->gone);
     free(e);
     kc->inl = NULL;
 }
@@ -296,10 +303,16 @@ static bool fits(const struct db_inl *e, const char *f, size_t fn, size_t vn)
         return e->n <= o->hash_max_entries && fn <= o->hash_max_value && vn <= o->hash_max_value;
     case ENC_TYPE_SET:
         return e->n <= o->set_max_intset && kv_str2ll(f, fn, &ll) == 0;
-    case ENC_TYPE_LIST: /* Redis's quicklist node limits (4 KiB << (-size - 1)) */
+    case ENC_TYPE_LIST:
+        /* What Redis lets one quicklist node hold: a count, under 8 KiB in
+         * all; or 4 KiB << (-size - 1) of elements; past -5, one element. */
         if (o->list_max_size > 0)
-            return e->n <= (uint64_t)o->list_max_size;
-        return e->bytes <= (size_t)4096 << (o->list_max_size < -5 ? 4 : -o->list_max_size - 1);
+            return e->n <= (uint64_t)o->list_max_size && e->bytes <= 8192;
+        if (o->list_max_size == 0)
+            return false;
+        if (o->list_max_size < -5)
+            return e->n <= 1;
+        return e->bytes <= (size_t)4096 << (-o->list_max_size - 1);
     default:
         return e->n <= o->zset_max_entries && fn <= o->zset_max_value;
     }
@@ -329,6 +342,13 @@ static void convert(struct db_inl *e)
     }
     dbb_free(&k);
     kc->m.coding = ENC_CODING_COUNTED;
+    /* Another context open on the key (none today) must not write its
+     * stale copy back over the records. */
+    for (size_t i = 0; i < d->inls.n; i++) {
+        struct db_inl *o = d->inls.e[i];
+        if (o != e && o->pn == e->pn && memcmp(o->pre, e->pre, e->pn) == 0)
+            db_inl_dead(o->kc);
+    }
     db_inl_close(kc);
     kc_put_meta(d, kc);
 }
@@ -344,8 +364,16 @@ bool db_inl_put(struct db *d, int cf, const char *k, size_t kn, const char *v, s
     size_t fn = kn - e->pn;
     bool found;
     decode(e);
+    if (fn > UINT32_MAX || vn > UINT32_MAX) { /* past what a payload's lengths hold */
+        convert(e);
+        return false; /* the caller puts it among the records */
+    }
     size_t at = seek(e, f, fn, &found);
+    bool back = e->gone && db_bytes_cmp(e->gone, e->gonen, f, fn) == 0;
+    free(e->gone);
+    e->gone = NULL;
     rec_set(e, at, found, f, fn, v, vn);
+    found = found || back;
     e->dirty = true;
     /* Redis checks a hash after every write of a field, a list after
      * every write of an element, a set or sorted set only when one is
@@ -369,6 +397,9 @@ bool db_inl_del(struct db *d, int cf, const char *k, size_t kn)
     if (found) {
         rec_del(e, at);
         e->dirty = true;
+        free(e->gone);
+        e->gone = kv_xmemdup(k + e->pn, kn - e->pn);
+        e->gonen = kn - e->pn;
     }
     return true;
 }

@@ -306,7 +306,9 @@ static int push_pick(struct db_kc *kc, struct stor_it *it, int how, struct db_ve
 
 int db_pick(struct db *d, struct db_kc *kc, int64_t count, int how, struct db_vec *out)
 {
-    if (kc->m.coding == ENC_CODING_BLIND || kc->m.size < DB_PICK_MIN || count == 0)
+    /* An inline collection is in memory whole already, and its writes
+     * never reach the record set that keeps an index's bounds. */
+    if (kc->m.coding != ENC_CODING_COUNTED || kc->m.size < DB_PICK_MIN || count == 0)
         return DB_PICK_READ_ALL;
     uint64_t n = kc->m.size;
     uint64_t want = count > 0            ? (uint64_t)count

@@ -297,7 +297,7 @@ int db_cscan(struct db *d, unsigned dbi, const char *key, size_t klen, int type,
         return rc == KV_ENOTFOUND ? 0 : rc;
     }
     struct stor_it *it = kc_iter(d, &kc, STOR_CF_SUB);
-    if (cursor) {
+    if (cursor && !kc.inl) { /* an inline one is returned whole, whatever the cursor */
         size_t kn;
         const char *k = kc_sub(&kc, cursor, cn, &kn);
         stor_it_seek(it, k, kn);

@@ -253,6 +253,20 @@ static void test_diff_inline_stores(void **state)
     check("hc3", 'h', "b");
     cmpf(0, "HSET hc3 b 3");
     check("hc3", 'h', "b");
+    /* a new score moves a member, which Redis does not count as adding
+     * one: no conversion, even past a lowered limit; a new member does */
+    cmpf(0, "ZINCRBY zr 1 c");
+    cmpf(0, "ZADD zr 9 d");
+    check("zr", 'z', "d");
+    cmpf(0, "ZADD zr 1 new");
+    check("zr", 'z', "new");
+    /* a scan of a small encoding returns it whole, whatever the cursor */
+    limits(8, 16, 8, 8, 16);
+    cmpf(0, "DEL sc");
+    cmpf(0, "SADD sc 1 2 3 4 5");
+    cmpf(0, "SSCAN sc 0 COUNT 2");
+    cmpf(0, "SSCAN sc 3 COUNT 2");
+    cmpf(0, "HSCAN hh 7");
 }
 
 /* Random writes to a few keys of each type while the limits change. */
