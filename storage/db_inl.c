@@ -38,6 +38,8 @@ struct db_inl {
      * are read where they are: the meta record's payload, in kc->raw. */
     const char *raw;
     size_t rawn;
+    char *own;        /* raw, when a splice made it ours */
+    unsigned spliced; /* writes spliced into raw: the first is, later ones decode */
     bool decoded;
     struct db_inl_rec *r; /* decoded: in field order (db_bytes_cmp) */
     size_t n, cap;
@@ -172,6 +174,52 @@ int db_inl_open(struct db *d, struct db_kc *kc)
     return 0;
 }
 
+/* One write of a record to the payload itself, into a new buffer: the
+ * common command (HSET of one field, SADD of one member, a push) costs one
+ * allocation and a copy, where decoding cost one allocation per record.
+ * v NULL: a delete. Returns whether the field was there. */
+static bool splice(struct db_inl *e, const char *f, size_t fn, const char *v, size_t vn)
+{
+    size_t off = 0, at = e->rawn, end = e->rawn, rfn, rvn;
+    const char *rf, *rv;
+    bool found = false;
+    for (;;) {
+        size_t start = off;
+        if (enc_inline_next(e->raw, e->rawn, &off, &rf, &rfn, &rv, &rvn) != 1)
+            break; /* the end (db_inl_open checked the payload) */
+        int c = db_bytes_cmp(rf, rfn, f, fn);
+        if (c >= 0) {
+            at = start;
+            found = c == 0;
+            end = found ? off : start;
+            break;
+        }
+    }
+    if (!v && !found)
+        return false;
+    size_t add = v ? rec_bytes(fn, vn) : 0, n = at + add + (e->rawn - end);
+    char *p = kv_xmalloc(n + 1);
+    memcpy(p, e->raw, at);
+    if (v) {
+        size_t o = at;
+        o += enc_varint_put(p + o, (uint32_t)fn);
+        memcpy(p + o, f, fn);
+        o += fn;
+        o += enc_varint_put(p + o, (uint32_t)vn);
+        if (vn)
+            memcpy(p + o, v, vn);
+    }
+    memcpy(p + at + add, e->raw + end, e->rawn - end);
+    free(e->own);
+    e->own = p;
+    e->raw = p;
+    e->rawn = n;
+    e->bytes = n;
+    e->n += (v != NULL) - found;
+    e->spliced++;
+    return found;
+}
+
 /* The records, from the payload, into the array. */
 static void decode(struct db_inl *e)
 {
@@ -234,6 +282,7 @@ void db_inl_close(struct db_kc *kc)
     free(e->r);
     free(e->pre);
     free(e->gone);
+    free(e->own);
     free(e);
     kc->inl = NULL;
 }
@@ -322,6 +371,7 @@ static bool fits(const struct db_inl *e, const char *f, size_t fn, size_t vn)
  * record set: the sub records, and a sorted set's score records. */
 static void convert(struct db_inl *e)
 {
+    decode(e);
     struct db *d = e->d;
     struct db_kc *kc = e->kc;
     bool zset = kc->m.type == ENC_TYPE_ZSET;
@@ -363,16 +413,21 @@ bool db_inl_put(struct db *d, int cf, const char *k, size_t kn, const char *v, s
     const char *f = k + e->pn;
     size_t fn = kn - e->pn;
     bool found;
-    decode(e);
     if (fn > UINT32_MAX || vn > UINT32_MAX) { /* past what a payload's lengths hold */
+        decode(e);
         convert(e);
         return false; /* the caller puts it among the records */
     }
-    size_t at = seek(e, f, fn, &found);
     bool back = e->gone && db_bytes_cmp(e->gone, e->gonen, f, fn) == 0;
     free(e->gone);
     e->gone = NULL;
-    rec_set(e, at, found, f, fn, v, vn);
+    if (!e->decoded && !e->spliced) {
+        found = splice(e, f, fn, v, vn);
+    } else {
+        decode(e);
+        size_t at = seek(e, f, fn, &found);
+        rec_set(e, at, found, f, fn, v, vn);
+    }
     found = found || back;
     e->dirty = true;
     /* Redis checks a hash after every write of a field, a list after
@@ -392,10 +447,15 @@ bool db_inl_del(struct db *d, int cf, const char *k, size_t kn)
     if (cf == STOR_CF_SCORE)
         return true;
     bool found;
-    decode(e);
-    size_t at = seek(e, k + e->pn, kn - e->pn, &found);
+    if (!e->decoded && !e->spliced) {
+        found = splice(e, k + e->pn, kn - e->pn, NULL, 0);
+    } else {
+        decode(e);
+        size_t at = seek(e, k + e->pn, kn - e->pn, &found);
+        if (found)
+            rec_del(e, at);
+    }
     if (found) {
-        rec_del(e, at);
         e->dirty = true;
         free(e->gone);
         e->gone = kv_xmemdup(k + e->pn, kn - e->pn);
