@@ -215,7 +215,10 @@ static bool splice(struct db_inl *e, const char *f, size_t fn, const char *v, si
     e->raw = p;
     e->rawn = n;
     e->bytes = n;
-    e->n += (v != NULL) - found;
+    if (v && !found)
+        e->n++;
+    else if (!v)
+        e->n--;
     e->spliced++;
     return found;
 }
@@ -264,8 +267,10 @@ void db_inl_fresh(struct db *d, struct db_kc *kc)
     }
     clear_recs(e);
     set_prefix(e);
+    free(e->gone);
+    e->gone = NULL;
     e->dead = false;
-    e->dirty = true;
+    e->dirty = false; /* as for a new one: its writes, and the caller's meta, follow */
 }
 
 void db_inl_close(struct db_kc *kc)

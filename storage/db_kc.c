@@ -260,21 +260,19 @@ static void reindex_expiry(struct db *d, struct db_kc *kc, uint64_t exp)
 
 void kc_put_meta(struct db *d, struct db_kc *kc)
 {
-    char small[64], *inl = NULL;
-    if (kc->inl) { /* the copy as it is now */
+    char small[64];
+    if (kc->inl && (kc->m.type == ENC_TYPE_STRING || kc->m.coding != ENC_CODING_INLINE))
+        db_inl_close(kc); /* the key became a string (SET ... GET over it): no copy */
+    if (kc->inl)          /* the copy as it is now, after the fixed fields */
         kc->m.inln = db_inl_payload_len(kc);
-        inl = kv_xmalloc(kc->m.inln + 1);
-        db_inl_payload(kc, inl);
-        db_inl_written(kc);
-        kc->m.inl = inl;
-    }
     size_t n = enc_meta_value_len(&kc->m);
     char *buf = n <= sizeof small ? small : kv_xmalloc(n);
-    enc_meta_value(buf, &kc->m);
-    if (inl) {
-        free(inl);
-        kc->m.inl = NULL;
-        kc->m.inln = 0;
+    if (kc->inl) {
+        kc->m.inln = 0; /* enc_meta_value writes the fixed fields alone */
+        db_inl_payload(kc, buf + enc_meta_value(buf, &kc->m));
+        db_inl_written(kc);
+    } else {
+        enc_meta_value(buf, &kc->m);
     }
     stor_batch_put(&d->b, STOR_CF_META, kc->mk.p, kc->mk.n, buf, n);
     if (buf != small)
