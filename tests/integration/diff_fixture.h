@@ -99,6 +99,17 @@ static inline bool same(const redisReply *a, const redisReply *b)
     }
 }
 
+/* Splits line in place at single spaces into at most max words: av[i]
+ * point into line. Returns the count. */
+static inline int diff_words(char *line, const char **av, int max)
+{
+    int ac = 0;
+    for (char *save = NULL, *t = strtok_r(line, " ", &save); t && ac < max;
+         t = strtok_r(NULL, " ", &save))
+        av[ac++] = t;
+    return ac;
+}
+
 /* Sorts groups of `stride` elements by their first string, for multiset
  * comparison (pairs stay together for HGETALL). */
 static inline int cmp_str(const void *x, const void *y)

@@ -43,15 +43,6 @@ static void cmp_argv(int ac, const char **av, size_t stride)
     compared++;
 }
 
-static int split(char *line, const char **av)
-{
-    int ac = 0;
-    for (char *save = NULL, *t = strtok_r(line, " ", &save); t && ac < 32;
-         t = strtok_r(NULL, " ", &save))
-        av[ac++] = t;
-    return ac;
-}
-
 /* A command from a format (words separated by one space), compared. */
 static void cmpf(size_t stride, const char *fmt, ...)
 {
@@ -61,7 +52,7 @@ static void cmpf(size_t stride, const char *fmt, ...)
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
     const char *av[32];
-    cmp_argv(split(line, av), av, stride);
+    cmp_argv(diff_words(line, av, 32), av, stride);
 }
 
 /* The same read through libshmkv and from redis-server. */
@@ -73,7 +64,7 @@ static void probe(const char *fmt, ...)
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
     const char *av[32];
-    int ac = split(line, av);
+    int ac = diff_words(line, av, 32);
     uint64_t before = h_lib_hits(pk);
     shmkv_reply *a;
     if (shmkv_command(pk, &a, ac, av, NULL) != SHMKV_OK)

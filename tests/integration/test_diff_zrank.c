@@ -35,11 +35,7 @@ static void cmp(const char *fmt, ...)
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
     const char *av[16];
-    int ac = 0;
-    for (char *save = NULL, *t = strtok_r(line, " ", &save); t && ac < 16;
-         t = strtok_r(NULL, " ", &save))
-        av[ac++] = t;
-    cmp_argv(ac, av);
+    cmp_argv(diff_words(line, av, 16), av);
 }
 
 enum { U = 4000 };
