@@ -966,7 +966,8 @@ static void failover_end(const char *why)
 static void failover_go(const char *host, int port)
 {
     srv_log(LOG_NOTICE, "FAILOVER: the replica at %s:%d takes over", host, port);
-    snprintf(F.host, sizeof F.host, "%s", host);
+    if (host != F.host) /* FAILOVER TO names it already: no copy onto itself */
+        snprintf(F.host, sizeof F.host, "%s", host);
     F.port = port;
     F.state = FO_IN_PROGRESS;
     F.end_ms = srv_mstime() + 10000; /* its answer, or the failover is undone */
