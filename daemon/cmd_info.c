@@ -388,6 +388,7 @@ void cmd_info(struct conn *c)
         INFO("key_filter_rebuild:in_progress=%d,done=%llu\r\n", di.key_filter_building,
              (unsigned long long)di.key_filter_rebuilds);
         INFO("collections_rewritten:%llu\r\n", (unsigned long long)di.tidied);
+        INFO("inline_conversions:%llu\r\n", (unsigned long long)di.inline_converted);
         INFO("zset_rank_indexes_built:%llu\r\n", (unsigned long long)di.zrank_built);
         INFO("zset_rank_fences:sets=%zu,bytes=%zu,evicted=%llu\r\n", di.zrank_copies,
              di.zrank_copy_bytes, (unsigned long long)di.zrank_copies_evicted);

@@ -216,6 +216,7 @@ void db_info(const struct db *d, struct db_info *out)
         .pick_indexes = d->picks.n,
         .pick_bytes = d->picks.bytes,
         .tidied = d->tidied,
+        .inline_converted = d->inl_converted,
         .zrank_built = d->zrix_built,
         .zrank_copies = d->zrms.n,
         .zrank_copy_bytes = d->zrms.bytes,

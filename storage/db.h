@@ -127,6 +127,7 @@ struct db_info {
     unsigned pick_indexes;      /* collections with a random-pick index */
     size_t pick_bytes;
     uint64_t tidied;                       /* collections rewritten without their deletes */
+    uint64_t inline_converted;             /* inline collections turned into records */
     uint64_t zrank_built;                  /* sorted-set rank indexes built */
     size_t zrank_copies, zrank_copy_bytes; /* their fences in memory */
     uint64_t zrank_copies_evicted;

@@ -397,6 +397,7 @@ static void convert(struct db_inl *e)
     }
     dbb_free(&k);
     kc->m.coding = ENC_CODING_COUNTED;
+    d->inl_converted++;
     /* Another context open on the key (none today) must not write its
      * stale copy back over the records. */
     for (size_t i = 0; i < d->inls.n; i++) {

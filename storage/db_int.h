@@ -320,6 +320,7 @@ struct db {
     uint64_t zrix_min, zrix_walk;
     unsigned zrix_bits; /* a level per this many hash bits (0: 5; tests lower it) */
     struct db_inls inls;
+    uint64_t inl_converted; /* inline collections turned into records (INFO storage) */
     struct db_scache scache;
     uint64_t scache_max; /* members a collection kept when first walked may have
                           * (DB_SCACHE_MEMBERS; 0: nothing is kept) */

@@ -223,7 +223,7 @@ static void run_cycles(const char *fsync)
     start_shmkvd(fsync);
     struct cmd inflight;
     bool have_inflight = false;
-    uint64_t n = 0, acked = 0, ambiguous_applied = 0;
+    uint64_t n = 0, acked = 0, ambiguous_applied = 0, conversions = 0;
     for (int cycle = 0; cycle < cycles; cycle++) {
         redisContext *c = h_connect_port(K.port);
         assert_non_null(c);
@@ -258,7 +258,17 @@ static void run_cycles(const char *fsync)
         struct killer k = {K.pid, 30 + (int)(rnd() % 250)};
         pthread_t th;
         pthread_create(&th, NULL, killer_main, &k);
+        uint64_t conv_now = 0;
         for (;;) {
+            if (n % 64 == 0) { /* conversions so far, this process (none in flight) */
+                redisReply *i = redisCommand(c, "INFO storage");
+                if (!i)
+                    break;
+                const char *p = strstr(i->str, "inline_conversions:");
+                if (p)
+                    conv_now = strtoull(p + strlen("inline_conversions:"), NULL, 10);
+                freeReplyObject(i);
+            }
             struct cmd cmd;
             gen(&cmd, ++n);
             redisReply *r = redisCommandArgv(c, cmd.argc, cmd.pv, cmd.lv);
@@ -275,6 +285,7 @@ static void run_cycles(const char *fsync)
             r = redisCommandArgv(ref, cmd.argc, cmd.pv, cmd.lv);
             freeReplyObject(r);
         }
+        conversions += conv_now;
         pthread_join(th, NULL);
         redisFree(c);
         int st;
@@ -298,8 +309,11 @@ static void run_cycles(const char *fsync)
     redisFree(c);
     redisFree(ref);
     printf("test_crash (appendfsync %s): %d kill -9 cycles, %llu acknowledged writes, none "
-           "lost; %llu in-flight commands landed whole, the rest not at all\n",
-           fsync, cycles, (unsigned long long)acked, (unsigned long long)ambiguous_applied);
+           "lost; %llu in-flight commands landed whole, the rest not at all; at least %llu "
+           "inline collections turned into records between kills\n",
+           fsync, cycles, (unsigned long long)acked, (unsigned long long)ambiguous_applied,
+           (unsigned long long)conversions);
+    assert_true(conversions > 0);
     assert_int_equal(h_stop(&K), 0);
     h_destroy(&K);
     h_destroy(&R);
