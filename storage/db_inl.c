@@ -60,6 +60,18 @@ static size_t rec_bytes(size_t fn, size_t vn)
     return enc_varint_len((uint32_t)fn) + fn + enc_varint_len((uint32_t)vn) + vn;
 }
 
+/* Writes one record as the payload lays it out: rec_bytes(fn, vn) bytes. */
+static size_t rec_put(char *out, const char *f, size_t fn, const char *v, size_t vn)
+{
+    size_t o = enc_varint_put(out, (uint32_t)fn);
+    memcpy(out + o, f, fn);
+    o += fn;
+    o += enc_varint_put(out + o, (uint32_t)vn);
+    if (vn)
+        memcpy(out + o, v, vn);
+    return o + vn;
+}
+
 static void set_prefix(struct db_inl *e)
 {
     size_t pl = kc_prefix_len(e->kc);
@@ -200,15 +212,8 @@ static bool splice(struct db_inl *e, const char *f, size_t fn, const char *v, si
     size_t add = v ? rec_bytes(fn, vn) : 0, n = at + add + (e->rawn - end);
     char *p = kv_xmalloc(n + 1);
     memcpy(p, e->raw, at);
-    if (v) {
-        size_t o = at;
-        o += enc_varint_put(p + o, (uint32_t)fn);
-        memcpy(p + o, f, fn);
-        o += fn;
-        o += enc_varint_put(p + o, (uint32_t)vn);
-        if (vn)
-            memcpy(p + o, v, vn);
-    }
+    if (v)
+        rec_put(p + at, f, fn, v, vn);
     memcpy(p + at + add, e->raw + end, e->rawn - end);
     free(e->own);
     e->own = p;
@@ -498,16 +503,8 @@ void db_inl_payload(struct db_kc *kc, char *out)
         return;
     }
     size_t o = 0;
-    for (size_t i = 0; i < e->n; i++) {
-        const struct db_inl_rec *r = &e->r[i];
-        o += enc_varint_put(out + o, r->fn);
-        memcpy(out + o, r->f, r->fn);
-        o += r->fn;
-        o += enc_varint_put(out + o, r->vn);
-        if (r->vn)
-            memcpy(out + o, rec_v(r), r->vn);
-        o += r->vn;
-    }
+    for (size_t i = 0; i < e->n; i++)
+        o += rec_put(out + o, e->r[i].f, e->r[i].fn, rec_v(&e->r[i]), e->r[i].vn);
 }
 
 void db_inl_written(struct db_kc *kc)
