@@ -7,12 +7,14 @@
 #
 #   bench/small_bench.sh [--keys N] [--requests N] [--runs R] [--out FILE] [SERVER ...]
 #
-# SERVER: redis, shmkvd (this tree's build, small collections inline) or
-# records (this tree's build with every threshold at 0: the per-element
-# records only). Default: redis shmkvd records. Each run starts every server
-# afresh and fills it with redis-cli --pipe (keys h:, s:, z: then the
-# 12-digit number redis-benchmark's __rand_int__ gives, default 1,000,000
-# of each); for shmkvd it waits until write-back has nothing pending. Then
+# SERVER: redis, shmkvd (this tree's build, small collections inline),
+# cached (the same with a 1 GiB shared-memory cache, which holds every key:
+# memory like redis-server's, see the RSS column) or records (this tree's
+# build with every threshold at 0: the per-element records only). Default:
+# redis shmkvd cached records. Each run starts every server afresh and
+# fills it with redis-cli --pipe (keys h:, s:, z: then the 12-digit number
+# redis-benchmark's __rand_int__ gives, default 1,000,000 of each); for
+# shmkvd it waits until write-back has nothing pending. Then
 # each test runs with 50 clients at pipeline 1 and 16 (redis-benchmark -r N
 # -n REQUESTS, default 200,000), each request on a random key. The tables
 # give medians over the runs: requests per second, their ratio to the first
@@ -28,12 +30,12 @@ while [ $# -gt 0 ]; do
     --requests) requests=$2; shift ;;
     --runs) runs=$2; shift ;;
     --out) out=$2; shift ;;
-    redis | shmkvd | records) servers+=("$1") ;;
-    *) echo "usage: $0 [--keys N] [--requests N] [--runs R] [--out FILE] [redis | shmkvd | records ...]" >&2; exit 2 ;;
+    redis | shmkvd | cached | records) servers+=("$1") ;;
+    *) echo "usage: $0 [--keys N] [--requests N] [--runs R] [--out FILE] [redis | shmkvd | cached | records ...]" >&2; exit 2 ;;
     esac
     shift
 done
-[ ${#servers[@]} -gt 0 ] || servers=(redis shmkvd records)
+[ ${#servers[@]} -gt 0 ] || servers=(redis shmkvd cached records)
 [ -x build/daemon/shmkvd ] || { echo "small_bench: build first (cmake --build build)" >&2; exit 1; }
 
 . bench/lib.sh
@@ -74,11 +76,14 @@ for r in $(seq 1 "$runs"); do
         mkdir -p "$dir"
         shmkvd_args=()
         srv=$spec
-        if [ "$spec" = records ]; then
+        case $spec in
+        cached) shmkvd_args=(--shm-cache-size 1gb) srv=shmkvd ;;
+        records)
             shmkvd_args=(--hash-max-listpack-entries 0 --set-max-intset-entries 0
                 --zset-max-listpack-entries 0)
             srv=shmkvd
-        fi
+            ;;
+        esac
         start_server "$srv" "$port" "$dir"
         t0=$(date +%s%N)
         fill "$port"

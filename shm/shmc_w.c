@@ -51,6 +51,7 @@ struct shmc_w {
     size_t ntouched, captouched;
     int depth;
     char *tmp;             /* a record being given another round */
+    bool main_filled;      /* the main log has once had no room */
     uint64_t slot_changes; /* any slot set: a slot found before may have moved */
     /* The slot the last shmc_w_get or shmc_w_peek found its key in: the
      * daemon peeks at a key it is about to write (the key counts) and then
@@ -507,6 +508,8 @@ static uint64_t log_alloc(struct shmc_w *w, int qi, uint64_t r)
 {
     struct wlog *L = &w->q[qi];
     while (!log_fits(L, r)) {
+        if (qi == Q_MAIN)
+            w->main_filled = true;
         if (L->head == L->tail) {
             /* Empty, but the rest before the end is too short: wrap. */
             L->tail += L->size - L->tail % L->size;
@@ -557,15 +560,24 @@ static void evict_head(struct shmc_w *w, int qi)
         return;
     }
     if (qi == Q_SMALL) {
-        if (f >= 1) {
-            /* Read since it came in: into the main log. Main's evictions
-             * never touch the small log, so r stays valid. */
+        /* Read since it came in, or not but the main log has room (it has
+         * never been full): into the main log. S3-FIFO evicts only from
+         * a full cache; without this, a cache large enough for every key
+         * kept a tenth of them after a fill, the rest waiting to come back
+         * through the ghost table one miss each. Main's evictions never
+         * touch the small log, so r stays valid. */
+        bool used = f >= 1, move = used;
+        if (!move && !w->main_filled) {
+            move = log_fits(&w->q[Q_MAIN], size);
+            w->main_filled = !move;
+        }
+        if (move) {
             uint64_t off2 = log_alloc(w, Q_MAIN, size);
             memcpy(rec_at(w, off2), r, size);
             rec_at(w, off2)->freq = 0;
             rec_at(w, off2)->queue = Q_MAIN;
             slot_set(w, bi, (unsigned)si, SHMC_SLOT_MAKE(tag, off2));
-            w->st.promotions++;
+            w->st.promotions += used;
         } else {
             ghost_add(w, r->hash);
             slot_set(w, bi, (unsigned)si, 0);

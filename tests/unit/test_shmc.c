@@ -261,18 +261,25 @@ static void test_rewrite_is_access(void **state)
     (void)state;
     struct pair p;
     pair_open(&p, 4u << 20, 0);
+    /* Keys written once fill the main log first (one not used moves there
+     * while it has room), so that from here on only a use gets there. */
+    char k[16], v[100];
+    memset(v, 'v', sizeof v);
+    for (int i = 0; i < 60000; i++) {
+        snprintf(k, sizeof k, "a%d", i);
+        shmc_w_put(p.w, 0, k, strlen(k), v, sizeof v, 0);
+    }
     shmc_w_put(p.w, 0, "once", 4, "12345678", 8, 0);
     shmc_w_put(p.w, 0, "same", 4, "12345678", 8, 0);
     shmc_w_put(p.w, 0, "same", 4, "abcdefgh", 8, 0); /* in place */
     shmc_w_put(p.w, 0, "grow", 4, "12345678", 8, 0);
     shmc_w_put(p.w, 0, "grow", 4, "abcdefghijklmnopqrst", 20, 0); /* appended */
-    /* Enough keys written once to pass the small log's head several times. */
+    /* Enough keys written once to pass the small log's head many times. */
     struct shmc_w_stats a, b;
     shmc_w_stats(p.w, &a);
-    char k[16];
-    for (int i = 0; i < 40000; i++) {
+    for (int i = 0; i < 60000; i++) {
         snprintf(k, sizeof k, "c%d", i);
-        shmc_w_put(p.w, 0, k, strlen(k), "v", 1, 0);
+        shmc_w_put(p.w, 0, k, strlen(k), v, sizeof v, 0);
     }
     check(&p);
     shmc_w_stats(p.w, &b);
@@ -283,6 +290,35 @@ static void test_rewrite_is_access(void **state)
     assert_memory_equal(p.buf.p, "abcdefgh", 8);
     assert_int_equal(rget(&p, 0, "grow", 4), SHMC_HIT);
     assert_int_equal(p.buf.len, 20);
+    pair_close(&p);
+}
+
+/* A cache with room for every key evicts none of them: keys written once
+ * pass the small log's head into the main log while it has room. */
+static void test_room_keeps_all(void **state)
+{
+    (void)state;
+    struct pair p;
+    pair_open(&p, 4u << 20, 0);
+    char k[16];
+    enum { N = 20000 }; /* about 1 MiB of records: 3 small logs' worth */
+    for (int i = 0; i < N; i++) {
+        snprintf(k, sizeof k, "r%d", i);
+        shmc_w_put(p.w, 0, k, strlen(k), "12345678", 8, 0);
+    }
+    check(&p);
+    struct shmc_w_stats st;
+    shmc_w_stats(p.w, &st);
+    assert_int_equal(st.evictions, 0);
+    assert_int_equal(st.promotions, 0);
+    /* Only a full index bucket (7 slots) may have dropped a key. */
+    uint64_t misses = 0;
+    for (int i = 0; i < N; i++) {
+        snprintf(k, sizeof k, "r%d", i);
+        misses += rget(&p, 0, k, strlen(k)) != SHMC_HIT;
+    }
+    assert_true(misses <= st.index_evictions);
+    assert_true(misses < N / 100);
     pair_close(&p);
 }
 
@@ -734,6 +770,7 @@ int main(void)
         cmocka_unit_test(test_full_bucket),
         cmocka_unit_test(test_record_limits),
         cmocka_unit_test(test_rewrite_is_access),
+        cmocka_unit_test(test_room_keeps_all),
         cmocka_unit_test(test_put_after_lookup),
         cmocka_unit_test(test_model),
         cmocka_unit_test(test_torn_reads),
