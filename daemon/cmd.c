@@ -2,6 +2,7 @@
  * cmd — the command table, dispatch, shared helpers, and the commit hook
  * that drives WATCH and blocked clients. See cmd.h.
  */
+#include "acl.h"
 #include "cmd.h"
 
 #include "srv_repl.h"
@@ -1009,9 +1010,24 @@ void cmd_dispatch(struct conn *c)
                "this option in the configuration file, and then restart the server.");
         return;
     }
-    if (srv.conf.requirepass && !(c->flags & CONN_AUTHED) && !(cmd->flags & CMD_NOAUTH)) {
+    if (!(c->flags & CONN_AUTHED) && !(cmd->flags & CMD_NOAUTH) && acl_auth_required()) {
         reject(c, cmd, "NOAUTH Authentication required.");
         return;
+    }
+    if (c->user) {
+        char name[96];
+        int rc = cmd_acl_check(c, cmd, c->argv, c->argc, c->user,
+                               (c->flags & CONN_MULTI) ? "multi" : "toplevel", name, sizeof name);
+        if (rc != ACL_OK) {
+            if (rc == ACL_DENIED_CMD)
+                reject(c, cmd, "NOPERM this user has no permissions to run the '%s' command", name);
+            else
+                reject(c, cmd,
+                       "NOPERM this user has no permissions to access one of the %s used "
+                       "as arguments",
+                       rc == ACL_DENIED_KEY ? "keys" : "channels");
+            return;
+        }
     }
     /* The primary's stream is applied whatever the state: its writes
      * were accepted where they were made. */
@@ -1143,7 +1159,23 @@ void cmd_exec(struct conn *c)
         for (size_t i = 0; i < n; i++) {
             c->argv = q[i].argv;
             c->argc = q[i].argc;
-            cmd_call(c, q[i].cmd);
+            /* The rules may have changed since the command was queued. */
+            char name[96];
+            int rc = c->user ? cmd_acl_check(c, q[i].cmd, c->argv, c->argc, c->user, "multi", name,
+                                             sizeof name)
+                             : ACL_OK;
+            if (rc != ACL_OK)
+                resp_errorf(OUT(c),
+                            "NOPERM ACLs rules changed between the moment the transaction was "
+                            "accumulated and the EXEC call. This command is no longer allowed "
+                            "for the following reason: %s",
+                            rc == ACL_DENIED_CMD   ? "no permission to execute the command or "
+                                                     "subcommand"
+                            : rc == ACL_DENIED_KEY ? "no permission to touch the specified keys"
+                                                   : "no permission to access one of the "
+                                                     "channels used as arguments");
+            else
+                cmd_call(c, q[i].cmd);
             free_argv(q[i].argv, q[i].argc);
         }
         c->flags &= ~(uint32_t)CONN_IN_EXEC;

@@ -278,6 +278,7 @@ struct cmd {
     X("asking", asking, 1, CMD_F, 0, 0, 0, "cluster")                                              \
     X("lolwut", lolwut, -1, CMD_R | CMD_F, 0, 0, 0, "server")                                      \
     X("latency", latency, -2, CMD_CONTAINER, 0, 0, 0, "server")                                    \
+    X("acl", acl, -2, CMD_CONTAINER, 0, 0, 0, "server")                                            \
     X("shmkv.attach", shmkv_attach, 1, 0, 0, 0, 0, "server")                                       \
     X("shmkv.compact", shmkv_compact, 1, CMD_ADMIN, 0, 0, 0, "server")                             \
     X("shmkv.checkpoint", shmkv_checkpoint, 1, CMD_ADMIN | CMD_NOMULTI, 0, 0, 0, "server")         \
@@ -320,6 +321,33 @@ void cmd_client_trackinginfo(struct conn *c);
  * COMMAND GETKEYS finds them; pos holds argc * CMD_KEYSPECS_MAX. Returns
  * how many went to pos: 0 when the arguments name none. */
 int cmd_getkeys(const struct cmd *k, const struct db_str *argv, size_t argc, size_t *pos);
+
+struct cmd_keyref;
+/* The same with each key's CMD_KEY_* flags: out holds argc *
+ * CMD_KEYSPECS_MAX. */
+int cmd_getkeyrefs(const struct cmd *k, const struct db_str *argv, size_t argc,
+                   struct cmd_keyref *out);
+/* k's ACL categories as COMMAND INFO gives them, space-separated. */
+void cmd_cats(const struct cmd *k, char *out, size_t cap);
+
+/* ---- ACL (cmd_acl.c) ---- */
+struct acl_user;
+/* Whether user u may run cmd with argv[0..argc) (acl_check): ACL_OK, or
+ * why not, logged (ctx: "toplevel", "multi", "lua") with the command's
+ * full name in name. */
+int cmd_acl_check(struct conn *c, const struct cmd *cmd, const struct db_str *argv, size_t argc,
+                  const struct acl_user *u, const char *ctx, char *name, size_t cap);
+/* Adds a denial to ACL LOG: reason (ACL_DENIED_*), context, object and
+ * user name, with c's CLIENT LIST line. */
+void cmd_acl_log(struct conn *c, int reason, const char *ctx, const char *obj, size_t on,
+                 const char *user, size_t un);
+/* Empties ACL LOG (at exit). */
+void cmd_acl_reset(void);
+/* Closes every connection of user u (ACL DELUSER), self after its reply;
+ * they run as no one meanwhile. */
+void cmd_client_kill_user(const struct acl_user *u, struct conn *self);
+/* c's CLIENT LIST line, without the newline. */
+int cmd_client_line(const struct conn *c, char *buf, size_t cap);
 
 /* ---- key specs (cmd_keyspecs.c) ---- */
 

@@ -2,6 +2,7 @@
  * cmd_client — a connection's own commands: PING, ECHO, AUTH, HELLO, QUIT,
  * RESET and CLIENT (LIST, INFO, KILL, PAUSE, UNBLOCK, NO-EVICT, REPLY, ...).
  */
+#include "acl.h"
 #include "cmd.h"
 
 #include <ctype.h>
@@ -39,26 +40,22 @@ void cmd_echo(struct conn *c)
     resp_bulk(OUT(c), CMD_ARG(1));
 }
 
-/* Checks a password against requirepass; replies the failure itself. */
+/* Authenticates c as user (NULL: the default user) with pass; replies the
+ * failure itself and logs it. */
 static bool check_auth(struct conn *c, const struct db_str *user, const struct db_str *pass)
 {
-    const char *want = srv.conf.requirepass;
-    if (user && !(user->n == 7 && memcmp(user->p, "default", 7) == 0))
-        goto wrong;
-    if (!want) {
-        if (user)
-            goto wrong;
-        resp_error(OUT(c), "ERR AUTH <password> called without any password configured for "
-                           "the default user. Are you sure your configuration is correct?");
+    const char *un = user ? user->p : "default";
+    size_t unn = user ? user->n : 7;
+    struct acl_user *u = acl_authenticate(un, unn, pass->p, pass->n);
+    if (!u) {
+        cmd_acl_log(c, ACL_DENIED_AUTH, (c->flags & CONN_MULTI) ? "multi" : "toplevel",
+                    c->argv[0].p, c->argv[0].n, un, unn);
+        resp_error(OUT(c), "WRONGPASS invalid username-password pair or user is disabled.");
         return false;
     }
-    if (pass->n != strlen(want) || memcmp(pass->p, want, pass->n) != 0)
-        goto wrong;
+    c->user = u;
     c->flags |= CONN_AUTHED;
     return true;
-wrong:
-    resp_error(OUT(c), "WRONGPASS invalid username-password pair or user is disabled.");
-    return false;
 }
 
 /* AUTH [username] password */
@@ -66,6 +63,11 @@ void cmd_auth(struct conn *c)
 {
     if (c->argc > 3) {
         cmd_reply_syntax(c);
+        return;
+    }
+    if (c->argc == 2 && acl_default_nopass()) {
+        resp_error(OUT(c), "ERR AUTH <password> called without any password configured for "
+                           "the default user. Are you sure your configuration is correct?");
         return;
     }
     if (check_auth(c, c->argc == 3 ? &c->argv[1] : NULL, &c->argv[c->argc - 1]))
@@ -117,7 +119,7 @@ void cmd_hello(struct conn *c)
             return;
         }
     }
-    if (srv.conf.requirepass && !(c->flags & CONN_AUTHED) && !authed_here) {
+    if (acl_auth_required() && !(c->flags & CONN_AUTHED) && !authed_here) {
         resp_error(OUT(c), "NOAUTH HELLO must be called with the client already authenticated, "
                            "otherwise the HELLO <proto> AUTH <user> <pass> option can be used to "
                            "authenticate the client and select the RESP protocol version at the "
@@ -161,15 +163,18 @@ void cmd_reset(struct conn *c)
     c->name[0] = '\0';
     c->flags &=
         ~(uint32_t)(CONN_REPLY_OFF | CONN_REPLY_SKIP | CONN_REPLY_SKIP_NEXT | CONN_NO_EVICT);
-    if (srv.conf.requirepass)
+    c->user = acl_default();
+    if (acl_auth_required())
         c->flags &= ~(uint32_t)CONN_AUTHED;
+    else
+        c->flags |= CONN_AUTHED;
     resp_simple(OUT(c), "RESET");
 }
 
 /* ---- CLIENT ---- */
 
 /* One CLIENT LIST line for c, without the newline. */
-static int client_line(const struct conn *c, char *buf, size_t cap)
+int cmd_client_line(const struct conn *c, char *buf, size_t cap)
 {
     uint64_t now = srv_mstime();
     /* Every flag that applies, in Redis's order; N for none. */
@@ -206,7 +211,7 @@ static int client_line(const struct conn *c, char *buf, size_t cap)
         buf, cap,
         "id=%llu addr=%s laddr=%s fd=%d name=%s age=%llu idle=%llu flags=%s db=%u "
         "sub=%zu psub=%zu ssub=%zu multi=%d qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 "
-        "rbs=%zu rbp=0 obl=0 oll=0 omem=%zu tot-mem=%zu events=r cmd=%s user=default "
+        "rbs=%zu rbp=0 obl=0 oll=0 omem=%zu tot-mem=%zu events=r cmd=%s user=%s "
         "redir=%lld resp=%d",
         (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name,
         (unsigned long long)((now - c->ctime_ms) / 1000),
@@ -214,7 +219,8 @@ static int client_line(const struct conn *c, char *buf, size_t cap)
         cmd_pubsub_subscriptions(c, CMD_PS_CHANNEL), cmd_pubsub_subscriptions(c, CMD_PS_PATTERN),
         cmd_pubsub_subscriptions(c, CMD_PS_SHARD), (c->flags & CONN_MULTI) ? (int)c->mqn : -1,
         resp_buf_used(&c->in), c->in.cap - c->in.len, c->in.cap, resp_buf_used(&c->out),
-        c->in.cap + c->out.cap, c->lastcmd ? c->lastcmd : "NULL", redir, c->proto);
+        c->in.cap + c->out.cap, c->lastcmd ? c->lastcmd : "NULL",
+        c->user ? acl_name(c->user) : "default", redir, c->proto);
 }
 
 /* Client types, as CLIENT LIST and KILL filter them: our replicas, the
@@ -285,7 +291,7 @@ static void client_list(struct conn *c)
             listed = ids[i] > 0 && (uint64_t)ids[i] == o->id;
         if (!listed)
             continue;
-        int n = client_line(o, line, sizeof line);
+        int n = cmd_client_line(o, line, sizeof line);
         resp_buf_append(&b, line, (size_t)n);
         resp_buf_append(&b, "\n", 1);
     }
@@ -333,6 +339,17 @@ static void kill_one(struct conn *c, struct conn *o)
         srv_close_async(o);
 }
 
+void cmd_client_kill_user(const struct acl_user *u, struct conn *self)
+{
+    for (struct conn *o = srv.clients; o; o = o->next) {
+        if (o->user != u)
+            continue;
+        o->user = acl_nobody();
+        if (!(o->flags & CONN_CLOSE_ASAP))
+            kill_one(self, o);
+    }
+}
+
 static void client_kill(struct conn *c)
 {
     if (c->argc == 3) {
@@ -349,6 +366,7 @@ static void client_kill(struct conn *c)
     }
     int64_t id = -1;
     const struct db_str *addr = NULL, *laddr = NULL;
+    const struct acl_user *user = NULL;
     bool skipme = true;
     int type = -1;
     if (c->argc % 2) {
@@ -365,8 +383,7 @@ static void client_kill(struct conn *c)
             if ((type = client_type_arg(c, i + 1)) < 0)
                 return;
         } else if (cmd_arg_is(c, i, "user")) {
-            /* Every connection is the default user's: no ACL users here. */
-            if (!cmd_arg_is(c, i + 1, "default")) {
+            if (!(user = acl_find(c->argv[i + 1].p, c->argv[i + 1].n))) {
                 resp_errorf(OUT(c), "ERR No such user '%.*s'", (int)c->argv[i + 1].n,
                             c->argv[i + 1].p);
                 return;
@@ -396,6 +413,8 @@ static void client_kill(struct conn *c)
         if (o->flags & CONN_CLOSE_ASAP)
             continue; /* killed already: Redis would have freed it by now */
         if (type >= 0 && !client_is(o, type))
+            continue;
+        if (user && o->user != user)
             continue;
         if (addr && !(strlen(o->addr) == addr->n && memcmp(o->addr, addr->p, addr->n) == 0))
             continue;
@@ -431,7 +450,7 @@ void cmd_client(struct conn *c)
         client_list(c);
     } else if (cmd_arg_is(c, 1, "info") && c->argc == 2) {
         char line[1024];
-        int n = client_line(c, line, sizeof line - 1);
+        int n = cmd_client_line(c, line, sizeof line - 1);
         line[n++] = '\n';
         resp_verbatim(OUT(c), line, (size_t)n, c->proto);
     } else if (cmd_arg_is(c, 1, "kill") && c->argc >= 3) {

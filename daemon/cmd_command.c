@@ -71,7 +71,7 @@ static const char *acl_category(const char *group)
  * bits: keyspace, read/write, the data types and pubsub, admin, fast/slow,
  * blocking, dangerous, connection and transaction. A container's own are
  * just its speed's. */
-static void command_cats(const struct cmd *k, char *out, size_t cap)
+void cmd_cats(const struct cmd *k, char *out, size_t cap)
 {
     /* Commands whose categories their group and flags do not give. */
     static const char *const own[][2] = {
@@ -176,7 +176,7 @@ static void sub_info(struct conn *c, const struct cmd_sub *s)
 static void command_info(struct conn *c, const struct cmd *k)
 {
     char cats[160];
-    command_cats(k, cats, sizeof cats);
+    cmd_cats(k, cats, sizeof cats);
     info_entry(c, k->name, k->arity, k->flags, k->first, k->last, k->step, cats);
     size_t n = 0;
     for (size_t i = 0; i < cmd_sub_count(); i++)
@@ -233,7 +233,7 @@ static void command_list(struct conn *c)
     char cats[160];
     for (size_t i = 0; i < cmd_count(); i++) {
         const struct cmd *k = cmd_at(i);
-        command_cats(k, cats, sizeof cats);
+        cmd_cats(k, cats, sizeof cats);
         if (list_match(by, arg, k->name, cats))
             db_vec_push(&v, k->name, strlen(k->name), 0);
         for (size_t j = 0; j < cmd_sub_count(); j++) {
@@ -265,6 +265,16 @@ static bool line_specs(const struct cmd *k, const struct db_str *argv, size_t ar
     *ks = cmd_keyspecs_find(name, (size_t)n);
     *arity = sub->arity;
     return true;
+}
+
+int cmd_getkeyrefs(const struct cmd *k, const struct db_str *argv, size_t argc,
+                   struct cmd_keyref *out)
+{
+    const struct cmd_keyspecs *ks;
+    int arity;
+    if (!line_specs(k, argv, argc, &ks, &arity))
+        return 0;
+    return cmd_keyspecs_keys(ks, argv, argc, out);
 }
 
 int cmd_getkeys(const struct cmd *k, const struct db_str *argv, size_t argc, size_t *pos)

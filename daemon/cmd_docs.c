@@ -447,6 +447,21 @@ static const struct doc DOCS[] = {
       "")
     D("client|trackinginfo", "6.2.0", "O(1)", "This connection's tracking settings", "")
     D("info", "1.0.0", "O(1)", "Server information and statistics", "[section...]")
+    D("acl", "6.0.0", "Depends on the subcommand", "Users and what they may run", NULL)
+    D("acl|cat", "6.0.0", "O(1)", "The ACL categories, or the commands in one",
+      "[categoryname]")
+    D("acl|deluser", "6.0.0", "O(1) a user", "Remove users", "username...")
+    D("acl|dryrun", "7.0.0", "O(1)", "Whether a user may run a command line",
+      "username command [arg...]")
+    D("acl|genpass", "6.0.0", "O(1)", "A random password", "[bits@i]")
+    D("acl|getuser", "6.0.0", "O(N) for N rules", "One user's rules", "username")
+    D("acl|help", "6.0.0", "O(1)", "Describe the ACL subcommands", "")
+    D("acl|list", "6.0.0", "O(N) for N users", "Every user's rules, as an ACL file has them", "")
+    D("acl|log", "6.0.0", "O(N) for N entries", "Recent denials", "[count@i|RESET]#operation")
+    D("acl|setuser", "6.0.0", "O(N) for N rules", "Create a user or change its rules",
+      "username [rule...]")
+    D("acl|users", "6.0.0", "O(N) for N users", "The users' names", "")
+    D("acl|whoami", "6.0.0", "O(1)", "The connection's user", "")
     D("config", "2.0.0", "Depends on the subcommand", "Read and change the configuration", NULL)
     D("config|get", "2.0.0", "O(N) for N parameters", "Parameters matching patterns",
       "(parameter)...#parameter")

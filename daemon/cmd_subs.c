@@ -22,6 +22,17 @@
 #define SCR "@slow @scripting"
 #define W_SCR "@write @slow @scripting"
 static const struct cmd_sub subs[] = {
+    {"acl|cat", -2, 0, 0, 0, 0, "@slow"},
+    {"acl|deluser", -3, A_, 0, 0, 0, ADM},
+    {"acl|dryrun", -4, A_, 0, 0, 0, ADM},
+    {"acl|genpass", -2, 0, 0, 0, 0, "@slow"},
+    {"acl|getuser", 3, A_, 0, 0, 0, ADM},
+    {"acl|help", 2, 0, 0, 0, 0, "@slow"},
+    {"acl|list", 2, A_, 0, 0, 0, ADM},
+    {"acl|log", -2, A_, 0, 0, 0, ADM},
+    {"acl|setuser", -3, A_, 0, 0, 0, ADM},
+    {"acl|users", 2, A_, 0, 0, 0, ADM},
+    {"acl|whoami", 2, 0, 0, 0, 0, "@slow"},
     {"client|caching", 3, 0, 0, 0, 0, CONN_},
     {"client|getname", 2, 0, 0, 0, 0, CONN_},
     {"client|getredir", 2, 0, 0, 0, 0, CONN_},

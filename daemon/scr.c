@@ -30,6 +30,7 @@
 #include <lua-bitop.h>
 #include <lua-cjson.h>
 
+#include "acl.h"
 #include "cmd.h"
 #include "kv_mem.h"
 #include "kv_num.h"
@@ -486,6 +487,20 @@ static int call_common(lua_State *l, bool protect)
         else if (run.ro && (cmd->flags & CMD_WRITE))
             why = "ERR Write commands are not allowed from read-only scripts.";
     }
+    /* The calling user's rules apply to what the script runs. */
+    char name[96];
+    int denied = !why && run.caller && run.caller->user
+                     ? cmd_acl_check(run.caller, cmd, argv, (size_t)argc, run.caller->user, "lua",
+                                     name, sizeof name)
+                     : ACL_OK;
+    if (denied == ACL_DENIED_CMD)
+        why = "ERR The user executing the script can't run this command or subcommand";
+    else if (denied == ACL_DENIED_KEY)
+        why = "ERR The user executing the script can't access at least one of the keys "
+              "mentioned in the command arguments";
+    else if (denied == ACL_DENIED_CHANNEL)
+        why = "ERR The user executing the script can't publish to the channel mentioned in the "
+              "command";
     /* Over maxmemory, a command that may grow the data is refused only
      * while the script has written nothing: it cannot stop half-way. */
     if (!why)

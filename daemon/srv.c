@@ -27,6 +27,7 @@
 
 #include <jemalloc/jemalloc.h>
 
+#include "acl.h"
 #include "cmd.h"
 #include "shmc_w.h"
 #include "srv_cache.h"
@@ -257,7 +258,7 @@ static void conn_accept(int lfd, bool unix_sock)
             int one = 1;
             setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         }
-        srv_conn_adopt(fd, (unix_sock ? CONN_UNIX : 0) | (srv.conf.requirepass ? 0 : CONN_AUTHED));
+        srv_conn_adopt(fd, (unix_sock ? CONN_UNIX : 0) | (acl_auth_required() ? 0 : CONN_AUTHED));
     }
 }
 
@@ -270,6 +271,7 @@ struct conn *srv_conn_adopt(int fd, uint32_t flags)
     c->db = srv_dbmap[0];
     c->proto = 2;
     c->flags = flags;
+    c->user = (flags & CONN_MASTER) ? NULL : acl_default();
     c->ctime_ms = c->last_ms = srv_mstime();
     resp_buf_init(&c->in);
     resp_buf_init(&c->out);
@@ -1126,9 +1128,7 @@ void srv_conf_changed(void)
     if (srv.slowlog && (size_t)srv.conf.slowlog_max_len != srv.slowlog_cap)
         srv_slowlog_reset(); /* a resized ring starts empty */
     srv.slowlog_cap = (size_t)srv.conf.slowlog_max_len;
-    for (struct conn *c = srv.clients; c; c = c->next)
-        if (!srv.conf.requirepass)
-            c->flags |= CONN_AUTHED;
+    acl_requirepass(srv.conf.requirepass);
     if (srv.stor)
         disk_check(); /* a new min-free-disk applies from the next command */
     /* A new maxmemory applies from the next command too. */
@@ -1269,6 +1269,7 @@ int srv_main(void)
     db_set_on_commit(srv.db, cmd_on_commit, NULL);
     db_vec_init(&srv.created);
     db_vec_init(&srv.expired);
+    acl_init();
     srv_conf_changed();
     if (srv_cache_open() != 0)
         goto fail;
@@ -1412,6 +1413,8 @@ out:
     srv_cache_destroy();
     cmd_bgsave_stop();
     scr_destroy();
+    acl_destroy();
+    cmd_acl_reset();
     db_free(srv.db);
     srv.db = NULL;
     db_vec_destroy(&srv.created);

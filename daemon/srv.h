@@ -184,10 +184,15 @@ struct conn_queued {
     const struct cmd *cmd;
 };
 
+struct acl_user;
 struct conn {
     int fd;
     uint64_t id;
     uint32_t flags;
+    /* Who it runs as (acl.h): the default user until AUTH or HELLO says
+     * otherwise; NULL for internal clients (the primary's link, scripts'),
+     * which may run anything. */
+    struct acl_user *user;
     bool out_armed; /* epoll also watches for output */
     /* Step 1 of the prefetch was issued for the command after the next:
      * pf is what it computed, pf_len that command's length (0: unknown). */

@@ -30,7 +30,7 @@ static const char *const en_tls_auth_clients[] = {"no", "yes", "optional", NULL}
 static const struct param inert_params[] = {
     {.name = "acl-pubsub-default", .type = P_ENUM, .runtime = true, .names = en_acl_pubsub_default, .dflt = "resetchannels"},
     {.name = "aclfile", .type = P_STR, .dflt = ""},
-    {.name = "acllog-max-len", .type = P_INT, .runtime = true, .min = 0, .max = INT64_MAX, .dflt = "128"},
+    {.name = "acllog-max-len", .type = P_INT, .runtime = true, .min = 0, .max = INT64_MAX, .dflt = "128", .used = true},
     {.name = "active-defrag-cycle-max", .type = P_INT, .runtime = true, .min = 1, .max = 99, .dflt = "25"},
     {.name = "active-defrag-cycle-min", .type = P_INT, .runtime = true, .min = 1, .max = 99, .dflt = "1"},
     {.name = "active-defrag-ignore-bytes", .type = P_MEM, .runtime = true, .min = 1, .max = INT64_MAX, .dflt = "104857600"},
