@@ -22,9 +22,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "kv_mem.h"
+#include "resp.h"
 
 enum { ACL_R = 1, ACL_W = 2 };
 
@@ -75,6 +77,38 @@ static struct acl_user **users;
 static size_t nusers;
 static struct acl_user *dflt;
 static char *last_requirepass;
+
+/* ---- text ---- */
+
+struct sb {
+    char *p;
+    size_t n, cap;
+};
+
+static void sb_add(struct sb *b, const char *s, size_t n)
+{
+    if (b->n + n + 1 > b->cap) {
+        b->cap = (b->n + n + 1) * 2;
+        b->p = kv_xrealloc(b->p, b->cap);
+    }
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+    b->p[b->n] = '\0';
+}
+
+static void sb_word(struct sb *b, const char *s)
+{
+    if (b->n)
+        sb_add(b, " ", 1);
+    sb_add(b, s, strlen(s));
+}
+
+static char *sb_take(struct sb *b)
+{
+    if (!b->p)
+        return strdup("");
+    return b->p;
+}
 
 /* ---- commands and categories ---- */
 
@@ -643,13 +677,12 @@ static void user_insert(struct acl_user *u)
     nusers++;
 }
 
-int acl_setuser(const char *name, size_t nn, const struct db_str *ops, size_t nops, char *err,
-                size_t cap)
+/* Applies ops to u. 0, or -1 with the reason in err: for SETUSER (file
+ * NULL) as its error reply says it, else as ACL LOAD does for line lineno
+ * of file. */
+static int user_apply(struct acl_user *u, const struct db_str *ops, size_t nops, const char *file,
+                      int lineno, char *err, size_t cap)
 {
-    struct acl_user *old = acl_find(name, nn);
-    struct acl_user *u = old ? user_dup(old) : user_new(name, nn);
-    if (!old)
-        user_op(u, "resetchannels", 13); /* acl-pubsub-default: resetchannels */
     /* A selector may span arguments: "(+get" "~k*)" is one. */
     char *merged = NULL;
     for (size_t i = 0; i < nops; i++) {
@@ -664,9 +697,13 @@ int acl_setuser(const char *name, size_t nn, const struct db_str *ops, size_t no
                     break;
             }
             if (j == nops) {
-                snprintf(err, cap, "ERR Unmatched parenthesis in acl selector starting at '%.*s'.",
-                         (int)n, op);
-                user_free(u);
+                if (file)
+                    snprintf(err, cap, "%s:%d: Unmatched parenthesis in selector definition.", file,
+                             lineno);
+                else
+                    snprintf(err, cap,
+                             "ERR Unmatched parenthesis in acl selector starting at '%.*s'.",
+                             (int)n, op);
                 return -1;
             }
             merged = kv_xmalloc(len + 1);
@@ -682,20 +719,215 @@ int acl_setuser(const char *name, size_t nn, const struct db_str *ops, size_t no
         }
         int e = user_op(u, op, n);
         if (e) {
-            snprintf(err, cap, "ERR Error in ACL SETUSER modifier '%.*s': %s", (int)n, op,
-                     op_error(e));
+            if (file)
+                snprintf(err, cap, "%s:%d: Error in applying operation '%.*s': %s. ", file, lineno,
+                         (int)n, op, op_error(e));
+            else
+                snprintf(err, cap, "ERR Error in ACL SETUSER modifier '%.*s': %s", (int)n, op,
+                         op_error(e));
             free(merged);
-            user_free(u);
             return -1;
         }
         free(merged);
         merged = NULL;
         i = j;
     }
+    return 0;
+}
+
+/* A user as a new one starts: off, no password, key or channel, -@all. */
+static struct acl_user *user_fresh(const char *name, size_t nn)
+{
+    struct acl_user *u = user_new(name, nn);
+    user_op(u, "resetchannels", 13); /* acl-pubsub-default: resetchannels */
+    return u;
+}
+
+int acl_setuser(const char *name, size_t nn, const struct db_str *ops, size_t nops, char *err,
+                size_t cap)
+{
+    struct acl_user *old = acl_find(name, nn);
+    struct acl_user *u = old ? user_dup(old) : user_fresh(name, nn);
+    if (user_apply(u, ops, nops, NULL, 0, err, cap)) {
+        user_free(u);
+        return -1;
+    }
     if (old)
         user_replace(old, u);
     else
         user_insert(u);
+    return 0;
+}
+
+/* Inserts u into set (n users), kept sorted by name as Redis lists them. */
+static void set_insert(struct acl_user ***set, size_t *n, struct acl_user *u)
+{
+    size_t i = 0;
+    while (i < *n) {
+        const struct acl_user *v = (*set)[i];
+        int c = memcmp(v->name, u->name, v->nn < u->nn ? v->nn : u->nn);
+        if (c > 0 || (c == 0 && v->nn > u->nn))
+            break;
+        i++;
+    }
+    *set = kv_xrealloc(*set, (*n + 1) * sizeof **set);
+    memmove(*set + i + 1, *set + i, (*n - i) * sizeof **set);
+    (*set)[i] = u;
+    (*n)++;
+}
+
+static long set_find(struct acl_user *const *set, size_t n, const char *name, size_t nn)
+{
+    for (size_t i = 0; i < n; i++)
+        if (set[i]->nn == nn && !memcmp(set[i]->name, name, nn))
+            return (long)i;
+    return -1;
+}
+
+static void default_rules(struct acl_user *u)
+{
+    static const char *const r[] = {"on", "nopass", "~*", "&*", "+@all"};
+    for (size_t i = 0; i < sizeof r / sizeof r[0]; i++)
+        user_op(u, r[i], strlen(r[i]));
+}
+
+int acl_load_file(const char *path, void (*drop)(struct acl_user *u, void *arg), void *arg,
+                  char *err, size_t cap)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, cap, "Error loading ACLs, opening file '%s': %s", path, strerror(errno));
+        return -1;
+    }
+    struct acl_user **set = NULL;
+    size_t n = 0;
+    struct sb errs = {0};
+    struct resp_req r;
+    resp_req_init(&r);
+    char *line = NULL, msg[1024];
+    size_t lcap = 0;
+    ssize_t len;
+    int lineno = 0;
+    while ((len = getline(&line, &lcap, f)) >= 0) {
+        lineno++;
+        char *p = line;
+        while (len > 0 && strchr(" \t\r\n", p[len - 1]))
+            p[--len] = '\0';
+        while (len > 0 && strchr(" \t\r\n", *p)) {
+            p++;
+            len--;
+        }
+        if (len == 0)
+            continue;
+        if (resp_split(&r, p, (size_t)len) != 0) {
+            snprintf(msg, sizeof msg, "%s:%d: Syntax error. ", path, lineno);
+            sb_add(&errs, msg, strlen(msg));
+            continue;
+        }
+        size_t argc = r.argc;
+        struct db_str *av = kv_xmalloc((argc ? argc : 1) * sizeof *av);
+        for (size_t i = 0; i < argc; i++)
+            av[i].p = resp_req_arg(&r, NULL, i, &av[i].n);
+        if (argc < 2 || !(av[0].n == 4 && !memcmp(av[0].p, "user", 4))) {
+            snprintf(msg, sizeof msg,
+                     "%s:%d should start with user keyword followed by the username. ", path,
+                     lineno);
+            sb_add(&errs, msg, strlen(msg));
+        } else if (set_find(set, n, av[1].p, av[1].n) >= 0) {
+            snprintf(msg, sizeof msg, "WARNING: Duplicate user '%.*s' found on line %d. ",
+                     (int)av[1].n, av[1].p, lineno);
+            sb_add(&errs, msg, strlen(msg));
+        } else {
+            struct acl_user *u = user_fresh(av[1].p, av[1].n);
+            if (user_apply(u, av + 2, argc - 2, path, lineno, msg, sizeof msg)) {
+                sb_add(&errs, msg, strlen(msg));
+                user_free(u);
+            } else {
+                set_insert(&set, &n, u);
+            }
+        }
+        free(av);
+    }
+    free(line);
+    resp_req_free(&r);
+    fclose(f);
+    if (errs.n) {
+        snprintf(err, cap,
+                 "%sWARNING: ACL errors detected, no change to the previously active ACL rules "
+                 "was performed",
+                 errs.p);
+        free(errs.p);
+        for (size_t i = 0; i < n; i++)
+            user_free(set[i]);
+        free(set);
+        return -1;
+    }
+    /* The default user keeps its address (connections point at it) and
+     * takes the file's rules, or a new default user's. */
+    long d = set_find(set, n, "default", 7);
+    if (d < 0) {
+        struct acl_user *u = user_new("default", 7);
+        default_rules(u);
+        set_insert(&set, &n, u);
+        d = set_find(set, n, "default", 7);
+    }
+    user_replace(dflt, set[d]);
+    set[d] = dflt;
+    /* Every other user goes, with its connections, as in Redis. */
+    for (size_t i = 0; i < nusers; i++) {
+        if (users[i] == dflt)
+            continue;
+        if (drop)
+            drop(users[i], arg);
+        user_free(users[i]);
+    }
+    free(users);
+    users = set;
+    nusers = n;
+    return 0;
+}
+
+int acl_save_file(const char *path, char *err, size_t cap)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    bool ok = f != NULL;
+    for (size_t i = 0; ok && i < nusers; i++) {
+        char *d = acl_describe(users[i]);
+        ok = fprintf(f, "user %s %s\n", users[i]->name, d) > 0;
+        free(d);
+    }
+    if (f) {
+        ok = ok && fflush(f) == 0 && fsync(fileno(f)) == 0;
+        ok = (fclose(f) == 0) && ok;
+    }
+    ok = ok && rename(tmp, path) == 0;
+    if (!ok) {
+        snprintf(err, cap, "%s: %s", tmp, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+int acl_apply_lines(char ***lines, const size_t *argcs, size_t n, char *err, size_t cap)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct db_str *av = kv_xmalloc(argcs[i] * sizeof *av);
+        for (size_t j = 0; j < argcs[i]; j++)
+            av[j] = (struct db_str){lines[i][j], strlen(lines[i][j])};
+        char msg[1024];
+        if (!strcmp(lines[i][0], "default"))
+            user_op(dflt, "reset", 5); /* the line says all of it */
+        int rc = acl_setuser(av[0].p, av[0].n, av + 1, argcs[i] - 1, msg, sizeof msg);
+        free(av);
+        if (rc) {
+            snprintf(err, cap, "Error in user declaration '%s': %s", lines[i][0],
+                     msg + (strncmp(msg, "ERR ", 4) ? 0 : 4));
+            return -1;
+        }
+    }
     return 0;
 }
 
@@ -715,9 +947,7 @@ void acl_init(void)
     if (!U.n)
         universe_init();
     dflt = user_new("default", 7);
-    static const char *const r[] = {"on", "nopass", "~*", "&*", "+@all"};
-    for (size_t i = 0; i < sizeof r / sizeof r[0]; i++)
-        user_op(dflt, r[i], strlen(r[i]));
+    default_rules(dflt);
     user_insert(dflt);
 }
 
@@ -925,36 +1155,6 @@ int acl_check(const struct acl_user *u, const struct cmd *cmd, long sub, const s
 }
 
 /* ---- descriptions ---- */
-
-struct sb {
-    char *p;
-    size_t n, cap;
-};
-
-static void sb_add(struct sb *b, const char *s, size_t n)
-{
-    if (b->n + n + 1 > b->cap) {
-        b->cap = (b->n + n + 1) * 2;
-        b->p = kv_xrealloc(b->p, b->cap);
-    }
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-    b->p[b->n] = '\0';
-}
-
-static void sb_word(struct sb *b, const char *s)
-{
-    if (b->n)
-        sb_add(b, " ", 1);
-    sb_add(b, s, strlen(s));
-}
-
-static char *sb_take(struct sb *b)
-{
-    if (!b->p)
-        return strdup("");
-    return b->p;
-}
 
 /* How many commands of category cat the bits have and lack. */
 static void count_cat(const struct acl_sel *s, size_t cat, size_t *on, size_t *off)

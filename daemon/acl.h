@@ -52,6 +52,20 @@ struct acl_user *acl_authenticate(const char *name, size_t nn, const char *pass,
  * err. */
 int acl_setuser(const char *name, size_t nn, const struct db_str *ops, size_t nops, char *err,
                 size_t cap);
+/* ACL LOAD and aclfile: reads path, every non-blank line "user name rule
+ * ...". All or nothing: 0 with every user replaced (the default user keeps
+ * its identity and takes the file's rules, or a new default user's; each
+ * other old user goes to drop first, which closes its connections), or -1
+ * with Redis's error text (no "ERR ") in err. */
+int acl_load_file(const char *path, void (*drop)(struct acl_user *u, void *arg), void *arg,
+                  char *err, size_t cap);
+/* ACL SAVE: every user as ACL LIST gives it, written to a temporary file
+ * renamed over path. 0, or -1 with the reason in err. */
+int acl_save_file(const char *path, char *err, size_t cap);
+/* The configuration's "user name rule ..." lines (lines[i][0] the name,
+ * argcs[i] words with it): applied in order, as ACL SETUSER. 0, or -1
+ * with Redis's start-up error in err. */
+int acl_apply_lines(char ***lines, const size_t *argcs, size_t n, char *err, size_t cap);
 /* Drops the user (never the default one): true when there was one. */
 bool acl_deluser(const char *name, size_t nn);
 

@@ -381,8 +381,12 @@ static void acl_help(struct conn *c)
         "    be used to specify a different size.",
         "LIST",
         "    Show users details in config file format.",
+        "LOAD",
+        "    Reload users from the ACL file.",
         "LOG [<count> | RESET]",
         "    Show the ACL log entries.",
+        "SAVE",
+        "    Save the current config to the ACL file.",
         "SETUSER <username> <attribute> [<attribute> ...]",
         "    Create or modify a user with the specified attributes.",
         "USERS",
@@ -397,8 +401,52 @@ static void acl_help(struct conn *c)
         resp_simple(OUT(c), lines[i]);
 }
 
-/* ACL CAT | DELUSER | DRYRUN | GENPASS | GETUSER | LIST | LOG | SETUSER |
- * USERS | WHOAMI | HELP */
+static void drop_user(struct acl_user *u, void *arg)
+{
+    cmd_client_kill_user(u, arg);
+}
+
+static const char *acl_file(struct conn *c)
+{
+    const char *f = srv_conf_kept(&srv.conf, "aclfile");
+    if (f && *f)
+        return f;
+    resp_error(OUT(c), "ERR This Redis instance is not configured to use an ACL file. You may "
+                       "want to specify users via the ACL SETUSER command and then issue a "
+                       "CONFIG REWRITE (assuming you have a Redis configuration file set) in "
+                       "order to store users in the Redis configuration.");
+    return NULL;
+}
+
+static void acl_load(struct conn *c)
+{
+    const char *f = acl_file(c);
+    char err[4096];
+    if (!f)
+        return;
+    if (acl_load_file(f, drop_user, c, err, sizeof err))
+        resp_errorf(OUT(c), "ERR %s", err);
+    else
+        resp_simple(OUT(c), "OK");
+}
+
+static void acl_save(struct conn *c)
+{
+    const char *f = acl_file(c);
+    char err[4096];
+    if (!f)
+        return;
+    if (acl_save_file(f, err, sizeof err)) {
+        srv_log(LOG_WARNING, "ACL SAVE: %s", err);
+        resp_error(OUT(c), "ERR There was an error trying to save the ACLs. Please check the "
+                           "server logs for more information");
+    } else {
+        resp_simple(OUT(c), "OK");
+    }
+}
+
+/* ACL CAT | DELUSER | DRYRUN | GENPASS | GETUSER | LIST | LOAD | LOG | SAVE |
+ * SETUSER | USERS | WHOAMI | HELP */
 void cmd_acl(struct conn *c)
 {
     if (cmd_arg_is(c, 1, "setuser"))
@@ -423,6 +471,10 @@ void cmd_acl(struct conn *c)
         acl_log_cmd(c);
     else if (cmd_arg_is(c, 1, "help"))
         acl_help(c);
+    else if (cmd_arg_is(c, 1, "load"))
+        acl_load(c);
+    else if (cmd_arg_is(c, 1, "save"))
+        acl_save(c);
     else
         resp_errorf(OUT(c), "ERR unknown subcommand '%.*s'. Try ACL HELP.",
                     (int)(c->argv[1].n < 128 ? c->argv[1].n : 128), c->argv[1].p);

@@ -457,7 +457,9 @@ static const struct doc DOCS[] = {
     D("acl|getuser", "6.0.0", "O(N) for N rules", "One user's rules", "username")
     D("acl|help", "6.0.0", "O(1)", "Describe the ACL subcommands", "")
     D("acl|list", "6.0.0", "O(N) for N users", "Every user's rules, as an ACL file has them", "")
+    D("acl|load", "6.0.0", "O(N) for N users", "Replace the users by the ACL file's", "")
     D("acl|log", "6.0.0", "O(N) for N entries", "Recent denials", "[count@i|RESET]#operation")
+    D("acl|save", "6.0.0", "O(N) for N users", "Write the users to the ACL file", "")
     D("acl|setuser", "6.0.0", "O(N) for N rules", "Create a user or change its rules",
       "username [rule...]")
     D("acl|users", "6.0.0", "O(N) for N users", "The users' names", "")

@@ -221,6 +221,68 @@ static void sockaddr_str(const struct sockaddr_storage *sa, char *out, size_t ca
     snprintf(out, cap, "%s:%d", host, port);
 }
 
+/* The users of the configuration (user lines, or aclfile; not both, as
+ * Redis refuses): 0, or -1 after logging why. */
+static int acl_configure(void)
+{
+    const char *file = srv_conf_kept(&srv.conf, "aclfile");
+    char err[2048];
+    if (file && *file && srv.conf.nusers) {
+        srv_log(LOG_WARNING,
+                "Configuring Redis with users defined in redis.conf and at the same setting an "
+                "ACL file path is invalid. This setup is very likely to lead to configuration "
+                "errors and security holes, please define either an ACL file or declare users "
+                "directly in your redis.conf, but not both.");
+        return -1;
+    }
+    if (acl_apply_lines(srv.conf.users, srv.conf.nuser_words, srv.conf.nusers, err, sizeof err)) {
+        srv_log(LOG_WARNING, "%s", err);
+        return -1;
+    }
+    if (file && *file && acl_load_file(file, NULL, NULL, err, sizeof err)) {
+        srv_log(LOG_WARNING, "Aborting Redis startup because of ACL errors: %s", err);
+        return -1;
+    }
+    return 0;
+}
+
+/* Protected mode, as Redis 7.0 has it: while protected-mode is on and the
+ * default user takes no password, a TCP client from anywhere but a
+ * loopback address (127.0.0.0/8, ::1) is told why and closed. True when fd
+ * was. */
+static bool protected_refused(int fd)
+{
+    if (!srv_conf_kept_num(&srv.conf, "protected-mode") || !acl_default_nopass())
+        return false;
+    struct sockaddr_storage sa;
+    socklen_t sl = sizeof sa;
+    if (getpeername(fd, (struct sockaddr *)&sa, &sl) != 0)
+        return false;
+    char addr[INET6_ADDRSTRLEN + 8];
+    sockaddr_str(&sa, addr, sizeof addr, false);
+    *strrchr(addr, ':') = '\0'; /* the host alone */
+    if (!strncmp(addr, "127.", 4) || !strcmp(addr, "::1"))
+        return false;
+    static const char msg[] =
+        "-DENIED Redis is running in protected mode because protected mode is enabled and no "
+        "password is set for the default user. In this mode connections are only accepted from "
+        "the loopback interface. If you want to connect from external computers to Redis you "
+        "may adopt one of the following solutions: 1) Just disable protected mode sending the "
+        "command 'CONFIG SET protected-mode no' from the loopback interface by connecting to "
+        "Redis from the same host the server is running, however MAKE SURE Redis is not "
+        "publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change "
+        "permanent. 2) Alternatively you can just disable the protected mode by editing the "
+        "Redis configuration file, and setting the protected mode option to 'no', and then "
+        "restarting the server. 3) If you started the server manually just for testing, restart "
+        "it with the '--protected-mode no' option. 4) Setup a an authentication password for the "
+        "default user. NOTE: You only need to do one of the above things in order for the server "
+        "to start accepting connections from the outside.\r\n";
+    ssize_t w = write(fd, msg, sizeof msg - 1);
+    (void)w;
+    close(fd);
+    return true;
+}
+
 static void conn_accept(int lfd, bool unix_sock)
 {
     for (;;) {
@@ -251,6 +313,10 @@ static void conn_accept(int lfd, bool unix_sock)
             ssize_t w = write(fd, msg, sizeof msg - 1);
             (void)w;
             close(fd);
+            srv.stats.rejected++;
+            continue;
+        }
+        if (!unix_sock && protected_refused(fd)) {
             srv.stats.rejected++;
             continue;
         }
@@ -1270,7 +1336,9 @@ int srv_main(void)
     db_vec_init(&srv.created);
     db_vec_init(&srv.expired);
     acl_init();
-    srv_conf_changed();
+    srv_conf_changed(); /* requirepass first: a user default line replaces it, as in Redis */
+    if (acl_configure() != 0)
+        goto fail;
     if (srv_cache_open() != 0)
         goto fail;
     scr_init();

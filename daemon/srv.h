@@ -83,6 +83,11 @@ struct srv_conf {
     char **inert;
     bool *inert_named; /* named by the file or the command line */
     bool save_loaded;  /* the file or command line named save: later lines add pairs */
+    /* "user name rule ..." lines, in order: each a vector of its words
+     * after "user" (users[i][0] the name), nuser_words[i] of them. */
+    char ***users;
+    size_t *nuser_words;
+    size_t nusers;
 };
 
 /* Keyspace notification classes (notify-keyspace-events): where events go

@@ -216,6 +216,16 @@ void srv_conf_init(struct srv_conf *c)
 
 void srv_conf_free(struct srv_conf *c)
 {
+    for (size_t i = 0; i < c->nusers; i++) {
+        for (size_t j = 0; j < c->nuser_words[i]; j++)
+            free(c->users[i][j]);
+        free(c->users[i]);
+    }
+    free(c->users);
+    free(c->nuser_words);
+    c->users = NULL;
+    c->nuser_words = NULL;
+    c->nusers = 0;
     for (int i = 0; i < c->nbind; i++)
         free(c->bind[i]);
     free(c->unixsocket);
@@ -779,6 +789,20 @@ static int apply(struct srv_conf *c, const struct param *p, const char **argv, i
 int srv_conf_set(struct srv_conf *c, const char *name, const char **argv, int argc,
                  const char **err)
 {
+    if (!strcasecmp(name, "user")) {
+        /* An ACL user (acl.h), made at start-up in the order given. */
+        if (argc < 1) {
+            *err = "Bad directive or wrong number of arguments";
+            return -1;
+        }
+        c->users = kv_xrealloc(c->users, (c->nusers + 1) * sizeof *c->users);
+        c->nuser_words = kv_xrealloc(c->nuser_words, (c->nusers + 1) * sizeof *c->nuser_words);
+        c->users[c->nusers] = kv_xmalloc((size_t)argc * sizeof **c->users);
+        for (int i = 0; i < argc; i++)
+            c->users[c->nusers][i] = strdup(argv[i]);
+        c->nuser_words[c->nusers++] = (size_t)argc;
+        return 0;
+    }
     const struct param *p = find(name, strlen(name));
     if (!p) {
         *err = "Bad directive or wrong number of arguments";
@@ -817,10 +841,10 @@ int srv_conf_load(struct srv_conf *c, const char *path, char *errbuf, size_t err
             continue;
         const char *err = "unbalanced quotes";
         if (resp_split(&r, line, (size_t)n) == 0 && r.argc > 0) {
-            const char *argv[SRV_MAX_BIND + 1];
-            char *owned[SRV_MAX_BIND + 2];
+            const char **argv = kv_xmalloc(r.argc * sizeof *argv);
+            char **owned = kv_xmalloc(r.argc * sizeof *owned);
             int argc = 0;
-            for (size_t i = 0; i < r.argc && i < SRV_MAX_BIND + 2; i++) {
+            for (size_t i = 0; i < r.argc; i++) {
                 size_t an;
                 const char *a = resp_req_arg(&r, NULL, i, &an);
                 owned[i] = kv_xmalloc(an + 1);
@@ -828,13 +852,17 @@ int srv_conf_load(struct srv_conf *c, const char *path, char *errbuf, size_t err
                 owned[i][an] = '\0';
                 argc++;
             }
-            for (int i = 1; i < argc && i <= SRV_MAX_BIND; i++)
+            for (int i = 1; i < argc; i++)
                 argv[i - 1] = owned[i];
-            int ok = argc > SRV_MAX_BIND + 1 ? -1 : srv_conf_set(c, owned[0], argv, argc - 1, &err);
-            if (argc > SRV_MAX_BIND + 1)
+            /* Only a user line may be longer than bind's. */
+            bool many = argc > SRV_MAX_BIND + 1 && strcasecmp(owned[0], "user");
+            int ok = many ? -1 : srv_conf_set(c, owned[0], argv, argc - 1, &err);
+            if (many)
                 err = "too many arguments";
             for (int i = 0; i < argc; i++)
                 free(owned[i]);
+            free(owned);
+            free(argv);
             if (ok == 0)
                 continue;
         }

@@ -29,7 +29,7 @@ static const char *const en_tls_auth_clients[] = {"no", "yes", "optional", NULL}
 
 static const struct param inert_params[] = {
     {.name = "acl-pubsub-default", .type = P_ENUM, .runtime = true, .names = en_acl_pubsub_default, .dflt = "resetchannels"},
-    {.name = "aclfile", .type = P_STR, .dflt = ""},
+    {.name = "aclfile", .type = P_STR, .dflt = "", .used = true},
     {.name = "acllog-max-len", .type = P_INT, .runtime = true, .min = 0, .max = INT64_MAX, .dflt = "128", .used = true},
     {.name = "active-defrag-cycle-max", .type = P_INT, .runtime = true, .min = 1, .max = 99, .dflt = "25"},
     {.name = "active-defrag-cycle-min", .type = P_INT, .runtime = true, .min = 1, .max = 99, .dflt = "1"},
@@ -113,7 +113,7 @@ static const struct param inert_params[] = {
     {.name = "oom-score-adj-values", .type = P_OOMV, .runtime = true, .dflt = "0 200 800"},
     {.name = "proc-title-template", .type = P_TITLE, .runtime = true, .dflt = "{title} {listen-addr} {server-mode}"},
     {.name = "propagation-error-behavior", .type = P_ENUM, .runtime = true, .names = en_propagation_error_behavior, .dflt = "ignore"},
-    {.name = "protected-mode", .type = P_BOOL, .runtime = true, .dflt = "yes"},
+    {.name = "protected-mode", .type = P_BOOL, .runtime = true, .dflt = "yes", .used = true},
     {.name = "rdb-del-sync-files", .type = P_BOOL, .runtime = true, .dflt = "no"},
     {.name = "rdb-save-incremental-fsync", .type = P_BOOL, .runtime = true, .dflt = "yes"},
     {.name = "rdbchecksum", .type = P_BOOL, .dflt = "yes"},

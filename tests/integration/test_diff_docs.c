@@ -584,7 +584,7 @@ static const char *const GETKEYS_LINES[] = {
     "pubsub numpat", "pubsub shardchannels", "pubsub shardnumsub c", "pubsub help",
     /* connection and server */
     "echo x", "auth pw", "hello 3", "quit x", "reset x", "client list", "client id",
-    "acl whoami", "acl cat", "acl getuser u", "acl deluser u", "acl dryrun u get", "acl genpass", "acl help", "acl list", "acl log", "acl setuser u", "acl users", "client info", "client setname n", "client getname", "client kill 1.2.3.4:5",
+    "acl whoami", "acl cat", "acl getuser u", "acl deluser u", "acl dryrun u get", "acl genpass", "acl help", "acl list", "acl load", "acl save", "acl log", "acl setuser u", "acl users", "client info", "client setname n", "client getname", "client kill 1.2.3.4:5",
     "client pause 10", "client unpause", "client reply on", "client tracking on",
     "client caching yes", "client getredir", "client trackinginfo", "client unblock 1",
     "client no-evict on", "client help", "info x", "config get x", "config set a b",
