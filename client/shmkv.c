@@ -37,7 +37,7 @@ struct seg {
 
 struct shmkv {
     pthread_mutex_t mu; /* the socket and the attach state */
-    char *path, *password;
+    char *path, *password, *user;
     int no_cache, timeout_ms;
     unsigned db;
     bool db_unknown; /* a SELECT ran inside EXEC: the cache is not used */
@@ -330,12 +330,15 @@ static int connect_locked(shmkv *h)
     char dbs[16];
     snprintf(dbs, sizeof dbs, "%u", h->db);
     const char *auth[] = {"AUTH", h->password}, *sel[] = {"SELECT", dbs};
-    const char *const *steps[] = {h->password ? auth : NULL, h->db ? sel : NULL};
+    const char *auth_user[] = {"AUTH", h->user, h->password};
+    const char *const *steps[] = {h->password ? (h->user ? auth_user : auth) : NULL,
+                                  h->db ? sel : NULL};
     for (int i = 0; i < 2; i++) {
         if (!steps[i])
             continue;
         redisReply *r = NULL;
-        int rc = raw_cmd(fd, 2, (const char **)steps[i], &r, NULL, NULL);
+        int rc =
+            raw_cmd(fd, steps[i] == auth_user ? 3 : 2, (const char **)steps[i], &r, NULL, NULL);
         if (rc == SHMKV_OK && r->type == REDIS_REPLY_ERROR)
             rc = err(SHMKV_ECONNECT, "%s", r->str);
         if (r)
@@ -366,7 +369,8 @@ int shmkv_open(shmkv **out, const char *socket_path, const struct shmkv_opts *o)
         return err(SHMKV_EINVAL, "no socket path");
     shmkv *h = calloc(1, sizeof *h);
     if (!h || !(h->path = strdup(socket_path)) ||
-        (o && o->password && !(h->password = strdup(o->password)))) {
+        (o && o->password && !(h->password = strdup(o->password))) ||
+        (o && o->user && !(h->user = strdup(o->user)))) {
         shmkv_close(h);
         return err(SHMKV_ENOMEM, "out of memory");
     }
@@ -402,6 +406,7 @@ void shmkv_close(shmkv *h)
     pthread_mutex_destroy(&h->mu);
     free(h->path);
     free(h->password);
+    free(h->user);
     free(h);
 }
 

@@ -71,6 +71,7 @@ static struct {
     long *parent;    /* a subcommand's container, or -1 */
     size_t *subfrom; /* [ncmd]: a container's subcommands' numbers, in [subfrom, subto) */
     size_t *subto;
+    long attach; /* SHMKV.ATTACH: its handler applies its own, stricter rule */
 } U;
 
 static struct acl_user **users;
@@ -164,6 +165,8 @@ static void universe_init(void)
         U.cats[i] = parse_cats(cats);
         U.parent[i] = -1;
     }
+    const struct cmd *attach = cmd_lookup("shmkv.attach", 12);
+    U.attach = attach ? (long)(attach - cmd_at(0)) : -1;
     for (size_t j = 0; j < cmd_sub_count(); j++) {
         const struct cmd_sub *s = cmd_sub_at(j);
         size_t id = U.ncmd + j;
@@ -1088,7 +1091,7 @@ static int check_sel(const struct acl_sel *s, const struct cmd *k, long id,
                      const struct db_str *argv, size_t argc, const struct cmd_keyref *keys,
                      int nkeys, size_t *errpos)
 {
-    if (!s->allcmds && !(k->flags & CMD_NOAUTH) && !bit_get(s, (size_t)id)) {
+    if (!s->allcmds && !(k->flags & CMD_NOAUTH) && id != U.attach && !bit_get(s, (size_t)id)) {
         bool ok = false;
         if (id < (long)U.ncmd && argc > 1)
             for (size_t i = 0; i < s->nfa[id] && !ok; i++)
@@ -1152,6 +1155,31 @@ int acl_check(const struct acl_user *u, const struct cmd *cmd, long sub, const s
         return ACL_OK;
     *errpos = worst_pos;
     return worst;
+}
+
+static bool sel_reads_all(const struct acl_sel *s)
+{
+    if (s->allkeys)
+        return true;
+    for (size_t i = 0; i < s->nkeys; i++)
+        if ((s->keys[i].flags & ACL_R) && s->keys[i].n == 1 && s->keys[i].p[0] == '*')
+            return true;
+    return false;
+}
+
+bool acl_reads_everything(const struct acl_user *u, const char *const *names, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        long id = cmd_id(names[i], strlen(names[i]));
+        bool ok = false;
+        for (size_t j = 0; j < u->nsel && !ok; j++) {
+            const struct acl_sel *s = &u->sel[j];
+            ok = (s->allcmds || (id >= 0 && bit_get(s, (size_t)id))) && sel_reads_all(s);
+        }
+        if (!ok)
+            return false;
+    }
+    return true;
 }
 
 /* ---- descriptions ---- */

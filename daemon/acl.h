@@ -77,6 +77,12 @@ enum { ACL_OK = 0, ACL_DENIED_CMD, ACL_DENIED_KEY, ACL_DENIED_AUTH, ACL_DENIED_C
 int acl_check(const struct acl_user *u, const struct cmd *cmd, long sub, const struct db_str *argv,
               size_t argc, size_t *errpos);
 
+/* Whether u may read every key with each of the commands names[0..n)
+ * (lower case): some rule set of u allows the command and reads all keys
+ * (allkeys, ~* or %R~*). What SHMKV.ATTACH asks of a user before handing
+ * it the shared-memory segment, which holds every cached record. */
+bool acl_reads_everything(const struct acl_user *u, const char *const *names, size_t n);
+
 /* Descriptions, in Redis's words. */
 /* ACL LIST's line for u (without "user name "), malloc'd. */
 char *acl_describe(const struct acl_user *u);

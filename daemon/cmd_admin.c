@@ -3,6 +3,7 @@
  * SHMKV.ATTACH, SHMKV.CLIENTS, LASTSAVE, SAVE and BGSAVE, ROLE, WAIT,
  * SHMKV.COMPACT and SHUTDOWN.
  */
+#include "acl.h"
 #include "cmd.h"
 
 #include "scr.h"
@@ -167,6 +168,20 @@ void cmd_shmkv_attach(struct conn *c)
     }
     if (!(c->flags & CONN_UNIX)) {
         resp_error(OUT(c), "ERR SHMKV.ATTACH needs a Unix socket connection");
+        return;
+    }
+    /* The segment holds every cached record of every database, and the
+     * process that maps it reads them without asking again: only a user
+     * allowed to read every key with every command libshmkv answers from
+     * it (client/shmkv.c, OPS) gets it. Others read through the socket. */
+    static const char *const served[] = {"get",     "mget",      "exists",     "type",  "ttl",
+                                         "pttl",    "strlen",    "hget",       "hmget", "hexists",
+                                         "hlen",    "sismember", "smismember", "scard", "zscore",
+                                         "zmscore", "zcard",     "llen",       "lindex"};
+    if (c->user && !acl_reads_everything(c->user, served, sizeof served / sizeof served[0])) {
+        resp_error(OUT(c), "NOPERM this user may not map the shared-memory cache: it needs "
+                           "to read every key (allkeys or %R~*) with the commands libshmkv "
+                           "answers from it");
         return;
     }
     const struct shmc_hdr *h = shmc_w_hdr(srv.cache);

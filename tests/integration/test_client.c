@@ -395,7 +395,69 @@ static void test_attach_rules(void **state)
     assert_int_equal(shmkv_open(&h, P.sock, &o), SHMKV_OK);
     assert_null(shmkv_cache_error(h));
     assert_int_equal(shmkv_get(h, "k", 1, &v, &n), SHMKV_NIL);
+    /* ACL users: the segment only for one that reads every key. */
+    static const char *const users[][12] = {
+        {"ACL", "SETUSER", "all", "on", ">pw", "allkeys", "+@read", "+set", NULL},
+        {"ACL", "SETUSER", "pr", "on", ">pw", "%R~*", "~k*", "+@read", "+set", NULL},
+        {"ACL", "SETUSER", "some", "on", ">pw", "~k*", "+@read", "+set", NULL},
+        {"ACL", "SETUSER", "noget", "on", ">pw", "allkeys", "+@read", "-get", "+set", NULL},
+        {"ACL", "SETUSER", "sel", "on", ">pw", "~k*", "+@all", "(~* +@read)", NULL},
+    };
+    for (size_t i = 0; i < sizeof users / sizeof users[0]; i++) {
+        int argc = 0;
+        while (users[i][argc])
+            argc++;
+        shmkv_reply *ur;
+        assert_int_equal(shmkv_command(h, &ur, argc, (const char **)users[i], NULL), SHMKV_OK);
+        assert_int_equal(ur->type, SHMKV_REPLY_STATUS);
+        shmkv_reply_free(ur);
+    }
+    const char *set_k[] = {"SET", "k1", "v1"}, *set_z[] = {"SET", "z1", "v2"};
+    shmkv_reply *sr;
+    assert_int_equal(shmkv_command(h, &sr, 3, set_k, NULL), SHMKV_OK);
+    shmkv_reply_free(sr);
+    assert_int_equal(shmkv_command(h, &sr, 3, set_z, NULL), SHMKV_OK);
+    shmkv_reply_free(sr);
     shmkv_close(h);
+    static const struct {
+        const char *user;
+        bool mapped;
+    } who[] = {{"all", true}, {"pr", true}, {"some", false}, {"noget", false}, {"sel", true}};
+    for (size_t i = 0; i < sizeof who / sizeof who[0]; i++) {
+        struct shmkv_opts uo = {.password = "pw", .user = who[i].user};
+        assert_int_equal(shmkv_open(&h, P.sock, &uo), SHMKV_OK);
+        if (who[i].mapped) {
+            assert_null(shmkv_cache_error(h));
+        } else {
+            assert_non_null(shmkv_cache_error(h));
+            assert_non_null(strstr(shmkv_cache_error(h), "NOPERM"));
+        }
+        /* Reads answer the same either way: the socket checks each one. */
+        for (int round = 0; round < 2; round++) {
+            int rc = shmkv_get(h, "k1", 2, &v, &n);
+            if (!strcmp(who[i].user, "noget")) {
+                assert_int_equal(rc, SHMKV_EREPLY);
+                assert_non_null(strstr(shmkv_errmsg(), "NOPERM"));
+                continue;
+            }
+            assert_int_equal(rc, SHMKV_OK);
+            assert_string_equal(v, "v1");
+            free(v);
+            rc = shmkv_get(h, "z1", 2, &v, &n);
+            if (!strcmp(who[i].user, "some")) {
+                assert_int_equal(rc, SHMKV_EREPLY);
+                assert_non_null(strstr(shmkv_errmsg(), "NOPERM"));
+            } else {
+                assert_int_equal(rc, SHMKV_OK);
+                free(v);
+            }
+        }
+        if (!who[i].mapped)
+            assert_int_equal(h_lib_hits(h), 0);
+        else
+            assert_true(h_lib_hits(h) > 0);
+        shmkv_close(h);
+    }
     assert_int_equal(h_stop(&P), 0);
     h_destroy(&P);
 
