@@ -77,6 +77,7 @@ static struct {
 static struct acl_user **users;
 static size_t nusers;
 static struct acl_user *dflt;
+static bool pubsub_all; /* acl-pubsub-default allchannels */
 static char *last_requirepass;
 
 /* ---- text ---- */
@@ -621,6 +622,8 @@ static int user_op(struct acl_user *u, const char *op, size_t n)
                                         "clearselectors", "-@all",     "sanitize-payload"};
         for (size_t i = 0; i < sizeof r / sizeof r[0]; i++)
             user_op(u, r[i], strlen(r[i]));
+        if (pubsub_all)
+            user_op(u, "allchannels", 11);
     } else {
         return sel_op(&u->sel[0], op, n);
     }
@@ -742,8 +745,13 @@ static int user_apply(struct acl_user *u, const struct db_str *ops, size_t nops,
 static struct acl_user *user_fresh(const char *name, size_t nn)
 {
     struct acl_user *u = user_new(name, nn);
-    user_op(u, "resetchannels", 13); /* acl-pubsub-default: resetchannels */
+    user_op(u, pubsub_all ? "allchannels" : "resetchannels", pubsub_all ? 11 : 13);
     return u;
+}
+
+void acl_set_pubsub_default(bool all)
+{
+    pubsub_all = all;
 }
 
 int acl_setuser(const char *name, size_t nn, const struct db_str *ops, size_t nops, char *err,
@@ -1137,7 +1145,16 @@ int acl_check(const struct acl_user *u, const struct cmd *cmd, long sub, const s
         const struct acl_sel *s = &u->sel[i];
         if (nkeys < 0 && !s->allkeys) {
             keys = kv_xmalloc((argc ? argc : 1) * CMD_KEYSPECS_MAX * sizeof *keys);
-            nkeys = cmd_getkeyrefs(cmd, argv, argc, keys);
+            /* Key positions mean something only within the arity
+             * (redis.acl_check_cmd does not check it). */
+            int arity = sub >= 0 ? cmd_sub_at((size_t)sub)->arity : cmd->arity;
+            bool fits = arity > 0 ? argc == (size_t)arity : argc >= (size_t)-arity;
+            nkeys = fits ? cmd_getkeyrefs(cmd, argv, argc, keys) : 0;
+            int kept = 0;
+            for (int k = 0; k < nkeys; k++)
+                if (keys[k].pos < argc)
+                    keys[kept++] = keys[k];
+            nkeys = kept;
         }
         size_t pos = 0;
         rc = check_sel(s, cmd, id, argv, argc, keys, nkeys < 0 ? 0 : nkeys, &pos);
@@ -1155,6 +1172,14 @@ int acl_check(const struct acl_user *u, const struct cmd *cmd, long sub, const s
         return ACL_OK;
     *errpos = worst_pos;
     return worst;
+}
+
+bool acl_channel_allowed(const struct acl_user *u, const char *ch, size_t n, bool pattern)
+{
+    for (size_t i = 0; i < u->nsel; i++)
+        if (u->sel[i].allchans || check_channel(&u->sel[i], ch, n, pattern) == ACL_OK)
+            return true;
+    return false;
 }
 
 static bool sel_reads_all(const struct acl_sel *s)

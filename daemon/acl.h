@@ -77,6 +77,11 @@ enum { ACL_OK = 0, ACL_DENIED_CMD, ACL_DENIED_KEY, ACL_DENIED_AUTH, ACL_DENIED_C
 int acl_check(const struct acl_user *u, const struct cmd *cmd, long sub, const struct db_str *argv,
               size_t argc, size_t *errpos);
 
+/* Whether some rule set of u allows channel ch (pattern: a PSUBSCRIBE
+ * pattern, which must be one of the patterns literally). */
+bool acl_channel_allowed(const struct acl_user *u, const char *ch, size_t n, bool pattern);
+/* acl-pubsub-default: whether a new user, and reset, allow every channel. */
+void acl_set_pubsub_default(bool all);
 /* Whether u may read every key with each of the commands names[0..n)
  * (lower case): some rule set of u allows the command and reads all keys
  * (allkeys, ~* or %R~*). What SHMKV.ATTACH asks of a user before handing

@@ -337,6 +337,16 @@ struct acl_user;
  * full name in name. */
 int cmd_acl_check(struct conn *c, const struct cmd *cmd, const struct db_str *argv, size_t argc,
                   const struct acl_user *u, const char *ctx, char *name, size_t cap);
+/* Whether u may run cmd with argv[0..argc), logging nothing. */
+bool cmd_acl_allowed(const struct cmd *cmd, const struct db_str *argv, size_t argc,
+                     const struct acl_user *u);
+/* After a change to u's rules: closes its connections subscribed to a
+ * channel or pattern the rules no longer allow, as Redis does. */
+void cmd_acl_channels_changed(const struct acl_user *u);
+/* Whether every subscription of c passes ok (pattern: a PSUBSCRIBE
+ * pattern). */
+bool cmd_pubsub_all(const struct conn *c,
+                    bool (*ok)(const char *p, size_t n, bool pattern, void *arg), void *arg);
 /* Adds a denial to ACL LOG: reason (ACL_DENIED_*), context, object and
  * user name, with c's CLIENT LIST line. */
 void cmd_acl_log(struct conn *c, int reason, const char *ctx, const char *obj, size_t on,

@@ -121,6 +121,28 @@ int cmd_acl_check(struct conn *c, const struct cmd *cmd, const struct db_str *ar
     return rc;
 }
 
+bool cmd_acl_allowed(const struct cmd *cmd, const struct db_str *argv, size_t argc,
+                     const struct acl_user *u)
+{
+    bool unknown;
+    long sub = sub_index(NULL, cmd, argv, argc, &unknown);
+    size_t pos;
+    return unknown || acl_check(u, cmd, sub, argv, argc, &pos) == ACL_OK;
+}
+
+static bool channel_ok(const char *p, size_t n, bool pattern, void *arg)
+{
+    return acl_channel_allowed(arg, p, n, pattern);
+}
+
+void cmd_acl_channels_changed(const struct acl_user *u)
+{
+    for (struct conn *o = srv.clients; o; o = o->next)
+        if (o->user == u && !(o->flags & CONN_CLOSE_ASAP) && cmd_pubsub_subscribed(o) &&
+            !cmd_pubsub_all(o, channel_ok, (void *)u))
+            srv_close_async(o);
+}
+
 /* ---- ACL ---- */
 
 static void reply_user(struct conn *c, const struct acl_user *u)
@@ -190,10 +212,12 @@ static void acl_list(struct conn *c, bool names_only)
 static void acl_setuser_cmd(struct conn *c)
 {
     char err[512];
-    if (acl_setuser(c->argv[2].p, c->argv[2].n, c->argv + 3, c->argc - 3, err, sizeof err))
+    if (acl_setuser(c->argv[2].p, c->argv[2].n, c->argv + 3, c->argc - 3, err, sizeof err)) {
         resp_error(OUT(c), err);
-    else
-        resp_simple(OUT(c), "OK");
+        return;
+    }
+    resp_simple(OUT(c), "OK");
+    cmd_acl_channels_changed(acl_find(c->argv[2].p, c->argv[2].n));
 }
 
 static void acl_deluser_cmd(struct conn *c)

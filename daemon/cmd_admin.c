@@ -50,10 +50,27 @@ void cmd_config(struct conn *c)
             resp_simple(OUT(c), "OK");
     } else if (cmd_arg_is(c, 1, "rewrite") && c->argc == 2) {
         char err[600];
-        if (srv_conf_rewrite(&srv.conf, err, sizeof err))
+        /* The users as user lines, unless they live in an aclfile. */
+        const char *aclfile = srv_conf_kept(&srv.conf, "aclfile");
+        size_t n = 0;
+        const struct acl_user **us = acl_users(&n);
+        if (aclfile && *aclfile)
+            n = 0;
+        char **lines = kv_xcalloc(n ? n : 1, sizeof *lines);
+        for (size_t i = 0; i < n; i++) {
+            char *d = acl_describe(us[i]);
+            size_t len = strlen(d) + strlen(acl_name(us[i])) + 7;
+            lines[i] = kv_xmalloc(len);
+            snprintf(lines[i], len, "user %s %s", acl_name(us[i]), d);
+            free(d);
+        }
+        if (srv_conf_rewrite(&srv.conf, lines, n, err, sizeof err))
             resp_error(OUT(c), err);
         else
             resp_simple(OUT(c), "OK");
+        for (size_t i = 0; i < n; i++)
+            free(lines[i]);
+        free(lines);
     } else if (cmd_arg_is(c, 1, "resetstat") && c->argc == 2) {
         /* As Redis: the changes since the last save, the last save's
          * duration and the start-up memory are facts, not counters. */

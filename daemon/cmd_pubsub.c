@@ -112,6 +112,16 @@ static size_t sub_count(const struct conn *c, int kind)
                                 : c->nsubs[CMD_PS_CHANNEL] + c->nsubs[CMD_PS_PATTERN];
 }
 
+bool cmd_pubsub_all(const struct conn *c,
+                    bool (*ok)(const char *p, size_t n, bool pattern, void *arg), void *arg)
+{
+    for (int k = 0; k < CMD_PS_KINDS; k++)
+        for (size_t i = 0; i < c->nsubs[k]; i++)
+            if (!ok(c->subs[k][i]->name, c->subs[k][i]->n, k == CMD_PS_PATTERN, arg))
+                return false;
+    return true;
+}
+
 size_t cmd_pubsub_subscriptions(const struct conn *c, int kind)
 {
     return c->nsubs[kind];

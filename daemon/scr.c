@@ -535,6 +535,40 @@ static int call_common(lua_State *l, bool protect)
     return 1;
 }
 
+/* redis.acl_check_cmd(command, arg...): whether the calling user may run
+ * that command line (without running it). */
+static int l_acl_check_cmd(lua_State *l)
+{
+    int argc = lua_gettop(l);
+    if (argc == 0)
+        return scr_raise(l, "ERR Please specify at least one argument for this redis lib call");
+    struct db_str *argv = kv_xmalloc((size_t)argc * sizeof *argv);
+    char num[64];
+    for (int i = 0; i < argc; i++) {
+        int t = lua_type(l, i + 1);
+        if (t == LUA_TNUMBER) {
+            snprintf(num, sizeof num, "%.17g", (double)lua_tonumber(l, i + 1));
+            lua_pushstring(l, num);
+            lua_replace(l, i + 1);
+        } else if (t != LUA_TSTRING) {
+            free(argv);
+            return scr_raise(l, "ERR Lua redis lib command arguments must be strings or integers");
+        }
+        argv[i].p = lua_tolstring(l, i + 1, &argv[i].n);
+    }
+    const struct cmd *cmd = cmd_lookup(argv[0].p, argv[0].n);
+    if (!cmd) { /* the arity is not checked, as in Redis */
+        free(argv);
+        return scr_raise(l, "ERR Invalid command passed to redis.acl_check_cmd()");
+    }
+    bool ok = true;
+    if (run.caller && run.caller->user)
+        ok = cmd_acl_allowed(cmd, argv, (size_t)argc, run.caller->user);
+    free(argv);
+    lua_pushboolean(l, ok);
+    return 1;
+}
+
 static int l_call(lua_State *l)
 {
     return call_common(l, false);
@@ -680,6 +714,7 @@ static void open_redis(lua_State *l, bool functions)
                                    {"sha1hex", l_sha1hex},
                                    {"setresp", l_setresp},
                                    {"set_repl", l_nothing},
+                                   {"acl_check_cmd", l_acl_check_cmd},
                                    {NULL, NULL}};
     static const luaL_Reg eval_only[] = {{"replicate_commands", l_true},
                                          {"breakpoint", l_nothing},

@@ -1195,6 +1195,8 @@ void srv_conf_changed(void)
         srv_slowlog_reset(); /* a resized ring starts empty */
     srv.slowlog_cap = (size_t)srv.conf.slowlog_max_len;
     acl_requirepass(srv.conf.requirepass);
+    const char *pubsub = srv_conf_kept(&srv.conf, "acl-pubsub-default");
+    acl_set_pubsub_default(pubsub && !strcmp(pubsub, "allchannels"));
     if (srv.stor)
         disk_check(); /* a new min-free-disk applies from the next command */
     /* A new maxmemory applies from the next command too. */

@@ -42,8 +42,11 @@ void srv_conf_report_inert(const struct srv_conf *c);
  * parameter's first line in the file gets its current value and its later
  * lines go; comments and unknown lines stay; parameters the file lacks are
  * appended when they differ from the defaults. Written to a temporary
- * file, synced, then renamed over the original. 0, or -1 with Redis's
- * error text in err. */
-int srv_conf_rewrite(const struct srv_conf *c, char *err, size_t errlen);
+ * file, synced, then renamed over the original. user lines are replaced by
+ * users[0..nusers) ("user name rule ..." each; none, as with an aclfile,
+ * drops them all), where the first one was or else at the end. 0, or -1
+ * with Redis's error text in err. */
+int srv_conf_rewrite(const struct srv_conf *c, char *const *users, size_t nusers, char *err,
+                     size_t errlen);
 
 #endif

@@ -28,7 +28,7 @@ static const char *const en_syslog_facility[] = {"user", "local0", "local1", "lo
 static const char *const en_tls_auth_clients[] = {"no", "yes", "optional", NULL};
 
 static const struct param inert_params[] = {
-    {.name = "acl-pubsub-default", .type = P_ENUM, .runtime = true, .names = en_acl_pubsub_default, .dflt = "resetchannels"},
+    {.name = "acl-pubsub-default", .type = P_ENUM, .runtime = true, .names = en_acl_pubsub_default, .dflt = "resetchannels", .used = true},
     {.name = "aclfile", .type = P_STR, .dflt = "", .used = true},
     {.name = "acllog-max-len", .type = P_INT, .runtime = true, .min = 0, .max = INT64_MAX, .dflt = "128", .used = true},
     {.name = "active-defrag-cycle-max", .type = P_INT, .runtime = true, .min = 1, .max = 99, .dflt = "25"},

@@ -353,6 +353,12 @@ static void test_diff_acl_connections(void **state)
         "EVAL return(redis.call('get','z1')) 0",
         "EVAL return(redis.call('del','k1')) 0",
         "EVAL return(redis.call('publish','d1','x')) 0",
+        "EVAL return(redis.acl_check_cmd('get','k1')) 0",
+        "EVAL return(redis.acl_check_cmd('get','z1')) 0",
+        "EVAL return(redis.acl_check_cmd('del','k1')) 0",
+        "EVAL return(redis.acl_check_cmd('nosuch','k1')) 0",
+        "EVAL return(redis.acl_check_cmd('get')) 0",
+        "EVAL return(redis.acl_check_cmd()) 0",
         "HELLO 2 AUTH u wrong",
         "HELLO 2 AUTH default x",
         "ACL WHOAMI",
@@ -439,6 +445,53 @@ static void test_diff_acl_requirepass(void **state)
     both(cr, ck, "AUTH x", false);
     redisFree(ur);
     redisFree(uk);
+}
+
+/* acl-pubsub-default, and a subscriber closed when its user loses the
+ * channel. */
+static void test_diff_acl_channels(void **state)
+{
+    (void)state;
+    both(cr, ck, "CONFIG SET acl-pubsub-default allchannels", false);
+    both(cr, ck, "ACL SETUSER p1 on nopass +@all ~*", false);
+    both(cr, ck, "ACL SETUSER p2 on nopass reset +@all", false);
+    both(cr, ck, "CONFIG SET acl-pubsub-default resetchannels", false);
+    both(cr, ck, "ACL SETUSER p3 on nopass +@all ~*", false);
+    both(cr, ck, "ACL LIST", true);
+    static const struct {
+        const char *sub, *change;
+        bool closed;
+    } cases[] = {
+        {"SUBSCRIBE a", "ACL SETUSER p1 resetchannels &b", true},
+        {"SUBSCRIBE a", "ACL SETUSER p1 resetchannels &a*", false},
+        {"PSUBSCRIBE a*", "ACL SETUSER p1 resetchannels &a", true},
+        {"PSUBSCRIBE a*", "ACL SETUSER p1 resetchannels &a* &b", false},
+        {"SUBSCRIBE a", "ACL SETUSER p1 resetchannels (&a +@all ~*)", false},
+        {"SUBSCRIBE a", "ACL SETUSER p1 -get", false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        both(cr, ck, "ACL SETUSER p1 reset on nopass +@all ~* allchannels", false);
+        redisContext *sr = h_connect_port(R.port), *sk = h_connect_port(K.port);
+        both(sr, sk, "AUTH p1 x", false);
+        both(sr, sk, cases[i].sub, false);
+        both(cr, ck, cases[i].change, false);
+        redisContext *subs[2] = {sr, sk};
+        for (int j = 0; j < 2; j++) {
+            /* A PING on a subscribed RESP2 connection answers [pong, ""]. */
+            redisReply *r = redisCommand(subs[j], "PING");
+            bool closed = r == NULL;
+            if (r)
+                freeReplyObject(r);
+            if (closed != cases[i].closed)
+                fail_msg("%s then %s: %s %s", cases[i].sub, cases[i].change,
+                         j ? "shmkvd" : "redis-server", closed ? "closed it" : "kept it");
+        }
+        redisFree(sr);
+        redisFree(sk);
+    }
+    both(cr, ck, "ACL DELUSER p1 p2 p3", false);
+    printf("test_diff: acl-pubsub-default and %zu channel-rule changes agree with redis-server\n",
+           sizeof cases / sizeof cases[0]);
 }
 
 /* ---- ACL files ---- */
@@ -634,7 +687,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_diff_acl_rules),       cmocka_unit_test(test_diff_acl_dryrun),
         cmocka_unit_test(test_diff_acl_connections), cmocka_unit_test(test_diff_acl_requirepass),
-        cmocka_unit_test(test_diff_acl_file),        cmocka_unit_test(test_diff_acl_user_lines),
+        cmocka_unit_test(test_diff_acl_channels),    cmocka_unit_test(test_diff_acl_file),
+        cmocka_unit_test(test_diff_acl_user_lines),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -43,6 +43,7 @@ static void test_srv_config_rewrite(void **state)
     redisReply *r = redisCommand(c, "CONFIG SET requirepass %s", "p w\"\\");
     freeReplyObject(r);
     h_expect_status(c, "OK", "AUTH %s", "p w\"\\");
+    h_expect_status(c, "OK", "ACL SETUSER alice on >pw ~k* +get (~s* +set)");
     h_expect_status(c, "OK", "CONFIG REWRITE");
     redisFree(c);
     char text[4096];
@@ -53,6 +54,9 @@ static void test_srv_config_rewrite(void **state)
         fail_msg("rewritten file:\n%s", text);
     assert_non_null(strstr(text, "\nrequirepass \"p w\\\"\\\\\"\n"));
     assert_null(strstr(text, "timeout 5"));
+    /* The users as user lines, the default one with requirepass's password. */
+    assert_non_null(strstr(text, "\nuser alice on #"));
+    assert_non_null(strstr(text, "\nuser default on #"));
     struct stat st;
     assert_int_equal(stat(conf, &st), 0);
     assert_int_equal(st.st_mode & 0777, 0600); /* it holds the password: still private */
@@ -63,6 +67,12 @@ static void test_srv_config_rewrite(void **state)
     h_expect_status(c, "OK", "AUTH %s", "p w\"\\");
     h_expect_array(c, A("timeout", "7"), "CONFIG GET timeout");
     h_expect_array(c, A("hz", "20"), "CONFIG GET hz");
+    redisReply *list = H_CMD(c, "ACL LIST");
+    assert_int_equal(list->elements, 2);
+    assert_non_null(strstr(list->element[0]->str, "user alice on #"));
+    assert_non_null(strstr(list->element[0]->str, " ~k* resetchannels -@all +get (~s* "));
+    freeReplyObject(list);
+    h_expect_status(c, "OK", "AUTH alice pw");
     redisFree(c);
     h_destroy(&t);
 }
