@@ -40,12 +40,14 @@ wait_ready() { # PORT: until the server there answers PING (20 s at most)
     exit 1
 }
 
-start_server() { # SPEC PORT DIR: redis (without persistence), shmkvd (this
-    # tree's build, with the options in the array shmkvd_args if set) or
-    # shmkvd@BIN (another build's binary), on 127.0.0.1:PORT with its files
-    # and log in DIR; its PID goes to $pid and to $pids
+start_server() { # SPEC PORT DIR: redis (without persistence, with the
+    # options in the array redis_args if set), shmkvd (this tree's build,
+    # with the options in the array shmkvd_args if set) or shmkvd@BIN
+    # (another build's binary), on 127.0.0.1:PORT with its files and log in
+    # DIR; its PID goes to $pid and to $pids
     case $1 in
-    redis) redis-server --port "$2" --bind 127.0.0.1 --save '' --appendonly no --dir "$3" >"$3/log" 2>&1 & ;;
+    redis) redis-server --port "$2" --bind 127.0.0.1 --save '' --appendonly no --dir "$3" \
+        ${redis_args[@]+"${redis_args[@]}"} >"$3/log" 2>&1 & ;;
     shmkvd) build/daemon/shmkvd --port "$2" --bind 127.0.0.1 --dir "$3/data" \
         ${shmkvd_args[@]+"${shmkvd_args[@]}"} >"$3/log" 2>&1 & ;;
     shmkvd@?*) "${1#shmkvd@}" --port "$2" --bind 127.0.0.1 --dir "$3/data" >"$3/log" 2>&1 & ;;

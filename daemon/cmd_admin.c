@@ -32,6 +32,51 @@
 
 /* ---- CONFIG ---- */
 
+/* CONFIG SET name value ...: a change to a tls-* directive builds the TLS
+ * context again (while TLS is on), and one that fails undoes the whole
+ * CONFIG SET, as in Redis. */
+static void config_set(struct conn *c)
+{
+    char err[1024];
+    const struct db_str *tls_arg = NULL;
+    for (size_t i = 2; i + 1 < c->argc && !tls_arg; i += 2)
+        if (c->argv[i].n > 4 && !strncasecmp(c->argv[i].p, "tls-", 4))
+            tls_arg = &c->argv[i];
+    bool tls = tls_arg && srv_conf_kept_num(&srv.conf, "tls-port") > 0;
+    /* The old values, to put back. */
+    size_t pairs = (c->argc - 2) / 2, nold = 0;
+    struct db_str *old = tls ? kv_xcalloc(2 * pairs, sizeof *old) : NULL;
+    char **copies = tls ? kv_xcalloc(pairs, sizeof *copies) : NULL;
+    for (size_t i = 0; tls && i < pairs; i++) {
+        const struct db_str *name = &c->argv[2 + 2 * i];
+        char nm[128];
+        snprintf(nm, sizeof nm, "%.*s", (int)name->n, name->p);
+        const char *v = srv_conf_kept(&srv.conf, nm);
+        if (!v || strncasecmp(nm, "tls-", 4))
+            continue; /* only the TLS directives go back */
+        copies[i] = strdup(v);
+        old[nold++] = *name;
+        old[nold++] = (struct db_str){copies[i], strlen(copies[i])};
+    }
+    if (srv_conf_runtime_set(&srv.conf, c->argv + 2, c->argc - 2, err, sizeof err)) {
+        resp_error(OUT(c), err);
+    } else if (tls && srv_tls_reconfigure(err, sizeof err)) {
+        srv_log(LOG_WARNING, "Failed to update TLS configuration: %s", err);
+        char undo[1024];
+        srv_conf_runtime_set(&srv.conf, old, nold, undo, sizeof undo);
+        resp_errorf(OUT(c),
+                    "ERR CONFIG SET failed (possibly related to argument '%.*s') - Unable to "
+                    "update TLS configuration. Check server logs.",
+                    (int)tls_arg->n, tls_arg->p);
+    } else {
+        resp_simple(OUT(c), "OK");
+    }
+    for (size_t i = 0; tls && i < pairs; i++)
+        free(copies[i]);
+    free(copies);
+    free(old);
+}
+
 /* CONFIG GET parameter [parameter ...] | SET parameter value [...] | RESETSTAT | HELP */
 void cmd_config(struct conn *c)
 {
@@ -43,11 +88,7 @@ void cmd_config(struct conn *c)
         resp_buf_append(OUT(c), resp_buf_data(&b), resp_buf_used(&b));
         resp_buf_free(&b);
     } else if (cmd_arg_is(c, 1, "set") && c->argc >= 4 && c->argc % 2 == 0) {
-        char err[512];
-        if (srv_conf_runtime_set(&srv.conf, c->argv + 2, c->argc - 2, err, sizeof err))
-            resp_error(OUT(c), err);
-        else
-            resp_simple(OUT(c), "OK");
+        config_set(c);
     } else if (cmd_arg_is(c, 1, "rewrite") && c->argc == 2) {
         char err[600];
         /* The users as user lines, unless they live in an aclfile. */

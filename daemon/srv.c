@@ -28,6 +28,7 @@
 #include <jemalloc/jemalloc.h>
 
 #include "acl.h"
+#include "srv_tls.h"
 #include "cmd.h"
 #include "shmc_w.h"
 #include "srv_cache.h"
@@ -44,6 +45,7 @@ struct srv srv;
 const char *srv_import_path;
 
 #define LISTENER_TAG (1ull << 63)
+#define TLS_TAG (1ull << 62) /* a listener on tls-port */
 #define READ_CHUNK (16 * 1024)
 #define READ_BULK_MAX (64u * 1024 * 1024)     /* the most one read takes */
 #define QUERY_BUF_MAX (1024ull * 1024 * 1024) /* Redis's client-query-buffer-limit */
@@ -221,6 +223,29 @@ static void sockaddr_str(const struct sockaddr_storage *sa, char *out, size_t ca
     snprintf(out, cap, "%s:%d", host, port);
 }
 
+int srv_tls_reconfigure(char *err, size_t cap)
+{
+    const struct srv_conf *k = &srv.conf;
+#define KEPT(name) (srv_conf_kept(k, name) ? srv_conf_kept(k, name) : "")
+    struct srv_tls_conf t = {
+        .cert_file = KEPT("tls-cert-file"),
+        .key_file = KEPT("tls-key-file"),
+        .key_pass = KEPT("tls-key-file-pass"),
+        .ca_file = KEPT("tls-ca-cert-file"),
+        .ca_dir = KEPT("tls-ca-cert-dir"),
+        .auth_clients = KEPT("tls-auth-clients"),
+        .protocols = KEPT("tls-protocols"),
+        .ciphers = KEPT("tls-ciphers"),
+        .ciphersuites = KEPT("tls-ciphersuites"),
+        .prefer_server_ciphers = srv_conf_kept_num(k, "tls-prefer-server-ciphers") != 0,
+        .session_caching = srv_conf_kept_num(k, "tls-session-caching") != 0,
+        .session_cache_size = (long)srv_conf_kept_num(k, "tls-session-cache-size"),
+        .session_cache_timeout = (long)srv_conf_kept_num(k, "tls-session-cache-timeout"),
+    };
+#undef KEPT
+    return srv_tls_configure(&t, err, cap);
+}
+
 /* The users of the configuration (user lines, or aclfile; not both, as
  * Redis refuses): 0, or -1 after logging why. */
 static int acl_configure(void)
@@ -248,9 +273,9 @@ static int acl_configure(void)
 
 /* Protected mode, as Redis 7.0 has it: while protected-mode is on and the
  * default user takes no password, a TCP client from anywhere but a
- * loopback address (127.0.0.0/8, ::1) is told why and closed. True when fd
- * was. */
-static bool protected_refused(int fd)
+ * loopback address (127.0.0.0/8, ::1) is told why and closed (a TLS one
+ * once its handshake is done). Whether fd's peer is such a client. */
+static bool protected_denied(int fd)
 {
     if (!srv_conf_kept_num(&srv.conf, "protected-mode") || !acl_default_nopass())
         return false;
@@ -261,29 +286,36 @@ static bool protected_refused(int fd)
     char addr[INET6_ADDRSTRLEN + 8];
     sockaddr_str(&sa, addr, sizeof addr, false);
     *strrchr(addr, ':') = '\0'; /* the host alone */
-    if (!strncmp(addr, "127.", 4) || !strcmp(addr, "::1"))
+    return strncmp(addr, "127.", 4) && strcmp(addr, "::1");
+}
+
+static const char protected_msg[] =
+    "-DENIED Redis is running in protected mode because protected mode is enabled and no "
+    "password is set for the default user. In this mode connections are only accepted from "
+    "the loopback interface. If you want to connect from external computers to Redis you "
+    "may adopt one of the following solutions: 1) Just disable protected mode sending the "
+    "command 'CONFIG SET protected-mode no' from the loopback interface by connecting to "
+    "Redis from the same host the server is running, however MAKE SURE Redis is not "
+    "publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change "
+    "permanent. 2) Alternatively you can just disable the protected mode by editing the "
+    "Redis configuration file, and setting the protected mode option to 'no', and then "
+    "restarting the server. 3) If you started the server manually just for testing, restart "
+    "it with the '--protected-mode no' option. 4) Setup a an authentication password for the "
+    "default user. NOTE: You only need to do one of the above things in order for the server "
+    "to start accepting connections from the outside.\r\n";
+
+/* A plain TCP client protected mode refuses: told and closed (true). */
+static bool protected_refused(int fd)
+{
+    if (!protected_denied(fd))
         return false;
-    static const char msg[] =
-        "-DENIED Redis is running in protected mode because protected mode is enabled and no "
-        "password is set for the default user. In this mode connections are only accepted from "
-        "the loopback interface. If you want to connect from external computers to Redis you "
-        "may adopt one of the following solutions: 1) Just disable protected mode sending the "
-        "command 'CONFIG SET protected-mode no' from the loopback interface by connecting to "
-        "Redis from the same host the server is running, however MAKE SURE Redis is not "
-        "publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change "
-        "permanent. 2) Alternatively you can just disable the protected mode by editing the "
-        "Redis configuration file, and setting the protected mode option to 'no', and then "
-        "restarting the server. 3) If you started the server manually just for testing, restart "
-        "it with the '--protected-mode no' option. 4) Setup a an authentication password for the "
-        "default user. NOTE: You only need to do one of the above things in order for the server "
-        "to start accepting connections from the outside.\r\n";
-    ssize_t w = write(fd, msg, sizeof msg - 1);
+    ssize_t w = write(fd, protected_msg, sizeof protected_msg - 1);
     (void)w;
     close(fd);
     return true;
 }
 
-static void conn_accept(int lfd, bool unix_sock)
+static void conn_accept(int lfd, bool unix_sock, bool tls)
 {
     for (;;) {
         int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -316,7 +348,7 @@ static void conn_accept(int lfd, bool unix_sock)
             srv.stats.rejected++;
             continue;
         }
-        if (!unix_sock && protected_refused(fd)) {
+        if (!unix_sock && !tls && protected_refused(fd)) {
             srv.stats.rejected++;
             continue;
         }
@@ -324,7 +356,15 @@ static void conn_accept(int lfd, bool unix_sock)
             int one = 1;
             setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         }
-        srv_conn_adopt(fd, (unix_sock ? CONN_UNIX : 0) | (acl_auth_required() ? 0 : CONN_AUTHED));
+        struct ssl_st *ssl = NULL;
+        if (tls && !(ssl = srv_tls_accept(fd))) {
+            srv_log(LOG_WARNING, "TLS: cannot start a session for a new client");
+            close(fd);
+            continue;
+        }
+        struct conn *c = srv_conn_adopt(fd, (unix_sock ? CONN_UNIX : 0) |
+                                                (acl_auth_required() ? 0 : CONN_AUTHED));
+        c->ssl = ssl;
     }
 }
 
@@ -366,6 +406,10 @@ static int busy_depth; /* >0: srv_events_while_busy is handling events */
 /* Clients whose replies wait to be written at the end of the iteration. */
 static struct conn **pending;
 static size_t npending, pendingcap;
+/* TLS clients with decrypted input still in their session, which no
+ * socket event announces: the loop reads them again. */
+static struct conn **tls_more;
+static size_t ntls_more, tls_more_cap;
 
 void conn_want_write(struct conn *c)
 {
@@ -515,6 +559,11 @@ void conn_free(struct conn *c)
     for (size_t i = 0; i < npending; i++)
         if (pending[i] == c)
             pending[i] = NULL;
+    for (size_t i = 0; i < ntls_more; i++)
+        if (tls_more[i] == c)
+            tls_more[i] = NULL;
+    srv_tls_close(c->ssl);
+    c->ssl = NULL;
     epoll_ctl(srv.epfd, EPOLL_CTL_DEL, c->fd, NULL);
     close(c->fd);
     if (c->prev)
@@ -623,17 +672,36 @@ static bool conn_wrote(struct conn *c, size_t done, int err)
     return true;
 }
 
+static bool tls_step(struct conn *c);
+static void conn_read(struct conn *c);
+
 /* Writes what it can; returns false if c was freed. */
 static bool conn_flush(struct conn *c)
 {
+    if (c->ssl && !c->tls_ready)
+        return tls_step(c) && conn_flush(c);
+    if (c->ssl && c->tls_read_waits) {
+        /* A read waited for this: it goes first (it may free c). */
+        c->tls_read_waits = false;
+        uint64_t id = c->id;
+        conn_read(c);
+        bool alive = false;
+        for (struct conn *o = srv.clients; o && !alive; o = o->next)
+            alive = o == c && o->id == id;
+        if (!alive)
+            return false;
+    }
     if (resp_buf_used(&c->out))
         sync_before_reply();
     size_t done = 0;
     srv.stats.writes_processed += resp_buf_used(&c->out) > 0;
     while (resp_buf_used(&c->out) > done) {
-        ssize_t w = (c->flags & CONN_PASS_FDS) ? send_fds(c)
-                                               : write(c->fd, resp_buf_data(&c->out) + done,
-                                                       resp_buf_used(&c->out) - done);
+        bool ww = false;
+        ssize_t w =
+            (c->flags & CONN_PASS_FDS) ? send_fds(c)
+            : c->ssl                   ? srv_tls_write(c->ssl, resp_buf_data(&c->out) + done,
+                                                       resp_buf_used(&c->out) - done, &ww)
+                     : write(c->fd, resp_buf_data(&c->out) + done, resp_buf_used(&c->out) - done);
         if (w > 0) {
             if (c->flags & CONN_PASS_FDS) { /* sent alone: the rest goes by write */
                 srv.stats.net_out += (uint64_t)w;
@@ -645,9 +713,41 @@ static bool conn_flush(struct conn *c)
         }
         if (w < 0 && errno == EINTR)
             continue;
+        /* A TLS write waiting to read (a key update) waits for any event. */
+        (void)ww;
         return conn_wrote(c, done, w < 0 ? errno : EPIPE);
     }
     return conn_wrote(c, done, 0);
+}
+
+/* Moves c's TLS handshake on. True when it is done (c may read and
+ * write); false when it waits (the loop watches what for) or failed (c is
+ * freed). A client protected mode refuses gets Redis's text, encrypted,
+ * and is closed after it. */
+static bool tls_step(struct conn *c)
+{
+    bool ww = false;
+    char err[300];
+    int r = srv_tls_handshake(c->ssl, &ww, err, sizeof err);
+    if (r == 0) {
+        ev_set(c, ww);
+        return false;
+    }
+    if (r < 0) {
+        srv_log(LOG_VERBOSE, "Error accepting a client connection: %s (addr=%s)", err, c->addr);
+        conn_free(c);
+        return false;
+    }
+    c->tls_ready = true;
+    ev_set(c, false);
+    if (protected_denied(c->fd)) {
+        srv.stats.rejected++;
+        resp_buf_append(&c->out, protected_msg, sizeof protected_msg - 1);
+        c->flags |= CONN_CLOSE_AFTER_REPLY;
+        conn_flush(c);
+        return false;
+    }
+    return true;
 }
 
 /* The iteration's replies, pending[0, npending): written by srv_io's
@@ -666,7 +766,7 @@ static void flush_pending(void)
          * clears their pending entries. */
         for (size_t i = 0; i < npending; i++) {
             struct conn *c = pending[i];
-            if (c && ((c->flags & CONN_PASS_FDS) || !resp_buf_used(&c->out))) {
+            if (c && ((c->flags & CONN_PASS_FDS) || c->ssl || !resp_buf_used(&c->out))) {
                 pending[i] = NULL;
                 c->flags &= ~(uint32_t)CONN_PENDING_WRITE;
                 conn_flush(c);
@@ -738,8 +838,8 @@ void srv_events_while_busy(struct conn *caller)
     for (int i = 0; i < n; i++) {
         uint64_t tag = evs[i].data.u64;
         if (tag & LISTENER_TAG) {
-            int fd = (int)(tag & ~LISTENER_TAG);
-            conn_accept(fd, fd == srv.unixfd);
+            int fd = (int)(tag & ~(LISTENER_TAG | TLS_TAG));
+            conn_accept(fd, fd == srv.unixfd, (tag & TLS_TAG) != 0);
             continue;
         }
         struct conn *c = evs[i].data.ptr;
@@ -906,11 +1006,20 @@ static void conn_read(struct conn *c)
     size_t want = READ_CHUNK;
     if (c->req.bulk > (int64_t)READ_CHUNK)
         want = (size_t)c->req.bulk < READ_BULK_MAX ? (size_t)c->req.bulk + 2 : READ_BULK_MAX;
+    if (c->ssl && !c->tls_ready && !tls_step(c))
+        return;
     char *dst = resp_buf_reserve(&c->in, want);
     ssize_t r;
+    bool ww = false;
     srv.stats.reads_processed++;
-    while ((r = read(c->fd, dst, want)) < 0 && errno == EINTR)
+    while ((r = c->ssl ? srv_tls_read(c->ssl, dst, want, &ww) : read(c->fd, dst, want)) < 0 &&
+           errno == EINTR)
         ;
+    if (r < 0 && ww) {
+        c->tls_read_waits = true; /* conn_flush reads again */
+        ev_set(c, true);
+        return;
+    }
     if (r > 0) {
         c->in.len += (size_t)r;
         srv.stats.net_in += (uint64_t)r;
@@ -926,7 +1035,30 @@ static void conn_read(struct conn *c)
         conn_free(c); /* EOF or error: a client that vanishes mid-command loses nothing */
         return;
     }
+    if (c->ssl && r > 0 && srv_tls_pending(c->ssl)) {
+        if (ntls_more == tls_more_cap) {
+            tls_more_cap = tls_more_cap ? 2 * tls_more_cap : 16;
+            tls_more = kv_xrealloc(tls_more, tls_more_cap * sizeof *tls_more);
+        }
+        tls_more[ntls_more++] = c;
+    }
     conn_process(c);
+}
+
+/* The TLS clients whose sessions hold input no event announces. */
+static void read_tls_more(void)
+{
+    size_t n = ntls_more;
+    if (n == 0)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        struct conn *c = tls_more[i];
+        tls_more[i] = NULL;
+        if (c && !(c->flags & CONN_CLOSE_ASAP))
+            conn_read(c); /* may add to the list: after n */
+    }
+    memmove(tls_more, tls_more + n, (ntls_more - n) * sizeof *tls_more);
+    ntls_more -= n;
 }
 
 void srv_conn_feed(struct conn *c, const char *p, size_t n)
@@ -999,9 +1131,10 @@ static int listen_unix(const char *path, int perm)
     return fd;
 }
 
-static void add_listener(int fd)
+static void add_listener(int fd, bool tls)
 {
-    struct epoll_event ev = {.events = EPOLLIN, .data.u64 = LISTENER_TAG | (uint64_t)fd};
+    struct epoll_event ev = {.events = EPOLLIN,
+                             .data.u64 = LISTENER_TAG | (tls ? TLS_TAG : 0) | (uint64_t)fd};
     epoll_ctl(srv.epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
@@ -1362,13 +1495,30 @@ int srv_main(void)
         if (fd < 0)
             goto fail;
         srv.lfd[srv.nlfd++] = fd;
-        add_listener(fd);
+        add_listener(fd, false);
+    }
+    int tls_port = (int)srv_conf_kept_num(&srv.conf, "tls-port");
+    if (tls_port > 0) {
+        char why[1024];
+        if (srv_tls_reconfigure(why, sizeof why)) {
+            srv_log(LOG_WARNING, "Failed to configure TLS. Check logs for more info. %s", why);
+            goto fail;
+        }
+        for (int i = 0; i < srv.conf.nbind; i++) {
+            int fd = listen_tcp(srv.conf.bind[i], tls_port);
+            if (fd == -2)
+                continue;
+            if (fd < 0)
+                goto fail;
+            srv.tlsfd[srv.ntlsfd++] = fd;
+            add_listener(fd, true);
+        }
     }
     srv.unixfd = -1;
     if (srv.conf.unixsocket) {
         if ((srv.unixfd = listen_unix(srv.conf.unixsocket, srv.conf.unixsocketperm)) < 0)
             goto fail;
-        add_listener(srv.unixfd);
+        add_listener(srv.unixfd, false);
     }
     if (srv.nlfd == 0 && srv.unixfd < 0) {
         srv_log(LOG_WARNING, "no address to listen on");
@@ -1400,13 +1550,13 @@ int srv_main(void)
         if (srv.pause_type && srv.pause_end_ms < wake)
             wake = srv.pause_end_ms;
         int n = epoll_wait(srv.epfd, evs, 256,
-                           npending || nresumed || wake <= t0 ? 0 : (int)(wake - t0));
+                           npending || nresumed || ntls_more || wake <= t0 ? 0 : (int)(wake - t0));
         srv.loop_ms = srv_mstime();
         for (int i = 0; i < n; i++) {
             uint64_t tag = evs[i].data.u64;
             if (tag & LISTENER_TAG) {
-                int fd = (int)(tag & ~LISTENER_TAG);
-                conn_accept(fd, fd == srv.unixfd);
+                int fd = (int)(tag & ~(LISTENER_TAG | TLS_TAG));
+                conn_accept(fd, fd == srv.unixfd, (tag & TLS_TAG) != 0);
                 continue;
             }
             struct conn *c = evs[i].data.ptr;
@@ -1421,6 +1571,7 @@ int srv_main(void)
             if (evs[i].events & EPOLLOUT)
                 conn_flush(c);
         }
+        read_tls_more();
         if (srv.pause_type && srv_mstime() >= srv.pause_end_ms)
             srv_unpause();
         if (!srv.pause_type && npaused)
@@ -1475,6 +1626,12 @@ out:
         conn_free(srv.clients);
     for (int i = 0; i < srv.nlfd; i++)
         close(srv.lfd[i]);
+    for (int i = 0; i < srv.ntlsfd; i++)
+        close(srv.tlsfd[i]);
+    srv_tls_free();
+    free(tls_more);
+    tls_more = NULL;
+    ntls_more = tls_more_cap = 0;
     if (srv.unixfd >= 0) {
         close(srv.unixfd);
         unlink(srv.conf.unixsocket);

@@ -198,6 +198,11 @@ struct conn {
      * otherwise; NULL for internal clients (the primary's link, scripts'),
      * which may run anything. */
     struct acl_user *user;
+    /* TLS (srv_tls.h): the session, NULL on a plain connection; whether
+     * its handshake is done; whether a read waits for the socket to take a
+     * write (the loop then reads again when it is writable). */
+    struct ssl_st *ssl;
+    bool tls_ready, tls_read_waits;
     bool out_armed; /* epoll also watches for output */
     /* Step 1 of the prefetch was issued for the command after the next:
      * pf is what it computed, pf_len that command's length (0: unknown). */
@@ -295,6 +300,8 @@ struct srv {
     int epfd;
     int lfd[SRV_MAX_BIND + 1];
     int nlfd;
+    int tlsfd[SRV_MAX_BIND + 1]; /* listeners on tls-port */
+    int ntlsfd;
     int unixfd;
     struct conn *clients; /* doubly linked */
     size_t nclients;
@@ -395,6 +402,9 @@ void conn_free(struct conn *c);
  * loop is between events, since another event of the same batch may
  * still name it. */
 void srv_close_async(struct conn *c);
+/* Builds the TLS context again from the tls-* directives (CONFIG SET):
+ * 0, or -1 with the reason in err and the old context kept. */
+int srv_tls_reconfigure(char *err, size_t cap);
 
 /* SCAN cursors: remembers where a scan stopped; 0 means "from the start". */
 struct srv_cursor {

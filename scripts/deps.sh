@@ -14,7 +14,7 @@ PKGS=(build-essential cmake pkg-config clang-format
       libsnappy-dev zlib1g-dev libbz2-dev liblz4-dev libzstd-dev
       redis-server redis-tools redis-sentinel gnuplot-nox
       dpkg-dev file debootstrap systemd
-      liblua5.1-0-dev lua-cjson-dev lua-bitop-dev libssl-dev
+      liblua5.1-0-dev lua-cjson-dev lua-bitop-dev libssl-dev openssl
       python3-redis prometheus-redis-exporter)
 
 missing=()
