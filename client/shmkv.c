@@ -367,6 +367,8 @@ int shmkv_open(shmkv **out, const char *socket_path, const struct shmkv_opts *o)
     *out = NULL;
     if (!socket_path)
         return err(SHMKV_EINVAL, "no socket path");
+    if (o && o->user && !o->password)
+        return err(SHMKV_EINVAL, "a user needs a password (AUTH user password)");
     shmkv *h = calloc(1, sizeof *h);
     if (!h || !(h->path = strdup(socket_path)) ||
         (o && o->password && !(h->password = strdup(o->password))) ||

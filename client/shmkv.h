@@ -117,7 +117,7 @@ struct shmkv_opts {
     unsigned db;          /* SELECT this database */
     int no_cache;         /* 1: never map the cache (the socket only) */
     int timeout_ms;       /* socket send/receive timeout (0: none) */
-    const char *user;     /* the ACL user AUTH names (NULL: the default user) */
+    const char *user;     /* the ACL user AUTH names, with password (NULL: default) */
 };
 
 /* Connects to the daemon at socket_path, authenticates, selects the

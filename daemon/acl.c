@@ -345,6 +345,16 @@ static void pat_add(struct acl_pat **p, size_t *n, const char *s, size_t sn, uns
     (*p)[(*n)++] = (struct acl_pat){kv_xmemdup(s, sn), sn, flags};
 }
 
+/* Redis refuses spaces and NULs in names and patterns: ACL files and
+ * CONFIG REWRITE write them unquoted. */
+static bool has_space(const char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (isspace((unsigned char)p[i]) || p[i] == '\0')
+            return true;
+    return false;
+}
+
 static bool op_is(const char *op, size_t n, const char *w)
 {
     return strlen(w) == n && !strncasecmp(op, w, n);
@@ -382,9 +392,10 @@ static int sel_op(struct acl_sel *s, const char *op, size_t n)
         size_t i = 0;
         if (op[0] == '%') {
             for (i = 1; i < n && op[i] != '~'; i++) {
-                if (op[i] == 'R' && !(flags & ACL_R))
+                char f = (char)toupper((unsigned char)op[i]);
+                if (f == 'R' && !(flags & ACL_R))
                     flags |= ACL_R;
-                else if (op[i] == 'W' && !(flags & ACL_W))
+                else if (f == 'W' && !(flags & ACL_W))
                     flags |= ACL_W;
                 else
                     return EINVAL;
@@ -398,10 +409,14 @@ static int sel_op(struct acl_sel *s, const char *op, size_t n)
             return EEXIST;
         /* "%R" without '~' is Redis's too: the empty pattern. */
         size_t from = i < n ? i + 1 : n;
+        if (has_space(op + from, n - from))
+            return EINVAL;
         pat_add(&s->keys, &s->nkeys, op + from, n - from, flags);
     } else if (n && op[0] == '&') {
         if (s->allchans)
             return EISDIR;
+        if (has_space(op + 1, n - 1))
+            return EINVAL;
         pat_add(&s->chans, &s->nchans, op + 1, n - 1, 0);
     } else if (n > 1 && (op[0] == '+' || op[0] == '-') && op[1] == '@') {
         int cat = acl_cat_find(op + 2, n - 2);
@@ -554,6 +569,7 @@ static int add_selector(struct acl_user *u, const char *op, size_t n)
 {
     struct acl_sel s;
     sel_init(&s);
+    s.allchans = pubsub_all; /* acl-pubsub-default, as for a new user */
     int rc = 0;
     const char *p = op + 1, *end = op + n - 1;
     while (p < end && !rc) {
@@ -757,6 +773,10 @@ void acl_set_pubsub_default(bool all)
 int acl_setuser(const char *name, size_t nn, const struct db_str *ops, size_t nops, char *err,
                 size_t cap)
 {
+    if (has_space(name, nn)) {
+        snprintf(err, cap, "ERR Usernames can't contain spaces or null characters");
+        return -1;
+    }
     struct acl_user *old = acl_find(name, nn);
     struct acl_user *u = old ? user_dup(old) : user_fresh(name, nn);
     if (user_apply(u, ops, nops, NULL, 0, err, cap)) {
@@ -861,6 +881,11 @@ int acl_load_file(const char *path, void (*drop)(struct acl_user *u, void *arg),
     }
     free(line);
     resp_req_free(&r);
+    if (ferror(f)) { /* not the end: a read failed */
+        snprintf(msg, sizeof msg, "Error loading ACLs, reading file '%s': %s. ", path,
+                 strerror(errno));
+        sb_add(&errs, msg, strlen(msg));
+    }
     fclose(f);
     if (errs.n) {
         snprintf(err, cap,
@@ -1130,6 +1155,42 @@ static int check_sel(const struct acl_sel *s, const struct cmd *k, long id,
     return ACL_OK;
 }
 
+/* The keys of a command line (a malloc'd array in *keys); none outside
+ * the arity, where key positions mean nothing (redis.acl_check_cmd does
+ * not check it). */
+static int keys_of(const struct cmd *cmd, long sub, const struct db_str *argv, size_t argc,
+                   struct cmd_keyref **keys)
+{
+    *keys = kv_xmalloc((argc ? argc : 1) * CMD_KEYSPECS_MAX * sizeof **keys);
+    int arity = sub >= 0 ? cmd_sub_at((size_t)sub)->arity : cmd->arity;
+    bool fits = arity > 0 ? argc == (size_t)arity : argc >= (size_t)-arity;
+    int n = fits ? cmd_getkeyrefs(cmd, argv, argc, *keys) : 0, kept = 0;
+    for (int k = 0; k < n; k++)
+        if ((*keys)[k].pos < argc)
+            (*keys)[kept++] = (*keys)[k];
+    return kept;
+}
+
+static bool sel_reads_all(const struct acl_sel *s);
+
+bool acl_unrestricted_read(const struct acl_user *u, const struct cmd *cmd, long sub,
+                           const struct db_str *argv, size_t argc)
+{
+    if (!u)
+        return true;
+    long id = sub >= 0 ? (long)U.ncmd + sub : (long)(cmd - cmd_at(0));
+    struct cmd_keyref *keys;
+    int nkeys = keys_of(cmd, sub, argv, argc, &keys);
+    bool ok = false;
+    for (size_t i = 0; i < u->nsel && !ok; i++) {
+        size_t pos;
+        ok = sel_reads_all(&u->sel[i]) &&
+             check_sel(&u->sel[i], cmd, id, argv, argc, keys, nkeys, &pos) == ACL_OK;
+    }
+    free(keys);
+    return ok;
+}
+
 int acl_check(const struct acl_user *u, const struct cmd *cmd, long sub, const struct db_str *argv,
               size_t argc, size_t *errpos)
 {
@@ -1143,19 +1204,8 @@ int acl_check(const struct acl_user *u, const struct cmd *cmd, long sub, const s
     int rc = worst;
     for (size_t i = 0; i < u->nsel; i++) {
         const struct acl_sel *s = &u->sel[i];
-        if (nkeys < 0 && !s->allkeys) {
-            keys = kv_xmalloc((argc ? argc : 1) * CMD_KEYSPECS_MAX * sizeof *keys);
-            /* Key positions mean something only within the arity
-             * (redis.acl_check_cmd does not check it). */
-            int arity = sub >= 0 ? cmd_sub_at((size_t)sub)->arity : cmd->arity;
-            bool fits = arity > 0 ? argc == (size_t)arity : argc >= (size_t)-arity;
-            nkeys = fits ? cmd_getkeyrefs(cmd, argv, argc, keys) : 0;
-            int kept = 0;
-            for (int k = 0; k < nkeys; k++)
-                if (keys[k].pos < argc)
-                    keys[kept++] = keys[k];
-            nkeys = kept;
-        }
+        if (nkeys < 0 && !s->allkeys)
+            nkeys = keys_of(cmd, sub, argv, argc, &keys);
         size_t pos = 0;
         rc = check_sel(s, cmd, id, argv, argc, keys, nkeys < 0 ? 0 : nkeys, &pos);
         if (rc == ACL_OK)
@@ -1277,8 +1327,9 @@ static void describe_commands(const struct acl_sel *s, struct sb *b)
             }
         }
         for (size_t i = 0; i < s->nfa[id]; i++) {
-            snprintf(w, sizeof w, "+%s|%s", U.name[id], s->fa[id][i]);
+            snprintf(w, sizeof w, "+%s|", U.name[id]);
             sb_word(b, w);
+            sb_add(b, s->fa[id][i], strlen(s->fa[id][i])); /* whatever its length */
         }
     }
     sel_free(&fake);

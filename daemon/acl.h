@@ -39,7 +39,9 @@ struct acl_user *acl_nobody(void);
  * has passwords. */
 bool acl_auth_required(void);
 /* Applies requirepass to the default user when it changed since the last
- * call (NULL or "": nopass), as Redis does: resetpass, then >password. */
+ * call (NULL or "": nopass), as Redis does: resetpass, then >password.
+ * Setting the same value again changes nothing, in Redis too, even after
+ * ACL SETUSER changed the default user's passwords. */
 void acl_requirepass(const char *pass);
 
 /* The user that name and password authenticate (enabled, and nopass or a
@@ -87,6 +89,12 @@ void acl_set_pubsub_default(bool all);
  * (allkeys, ~* or %R~*). What SHMKV.ATTACH asks of a user before handing
  * it the shared-memory segment, which holds every cached record. */
 bool acl_reads_everything(const struct acl_user *u, const char *const *names, size_t n);
+
+/* Whether some rule set of u allows the command line and reads every key
+ * (allkeys, ~* or %R~*): SORT's BY and GET read keys no spec names, and
+ * need it, as in Redis. u NULL: yes. */
+bool acl_unrestricted_read(const struct acl_user *u, const struct cmd *cmd, long sub,
+                           const struct db_str *argv, size_t argc);
 
 /* Descriptions, in Redis's words. */
 /* ACL LIST's line for u (without "user name "), malloc'd. */

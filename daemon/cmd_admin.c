@@ -32,6 +32,28 @@
 
 /* ---- CONFIG ---- */
 
+/* The value CONFIG GET gives for the parameter name (exact), malloc'd, or
+ * NULL. */
+static char *config_value(const struct db_str *name)
+{
+    struct resp_buf b;
+    resp_buf_init(&b);
+    char *v = NULL;
+    if (srv_conf_get(&srv.conf, name, 1, &b, 2) == 1) {
+        /* "$n\r\nname\r\n$m\r\nvalue\r\n" */
+        const char *p = resp_buf_data(&b), *end = p + resp_buf_used(&b);
+        for (int field = 0; field < 2 && p < end; field++) {
+            size_t len = (size_t)strtoull(p + 1, NULL, 10);
+            p = strchr(p, '\n') + 1;
+            if (field == 1 && p + len <= end)
+                v = strndup(p, len);
+            p += len + 2;
+        }
+    }
+    resp_buf_free(&b);
+    return v;
+}
+
 /* CONFIG SET name value ...: a change to a tls-* directive builds the TLS
  * context again (while TLS is on), and one that fails undoes the whole
  * CONFIG SET, as in Redis. */
@@ -39,31 +61,30 @@ static void config_set(struct conn *c)
 {
     char err[1024];
     const struct db_str *tls_arg = NULL;
-    for (size_t i = 2; i + 1 < c->argc && !tls_arg; i += 2)
-        if (c->argv[i].n > 4 && !strncasecmp(c->argv[i].p, "tls-", 4))
-            tls_arg = &c->argv[i];
-    bool tls = tls_arg && srv_conf_kept_num(&srv.conf, "tls-port") > 0;
-    /* The old values, to put back. */
-    size_t pairs = (c->argc - 2) / 2, nold = 0;
-    struct db_str *old = tls ? kv_xcalloc(2 * pairs, sizeof *old) : NULL;
-    char **copies = tls ? kv_xcalloc(pairs, sizeof *copies) : NULL;
-    for (size_t i = 0; tls && i < pairs; i++) {
+    size_t pairs = (c->argc - 2) / 2;
+    for (size_t i = 0; i < pairs; i++) {
         const struct db_str *name = &c->argv[2 + 2 * i];
-        char nm[128];
-        snprintf(nm, sizeof nm, "%.*s", (int)name->n, name->p);
-        const char *v = srv_conf_kept(&srv.conf, nm);
-        if (!v || strncasecmp(nm, "tls-", 4))
-            continue; /* only the TLS directives go back */
-        copies[i] = strdup(v);
-        old[nold++] = *name;
-        old[nold++] = (struct db_str){copies[i], strlen(copies[i])};
+        if (!tls_arg && name->n > 4 && !strncasecmp(name->p, "tls-", 4))
+            tls_arg = name;
+    }
+    bool tls = tls_arg && srv_conf_kept_num(&srv.conf, "tls-port") > 0;
+    /* Every old value, to put back if the TLS context cannot be built. */
+    size_t nold = 0;
+    struct db_str *old = tls ? kv_xcalloc(2 * pairs, sizeof *old) : NULL;
+    for (size_t i = 0; tls && i < pairs; i++) {
+        char *v = config_value(&c->argv[2 + 2 * i]);
+        if (!v)
+            continue;
+        old[nold++] = c->argv[2 + 2 * i];
+        old[nold++] = (struct db_str){v, strlen(v)};
     }
     if (srv_conf_runtime_set(&srv.conf, c->argv + 2, c->argc - 2, err, sizeof err)) {
         resp_error(OUT(c), err);
     } else if (tls && srv_tls_reconfigure(err, sizeof err)) {
         srv_log(LOG_WARNING, "Failed to update TLS configuration: %s", err);
         char undo[1024];
-        srv_conf_runtime_set(&srv.conf, old, nold, undo, sizeof undo);
+        if (srv_conf_runtime_set(&srv.conf, old, nold, undo, sizeof undo))
+            srv_log(LOG_WARNING, "CONFIG SET could not be undone: %s", undo);
         resp_errorf(OUT(c),
                     "ERR CONFIG SET failed (possibly related to argument '%.*s') - Unable to "
                     "update TLS configuration. Check server logs.",
@@ -71,9 +92,8 @@ static void config_set(struct conn *c)
     } else {
         resp_simple(OUT(c), "OK");
     }
-    for (size_t i = 0; tls && i < pairs; i++)
-        free(copies[i]);
-    free(copies);
+    for (size_t i = 1; i < nold; i += 2)
+        free((char *)old[i].p);
     free(old);
 }
 

@@ -207,7 +207,7 @@ int cmd_client_line(const struct conn *c, char *buf, size_t cap)
         *f++ = 'N';
     *f = '\0';
     long long redir = (c->tflags & CONN_TRK_ON) ? (long long)c->tredir : -1;
-    return snprintf(
+    int n = snprintf(
         buf, cap,
         "id=%llu addr=%s laddr=%s fd=%d name=%s age=%llu idle=%llu flags=%s db=%u "
         "sub=%zu psub=%zu ssub=%zu multi=%d qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 "
@@ -221,6 +221,8 @@ int cmd_client_line(const struct conn *c, char *buf, size_t cap)
         resp_buf_used(&c->in), c->in.cap - c->in.len, c->in.cap, resp_buf_used(&c->out),
         c->in.cap + c->out.cap, c->lastcmd ? c->lastcmd : "NULL",
         c->user ? acl_name(c->user) : "default", redir, c->proto);
+    /* A long name is cut: the line never runs past buf. */
+    return n < 0 ? 0 : (size_t)n >= cap ? (int)cap - 1 : n;
 }
 
 /* Client types, as CLIENT LIST and KILL filter them: our replicas, the

@@ -72,13 +72,30 @@ static bool monitor_hides(const struct conn *c, const struct cmd *cmd)
         return !cmd_arg_is(c, 1, "help");
     if (cmd->fn == cmd_client)
         return cmd_arg_is(c, 1, "kill") || cmd_arg_is(c, 1, "list");
-    return false;
+    /* Any other admin subcommand (ACL SETUSER ...), as Redis flags it. */
+    char name[96];
+    int n = snprintf(name, sizeof name, "%s|%.*s", cmd->name, (int)c->argv[1].n, c->argv[1].p);
+    const struct cmd_sub *sub =
+        n > 0 && (size_t)n < sizeof name ? cmd_sub_lookup(name, (size_t)n) : NULL;
+    return sub && (sub->flags & CMD_ADMIN);
 }
 
 bool cmd_arg_redacted(const struct conn *c, const struct cmd *cmd, size_t i)
 {
     if (cmd->fn == cmd_auth)
         return i >= 1;
+    /* A user's rules hold its passwords: all of them go, as in Redis. */
+    if (cmd->fn == cmd_acl)
+        return i >= 2 && cmd_arg_is(c, 1, "setuser");
+    /* The values of Redis's sensitive directives. */
+    if (cmd->fn == cmd_config && i >= 3 && i % 2 == 1 && cmd_arg_is(c, 1, "set")) {
+        static const char *const secret[] = {"requirepass", "masterauth", "tls-key-file-pass",
+                                             "tls-client-key-file-pass"};
+        for (size_t k = 0; k < sizeof secret / sizeof secret[0]; k++)
+            if (cmd_arg_is(c, i - 1, secret[k]))
+                return true;
+        return false;
+    }
     if (cmd->fn == cmd_migrate) {
         for (size_t j = 6; j < i; j++) {
             if (cmd_arg_is(c, j, "keys"))

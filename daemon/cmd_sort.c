@@ -8,6 +8,7 @@
  * hash field by what follows a "->" after it ("weight_*->f"); "#" in GET is
  * the element itself. ALPHA compares bytes, as Redis does in the C locale.
  */
+#include "acl.h"
 #include "cmd.h"
 
 #include <errno.h>
@@ -123,6 +124,10 @@ static void sort_generic(struct conn *c, bool readonly)
     const struct db_str *by = NULL, *store = NULL;
     const struct db_str **gets = kv_xmalloc(c->argc * sizeof *gets);
     size_t ngets = 0;
+    /* BY and GET read keys that no key spec names: only for a user who may
+     * read every key. */
+    const struct cmd *self = cmd_lookup(c->argv[0].p, c->argv[0].n);
+    bool all_keys = acl_unrestricted_read(c->user, self, -1, c->argv, c->argc);
     for (size_t j = 2; j < c->argc; j++) {
         size_t left = c->argc - j - 1;
         if (cmd_arg_is(c, j, "asc")) {
@@ -140,7 +145,17 @@ static void sort_generic(struct conn *c, bool readonly)
         } else if (cmd_arg_is(c, j, "by") && left >= 1) {
             by = &c->argv[++j];
             dontsort = memchr(by->p, '*', by->n) == NULL; /* a constant: no order */
+            if (!dontsort && !all_keys) {
+                resp_error(OUT(c), "ERR BY option of SORT denied due to insufficient ACL "
+                                   "permissions.");
+                goto out;
+            }
         } else if (cmd_arg_is(c, j, "get") && left >= 1) {
+            if (!all_keys) {
+                resp_error(OUT(c), "ERR GET option of SORT denied due to insufficient ACL "
+                                   "permissions.");
+                goto out;
+            }
             gets[ngets++] = &c->argv[++j];
         } else {
             cmd_reply_syntax(c);

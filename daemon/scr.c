@@ -434,7 +434,8 @@ static bool noscript(const char *name)
         "blpop", "brpop", "blmove", "brpoplpush", "bzpopmin", "bzpopmax", "wait", "monitor",
         "hello", "auth", "quit", "reset", "client", "config", "latency", "module", "debug", "save",
         "bgsave", "shutdown", "role", "cluster|reset", "fcall", "fcall_ro", "replicaof", "slaveof",
-        "failover",
+        "failover", "acl|cat", "acl|deluser", "acl|dryrun", "acl|genpass", "acl|getuser",
+        "acl|list", "acl|load", "acl|log", "acl|save", "acl|setuser", "acl|users", "acl|whoami",
         /* of SCRIPT and FUNCTION, all but HELP */
         "script|load", "script|exists", "script|flush", "script|kill", "script|debug",
         "function|load", "function|delete", "function|flush", "function|list", "function|dump",
@@ -518,8 +519,11 @@ static int call_common(lua_State *l, bool protect)
     sc->proto = run.resp;
     sc->argv = argv;
     sc->argc = (size_t)argc;
+    /* Commands see the caller's user (SORT's BY and GET ask it). */
+    sc->user = run.caller ? run.caller->user : NULL;
     resp_buf_consume(&sc->out, resp_buf_used(&sc->out));
     cmd_call(sc, cmd);
+    sc->user = NULL;
     sc->argv = NULL;
     sc->argc = 0;
     free(argv);

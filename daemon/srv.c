@@ -713,11 +713,21 @@ static bool conn_flush(struct conn *c)
         }
         if (w < 0 && errno == EINTR)
             continue;
-        /* A TLS write waiting to read (a key update) waits for any event. */
-        (void)ww;
+        if (w < 0 && c->ssl && errno == EAGAIN && !ww) {
+            /* The TLS write waits for input (a key update): conn_read
+             * writes again once the socket is readable. */
+            c->tls_write_waits = true;
+            srv.stats.net_out += done;
+            resp_buf_consume(&c->out, done);
+            ev_set(c, false);
+            return true;
+        }
         return conn_wrote(c, done, w < 0 ? errno : EPIPE);
     }
-    return conn_wrote(c, done, 0);
+    bool alive = conn_wrote(c, done, 0);
+    if (alive && c->ssl && c->tls_read_waits)
+        ev_set(c, true); /* the read still waits to write */
+    return alive;
 }
 
 /* Moves c's TLS handshake on. True when it is done (c may read and
@@ -1008,6 +1018,11 @@ static void conn_read(struct conn *c)
         want = (size_t)c->req.bulk < READ_BULK_MAX ? (size_t)c->req.bulk + 2 : READ_BULK_MAX;
     if (c->ssl && !c->tls_ready && !tls_step(c))
         return;
+    if (c->ssl && c->tls_write_waits) {
+        c->tls_write_waits = false;
+        if (!conn_flush(c))
+            return;
+    }
     char *dst = resp_buf_reserve(&c->in, want);
     ssize_t r;
     bool ww = false;
@@ -1488,7 +1503,8 @@ int srv_main(void)
     }
 
     srv.epfd = epoll_create1(EPOLL_CLOEXEC);
-    for (int i = 0; i < srv.conf.nbind; i++) {
+    /* port 0: no plain TCP listener (a TLS-only or socket-only server). */
+    for (int i = 0; i < srv.conf.nbind && srv.conf.port > 0; i++) {
         int fd = listen_tcp(srv.conf.bind[i], srv.conf.port);
         if (fd == -2)
             continue;
@@ -1520,7 +1536,7 @@ int srv_main(void)
             goto fail;
         add_listener(srv.unixfd, false);
     }
-    if (srv.nlfd == 0 && srv.unixfd < 0) {
+    if (srv.nlfd == 0 && srv.ntlsfd == 0 && srv.unixfd < 0) {
         srv_log(LOG_WARNING, "no address to listen on");
         goto fail;
     }

@@ -200,9 +200,10 @@ struct conn {
     struct acl_user *user;
     /* TLS (srv_tls.h): the session, NULL on a plain connection; whether
      * its handshake is done; whether a read waits for the socket to take a
-     * write (the loop then reads again when it is writable). */
+     * write (the loop then reads again when it is writable), or a write for
+     * input (it writes again when the socket is readable). */
     struct ssl_st *ssl;
-    bool tls_ready, tls_read_waits;
+    bool tls_ready, tls_read_waits, tls_write_waits;
     bool out_armed; /* epoll also watches for output */
     /* Step 1 of the prefetch was issued for the command after the next:
      * pf is what it computed, pf_len that command's length (0: unknown). */
