@@ -58,6 +58,10 @@ start_server() { # SPEC PORT DIR: redis (without persistence, with the
     wait_ready "$2"
 }
 
+median() { # the median of the numbers on stdin, one a line
+    sort -n | awk '{ a[NR] = $1 } END { print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }'
+}
+
 catch_up_us() { # PORT: microseconds until shmkvd's write-back has nothing
     # pending (30 s at most); 0 if nothing was (redis-server has no such field)
     local t0 t1

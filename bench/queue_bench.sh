@@ -55,7 +55,6 @@ for run in $(seq 1 "$runs"); do
     done
 done
 
-median() { sort -n | awk '{ a[NR] = $1 } END { print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }'; }
 col() { # SERVER KIND FIELD: the field's median over the runs
     for r in $(seq 1 "$runs"); do echo "${res[$1,$2,$r]}" | awk -v f="$3" '{ print $f }'; done | median
 }

@@ -114,7 +114,6 @@ for r in $(seq 1 "$runs"); do
     done
 done
 
-median() { sort -n | awk '{ a[NR] = $1 } END { print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }'; }
 med() { # SPEC TEST P: the median requests/s
     awk -F'\t' -v s="$1" -v t="$2" -v p="$3" '$1 == s && $2 == t && $3 == p { print $4 }' "$raw" | median
 }

@@ -64,7 +64,6 @@ for run in $(seq 1 "$runs"); do
     done
 done
 
-median() { sort -n | awk '{ a[NR] = $1 } END { print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }'; }
 col() { # KEY FIELD: the field's median over the runs
     for r in $(seq 1 "$runs"); do echo "${res[$1,$r]}" | awk -v f="$2" '{ print $f }'; done | median
 }

@@ -453,11 +453,14 @@ int scr_raise(lua_State *l, const char *msg)
     return lua_error(l);
 }
 
-static int call_common(lua_State *l, bool protect)
+/* A redis lib call's arguments as a command line (*argv malloc'd, its
+ * strings on the Lua stack): NULL, or the error to raise (nothing
+ * allocated). */
+static const char *lua_args(lua_State *l, struct db_str **out, int *n)
 {
     int argc = lua_gettop(l);
     if (argc == 0)
-        return scr_raise(l, "ERR Please specify at least one argument for this redis lib call");
+        return "ERR Please specify at least one argument for this redis lib call";
     struct db_str *argv = kv_xmalloc((size_t)argc * sizeof *argv);
     char num[64];
     for (int i = 0; i < argc; i++) {
@@ -469,10 +472,22 @@ static int call_common(lua_State *l, bool protect)
             lua_replace(l, i + 1);
         } else if (t != LUA_TSTRING) {
             free(argv);
-            return scr_raise(l, "ERR Lua redis lib command arguments must be strings or integers");
+            return "ERR Lua redis lib command arguments must be strings or integers";
         }
         argv[i].p = lua_tolstring(l, i + 1, &argv[i].n);
     }
+    *out = argv;
+    *n = argc;
+    return NULL;
+}
+
+static int call_common(lua_State *l, bool protect)
+{
+    struct db_str *argv;
+    int argc;
+    const char *bad = lua_args(l, &argv, &argc);
+    if (bad)
+        return scr_raise(l, bad);
     const char *why = NULL;
     const struct cmd *cmd = cmd_lookup(argv[0].p, argv[0].n);
     if (!cmd) {
@@ -543,23 +558,11 @@ static int call_common(lua_State *l, bool protect)
  * that command line (without running it). */
 static int l_acl_check_cmd(lua_State *l)
 {
-    int argc = lua_gettop(l);
-    if (argc == 0)
-        return scr_raise(l, "ERR Please specify at least one argument for this redis lib call");
-    struct db_str *argv = kv_xmalloc((size_t)argc * sizeof *argv);
-    char num[64];
-    for (int i = 0; i < argc; i++) {
-        int t = lua_type(l, i + 1);
-        if (t == LUA_TNUMBER) {
-            snprintf(num, sizeof num, "%.17g", (double)lua_tonumber(l, i + 1));
-            lua_pushstring(l, num);
-            lua_replace(l, i + 1);
-        } else if (t != LUA_TSTRING) {
-            free(argv);
-            return scr_raise(l, "ERR Lua redis lib command arguments must be strings or integers");
-        }
-        argv[i].p = lua_tolstring(l, i + 1, &argv[i].n);
-    }
+    struct db_str *argv;
+    int argc;
+    const char *why = lua_args(l, &argv, &argc);
+    if (why)
+        return scr_raise(l, why);
     const struct cmd *cmd = cmd_lookup(argv[0].p, argv[0].n);
     if (!cmd) { /* the arity is not checked, as in Redis */
         free(argv);
