@@ -28,6 +28,7 @@
 #include <jemalloc/jemalloc.h>
 
 #include "acl.h"
+#include "srv_net.h"
 #include "srv_tls.h"
 #include "cmd.h"
 #include "shmc_w.h"
@@ -44,8 +45,6 @@
 struct srv srv;
 const char *srv_import_path;
 
-#define LISTENER_TAG (1ull << 63)
-#define TLS_TAG (1ull << 62) /* a listener on tls-port */
 #define READ_CHUNK (16 * 1024)
 #define READ_BULK_MAX (64u * 1024 * 1024)     /* the most one read takes */
 #define QUERY_BUF_MAX (1024ull * 1024 * 1024) /* Redis's client-query-buffer-limit */
@@ -203,49 +202,6 @@ static void ev_set(struct conn *c, bool want_out)
     c->out_armed = want_out;
 }
 
-static void sockaddr_str(const struct sockaddr_storage *sa, char *out, size_t cap, bool unix_sock)
-{
-    if (unix_sock) {
-        snprintf(out, cap, "%s:0", srv.conf.unixsocket ? srv.conf.unixsocket : "");
-        return;
-    }
-    char host[INET6_ADDRSTRLEN] = "?";
-    int port = 0;
-    if (sa->ss_family == AF_INET) {
-        const struct sockaddr_in *s = (const struct sockaddr_in *)sa;
-        inet_ntop(AF_INET, &s->sin_addr, host, sizeof host);
-        port = ntohs(s->sin_port);
-    } else if (sa->ss_family == AF_INET6) {
-        const struct sockaddr_in6 *s = (const struct sockaddr_in6 *)sa;
-        inet_ntop(AF_INET6, &s->sin6_addr, host, sizeof host);
-        port = ntohs(s->sin6_port);
-    }
-    snprintf(out, cap, "%s:%d", host, port);
-}
-
-int srv_tls_reconfigure(char *err, size_t cap)
-{
-    const struct srv_conf *k = &srv.conf;
-#define KEPT(name) (srv_conf_kept(k, name) ? srv_conf_kept(k, name) : "")
-    struct srv_tls_conf t = {
-        .cert_file = KEPT("tls-cert-file"),
-        .key_file = KEPT("tls-key-file"),
-        .key_pass = KEPT("tls-key-file-pass"),
-        .ca_file = KEPT("tls-ca-cert-file"),
-        .ca_dir = KEPT("tls-ca-cert-dir"),
-        .auth_clients = KEPT("tls-auth-clients"),
-        .protocols = KEPT("tls-protocols"),
-        .ciphers = KEPT("tls-ciphers"),
-        .ciphersuites = KEPT("tls-ciphersuites"),
-        .prefer_server_ciphers = srv_conf_kept_num(k, "tls-prefer-server-ciphers") != 0,
-        .session_caching = srv_conf_kept_num(k, "tls-session-caching") != 0,
-        .session_cache_size = (long)srv_conf_kept_num(k, "tls-session-cache-size"),
-        .session_cache_timeout = (long)srv_conf_kept_num(k, "tls-session-cache-timeout"),
-    };
-#undef KEPT
-    return srv_tls_configure(&t, err, cap);
-}
-
 /* The users of the configuration (user lines, or aclfile; not both, as
  * Redis refuses): 0, or -1 after logging why. */
 static int acl_configure(void)
@@ -271,103 +227,6 @@ static int acl_configure(void)
     return 0;
 }
 
-/* Protected mode, as Redis 7.0 has it: while protected-mode is on and the
- * default user takes no password, a TCP client from anywhere but a
- * loopback address (127.0.0.0/8, ::1) is told why and closed (a TLS one
- * once its handshake is done). Whether fd's peer is such a client. */
-static bool protected_denied(int fd)
-{
-    if (!srv_conf_kept_num(&srv.conf, "protected-mode") || !acl_default_nopass())
-        return false;
-    struct sockaddr_storage sa;
-    socklen_t sl = sizeof sa;
-    if (getpeername(fd, (struct sockaddr *)&sa, &sl) != 0)
-        return false;
-    char addr[INET6_ADDRSTRLEN + 8];
-    sockaddr_str(&sa, addr, sizeof addr, false);
-    *strrchr(addr, ':') = '\0'; /* the host alone */
-    return strncmp(addr, "127.", 4) && strcmp(addr, "::1");
-}
-
-static const char protected_msg[] =
-    "-DENIED Redis is running in protected mode because protected mode is enabled and no "
-    "password is set for the default user. In this mode connections are only accepted from "
-    "the loopback interface. If you want to connect from external computers to Redis you "
-    "may adopt one of the following solutions: 1) Just disable protected mode sending the "
-    "command 'CONFIG SET protected-mode no' from the loopback interface by connecting to "
-    "Redis from the same host the server is running, however MAKE SURE Redis is not "
-    "publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change "
-    "permanent. 2) Alternatively you can just disable the protected mode by editing the "
-    "Redis configuration file, and setting the protected mode option to 'no', and then "
-    "restarting the server. 3) If you started the server manually just for testing, restart "
-    "it with the '--protected-mode no' option. 4) Setup a an authentication password for the "
-    "default user. NOTE: You only need to do one of the above things in order for the server "
-    "to start accepting connections from the outside.\r\n";
-
-/* A plain TCP client protected mode refuses: told and closed (true). */
-static bool protected_refused(int fd)
-{
-    if (!protected_denied(fd))
-        return false;
-    ssize_t w = write(fd, protected_msg, sizeof protected_msg - 1);
-    (void)w;
-    close(fd);
-    return true;
-}
-
-static void conn_accept(int lfd, bool unix_sock, bool tls)
-{
-    for (;;) {
-        int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
-            /* Out of descriptors: the waiting client is told and closed
-             * with the one held back, or the listener would wake the loop
-             * again at once, for ever. */
-            static uint64_t told_ms;
-            if (srv_mstime() - told_ms >= 1000) {
-                told_ms = srv_mstime();
-                srv_log(LOG_WARNING, "accept: %s: clients are refused (maxclients %d)",
-                        strerror(errno), srv.conf.maxclients);
-            }
-            if (srv_os_refuse_waiting(lfd)) {
-                srv.stats.rejected++;
-                continue;
-            }
-            return;
-        }
-        if (fd < 0) {
-            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-                srv_log(LOG_WARNING, "accept: %s", strerror(errno));
-            return;
-        }
-        if (srv.nclients >= (size_t)srv.conf.maxclients) {
-            static const char msg[] = "-ERR max number of clients reached\r\n";
-            ssize_t w = write(fd, msg, sizeof msg - 1);
-            (void)w;
-            close(fd);
-            srv.stats.rejected++;
-            continue;
-        }
-        if (!unix_sock && !tls && protected_refused(fd)) {
-            srv.stats.rejected++;
-            continue;
-        }
-        if (!unix_sock) {
-            int one = 1;
-            setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        }
-        struct ssl_st *ssl = NULL;
-        if (tls && !(ssl = srv_tls_accept(fd))) {
-            srv_log(LOG_WARNING, "TLS: cannot start a session for a new client");
-            close(fd);
-            continue;
-        }
-        struct conn *c = srv_conn_adopt(fd, (unix_sock ? CONN_UNIX : 0) |
-                                                (acl_auth_required() ? 0 : CONN_AUTHED));
-        c->ssl = ssl;
-    }
-}
-
 struct conn *srv_conn_adopt(int fd, uint32_t flags)
 {
     struct conn *c = kv_xmalloc(sizeof *c);
@@ -386,10 +245,10 @@ struct conn *srv_conn_adopt(int fd, uint32_t flags)
     socklen_t sl = sizeof sa;
     bool unix_sock = flags & CONN_UNIX;
     if (getpeername(fd, (struct sockaddr *)&sa, &sl) == 0)
-        sockaddr_str(&sa, c->addr, sizeof c->addr, unix_sock);
+        srv_sockaddr_str(&sa, c->addr, sizeof c->addr, unix_sock);
     sl = sizeof sa;
     if (getsockname(fd, (struct sockaddr *)&sa, &sl) == 0)
-        sockaddr_str(&sa, c->laddr, sizeof c->laddr, unix_sock);
+        srv_sockaddr_str(&sa, c->laddr, sizeof c->laddr, unix_sock);
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
     epoll_ctl(srv.epfd, EPOLL_CTL_ADD, fd, &ev);
     c->next = srv.clients;
@@ -750,9 +609,9 @@ static bool tls_step(struct conn *c)
     }
     c->tls_ready = true;
     ev_set(c, false);
-    if (protected_denied(c->fd)) {
+    if (srv_protected_denied(c->fd)) {
         srv.stats.rejected++;
-        resp_buf_append(&c->out, protected_msg, sizeof protected_msg - 1);
+        resp_buf_append(&c->out, srv_protected_msg, strlen(srv_protected_msg));
         c->flags |= CONN_CLOSE_AFTER_REPLY;
         conn_flush(c);
         return false;
@@ -849,7 +708,7 @@ void srv_events_while_busy(struct conn *caller)
         uint64_t tag = evs[i].data.u64;
         if (tag & LISTENER_TAG) {
             int fd = (int)(tag & ~(LISTENER_TAG | TLS_TAG));
-            conn_accept(fd, fd == srv.unixfd, (tag & TLS_TAG) != 0);
+            srv_conn_accept(fd, fd == srv.unixfd, (tag & TLS_TAG) != 0);
             continue;
         }
         struct conn *c = evs[i].data.ptr;
@@ -1082,75 +941,6 @@ void srv_conn_feed(struct conn *c, const char *p, size_t n)
         return;
     resp_buf_append(&c->in, p, n);
     conn_process(c);
-}
-
-/* ---- listeners ---- */
-
-static int listen_tcp(const char *addr, int port)
-{
-    bool optional = addr[0] == '-';
-    if (optional)
-        addr++;
-    struct addrinfo hints = {.ai_family = AF_UNSPEC,
-                             .ai_socktype = SOCK_STREAM,
-                             .ai_flags = AI_PASSIVE | AI_NUMERICHOST},
-                    *res;
-    char ps[16];
-    snprintf(ps, sizeof ps, "%d", port);
-    if (strcmp(addr, "*") == 0)
-        addr = "0.0.0.0";
-    int rc = getaddrinfo(addr, ps, &hints, &res);
-    if (rc) {
-        srv_log(LOG_WARNING, "bind %s: %s", addr, gai_strerror(rc));
-        return optional ? -2 : -1;
-    }
-    int fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    int one = 1;
-    if (fd >= 0) {
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-        if (res->ai_family == AF_INET6)
-            setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
-    }
-    if (fd < 0 || bind(fd, res->ai_addr, res->ai_addrlen) < 0 || listen(fd, 511) < 0) {
-        int e = errno;
-        if (fd >= 0)
-            close(fd);
-        freeaddrinfo(res);
-        if (optional && (e == EADDRNOTAVAIL || e == EAFNOSUPPORT || e == EPROTONOSUPPORT))
-            return -2;
-        srv_log(LOG_WARNING, "Could not create server TCP listening socket %s:%d: %s", addr, port,
-                strerror(e));
-        return -1;
-    }
-    freeaddrinfo(res);
-    return fd;
-}
-
-static int listen_unix(const char *path, int perm)
-{
-    struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    if (strlen(path) >= sizeof sa.sun_path) {
-        srv_log(LOG_WARNING, "unixsocket path too long: %s", path);
-        return -1;
-    }
-    strcpy(sa.sun_path, path);
-    unlink(path);
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 511) < 0) {
-        srv_log(LOG_WARNING, "Could not create server unix socket %s: %s", path, strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        return -1;
-    }
-    chmod(path, (mode_t)perm);
-    return fd;
-}
-
-static void add_listener(int fd, bool tls)
-{
-    struct epoll_event ev = {.events = EPOLLIN,
-                             .data.u64 = LISTENER_TAG | (tls ? TLS_TAG : 0) | (uint64_t)fd};
-    epoll_ctl(srv.epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
 /* ---- periodic work ---- */
@@ -1505,13 +1295,13 @@ int srv_main(void)
     srv.epfd = epoll_create1(EPOLL_CLOEXEC);
     /* port 0: no plain TCP listener (a TLS-only or socket-only server). */
     for (int i = 0; i < srv.conf.nbind && srv.conf.port > 0; i++) {
-        int fd = listen_tcp(srv.conf.bind[i], srv.conf.port);
+        int fd = srv_listen_tcp(srv.conf.bind[i], srv.conf.port);
         if (fd == -2)
             continue;
         if (fd < 0)
             goto fail;
         srv.lfd[srv.nlfd++] = fd;
-        add_listener(fd, false);
+        srv_add_listener(fd, false);
     }
     int tls_port = (int)srv_conf_kept_num(&srv.conf, "tls-port");
     if (tls_port > 0) {
@@ -1521,20 +1311,20 @@ int srv_main(void)
             goto fail;
         }
         for (int i = 0; i < srv.conf.nbind; i++) {
-            int fd = listen_tcp(srv.conf.bind[i], tls_port);
+            int fd = srv_listen_tcp(srv.conf.bind[i], tls_port);
             if (fd == -2)
                 continue;
             if (fd < 0)
                 goto fail;
             srv.tlsfd[srv.ntlsfd++] = fd;
-            add_listener(fd, true);
+            srv_add_listener(fd, true);
         }
     }
     srv.unixfd = -1;
     if (srv.conf.unixsocket) {
-        if ((srv.unixfd = listen_unix(srv.conf.unixsocket, srv.conf.unixsocketperm)) < 0)
+        if ((srv.unixfd = srv_listen_unix(srv.conf.unixsocket, srv.conf.unixsocketperm)) < 0)
             goto fail;
-        add_listener(srv.unixfd, false);
+        srv_add_listener(srv.unixfd, false);
     }
     if (srv.nlfd == 0 && srv.ntlsfd == 0 && srv.unixfd < 0) {
         srv_log(LOG_WARNING, "no address to listen on");
@@ -1572,7 +1362,7 @@ int srv_main(void)
             uint64_t tag = evs[i].data.u64;
             if (tag & LISTENER_TAG) {
                 int fd = (int)(tag & ~(LISTENER_TAG | TLS_TAG));
-                conn_accept(fd, fd == srv.unixfd, (tag & TLS_TAG) != 0);
+                srv_conn_accept(fd, fd == srv.unixfd, (tag & TLS_TAG) != 0);
                 continue;
             }
             struct conn *c = evs[i].data.ptr;
