@@ -4,9 +4,9 @@
  * command): redis-cli --tls with a client certificate, a plain-text client
  * on the TLS port, a certificate from another CA, none at all under each
  * tls-auth-clients, a certificate and key reloaded by CONFIG SET (and a
- * bad one refused, the old kept), a key under a passphrase, and
- * redis-benchmark --tls. The same steps must give the same outcome from
- * both servers, and the daemon keeps serving throughout.
+ * bad one refused, the old kept), a key under a passphrase,
+ * redis-benchmark --tls, and a redis-server replica over TLS. The same steps must give the same
+ * outcome from both servers, and the daemon keeps serving throughout.
  */
 #include "harness.h"
 
@@ -212,12 +212,56 @@ static void test_tls_benchmark(void **state)
     still_serving();
 }
 
+/* A redis-server replica with tls-replication yes replicates from
+ * shmkvd's TLS port: the full sync, then the stream. */
+static void test_tls_replica(void **state)
+{
+    (void)state;
+    char out[1024];
+    run(out, sizeof out, "redis-cli -p %d config set repl-diskless-sync-delay 0", K.port);
+    struct server rep;
+    char primary[16], cert[300], key[300], ca[300];
+    snprintf(primary, sizeof primary, "%d", tls_k);
+    snprintf(cert, sizeof cert, "%s/client.crt", certs);
+    snprintf(key, sizeof key, "%s/client.key", certs);
+    snprintf(ca, sizeof ca, "%s/ca.crt", certs);
+    const char *opts[] = {
+        "--tls-replication",  "yes", "--tls-cert-file", cert,        "--tls-key-file", key,
+        "--tls-ca-cert-file", ca,    "--replicaof",     "127.0.0.1", primary,          NULL};
+    run(out, sizeof out, "redis-cli -p %d set before-sync 1", K.port);
+    h_start_redis_opts(&rep, "redis-tls-replica", opts);
+    bool up = false;
+    for (int i = 0; i < 200 && !up; i++) {
+        run(out, sizeof out, "redis-cli -p %d info replication", rep.port);
+        up = strstr(out, "master_link_status:up") != NULL;
+        if (!up)
+            usleep(50 * 1000);
+    }
+    if (!up)
+        fail_msg("the replica's link over TLS did not come up:\n%s", out);
+    run(out, sizeof out, "redis-cli -p %d set after-sync 2", K.port);
+    bool seen = false;
+    for (int i = 0; i < 100 && !seen; i++) {
+        run(out, sizeof out, "redis-cli -p %d mget before-sync after-sync", rep.port);
+        seen = !strcmp(out, "1\n2");
+        if (!seen)
+            usleep(50 * 1000);
+    }
+    if (!seen)
+        fail_msg("the replica has: %s", out);
+    h_destroy(&rep);
+    still_serving();
+    printf("test_tls: a redis-server replica with tls-replication syncs and streams from "
+           "shmkvd's TLS port\n");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tls_clients),
         cmocka_unit_test(test_tls_reload),
         cmocka_unit_test(test_tls_benchmark),
+        cmocka_unit_test(test_tls_replica),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
