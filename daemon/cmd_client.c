@@ -100,6 +100,9 @@ void cmd_hello(struct conn *c)
     }
     const struct db_str *name = NULL;
     bool authed_here = false;
+    /* AUTH runs as it comes, before later options are checked, as in
+     * Redis 7.0 (test_diff_acl): a bad option after it leaves the
+     * connection authenticated. */
     for (; i < c->argc; i++) {
         if (cmd_arg_is(c, i, "auth") && i + 2 < c->argc) {
             if (!check_auth(c, &c->argv[i + 1], &c->argv[i + 2]))

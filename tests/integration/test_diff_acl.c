@@ -503,6 +503,10 @@ static void test_diff_acl_connections(void **state)
         "HELLO 2 AUTH u wrong",
         "HELLO 2 AUTH default x",
         "ACL WHOAMI",
+        "HELLO 2 AUTH u pw BADOPTION",
+        "ACL WHOAMI",
+        "HELLO 2 AUTH u wrong AUTH default x",
+        "ACL WHOAMI",
         "AUTH u pw",
         "PING",
     };
