@@ -668,35 +668,40 @@ static const char *op_error(int e)
     }
 }
 
-static long user_index(const char *name, size_t nn)
+/* Inserts u into set (n users), kept sorted by name as Redis lists them. */
+static void set_insert(struct acl_user ***set, size_t *n, struct acl_user *u)
 {
-    for (size_t i = 0; i < nusers; i++)
-        if (users[i]->nn == nn && !memcmp(users[i]->name, name, nn))
+    size_t i = 0;
+    while (i < *n) {
+        const struct acl_user *v = (*set)[i];
+        int c = memcmp(v->name, u->name, v->nn < u->nn ? v->nn : u->nn);
+        if (c > 0 || (c == 0 && v->nn > u->nn))
+            break;
+        i++;
+    }
+    *set = kv_xrealloc(*set, (*n + 1) * sizeof **set);
+    memmove(*set + i + 1, *set + i, (*n - i) * sizeof **set);
+    (*set)[i] = u;
+    (*n)++;
+}
+
+static long set_find(struct acl_user *const *set, size_t n, const char *name, size_t nn)
+{
+    for (size_t i = 0; i < n; i++)
+        if (set[i]->nn == nn && !memcmp(set[i]->name, name, nn))
             return (long)i;
     return -1;
+}
+
+static long user_index(const char *name, size_t nn)
+{
+    return set_find(users, nusers, name, nn);
 }
 
 struct acl_user *acl_find(const char *name, size_t n)
 {
     long i = user_index(name, n);
     return i < 0 ? NULL : users[i];
-}
-
-/* Keeps users sorted by name, as Redis's radix tree lists them. */
-static void user_insert(struct acl_user *u)
-{
-    size_t i = 0;
-    while (i < nusers) {
-        const struct acl_user *v = users[i];
-        int c = memcmp(v->name, u->name, v->nn < u->nn ? v->nn : u->nn);
-        if (c > 0 || (c == 0 && v->nn > u->nn))
-            break;
-        i++;
-    }
-    users = kv_xrealloc(users, (nusers + 1) * sizeof *users);
-    memmove(users + i + 1, users + i, (nusers - i) * sizeof *users);
-    users[i] = u;
-    nusers++;
 }
 
 /* Applies ops to u. 0, or -1 with the reason in err: for SETUSER (file
@@ -786,33 +791,8 @@ int acl_setuser(const char *name, size_t nn, const struct db_str *ops, size_t no
     if (old)
         user_replace(old, u);
     else
-        user_insert(u);
+        set_insert(&users, &nusers, u);
     return 0;
-}
-
-/* Inserts u into set (n users), kept sorted by name as Redis lists them. */
-static void set_insert(struct acl_user ***set, size_t *n, struct acl_user *u)
-{
-    size_t i = 0;
-    while (i < *n) {
-        const struct acl_user *v = (*set)[i];
-        int c = memcmp(v->name, u->name, v->nn < u->nn ? v->nn : u->nn);
-        if (c > 0 || (c == 0 && v->nn > u->nn))
-            break;
-        i++;
-    }
-    *set = kv_xrealloc(*set, (*n + 1) * sizeof **set);
-    memmove(*set + i + 1, *set + i, (*n - i) * sizeof **set);
-    (*set)[i] = u;
-    (*n)++;
-}
-
-static long set_find(struct acl_user *const *set, size_t n, const char *name, size_t nn)
-{
-    for (size_t i = 0; i < n; i++)
-        if (set[i]->nn == nn && !memcmp(set[i]->name, name, nn))
-            return (long)i;
-    return -1;
 }
 
 static void default_rules(struct acl_user *u)
@@ -930,9 +910,9 @@ int acl_save_file(const char *path, char *err, size_t cap)
     FILE *f = fopen(tmp, "w");
     bool ok = f != NULL;
     for (size_t i = 0; ok && i < nusers; i++) {
-        char *d = acl_describe(users[i]);
-        ok = fprintf(f, "user %s %s\n", users[i]->name, d) > 0;
-        free(d);
+        char *line = acl_user_line(users[i]);
+        ok = fprintf(f, "%s\n", line) > 0;
+        free(line);
     }
     if (f) {
         ok = ok && fflush(f) == 0 && fsync(fileno(f)) == 0;
@@ -984,7 +964,7 @@ void acl_init(void)
         universe_init();
     dflt = user_new("default", 7);
     default_rules(dflt);
-    user_insert(dflt);
+    set_insert(&users, &nusers, dflt);
 }
 
 void acl_destroy(void)
@@ -1389,7 +1369,7 @@ size_t acl_flags(const struct acl_user *u, const char **out)
     return n;
 }
 
-char *acl_describe(const struct acl_user *u)
+static char *acl_describe(const struct acl_user *u)
 {
     struct sb b = {0};
     const char *f[4];
@@ -1414,6 +1394,16 @@ char *acl_describe(const struct acl_user *u)
         free(t);
     }
     return sb_take(&b);
+}
+
+char *acl_user_line(const struct acl_user *u)
+{
+    char *d = acl_describe(u);
+    size_t len = strlen(d) + u->nn + 7;
+    char *line = kv_xmalloc(len);
+    snprintf(line, len, "user %s %s", u->name, d);
+    free(d);
+    return line;
 }
 
 const struct acl_user **acl_users(size_t *n)

@@ -97,8 +97,9 @@ bool acl_unrestricted_read(const struct acl_user *u, const struct cmd *cmd, long
                            const struct db_str *argv, size_t argc);
 
 /* Descriptions, in Redis's words. */
-/* ACL LIST's line for u (without "user name "), malloc'd. */
-char *acl_describe(const struct acl_user *u);
+/* "user name rules": u as ACL LIST, ACL SAVE and CONFIG REWRITE write it,
+ * malloc'd. */
+char *acl_user_line(const struct acl_user *u);
 /* The users' names in order, for ACL USERS and ACL LIST; *n set. */
 const struct acl_user **acl_users(size_t *n);
 

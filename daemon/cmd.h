@@ -434,6 +434,9 @@ size_t cmd_sub_count(void);
 const struct cmd_sub *cmd_sub_at(size_t i);
 /* By full name ("config|get"), case-insensitively; NULL if shmkvd has none. */
 const struct cmd_sub *cmd_sub_lookup(const char *name, size_t n);
+/* The subcommand argv[1] of container k names, or NULL (k no container,
+ * no argv[1], or a subcommand shmkvd lacks). */
+const struct cmd_sub *cmd_sub_of(const struct cmd *k, const struct db_str *argv, size_t argc);
 
 /* Runs c->argv: AUTH gate, lookup, arity, MULTI queueing, execution, stats. */
 void cmd_dispatch(struct conn *c);

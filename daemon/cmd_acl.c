@@ -83,17 +83,14 @@ void cmd_acl_log(struct conn *c, int reason, const char *ctx, const char *obj, s
 
 /* ---- the check ---- */
 
-static long sub_index(const struct conn *c, const struct cmd *cmd, const struct db_str *argv,
-                      size_t argc, bool *unknown)
+/* The table index of the subcommand the line runs, or -1 (*unknown: a
+ * container's subcommand shmkvd lacks). */
+static long sub_index(const struct cmd *cmd, const struct db_str *argv, size_t argc, bool *unknown)
 {
     *unknown = false;
     if (!(cmd->flags & CMD_CONTAINER) || argc < 2)
         return -1;
-    char name[96];
-    int n = snprintf(name, sizeof name, "%s|%.*s", cmd->name, (int)argv[1].n, argv[1].p);
-    const struct cmd_sub *s =
-        n > 0 && (size_t)n < sizeof name ? cmd_sub_lookup(name, (size_t)n) : NULL;
-    (void)c;
+    const struct cmd_sub *s = cmd_sub_of(cmd, argv, argc);
     if (!s) {
         *unknown = true;
         return -1;
@@ -105,7 +102,7 @@ int cmd_acl_check(struct conn *c, const struct cmd *cmd, const struct db_str *ar
                   const struct acl_user *u, const char *ctx, char *name, size_t cap)
 {
     bool unknown;
-    long sub = sub_index(c, cmd, argv, argc, &unknown);
+    long sub = sub_index(cmd, argv, argc, &unknown);
     if (unknown)
         return ACL_OK; /* the command itself says the subcommand is unknown */
     size_t pos = 0;
@@ -125,7 +122,7 @@ bool cmd_acl_allowed(const struct cmd *cmd, const struct db_str *argv, size_t ar
                      const struct acl_user *u)
 {
     bool unknown;
-    long sub = sub_index(NULL, cmd, argv, argc, &unknown);
+    long sub = sub_index(cmd, argv, argc, &unknown);
     size_t pos;
     return unknown || acl_check(u, cmd, sub, argv, argc, &pos) == ACL_OK;
 }
@@ -199,13 +196,9 @@ static void acl_list(struct conn *c, bool names_only)
             resp_bulk_cstr(OUT(c), acl_name(us[i]));
             continue;
         }
-        char *d = acl_describe(us[i]);
-        size_t len = strlen(d) + strlen(acl_name(us[i])) + 7;
-        char *line = kv_xmalloc(len);
-        snprintf(line, len, "user %s %s", acl_name(us[i]), d);
+        char *line = acl_user_line(us[i]);
         resp_bulk_cstr(OUT(c), line);
         free(line);
-        free(d);
     }
 }
 
@@ -304,7 +297,7 @@ static void acl_dryrun(struct conn *c)
     size_t argc = c->argc - 3;
     const struct cmd *k = cmd_lookup(argv[0].p, argv[0].n);
     bool unknown = false;
-    long sub = k ? sub_index(c, k, argv, argc, &unknown) : -1;
+    long sub = k ? sub_index(k, argv, argc, &unknown) : -1;
     if (!k || unknown) {
         resp_errorf(OUT(c), "ERR Command '%.*s' not found", (int)argv[0].n, argv[0].p);
         return;

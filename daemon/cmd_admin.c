@@ -118,13 +118,8 @@ void cmd_config(struct conn *c)
         if (aclfile && *aclfile)
             n = 0;
         char **lines = kv_xcalloc(n ? n : 1, sizeof *lines);
-        for (size_t i = 0; i < n; i++) {
-            char *d = acl_describe(us[i]);
-            size_t len = strlen(d) + strlen(acl_name(us[i])) + 7;
-            lines[i] = kv_xmalloc(len);
-            snprintf(lines[i], len, "user %s %s", acl_name(us[i]), d);
-            free(d);
-        }
+        for (size_t i = 0; i < n; i++)
+            lines[i] = acl_user_line(us[i]);
         if (srv_conf_rewrite(&srv.conf, lines, n, err, sizeof err))
             resp_error(OUT(c), err);
         else

@@ -256,13 +256,10 @@ static bool line_specs(const struct cmd *k, const struct db_str *argv, size_t ar
     *arity = k->arity;
     if (!(k->flags & CMD_CONTAINER) || argc < 2)
         return true;
-    char name[96];
-    int n = snprintf(name, sizeof name, "%s|%.*s", k->name, (int)argv[1].n, argv[1].p);
-    const struct cmd_sub *sub =
-        n > 0 && (size_t)n < sizeof name ? cmd_sub_lookup(name, (size_t)n) : NULL;
+    const struct cmd_sub *sub = cmd_sub_of(k, argv, argc);
     if (!sub)
         return false;
-    *ks = cmd_keyspecs_find(name, (size_t)n);
+    *ks = cmd_keyspecs_find(sub->name, strlen(sub->name));
     *arity = sub->arity;
     return true;
 }

@@ -73,10 +73,7 @@ static bool monitor_hides(const struct conn *c, const struct cmd *cmd)
     if (cmd->fn == cmd_client)
         return cmd_arg_is(c, 1, "kill") || cmd_arg_is(c, 1, "list");
     /* Any other admin subcommand (ACL SETUSER ...), as Redis flags it. */
-    char name[96];
-    int n = snprintf(name, sizeof name, "%s|%.*s", cmd->name, (int)c->argv[1].n, c->argv[1].p);
-    const struct cmd_sub *sub =
-        n > 0 && (size_t)n < sizeof name ? cmd_sub_lookup(name, (size_t)n) : NULL;
+    const struct cmd_sub *sub = cmd_sub_of(cmd, c->argv, c->argc);
     return sub && (sub->flags & CMD_ADMIN);
 }
 

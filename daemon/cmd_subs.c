@@ -6,6 +6,7 @@
  */
 #include "cmd.h"
 
+#include <stdio.h>
 #include <strings.h>
 
 /* The subcommands shmkvd has, as Redis 7.0 describes them (COMMAND INFO,
@@ -163,4 +164,13 @@ const struct cmd_sub *cmd_sub_lookup(const char *name, size_t n)
         if (strlen(subs[i].name) == n && !strncasecmp(subs[i].name, name, n))
             return &subs[i];
     return NULL;
+}
+
+const struct cmd_sub *cmd_sub_of(const struct cmd *k, const struct db_str *argv, size_t argc)
+{
+    if (!(k->flags & CMD_CONTAINER) || argc < 2)
+        return NULL;
+    char name[96];
+    int n = snprintf(name, sizeof name, "%s|%.*s", k->name, (int)argv[1].n, argv[1].p);
+    return n > 0 && (size_t)n < sizeof name ? cmd_sub_lookup(name, (size_t)n) : NULL;
 }
