@@ -55,8 +55,8 @@ static char *config_value(const struct db_str *name)
 }
 
 /* CONFIG SET name value ...: a change to a tls-* directive builds the TLS
- * context again (while TLS is on), and one that fails undoes the whole
- * CONFIG SET, as in Redis. */
+ * contexts again (while TLS is in use, srv_tls_wanted), and one that fails
+ * undoes the whole CONFIG SET, as in Redis. */
 static void config_set(struct conn *c)
 {
     char err[1024];
@@ -67,8 +67,8 @@ static void config_set(struct conn *c)
         if (!tls_arg && name->n > 4 && !strncasecmp(name->p, "tls-", 4))
             tls_arg = name;
     }
-    bool tls = tls_arg && srv_conf_kept_num(&srv.conf, "tls-port") > 0;
-    /* Every old value, to put back if the TLS context cannot be built. */
+    bool tls = tls_arg != NULL;
+    /* Every old value, to put back if the TLS contexts cannot be built. */
     size_t nold = 0;
     struct db_str *old = tls ? kv_xcalloc(2 * pairs, sizeof *old) : NULL;
     for (size_t i = 0; tls && i < pairs; i++) {
@@ -80,7 +80,7 @@ static void config_set(struct conn *c)
     }
     if (srv_conf_runtime_set(&srv.conf, c->argv + 2, c->argc - 2, err, sizeof err)) {
         resp_error(OUT(c), err);
-    } else if (tls && srv_tls_reconfigure(err, sizeof err)) {
+    } else if (tls && srv_tls_wanted() && srv_tls_reconfigure(err, sizeof err)) {
         srv_log(LOG_WARNING, "Failed to update TLS configuration: %s", err);
         char undo[1024];
         if (srv_conf_runtime_set(&srv.conf, old, nold, undo, sizeof undo))

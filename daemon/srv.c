@@ -1304,12 +1304,12 @@ int srv_main(void)
         srv_add_listener(fd, false);
     }
     int tls_port = (int)srv_conf_kept_num(&srv.conf, "tls-port");
+    char why[1024];
+    if (srv_tls_wanted() && srv_tls_reconfigure(why, sizeof why)) {
+        srv_log(LOG_WARNING, "Failed to configure TLS. Check logs for more info. %s", why);
+        goto fail;
+    }
     if (tls_port > 0) {
-        char why[1024];
-        if (srv_tls_reconfigure(why, sizeof why)) {
-            srv_log(LOG_WARNING, "Failed to configure TLS. Check logs for more info. %s", why);
-            goto fail;
-        }
         for (int i = 0; i < srv.conf.nbind; i++) {
             int fd = srv_listen_tcp(srv.conf.bind[i], tls_port);
             if (fd == -2)

@@ -403,9 +403,12 @@ void conn_free(struct conn *c);
  * loop is between events, since another event of the same batch may
  * still name it. */
 void srv_close_async(struct conn *c);
-/* Builds the TLS context again from the tls-* directives (CONFIG SET):
- * 0, or -1 with the reason in err and the old context kept. */
+/* Builds the TLS contexts again from the tls-* directives (CONFIG SET):
+ * 0, or -1 with the reason in err and the old contexts kept. */
 int srv_tls_reconfigure(char *err, size_t cap);
+/* Whether TLS is in use, so its directives must make contexts: a tls-port,
+ * or tls-replication for a link to a primary. */
+bool srv_tls_wanted(void);
 
 /* SCAN cursors: remembers where a scan stopped; 0 means "from the start". */
 struct srv_cursor {

@@ -43,6 +43,12 @@ void srv_sockaddr_str(const struct sockaddr_storage *sa, char *out, size_t cap, 
     snprintf(out, cap, "%s:%d", host, port);
 }
 
+bool srv_tls_wanted(void)
+{
+    return srv_conf_kept_num(&srv.conf, "tls-port") > 0 ||
+           srv_conf_kept_num(&srv.conf, "tls-replication");
+}
+
 int srv_tls_reconfigure(char *err, size_t cap)
 {
     const struct srv_conf *k = &srv.conf;
@@ -51,6 +57,9 @@ int srv_tls_reconfigure(char *err, size_t cap)
         .cert_file = KEPT("tls-cert-file"),
         .key_file = KEPT("tls-key-file"),
         .key_pass = KEPT("tls-key-file-pass"),
+        .client_cert_file = KEPT("tls-client-cert-file"),
+        .client_key_file = KEPT("tls-client-key-file"),
+        .client_key_pass = KEPT("tls-client-key-file-pass"),
         .ca_file = KEPT("tls-ca-cert-file"),
         .ca_dir = KEPT("tls-ca-cert-dir"),
         .auth_clients = KEPT("tls-auth-clients"),

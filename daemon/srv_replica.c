@@ -4,7 +4,8 @@
  * The link goes through these states, which ROLE names as Redis does:
  *
  *   connect     a primary is set, no connection: the cron tries once a second
- *   connecting  a non-blocking connect is under way
+ *   connecting  a non-blocking connect is under way, then with
+ *               tls-replication the TLS handshake
  *   handshake   PING, AUTH, REPLCONF, PSYNC, one reply awaited at a time
  *   sync        the RDB file arrives into dir/temp-sync-<pid>.rdb
  *   connected   the link is a client (CONN_MASTER) running the stream
@@ -46,12 +47,14 @@
 #include "srv_dbmap.h"
 #include "srv_rdb.h"
 #include "srv_repl.h"
+#include "srv_tls.h"
 #include "stor.h"
 
 enum {
     ST_NONE,       /* not a replica */
     ST_CONNECT,    /* to connect (again) */
     ST_CONNECTING, /* connect() under way */
+    ST_TLS,        /* the TLS handshake under way (tls-replication) */
     ST_HANDSHAKE,  /* a reply to one of the handshake's commands awaited */
     ST_TRANSFER,   /* the RDB file arriving */
     ST_CONNECTED,  /* the stream: rs.link runs it */
@@ -68,6 +71,7 @@ static struct {
     char *host;
     int port;
     int fd;             /* the bare socket before it becomes rs.link; -1: none */
+    SSL *ssl;           /* its TLS session (tls-replication); NULL: none */
     struct conn *link;  /* the primary as a client, while connected */
     struct resp_buf in; /* bytes read before the link became a client */
     uint64_t try_ms;    /* the last connect attempt */
@@ -124,6 +128,8 @@ bool srv_replica_link_up(void)
 
 static void bare_close(void)
 {
+    srv_tls_close(rs.ssl);
+    rs.ssl = NULL;
     if (rs.fd >= 0) {
         epoll_ctl(srv.epfd, EPOLL_CTL_DEL, rs.fd, NULL);
         close(rs.fd);
@@ -147,6 +153,18 @@ static void bare_watch(uint32_t events)
     epoll_ctl(srv.epfd, EPOLL_CTL_MOD, rs.fd, &ev);
 }
 
+/* As read(2) on the bare socket, through its TLS session if it has one. */
+static ssize_t bare_io_read(void *buf, size_t n)
+{
+    bool want_write;
+    if (rs.ssl)
+        return srv_tls_read(rs.ssl, buf, n, &want_write);
+    ssize_t r;
+    while ((r = read(rs.fd, buf, n)) < 0 && errno == EINTR)
+        ;
+    return r;
+}
+
 /* Sends a command (its words) on the bare socket, whole: a handshake's
  * commands are small, so a socket that cannot take one at once is broken. */
 static bool bare_send(const char *const *argv, int argc)
@@ -157,8 +175,12 @@ static bool bare_send(const char *const *argv, int argc)
     for (int i = 0; i < argc; i++)
         resp_bulk_cstr(&b, argv[i]);
     ssize_t w;
-    while ((w = write(rs.fd, resp_buf_data(&b), resp_buf_used(&b))) < 0 && errno == EINTR)
-        ;
+    bool want_write;
+    if (rs.ssl)
+        w = srv_tls_write(rs.ssl, resp_buf_data(&b), resp_buf_used(&b), &want_write);
+    else
+        while ((w = write(rs.fd, resp_buf_data(&b), resp_buf_used(&b))) < 0 && errno == EINTR)
+            ;
     bool ok = w == (ssize_t)resp_buf_used(&b);
     resp_buf_free(&b);
     if (!ok)
@@ -171,9 +193,7 @@ static bool bare_send(const char *const *argv, int argc)
 static int bare_read(void)
 {
     char *dst = resp_buf_reserve(&rs.in, 16384);
-    ssize_t r;
-    while ((r = read(rs.fd, dst, 16384)) < 0 && errno == EINTR)
-        ;
+    ssize_t r = bare_io_read(dst, 16384);
     if (r > 0) {
         rs.in.len += (size_t)r;
         srv.stats.net_in += (uint64_t)r;
@@ -312,15 +332,24 @@ static void send_psync(void)
 /* The link becomes a client: what is left in rs.in is the stream's start. */
 static void link_adopt(void)
 {
+    /* Decrypted bytes the session holds are the stream's too. */
+    while (rs.ssl && srv_tls_pending(rs.ssl) && bare_read() > 0)
+        ;
+    if (rs.fd < 0)
+        return; /* the link went down meanwhile */
     epoll_ctl(srv.epfd, EPOLL_CTL_DEL, rs.fd, NULL);
     int fd = rs.fd;
+    SSL *ssl = rs.ssl;
     rs.fd = -1;
+    rs.ssl = NULL;
     rs.state = ST_CONNECTED;
     rs.synced = true;
     rs.ack_ms = 0; /* the first ACK goes at once: a diskless primary waits for it */
     struct resp_buf pre = rs.in;
     resp_buf_init(&rs.in);
     rs.link = srv_conn_adopt(fd, CONN_MASTER | CONN_AUTHED);
+    rs.link->ssl = ssl;
+    rs.link->tls_ready = ssl != NULL;
     /* A partial resynchronization goes on in the database the stream had
      * selected (the primary sends no SELECT for it again); after a full
      * one the primary selects before its first command. */
@@ -728,6 +757,37 @@ static void transfer_step(void)
 
 /* ---- the loop's events ---- */
 
+/* The connection is up (and its TLS handshake done): the replication
+ * handshake starts. */
+static void handshake_start(void)
+{
+    bare_watch(EPOLLIN);
+    rs.state = ST_HANDSHAKE;
+    const char *argv[] = {"PING"};
+    if (bare_send(argv, 1))
+        rs.hs = HS_PONG;
+}
+
+/* One step of the TLS handshake with the primary. */
+static void tls_step(void)
+{
+    bool want_write;
+    char err[512];
+    int r = srv_tls_handshake(rs.ssl, &want_write, err, sizeof err);
+    if (r < 0) {
+        char why[600];
+        snprintf(why, sizeof why, "the TLS handshake with the MASTER failed: %s", err);
+        link_down(why);
+    } else if (r == 0) {
+        bare_watch(want_write ? EPOLLOUT : EPOLLIN);
+    } else {
+        rs.io_ms = srv_mstime();
+        handshake_start();
+    }
+}
+
+static void bare_input(void);
+
 bool srv_replica_event(struct conn *c, uint32_t events)
 {
     if (c != &bare)
@@ -747,37 +807,55 @@ bool srv_replica_event(struct conn *c, uint32_t events)
             return true;
         }
         srv_log(LOG_NOTICE, "Non blocking connect for SYNC fired the event.");
-        bare_watch(EPOLLIN);
-        rs.state = ST_HANDSHAKE;
-        const char *argv[] = {"PING"};
-        if (bare_send(argv, 1))
-            rs.hs = HS_PONG;
+        if (srv_conf_kept_num(&srv.conf, "tls-replication")) {
+            if (!(rs.ssl = srv_tls_connect(rs.fd))) {
+                link_down("TLS is not configured for the link (tls-cert-file, tls-key-file)");
+                return true;
+            }
+            rs.state = ST_TLS;
+            tls_step();
+        } else {
+            handshake_start();
+        }
         return true;
     }
+    if (rs.state == ST_TLS) {
+        tls_step();
+        return true;
+    }
+    /* Decrypted bytes a TLS record left in the session announce no socket
+     * event: they are taken now. */
+    do
+        bare_input();
+    while (rs.fd >= 0 && rs.ssl && srv_tls_pending(rs.ssl));
+    return true;
+}
+
+/* What came on the bare socket after the connection is up. */
+static void bare_input(void)
+{
     if (rs.state == ST_TRANSFER && rs.size != -1) {
         /* Large reads while the file arrives; never past its end with a length. */
         size_t want = XFER_CHUNK;
         if (rs.size >= 0 && (uint64_t)rs.size - rs.got < want)
             want = (size_t)((uint64_t)rs.size - rs.got);
         static char chunk[XFER_CHUNK];
-        ssize_t r;
-        while ((r = read(rs.fd, chunk, want)) < 0 && errno == EINTR)
-            ;
+        ssize_t r = bare_io_read(chunk, want);
         if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-            return true;
+            return;
         if (r <= 0) {
             link_down(r == 0 ? "the MASTER closed the connection during the transfer"
                              : strerror(errno));
-            return true;
+            return;
         }
         srv.stats.net_in += (uint64_t)r;
         rs.io_ms = srv_mstime();
         resp_buf_append(&rs.in, chunk, (size_t)r);
         transfer_step();
-        return true;
+        return;
     }
     if (bare_read() <= 0)
-        return true;
+        return;
     while (rs.fd >= 0 && resp_buf_used(&rs.in)) {
         if (rs.state == ST_TRANSFER) {
             transfer_step();
@@ -788,7 +866,6 @@ bool srv_replica_event(struct conn *c, uint32_t events)
             break;
         handshake_reply(line);
     }
-    return true;
 }
 
 /* ---- the stream ---- */
@@ -838,6 +915,7 @@ void srv_replica_cron(uint64_t now_ms)
             connect_now();
         break;
     case ST_CONNECTING:
+    case ST_TLS:
     case ST_HANDSHAKE:
     case ST_TRANSFER:
         if (now_ms - rs.io_ms > timeout_ms)
@@ -999,7 +1077,7 @@ bool srv_replica_stale_ok(const char *name)
 
 static const char *state_word(void)
 {
-    static const char *const w[] = {"none",      "connect", "connecting",
+    static const char *const w[] = {"none",      "connect", "connecting", "connecting",
                                     "handshake", "sync",    "connected"};
     return w[rs.state];
 }

@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static SSL_CTX *ctx;
+static SSL_CTX *ctx, *client_ctx; /* tls-port's; a replica's link */
 
 static void last_error(char *err, size_t cap, const char *what)
 {
@@ -66,55 +66,37 @@ static long protocol_options(const char *list)
     return all & ~allowed;
 }
 
-int srv_tls_configure(const struct srv_tls_conf *c, char *err, size_t cap)
+/* A context with what both sides share: the protocols, ciphers, CA
+ * certificates, and the certificate and key this end presents. NULL with
+ * the reason in err. */
+static SSL_CTX *ctx_new(const struct srv_tls_conf *c, bool server, char *err, size_t cap)
 {
-    if (!*c->cert_file || !*c->key_file) {
-        snprintf(err, cap, "tls-cert-file and tls-key-file are needed for TLS");
-        return -1;
+    const char *cert = c->cert_file, *key = c->key_file, *pass = c->key_pass;
+    if (!server && *c->client_cert_file) {
+        cert = c->client_cert_file;
+        key = c->client_key_file;
+        pass = c->client_key_pass;
     }
-    bool verify = strcmp(c->auth_clients, "no") != 0;
-    if (verify && !*c->ca_file && !*c->ca_dir) {
-        snprintf(err, cap,
-                 "Either tls-ca-cert-file or tls-ca-cert-dir must be specified when "
-                 "tls-auth-clients is enabled!");
-        return -1;
-    }
-    long proto = protocol_options(c->protocols);
-    if (proto < 0) {
-        snprintf(err, cap,
-                 "Invalid tls-protocols specified. Use a combination of 'TLSv1', "
-                 "'TLSv1.1', 'TLSv1.2' and 'TLSv1.3'.");
-        return -1;
-    }
-    SSL_CTX *n = SSL_CTX_new(TLS_server_method());
+    SSL_CTX *n = SSL_CTX_new(server ? TLS_server_method() : TLS_client_method());
     if (!n) {
         last_error(err, cap, "Failed to allocate an SSL context");
-        return -1;
+        return NULL;
     }
-    SSL_CTX_set_options(n, (uint64_t)proto | SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION |
-                               SSL_OP_SINGLE_DH_USE | SSL_OP_SINGLE_ECDH_USE);
-    if (c->prefer_server_ciphers)
-        SSL_CTX_set_options(n, SSL_OP_CIPHER_SERVER_PREFERENCE);
+    SSL_CTX_set_options(n, (uint64_t)protocol_options(c->protocols) | SSL_OP_NO_COMPRESSION |
+                               SSL_OP_NO_RENEGOTIATION | SSL_OP_SINGLE_DH_USE |
+                               SSL_OP_SINGLE_ECDH_USE);
     SSL_CTX_set_mode(n, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
-    if (c->session_caching) {
-        SSL_CTX_set_session_cache_mode(n, SSL_SESS_CACHE_SERVER);
-        SSL_CTX_sess_set_cache_size(n, c->session_cache_size);
-        SSL_CTX_set_timeout(n, c->session_cache_timeout);
-        SSL_CTX_set_session_id_context(n, (const unsigned char *)"shmkvd", 6);
-    } else {
-        SSL_CTX_set_session_cache_mode(n, SSL_SESS_CACHE_OFF);
-    }
-    if (*c->key_pass) {
+    if (*pass) {
         SSL_CTX_set_default_passwd_cb(n, key_pass_cb);
-        SSL_CTX_set_default_passwd_cb_userdata(n, (void *)c->key_pass);
+        SSL_CTX_set_default_passwd_cb_userdata(n, (void *)pass);
     }
     char what[600];
-    if (SSL_CTX_use_certificate_chain_file(n, c->cert_file) <= 0) {
-        snprintf(what, sizeof what, "Failed to load certificate: %s", c->cert_file);
+    if (SSL_CTX_use_certificate_chain_file(n, cert) <= 0) {
+        snprintf(what, sizeof what, "Failed to load certificate: %s", cert);
         goto fail;
     }
-    if (SSL_CTX_use_PrivateKey_file(n, c->key_file, SSL_FILETYPE_PEM) <= 0) {
-        snprintf(what, sizeof what, "Failed to load private key: %s", c->key_file);
+    if (SSL_CTX_use_PrivateKey_file(n, key, SSL_FILETYPE_PEM) <= 0) {
+        snprintf(what, sizeof what, "Failed to load private key: %s", key);
         goto fail;
     }
     /* The callback's data lives in the configuration, which may change. */
@@ -137,19 +119,67 @@ int srv_tls_configure(const struct srv_tls_conf *c, char *err, size_t cap)
         snprintf(what, sizeof what, "Failed to configure ciphersuites: %s", c->ciphersuites);
         goto fail;
     }
-    if (!strcmp(c->auth_clients, "yes"))
-        SSL_CTX_set_verify(n, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
-    else if (!strcmp(c->auth_clients, "optional"))
-        SSL_CTX_set_verify(n, SSL_VERIFY_PEER, NULL);
-    else
-        SSL_CTX_set_verify(n, SSL_VERIFY_NONE, NULL);
-    SSL_CTX_free(ctx); /* sessions made with it keep a reference */
-    ctx = n;
-    return 0;
+    return n;
 fail:
     last_error(err, cap, what);
     SSL_CTX_free(n);
-    return -1;
+    return NULL;
+}
+
+int srv_tls_configure(const struct srv_tls_conf *c, char *err, size_t cap)
+{
+    if (!*c->cert_file || !*c->key_file) {
+        snprintf(err, cap, "tls-cert-file and tls-key-file are needed for TLS");
+        return -1;
+    }
+    if (*c->client_cert_file && !*c->client_key_file) {
+        snprintf(err, cap, "tls-client-key-file is needed with tls-client-cert-file");
+        return -1;
+    }
+    bool verify = strcmp(c->auth_clients, "no") != 0;
+    if (verify && !*c->ca_file && !*c->ca_dir) {
+        snprintf(err, cap,
+                 "Either tls-ca-cert-file or tls-ca-cert-dir must be specified when "
+                 "tls-auth-clients is enabled!");
+        return -1;
+    }
+    if (protocol_options(c->protocols) < 0) {
+        snprintf(err, cap,
+                 "Invalid tls-protocols specified. Use a combination of 'TLSv1', "
+                 "'TLSv1.1', 'TLSv1.2' and 'TLSv1.3'.");
+        return -1;
+    }
+    SSL_CTX *s = ctx_new(c, true, err, cap);
+    SSL_CTX *cl = s ? ctx_new(c, false, err, cap) : NULL;
+    if (!cl) {
+        SSL_CTX_free(s);
+        return -1;
+    }
+    if (c->prefer_server_ciphers)
+        SSL_CTX_set_options(s, SSL_OP_CIPHER_SERVER_PREFERENCE);
+    if (c->session_caching) {
+        SSL_CTX_set_session_cache_mode(s, SSL_SESS_CACHE_SERVER);
+        SSL_CTX_sess_set_cache_size(s, c->session_cache_size);
+        SSL_CTX_set_timeout(s, c->session_cache_timeout);
+        SSL_CTX_set_session_id_context(s, (const unsigned char *)"shmkvd", 6);
+    } else {
+        SSL_CTX_set_session_cache_mode(s, SSL_SESS_CACHE_OFF);
+    }
+    if (!strcmp(c->auth_clients, "yes"))
+        SSL_CTX_set_verify(s, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
+    else if (!strcmp(c->auth_clients, "optional"))
+        SSL_CTX_set_verify(s, SSL_VERIFY_PEER, NULL);
+    else
+        SSL_CTX_set_verify(s, SSL_VERIFY_NONE, NULL);
+    /* A replica always verifies its primary against the CA. */
+    SSL_CTX_set_verify(cl, SSL_VERIFY_PEER, NULL);
+    SSL_CTX_set_session_cache_mode(cl, SSL_SESS_CACHE_OFF);
+    /* Sessions made with the old contexts keep a reference. */
+    SSL_CTX_free(ctx);
+    SSL_CTX_free(client_ctx);
+    ctx = s;
+    client_ctx = cl;
+    return 0;
 }
 
 bool srv_tls_ready(void)
@@ -160,7 +190,8 @@ bool srv_tls_ready(void)
 void srv_tls_free(void)
 {
     SSL_CTX_free(ctx);
-    ctx = NULL;
+    SSL_CTX_free(client_ctx);
+    ctx = client_ctx = NULL;
 }
 
 SSL *srv_tls_accept(int fd)
@@ -168,6 +199,18 @@ SSL *srv_tls_accept(int fd)
     SSL *s = ctx ? SSL_new(ctx) : NULL;
     if (s && SSL_set_fd(s, fd) == 1) {
         SSL_set_accept_state(s);
+        return s;
+    }
+    SSL_free(s);
+    ERR_clear_error();
+    return NULL;
+}
+
+SSL *srv_tls_connect(int fd)
+{
+    SSL *s = client_ctx ? SSL_new(client_ctx) : NULL;
+    if (s && SSL_set_fd(s, fd) == 1) {
+        SSL_set_connect_state(s);
         return s;
     }
     SSL_free(s);

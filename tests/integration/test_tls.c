@@ -5,8 +5,10 @@
  * on the TLS port, a certificate from another CA, none at all under each
  * tls-auth-clients, a certificate and key reloaded by CONFIG SET (and a
  * bad one refused, the old kept), a key under a passphrase,
- * redis-benchmark --tls, and a redis-server replica over TLS. The same steps must give the same
- * outcome from both servers, and the daemon keeps serving throughout.
+ * redis-benchmark --tls, replication over TLS both ways (a redis-server
+ * replica of shmkvd, shmkvd replicas of redis-server and of shmkvd) and
+ * links either end must refuse. The same steps must give the same outcome
+ * from both servers, and the daemon keeps serving throughout.
  */
 #include "harness.h"
 
@@ -212,56 +214,161 @@ static void test_tls_benchmark(void **state)
     still_serving();
 }
 
-/* A redis-server replica with tls-replication yes replicates from
- * shmkvd's TLS port: the full sync, then the stream. */
-static void test_tls_replica(void **state)
+/* Waits for the replica on rport to bring its link up and then to have
+ * what the primary on pport had before (before-sync) and gets after
+ * (after-sync = tag): the full sync, then the stream. */
+static void expect_replicates(int pport, int rport, const char *tag)
 {
-    (void)state;
     char out[1024];
-    run(out, sizeof out, "redis-cli -p %d config set repl-diskless-sync-delay 0", K.port);
-    struct server rep;
-    char primary[16], cert[300], key[300], ca[300];
-    snprintf(primary, sizeof primary, "%d", tls_k);
-    snprintf(cert, sizeof cert, "%s/client.crt", certs);
-    snprintf(key, sizeof key, "%s/client.key", certs);
-    snprintf(ca, sizeof ca, "%s/ca.crt", certs);
-    const char *opts[] = {
-        "--tls-replication",  "yes", "--tls-cert-file", cert,        "--tls-key-file", key,
-        "--tls-ca-cert-file", ca,    "--replicaof",     "127.0.0.1", primary,          NULL};
-    run(out, sizeof out, "redis-cli -p %d set before-sync 1", K.port);
-    h_start_redis_opts(&rep, "redis-tls-replica", opts);
     bool up = false;
     for (int i = 0; i < 200 && !up; i++) {
-        run(out, sizeof out, "redis-cli -p %d info replication", rep.port);
+        run(out, sizeof out, "redis-cli -p %d info replication", rport);
         up = strstr(out, "master_link_status:up") != NULL;
         if (!up)
             usleep(50 * 1000);
     }
     if (!up)
-        fail_msg("the replica's link over TLS did not come up:\n%s", out);
-    run(out, sizeof out, "redis-cli -p %d set after-sync 2", K.port);
+        fail_msg("%s: the replica's link over TLS did not come up:\n%s", tag, out);
+    run(out, sizeof out, "redis-cli -p %d set after-sync %s", pport, tag);
+    char want[64];
+    snprintf(want, sizeof want, "1\n%s", tag);
     bool seen = false;
     for (int i = 0; i < 100 && !seen; i++) {
-        run(out, sizeof out, "redis-cli -p %d mget before-sync after-sync", rep.port);
-        seen = !strcmp(out, "1\n2");
+        run(out, sizeof out, "redis-cli -p %d mget before-sync after-sync", rport);
+        seen = !strcmp(out, want);
         if (!seen)
             usleep(50 * 1000);
     }
     if (!seen)
-        fail_msg("the replica has: %s", out);
+        fail_msg("%s: the replica has: %s", tag, out);
+}
+
+/* The replica options for a link over TLS to 127.0.0.1:port, presenting
+ * cert (tls-cert-file; client_cert also as tls-client-cert-file unless
+ * "") and trusting ca; into opts, NULL-terminated. */
+static char o_cert[300], o_key[300], o_ccert[300], o_ckey[300], o_ca[300], o_of[64], o_port[16];
+static void replica_opts(const char **opts, bool shmkvd, int port, const char *cert,
+                         const char *client_cert, const char *ca)
+{
+    snprintf(o_cert, sizeof o_cert, "%s/%s.crt", certs, cert);
+    snprintf(o_key, sizeof o_key, "%s/%s.key", certs, cert);
+    snprintf(o_ccert, sizeof o_ccert, "%s/%s.crt", certs, client_cert);
+    snprintf(o_ckey, sizeof o_ckey, "%s/%s.key", certs, client_cert);
+    snprintf(o_ca, sizeof o_ca, "%s/%s.crt", certs, ca);
+    snprintf(o_of, sizeof o_of, "127.0.0.1 %d", port);
+    snprintf(o_port, sizeof o_port, "%d", port);
+    int n = 0;
+    const char *base[] = {"--tls-replication", "yes", "--tls-cert-file",    o_cert,
+                          "--tls-key-file",    o_key, "--tls-ca-cert-file", o_ca};
+    for (size_t i = 0; i < sizeof base / sizeof base[0]; i++)
+        opts[n++] = base[i];
+    if (*client_cert) {
+        opts[n++] = "--tls-client-cert-file";
+        opts[n++] = o_ccert;
+        opts[n++] = "--tls-client-key-file";
+        opts[n++] = o_ckey;
+    }
+    opts[n++] = "--replicaof";
+    if (shmkvd) {
+        opts[n++] = o_of;
+    } else {
+        opts[n++] = "127.0.0.1";
+        opts[n++] = o_port;
+    }
+    opts[n] = NULL;
+}
+
+/* A redis-server replica with tls-replication yes replicates from
+ * shmkvd's TLS port. */
+static void test_tls_replica(void **state)
+{
+    (void)state;
+    char out[1024];
+    run(out, sizeof out, "redis-cli -p %d config set repl-diskless-sync-delay 0", K.port);
+    run(out, sizeof out, "redis-cli -p %d set before-sync 1", K.port);
+    struct server rep;
+    const char *opts[16];
+    replica_opts(opts, false, tls_k, "client", "", "ca");
+    h_start_redis_opts(&rep, "redis-tls-replica", opts);
+    expect_replicates(K.port, rep.port, "redis-of-shmkvd");
     h_destroy(&rep);
     still_serving();
     printf("test_tls: a redis-server replica with tls-replication syncs and streams from "
            "shmkvd's TLS port\n");
 }
 
+/* shmkvd as the replica with tls-replication yes: of redis-server's TLS
+ * port with tls-client-cert-file, and of shmkvd's with tls-cert-file
+ * alone (which a replica presents when no client certificate is set). */
+static void test_tls_replica_link(void **state)
+{
+    (void)state;
+    char out[1024];
+    run(out, sizeof out, "redis-cli -p %d config set repl-diskless-sync-delay 0", R.port);
+    run(out, sizeof out, "redis-cli -p %d set before-sync 1", R.port);
+    run(out, sizeof out, "redis-cli -p %d set before-sync 1", K.port);
+    const char *opts[16];
+    struct server rep;
+    replica_opts(opts, true, tls_r, "server", "client", "ca");
+    h_prepare(&rep, "tls-link-r");
+    h_start_shmkvd_opts(&rep, opts);
+    expect_replicates(R.port, rep.port, "shmkvd-of-redis");
+    assert_int_equal(h_stop(&rep), 0);
+    h_destroy(&rep);
+
+    replica_opts(opts, true, tls_k, "client", "", "ca");
+    h_prepare(&rep, "tls-link-k");
+    h_start_shmkvd_opts(&rep, opts);
+    expect_replicates(K.port, rep.port, "shmkvd-of-shmkvd");
+    assert_int_equal(h_stop(&rep), 0);
+    h_destroy(&rep);
+    still_serving();
+    printf("test_tls: shmkvd replicas with tls-replication sync and stream from redis-server's "
+           "and shmkvd's TLS ports\n");
+}
+
+/* A link the primary must refuse (a certificate from another CA) and one
+ * the replica must refuse (a primary its CA did not sign) stay down, and
+ * both ends keep serving. */
+static void test_tls_replica_refused(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *cert, *ca, *tag;
+    } cases[] = {{"bad", "ca", "the primary refuses"},
+                 {"client", "other-ca", "the replica refuses"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *opts[16];
+        struct server rep;
+        replica_opts(opts, true, tls_k, cases[i].cert, "", cases[i].ca);
+        h_prepare(&rep, "tls-link-bad");
+        h_start_shmkvd_opts(&rep, opts);
+        char out[4096];
+        usleep(2500 * 1000); /* the cron tries once a second */
+        run(out, sizeof out, "redis-cli -p %d info replication", rep.port);
+        if (!strstr(out, "master_link_status:down"))
+            fail_msg("%s: the link is not down:\n%s", cases[i].tag, out);
+        run(out, sizeof out, "redis-cli -p %d get before-sync", rep.port);
+        assert_string_equal(out, "");
+        char log[300];
+        snprintf(log, sizeof log, "%s/server.log", rep.dir);
+        static char text[1 << 16];
+        h_read_file(log, text, sizeof text);
+        if (!strstr(text, "Retrying in a second") ||
+            (i == 1 && !strstr(text, "certificate verify failed")))
+            fail_msg("%s: the replica's log:\n%s", cases[i].tag, text);
+        assert_int_equal(h_stop(&rep), 0);
+        h_destroy(&rep);
+        still_serving();
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_tls_clients),
-        cmocka_unit_test(test_tls_reload),
-        cmocka_unit_test(test_tls_benchmark),
-        cmocka_unit_test(test_tls_replica),
+        cmocka_unit_test(test_tls_clients),      cmocka_unit_test(test_tls_reload),
+        cmocka_unit_test(test_tls_benchmark),    cmocka_unit_test(test_tls_replica),
+        cmocka_unit_test(test_tls_replica_link), cmocka_unit_test(test_tls_replica_refused),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
