@@ -436,6 +436,7 @@ enum op {
     OP_SISMEMBER, OP_SMISMEMBER, OP_SCARD,
     OP_ZSCORE, OP_ZMSCORE, OP_ZCARD,
     OP_LLEN, OP_LINDEX,
+    OP_HGETALL, OP_HKEYS, OP_HVALS, OP_SMEMBERS, OP_LRANGE, OP_ZRANGE,
 };
 
 static const struct {
@@ -452,6 +453,9 @@ static const struct {
     {"zscore", OP_ZSCORE, 3, ENC_TYPE_ZSET},    {"zmscore", OP_ZMSCORE, -3, ENC_TYPE_ZSET},
     {"zcard", OP_ZCARD, 2, ENC_TYPE_ZSET},      {"llen", OP_LLEN, 2, ENC_TYPE_LIST},
     {"lindex", OP_LINDEX, 3, ENC_TYPE_LIST},
+    {"hgetall", OP_HGETALL, 2, ENC_TYPE_HASH}, {"hkeys", OP_HKEYS, 2, ENC_TYPE_HASH},
+    {"hvals", OP_HVALS, 2, ENC_TYPE_HASH},      {"smembers", OP_SMEMBERS, 2, ENC_TYPE_SET},
+    {"lrange", OP_LRANGE, 4, ENC_TYPE_LIST},    {"zrange", OP_ZRANGE, -4, ENC_TYPE_ZSET},
 };
 /* clang-format on */
 #define NOPS (sizeof OPS / sizeof OPS[0])
@@ -596,6 +600,150 @@ static shmkv_reply *field_reply(struct rd *rd, int op, const char *f, size_t fn,
     }
 }
 
+/* Redis's range of a collection of n elements from start and stop (either
+ * may count from the end): false when it is empty, else [*lo, *hi]. */
+static bool index_range(int64_t start, int64_t stop, uint64_t n, uint64_t *lo, uint64_t *hi)
+{
+    int64_t len = (int64_t)n;
+    if (start < 0)
+        start += len;
+    if (stop < 0)
+        stop += len;
+    if (start < 0)
+        start = 0;
+    if (start > stop || start >= len)
+        return false;
+    if (stop >= len)
+        stop = len - 1;
+    *lo = (uint64_t)start;
+    *hi = (uint64_t)stop;
+    return true;
+}
+
+/* A sorted-set member of an inline set, for ZRANGE's order. */
+struct zm {
+    double score;
+    const char *m;
+    size_t n;
+};
+
+static int zm_cmp(const void *x, const void *y)
+{
+    const struct zm *a = x, *b = y;
+    if (a->score != b->score)
+        return a->score < b->score ? -1 : 1;
+    int c = memcmp(a->m, b->m, a->n < b->n ? a->n : b->n);
+    return c ? c : (a->n > b->n) - (a->n < b->n);
+}
+
+/* ZRANGE's reply over the members of an inline set (members and their
+ * scores in zm[0, n)), from lo to hi by (score, member). */
+static shmkv_reply *zrange_reply(struct zm *zm, size_t n, uint64_t lo, uint64_t hi, bool scores)
+{
+    qsort(zm, n, sizeof *zm, zm_cmp);
+    size_t k = (size_t)(hi - lo + 1);
+    shmkv_reply *r = r_array(scores ? 2 * k : k);
+    for (size_t i = 0, j = 0; r && i < k; i++) {
+        const struct zm *z = &zm[lo + i];
+        if (!(r->element[j++] = r_str(SHMKV_REPLY_STRING, z->m, z->n)))
+            goto fail;
+        if (scores) {
+            char d[KV_DSTR_MAX];
+            size_t dn = kv_d2str(d, sizeof d, z->score);
+            if (!(r->element[j++] = r_str(SHMKV_REPLY_STRING, d, dn)))
+                goto fail;
+        }
+    }
+    return r;
+fail:
+    shmkv_reply_free(r);
+    return NULL;
+}
+
+/* HGETALL, HKEYS, HVALS, SMEMBERS, LRANGE, ZRANGE (by index) of the key
+ * get_meta() found, from its inline record: 1 with *out, 0 when the daemon
+ * must answer (a collection stored per element, an option served only
+ * there), -1 to try again (a record that does not parse: torn). Elements
+ * come in the order the daemon gives them: sub-key order, which is a list's
+ * order, and (score, member) for ZRANGE. */
+static int whole_reply(struct rd *rd, int op, bool absent, int argc, const char **argv,
+                       const size_t *lens, shmkv_reply **out)
+{
+    int64_t start = 0, stop = -1;
+    bool scores = false;
+    if (op == OP_LRANGE || op == OP_ZRANGE) {
+        if (kv_str2ll(argv[2], lens[2], &start) || kv_str2ll(argv[3], lens[3], &stop))
+            return 0; /* not integers: the daemon's error */
+        if (op == OP_ZRANGE && argc > 4) {
+            scores = argc == 5 && lens[4] == 10 && !strncasecmp(argv[4], "withscores", 10);
+            if (!scores)
+                return 0; /* BYSCORE, BYLEX, REV, LIMIT */
+        }
+    }
+    uint64_t n = absent ? 0 : rd->m.size, lo = 0, hi = 0;
+    bool ranged = op == OP_LRANGE || op == OP_ZRANGE;
+    if (absent || (ranged && !index_range(start, stop, n, &lo, &hi)) || n == 0) {
+        *out = r_array(0);
+        return *out ? 1 : 0;
+    }
+    if (rd->m.coding != ENC_CODING_INLINE)
+        return 0;
+    if (n > rd->m.inln)
+        return -1; /* more elements than bytes: a torn size */
+    if (!ranged) {
+        lo = 0;
+        hi = n - 1;
+    }
+    size_t per = op == OP_HGETALL ? 2 : 1;
+    struct zm *zm = NULL;
+    if (op == OP_ZRANGE && !(zm = malloc((size_t)n * sizeof *zm)))
+        return 0;
+    shmkv_reply *r = op == OP_ZRANGE ? NULL : r_array((size_t)(hi - lo + 1) * per);
+    size_t off = 0, j = 0;
+    uint64_t i = 0;
+    const char *f, *v;
+    size_t fn, vn;
+    int rc = 0;
+    bool torn = false;
+    while ((op == OP_ZRANGE || r) &&
+           (rc = enc_inline_next(rd->m.inl, rd->m.inln, &off, &f, &fn, &v, &vn)) == 1) {
+        if (i >= n || (op == OP_ZRANGE && vn != 8)) {
+            torn = true; /* more records than the size says, a score that is not one */
+            break;
+        }
+        if (op == OP_ZRANGE) {
+            zm[i++] = (struct zm){enc_score_get(v), f, fn};
+            continue;
+        }
+        if (i < lo || i > hi) {
+            i++;
+            continue;
+        }
+        i++;
+        bool ok = true;
+        if (op != OP_HVALS && op != OP_LRANGE)
+            ok = (r->element[j++] = r_str(SHMKV_REPLY_STRING, f, fn)) != NULL;
+        if (ok && (op == OP_HGETALL || op == OP_HVALS || op == OP_LRANGE))
+            ok = (r->element[j++] = r_str(SHMKV_REPLY_STRING, v, vn)) != NULL;
+        if (!ok) {
+            shmkv_reply_free(r);
+            free(zm);
+            return 0;
+        }
+    }
+    if (torn || rc < 0 || i != n || (op != OP_ZRANGE && (!r || j != r->elements))) {
+        int again = r || op == OP_ZRANGE ? -1 : 0; /* torn, or out of memory */
+        shmkv_reply_free(r);
+        free(zm);
+        return again;
+    }
+    if (op == OP_ZRANGE)
+        r = zrange_reply(zm, (size_t)n, lo, hi, scores);
+    free(zm);
+    *out = r;
+    return r ? 1 : 0;
+}
+
 /* Answers one cacheable command from the cache: 1 with *out, 0 when the
  * daemon must answer (a miss, another type, an argument to check), -1 to
  * try again. */
@@ -703,6 +851,16 @@ static int cached_once(struct rd *rd, int op, int want, int argc, const char **a
                 miss = true;
             break;
         }
+        case OP_HGETALL:
+        case OP_HKEYS:
+        case OP_HVALS:
+        case OP_SMEMBERS:
+        case OP_LRANGE:
+        case OP_ZRANGE:
+            rc = whole_reply(rd, op, absent, argc, argv, lens, &r);
+            miss = rc == 0;
+            retry = rc < 0;
+            break;
         case OP_HGET:
         case OP_HEXISTS:
         case OP_SISMEMBER:

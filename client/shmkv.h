@@ -20,7 +20,10 @@
  *
  * Reads served from the cache when they hit: GET MGET EXISTS TYPE TTL PTTL
  * STRLEN, HGET HMGET HEXISTS HLEN, SISMEMBER SMISMEMBER SCARD, ZSCORE
- * ZMSCORE ZCARD, LLEN LINDEX — through shmkv_command() (and shmkv_get()).
+ * ZMSCORE ZCARD, LLEN LINDEX — through shmkv_command() (and shmkv_get());
+ * and of a collection small enough to be stored inline, the whole of it:
+ * HGETALL HKEYS HVALS, SMEMBERS, LRANGE, ZRANGE by index (with or without
+ * WITHSCORES).
  * Everything else, and every miss, goes to the daemon, which fills the
  * cache so the next read hits. Replies are exactly what the daemon would
  * have sent (RESP2, as Redis answers a client that did not say HELLO 3).

@@ -247,10 +247,11 @@ void cmd_shmkv_attach(struct conn *c)
      * process that maps it reads them without asking again: only a user
      * allowed to read every key with every command libshmkv answers from
      * it (client/shmkv.c, OPS) gets it. Others read through the socket. */
-    static const char *const served[] = {"get",     "mget",      "exists",     "type",  "ttl",
-                                         "pttl",    "strlen",    "hget",       "hmget", "hexists",
-                                         "hlen",    "sismember", "smismember", "scard", "zscore",
-                                         "zmscore", "zcard",     "llen",       "lindex"};
+    static const char *const served[] = {"get",     "mget",      "exists",     "type",   "ttl",
+                                         "pttl",    "strlen",    "hget",       "hmget",  "hexists",
+                                         "hlen",    "sismember", "smismember", "scard",  "zscore",
+                                         "zmscore", "zcard",     "llen",       "lindex", "hgetall",
+                                         "hkeys",   "hvals",     "smembers",   "lrange", "zrange"};
     if (c->user && !acl_reads_everything(c->user, served, sizeof served / sizeof served[0])) {
         resp_error(OUT(c), "NOPERM this user may not map the shared-memory cache: it needs "
                            "to read every key (allkeys or %R~*) with the commands libshmkv "

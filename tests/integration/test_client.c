@@ -87,6 +87,7 @@ static void test_reads_agree(void **state)
     run(h, "SET e v PX 100000");
     run(h, "HSET h f1 v1 f2 v2");
     run(h, "SADD st m1 m2");
+    run(h, "SADD is 30 -1 2");
     run(h, "ZADD z 1.5 a -2 b inf c");
     run(h, "RPUSH l x y z");
     /* strings and keys */
@@ -138,8 +139,27 @@ static void test_reads_agree(void **state)
     CMP(h, false, "LINDEX", "l", "01");
     /* wrong arity: the daemon's error */
     CMP(h, false, "GET", "a", "b");
+    /* whole small collections, stored inline */
+    CMP(h, true, "HGETALL", "h");
+    CMP(h, true, "HKEYS", "h");
+    CMP(h, true, "HVALS", "h");
+    CMP(h, true, "HGETALL", "nokey");
+    CMP(h, true, "SMEMBERS", "is");
+    CMP(h, false, "SMEMBERS", "st"); /* not integers: stored per member, as Redis 7.0 */
+    CMP(h, true, "ZRANGE", "z", "0", "-1", "WITHSCORES");
+    CMP(h, true, "ZRANGE", "z", "0", "-1", "withscores");
+    CMP(h, true, "ZRANGE", "z", "1", "5");
+    CMP(h, true, "ZRANGE", "z", "-2", "-2");
+    CMP(h, true, "ZRANGE", "z", "2", "1");
+    CMP(h, true, "LRANGE", "l", "0", "-1");
+    CMP(h, true, "LRANGE", "l", "-2", "10");
+    CMP(h, true, "LRANGE", "l", "5", "1");
+    CMP(h, true, "LRANGE", "nokey", "0", "-1");
+    CMP(h, false, "LRANGE", "l", "x", "1");
+    CMP(h, false, "ZRANGE", "z", "0", "-1", "REV");
+    CMP(h, false, "HGETALL", "s");
     /* everything else goes to the daemon */
-    CMP(h, false, "LRANGE", "l", "0", "-1");
+    CMP(h, false, "LPOS", "l", "y");
     shmkv_close(h);
 }
 
