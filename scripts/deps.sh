@@ -6,7 +6,9 @@
 # line is for the Debian packages and their test (tests/dist/): cpack's
 # dpkg-shlibdeps and file(1), debootstrap for a fresh Debian 12 root, and
 # systemd-analyze to verify the unit. redis-py and the Prometheus exporter
-# are programs that run scripts, which a test drives against shmkvd.
+# are programs that run scripts, which a test drives against shmkvd. The
+# last lines build and test libshmkv's bindings (client/python, client/go,
+# client/node; the Node.js packages come from npm).
 set -euo pipefail
 
 PKGS=(build-essential cmake pkg-config clang-format
@@ -15,12 +17,19 @@ PKGS=(build-essential cmake pkg-config clang-format
       redis-server redis-tools redis-sentinel gnuplot-nox
       dpkg-dev file debootstrap systemd
       liblua5.1-0-dev lua-cjson-dev lua-bitop-dev libssl-dev openssl
-      python3-redis prometheus-redis-exporter)
+      python3-redis prometheus-redis-exporter
+      python3-cffi python3-pytest python3-venv python3-setuptools python3-wheel python3-dev
+      golang-go)
 
 missing=()
 for p in "${PKGS[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# Node.js: a machine's own (with its npm and headers) when it has one;
+# otherwise Debian's nodejs, npm and libnode-dev (the headers).
+command -v node >/dev/null || missing+=(nodejs)
+command -v npm >/dev/null || missing+=(npm)
+[ -e /usr/include/node/node_api.h ] || missing+=(libnode-dev)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 SUDO=""
