@@ -25,7 +25,7 @@ from redis.exceptions import RedisError, ResponseError
 from ._shmkv import ffi as _ffi
 from ._shmkv import lib as _lib
 
-_unpack, _free = _ffi.unpack, _lib.free
+_unpack, _get = _ffi.unpack, _lib.shmkvpy_get
 
 __all__ = ["Redis", "SERVED"]
 
@@ -182,10 +182,9 @@ class Redis(redis.Redis):
             self._shm_handle()
             h = self._shm_h
         key = name if type(name) is bytes else self._shm_key(name)
-        r = _lib.shmkvpy_get(h.ptr, key, len(key))
+        r = _get(h.ptr, key, len(key))
         if r.rc == 0:
             v = _unpack(r.p, r.len)
-            _free(r.p)
             return v.decode(self._shm_encoding, self._shm_errors) if self._shm_decode else v
         if r.rc == 1:
             return None

@@ -51,15 +51,49 @@ struct shmkvpy_res shmkvpy_command3(shmkv *h, int argc, const char *a0, size_t n
 # their lengths, or, for the served reads of up to three words (most of
 # them), as three separate arguments: Python then builds no array at all.
 SOURCE = r"""
+#include <pthread.h>
 #include <shmkv.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct shmkvpy_val { int rc; size_t len; char *p; };
+
+/* The value lands in a buffer of the calling thread's, valid until its
+ * next GET: Python copies it out at once and frees nothing. The buffer
+ * goes when its thread ends. */
+static __thread char *get_buf;
+static __thread size_t get_cap;
+static pthread_key_t get_key;
+static pthread_once_t get_once = PTHREAD_ONCE_INIT;
+
+static void get_key_make(void)
+{
+    pthread_key_create(&get_key, free);
+}
 
 static struct shmkvpy_val shmkvpy_get(shmkv *h, const char *key, size_t klen)
 {
     struct shmkvpy_val r = {0, 0, NULL};
-    r.rc = shmkv_get(h, key, klen, &r.p, &r.len);
+    char *v;
+    r.rc = shmkv_get(h, key, klen, &v, &r.len);
+    if (r.rc != SHMKV_OK)
+        return r;
+    if (r.len > get_cap) {
+        char *b = realloc(get_buf, r.len);
+        if (!b) {
+            free(v);
+            r.rc = SHMKV_ENOMEM;
+            return r;
+        }
+        get_buf = b;
+        get_cap = r.len;
+        pthread_once(&get_once, get_key_make);
+        pthread_setspecific(get_key, b);
+    }
+    if (r.len)
+        memcpy(get_buf, v, r.len);
+    free(v);
+    r.p = get_buf;
     return r;
 }
 
