@@ -310,11 +310,11 @@ static void attach_locked(shmkv *h, int fd)
 
 static int connect_locked(shmkv *h)
 {
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     if (strlen(h->path) >= sizeof sa.sun_path)
         return err(SHMKV_EINVAL, "socket path too long: %s", h->path);
     strcpy(sa.sun_path, h->path);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
         int e = errno;
         if (fd >= 0)
