@@ -1,0 +1,3 @@
+module shmkv
+
+go 1.19
