@@ -1,0 +1,26 @@
+'use strict';
+// Run in a worker thread by misc.test.js: loads the addon in this thread,
+// reads through a client of its own, reports what it read.
+
+const { parentPort, workerData } = require('node:worker_threads');
+const ShmkvRedis = require('..');
+
+(async () => {
+  const r = new ShmkvRedis({ path: workerData.sock });
+  r.on('error', () => {});
+  const values = [];
+  for (let i = 0; i < 3; i++) {
+    values.push(await r.get('w:k'), await r.hget('h:small', 'f1'));
+  }
+  const handle = new ShmkvRedis.Handle(workerData.sock, {});
+  values.push(handle.get('w:k'));
+  const stats = r.shmStats();
+  if (workerData.leaveOpen) {
+    // Exits with the handles open: their finalizers close them.
+    parentPort.postMessage({ values, stats });
+    return;
+  }
+  handle.close();
+  r.disconnect();
+  parentPort.postMessage({ values, stats });
+})().catch((e) => parentPort.postMessage({ error: String(e && e.stack) }));
