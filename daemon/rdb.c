@@ -759,7 +759,12 @@ int rdb_file_read(const char *p, size_t n, const struct rdb_file_cb *cb, size_t 
     unsigned db = 0;
     uint64_t expire = 0;
     char *key = NULL;
-    if (n < 9 || memcmp(p, "REDIS", 5) || p[5] < '0' || p[5] > '9' || atoi(p + 5) > RDB_VERSION) {
+    /* "REDIS" and four digits of version. Read as four digits, never with
+     * atoi: the file need not go on after them (nor end in a NUL). */
+    int version = 0;
+    for (int i = 5; i < 9 && n >= 9; i++)
+        version = p[i] >= '0' && p[i] <= '9' ? version * 10 + (p[i] - '0') : -1000000;
+    if (n < 9 || memcmp(p, "REDIS", 5) || version < 0 || version > RDB_VERSION) {
         rc = RDB_EVERSION;
         goto done;
     }

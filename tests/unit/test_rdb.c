@@ -715,6 +715,24 @@ static void test_file_progress(void **state)
     free(b.p);
 }
 
+/* A file of nothing but "REDIS0010", in a block of exactly its size: the
+ * version is read as its four digits, not past them (fuzz_rdb found atoi
+ * reading on). Also a version with a letter in it. */
+static void test_file_header_only(void **state)
+{
+    (void)state;
+    struct rdb_file_cb cb = {0};
+    static const char *const heads[] = {"REDIS0010", "REDIS001x", "REDIS0011", "REDIS"};
+    for (size_t i = 0; i < sizeof heads / sizeof heads[0]; i++) {
+        size_t n = strlen(heads[i]);
+        char *p = malloc(n);
+        memcpy(p, heads[i], n);
+        int rc = rdb_file_read(p, n, &cb, NULL);
+        assert_int_equal(rc, i == 0 ? RDB_EFORMAT : RDB_EVERSION);
+        free(p);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -722,7 +740,7 @@ int main(void)
         cmocka_unit_test(test_string_forms),    cmocka_unit_test(test_ziplist),
         cmocka_unit_test(test_listpack),        cmocka_unit_test(test_intset_and_text_scores),
         cmocka_unit_test(test_refused),         cmocka_unit_test(test_truncated_and_corrupt),
-        cmocka_unit_test(test_file_progress),
+        cmocka_unit_test(test_file_progress),   cmocka_unit_test(test_file_header_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
