@@ -8,7 +8,8 @@
 # systemd-analyze to verify the unit. redis-py and the Prometheus exporter
 # are programs that run scripts, which a test drives against shmkvd. The
 # last lines build and test libshmkv's bindings (client/python, client/go,
-# client/node; the Node.js packages come from npm).
+# client/node; the Node.js packages come from npm), and clang with its
+# libFuzzer runtime builds the fuzz targets (tests/fuzz/).
 set -euo pipefail
 
 PKGS=(build-essential cmake pkg-config clang-format
@@ -19,7 +20,7 @@ PKGS=(build-essential cmake pkg-config clang-format
       liblua5.1-0-dev lua-cjson-dev lua-bitop-dev libssl-dev openssl
       python3-redis prometheus-redis-exporter
       python3-cffi python3-pytest python3-venv python3-setuptools python3-wheel python3-dev
-      golang-go)
+      golang-go clang libclang-rt-14-dev)
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Quick start, second command: installs what is missing, checks the
 # sources' layout, builds, and runs every test in the release build, then
-# the ASan+UBSan build, then the TSan build, and a short run of every
-# benchmark.
+# the ASan+UBSan build, then the TSan build, a short run of every fuzz
+# target, and a short run of every benchmark.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
@@ -42,6 +42,14 @@ cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DSHMKV_TSAN=ON -DSHMKV_BENCH=
 cmake --build build-tsan -j"$jobs"
 TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/tests/tsan.supp" \
     ctest --test-dir build-tsan --output-on-failure -j"$jobs" -E 'test_fuzz|test_scr_libs'
+
+# Coverage-guided fuzzing (tests/fuzz/): every target built with clang's
+# libFuzzer under ASan+UBSan, each run briefly from its seed corpus. A
+# crash fails the run and leaves its input in build-fuzz/findings.
+CC=clang cmake -S . -B build-fuzz -DSHMKV_FUZZ=ON -DSHMKV_TESTS=OFF -DSHMKV_BENCH=OFF >/dev/null
+cmake --build build-fuzz -j"$jobs" --target fuzz_targets
+mkdir -p build-fuzz/findings
+FUZZ_ARTIFACTS=build-fuzz/findings tests/fuzz/run.sh build-fuzz 15
 
 # The benchmarks must keep working: a small run, figures not judged.
 build/bench/storage_bench --quick >/dev/null
