@@ -447,8 +447,14 @@ void cmd_call(struct conn *c, const struct cmd *cmd);
 
 /* ---- helpers for handlers ---- */
 
+/* The client's reply buffer. Past the smallest output-buffer limit the
+ * slow path judges it (srv_out_over): a client over its limit is closed
+ * and what is written for it after that is dropped, so a client that
+ * stops reading cannot grow the daemon. */
 static inline struct resp_buf *OUT(struct conn *c)
 {
+    if (__builtin_expect(resp_buf_used(&c->out) > srv.out_watch, 0))
+        return srv_out_over(c);
     return &c->out;
 }
 /* Argument i of the handler's client c as the (pointer, length) pair that

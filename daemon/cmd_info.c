@@ -302,6 +302,11 @@ void cmd_info(struct conn *c)
         INFO("io_threaded_writes_processed:%llu\r\n",
              (unsigned long long)srv.stats.io_threaded_writes);
         INFO("rejected_connections:%llu\r\n", (unsigned long long)srv.stats.rejected);
+        /* As Redis 7.2 counts them (srv_limit.c). */
+        INFO("client_query_buffer_limit_disconnections:%llu\r\n",
+             (unsigned long long)srv.stats.query_limit_closes);
+        INFO("client_output_buffer_limit_disconnections:%llu\r\n",
+             (unsigned long long)srv.stats.output_limit_closes);
         INFO("expired_keys:%llu\r\n", (unsigned long long)srv.stats.expired_keys);
         /* The data lives on disk: no policy ever removes a key for memory. */
         INFO("evicted_keys:0\r\n");

@@ -280,11 +280,6 @@ void cmd_sunsubscribe(struct conn *c)
 
 /* ---- publishing ---- */
 
-/* A subscriber whose unsent output passes this is closed, like Redis's
- * default client-output-buffer-limit for pub/sub (32mb hard): a reader
- * that stopped reading must not grow the daemon without bound. */
-#define PUBSUB_OUT_MAX (32u << 20)
-
 static void deliver(struct conn *to, const char *kind, const struct ps_chan *pat,
                     const struct db_str *ch, const struct db_str *msg)
 {
@@ -297,12 +292,10 @@ static void deliver(struct conn *to, const char *kind, const struct ps_chan *pat
     resp_bulk(OUT(to), ch->p, ch->n);
     resp_bulk(OUT(to), msg->p, msg->n);
     conn_want_write(to);
-    if (resp_buf_used(&to->out) > PUBSUB_OUT_MAX) {
-        srv_log(LOG_WARNING,
-                "Client id=%llu addr=%s closed for overcoming the pub/sub output limit",
-                (unsigned long long)to->id, to->addr);
-        srv_close_async(to);
-    }
+    /* Judged after the message too: a subscriber that stopped reading is
+     * closed at the pubsub class's limit (srv_limit.c). */
+    if (resp_buf_used(&to->out) > srv.out_watch)
+        srv_out_check(to, 0);
 }
 
 static size_t publish(int kind, const struct db_str *ch, const struct db_str *msg)

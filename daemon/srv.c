@@ -46,9 +46,8 @@ struct srv srv;
 const char *srv_import_path;
 
 #define READ_CHUNK (16 * 1024)
-#define READ_BULK_MAX (64u * 1024 * 1024)     /* the most one read takes */
-#define QUERY_BUF_MAX (1024ull * 1024 * 1024) /* Redis's client-query-buffer-limit */
-#define BUF_KEEP_MAX (1024u * 1024)           /* larger query or reply buffers go back once empty */
+#define READ_BULK_MAX (64u * 1024 * 1024) /* the most one read takes */
+#define BUF_KEEP_MAX (1024u * 1024)       /* larger query or reply buffers go back once empty */
 #define CURSOR_SLOTS 4096
 #define EXPIRE_BUDGET 100 /* expiry index entries per record set of active expiry */
 
@@ -520,9 +519,11 @@ static bool conn_wrote(struct conn *c, size_t done, int err)
         conn_free(c);
         return false;
     }
-    /* Everything sent: drop a large idle buffer, stop watching for output. */
+    /* Everything sent: drop a large idle buffer, stop watching for output;
+     * a soft output limit's clock starts again (srv_limit.c). */
     if (c->out.cap > BUF_KEEP_MAX)
         resp_buf_free(&c->out);
+    c->out_soft_ms = 0;
     ev_set(c, false);
     if (c->flags & (CONN_CLOSE_AFTER_REPLY | CONN_CLOSE_ASAP)) {
         conn_free(c);
@@ -897,14 +898,8 @@ static void conn_read(struct conn *c)
     if (r > 0) {
         c->in.len += (size_t)r;
         srv.stats.net_in += (uint64_t)r;
-        if (resp_buf_used(&c->in) > QUERY_BUF_MAX) {
-            srv_log(LOG_WARNING,
-                    "Closing client that reached max query buffer length: "
-                    "id=%llu addr=%s",
-                    (unsigned long long)c->id, c->addr);
-            conn_free(c);
-            return;
-        }
+        if (srv_in_check(c))
+            return; /* past client-query-buffer-limit: closing */
     } else if (r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
         conn_free(c); /* EOF or error: a client that vanishes mid-command loses nothing */
         return;
@@ -1129,6 +1124,7 @@ void srv_conf_changed(void)
                 .list_max_size = srv_conf_kept_num(k, "list-max-listpack-size")});
     }
     srv.limits.max_bulk = srv.conf.proto_max_bulk_len;
+    srv_limit_conf();
     if (srv.slowlog && (size_t)srv.conf.slowlog_max_len != srv.slowlog_cap)
         srv_slowlog_reset(); /* a resized ring starts empty */
     srv.slowlog_cap = (size_t)srv.conf.slowlog_max_len;

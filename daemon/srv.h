@@ -214,6 +214,7 @@ struct conn {
     unsigned db;
     unsigned shm_slot; /* its shm counter slot + 1 (SHMKV.ATTACH); 0: none */
     struct resp_buf in, out;
+    uint64_t out_soft_ms; /* when out passed its class's soft limit; 0: it is under (srv_limit.c) */
     struct resp_req req;
     char name[128];
     char addr[64], laddr[64];
@@ -276,6 +277,9 @@ struct srv_stats {
     int64_t last_save_ms;       /* how long the last one took; -1 before any */
     size_t used_memory_peak;    /* the most jemalloc had allocated, sampled by cron */
     size_t used_memory_startup; /* allocated once the daemon started serving */
+    /* Clients closed for passing client-query-buffer-limit and
+     * client-output-buffer-limit (srv_limit.c). */
+    uint64_t query_limit_closes, output_limit_closes;
 };
 
 /* INSTANTANEOUS_*: rates over the last SRV_INST_SAMPLES samples, one per
@@ -322,6 +326,14 @@ struct srv {
     char run_id[41];        /* 40 random hex digits, new at each start */
     bool active_expire_off; /* DEBUG SET-ACTIVE-EXPIRE 0: cron deletes no expired key */
     struct resp_limits limits;
+    /* client-output-buffer-limit by class (SRV_OUT_*), and the smallest
+     * non-zero soft or hard limit of them: a client's output past it is
+     * judged (OUT, srv_limit.c); SIZE_MAX when there is none. */
+    struct srv_out_limit {
+        uint64_t hard, soft, soft_s;
+    } out_limit[3];
+    size_t out_watch;
+    uint64_t query_limit; /* client-query-buffer-limit */
     uint64_t lastsave_s;
     /* SLOWLOG ring */
     struct srv_slowlog *slowlog;
@@ -409,6 +421,26 @@ int srv_tls_reconfigure(char *err, size_t cap);
 /* Whether TLS is in use, so its directives must make contexts: a tls-port,
  * or tls-replication for a link to a primary. */
 bool srv_tls_wanted(void);
+
+/* ---- limits on a client's buffers (srv_limit.c) ---- */
+
+/* client-output-buffer-limit's classes. */
+enum { SRV_OUT_NORMAL, SRV_OUT_REPLICA, SRV_OUT_PUBSUB };
+/* Reads client-output-buffer-limit and client-query-buffer-limit into srv
+ * (at start and after CONFIG SET). */
+void srv_limit_conf(void);
+/* OUT()'s slow path, for a client whose output passed srv.out_watch:
+ * closes c if its output passed its class's hard limit, or its soft limit
+ * for longer than the soft seconds; returns where the reply goes: c->out,
+ * or, once c is closing, a scratch buffer whose bytes are dropped. */
+struct resp_buf *srv_out_over(struct conn *c);
+/* The same judgment of c's output (plus extra bytes it holds elsewhere: a
+ * replica's stream kept during its sync) where bytes are appended without
+ * OUT(): true when c is (now) closing. */
+bool srv_out_check(struct conn *c, size_t extra);
+/* After a read: closes c (true) if its unparsed input passed
+ * client-query-buffer-limit. */
+bool srv_in_check(struct conn *c);
 
 /* SCAN cursors: remembers where a scan stopped; 0 means "from the start". */
 struct srv_cursor {

@@ -5,7 +5,8 @@
  * and CONFIG SET answers). CONFIG GET returns them, CONFIG REWRITE writes
  * them back, and the log names them as having no effect, except those
  * marked .used: replication's, which srv_repl.c and srv_replica.c read
- * where they need them (srv_conf_kept, srv_conf_kept_num). An alias (.alias)
+ * where they need them (srv_conf_kept, srv_conf_kept_num), and the client
+ * buffer limits srv_limit.c reads. An alias (.alias)
  * is another name of the directive it names, sharing its value. Where
  * shmkvd's truth differs from Redis's default (save: it takes no RDB
  * snapshots), the default is shmkvd's.
@@ -55,8 +56,8 @@ static const struct param inert_params[] = {
     {.name = "bgsave_cpulist", .type = P_STR, .dflt = ""},
     {.name = "bind-source-addr", .type = P_STR, .runtime = true, .dflt = ""},
     {.name = "bio_cpulist", .type = P_STR, .dflt = ""},
-    {.name = "client-output-buffer-limit", .type = P_COBL, .runtime = true, .dflt = "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"},
-    {.name = "client-query-buffer-limit", .type = P_MEM, .runtime = true, .min = 1048576, .max = INT64_MAX, .dflt = "1073741824"},
+    {.name = "client-output-buffer-limit", .type = P_COBL, .runtime = true, .dflt = "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60", .used = true},
+    {.name = "client-query-buffer-limit", .type = P_MEM, .runtime = true, .min = 1048576, .max = INT64_MAX, .dflt = "1073741824", .used = true},
     {.name = "cluster-allow-pubsubshard-when-down", .type = P_BOOL, .runtime = true, .dflt = "yes"},
     {.name = "cluster-allow-reads-when-down", .type = P_BOOL, .runtime = true, .dflt = "no"},
     {.name = "cluster-allow-replica-migration", .type = P_BOOL, .runtime = true, .dflt = "yes"},

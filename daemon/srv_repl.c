@@ -30,10 +30,6 @@
 #include "srv_replica.h"
 #include "stor.h"
 
-/* A replica whose unsent stream passes this is dropped: Redis's default
- * hard limit for its replica class (client-output-buffer-limit stays one
- * of the kept directives). */
-#define REPLICA_OUT_MAX (256ull << 20)
 #define BACKLOG_MIN 16384
 
 /* A replica's way through a full sync: it waits for the next file job
@@ -308,14 +304,11 @@ static void feed(const char *p, size_t n)
             continue; /* its file's moment is still to come, or it takes no stream */
         struct resp_buf *to = rp->state == R_ONLINE ? &c->out : &rp->pend;
         resp_buf_append(to, p, n);
-        if (resp_buf_used(to) > REPLICA_OUT_MAX) {
-            srv_log(LOG_WARNING,
-                    "Dropping replica %s: its unsent stream passed %llu bytes (it must sync "
-                    "again)",
-                    c->addr, (unsigned long long)REPLICA_OUT_MAX);
-            srv_close_async(c);
+        /* The replica class's output limit counts the stream kept while
+         * its file is made or sent too, as Redis's does: one past it must
+         * sync again. */
+        if (srv_out_check(c, resp_buf_used(&rp->pend)))
             continue;
-        }
         conn_want_write(c);
     }
 }
