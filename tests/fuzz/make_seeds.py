@@ -79,6 +79,21 @@ def journal_seeds():
     put("fuzz_journal", "zeros", dmg(0, 40, 0, b"\x00" * 60) + dmg(0, 1500, 1, length=0))
 
 
+def lua_seeds():
+    # fuzz_lua's opcodes (op % 12): 0 string, 1 number, 2 NaN/inf, 3 bool,
+    # 4 nil, 5 table, 6 array item, 7 field, 8 itself, 9 set key, 10 append.
+    def string(b):
+        return bytes([0, len(b)]) + b
+    put("fuzz_lua", "array", string(b"a") + bytes([10]) + string(b"bc") + bytes([10, 3 | 16, 10]))
+    put("fuzz_lua", "err", string(b"ERR x") + bytes([7]))  # field 0: err
+    put("fuzz_lua", "ok", string(b"FINE") + bytes([7 | 16]))  # field 1: ok
+    put("fuzz_lua", "double", bytes([1]) + struct.pack("<d", 3.25) + bytes([7 | 32]))
+    put("fuzz_lua", "map", bytes([5]) + string(b"k") + string(b"v") + bytes([9, 11]) +
+        bytes([7 | 64]))  # field 4: map
+    put("fuzz_lua", "nested", bytes([5, 5, 8, 10, 10, 2 | 16, 10]))
+    put("fuzz_lua", "self_twice", bytes([8, 8 | 16]))
+
+
 def redis_seeds():
     tmp = tempfile.mkdtemp(prefix="shmkv-seeds-")
     sock = os.path.join(tmp, "r.sock")
@@ -133,4 +148,5 @@ if __name__ == "__main__":
     conf_seeds()
     shm_seeds()
     journal_seeds()
+    lua_seeds()
     redis_seeds()

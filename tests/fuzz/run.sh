@@ -19,7 +19,7 @@ if [ "${1:-}" = --out ]; then
     shift 2
 fi
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(fuzz_resp fuzz_restore fuzz_rdb fuzz_conf fuzz_shm fuzz_journal)
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz_resp fuzz_restore fuzz_rdb fuzz_conf fuzz_shm fuzz_journal fuzz_lua)
 artifacts=$(cd "${FUZZ_ARTIFACTS:-.}" && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/shmkv-fuzz-XXXXXX")
 trap 'rm -rf "$work"' EXIT

@@ -210,6 +210,33 @@ static void test_script_sandbox(void **state)
     h_expect_bulk(c, "{\"a\":1}", "EVAL %s 0", "return cjson.encode({a = 1})");
     h_expect_int(c, 15, "EVAL %s 0",
                  "local n = 0 for k in pairs(string) do n = n + 1 end return n");
+    /* A result that holds itself twice would be a reply of 2^1000 values
+     * (fuzz_lua found it): past ten million each value is an error, and
+     * the reply comes, whole, in bounded size. */
+    {
+        /* Read raw: hiredis takes no reply nested this deep. */
+        redisContext *raw = h_connect_port(S.port);
+        const char *argv[] = {"EVAL", "local t = {} t[1] = t t[2] = t return t", "0"};
+        send_only(raw, 3, argv);
+        size_t got = 0;
+        char buf[65536], last[2] = "";
+        /* The reply is made whole before its first byte goes (a while on
+         * a loaded machine), then it streams: its end is a pause. */
+        struct timeval first = {.tv_sec = 60}, then = {.tv_sec = 2};
+        setsockopt(raw->fd, SOL_SOCKET, SO_RCVTIMEO, &first, sizeof first);
+        ssize_t n;
+        while ((n = read(raw->fd, buf, sizeof buf)) > 0) {
+            if (!got)
+                setsockopt(raw->fd, SOL_SOCKET, SO_RCVTIMEO, &then, sizeof then);
+            got += (size_t)n;
+            memcpy(last, n >= 2 ? buf + n - 2 : buf, n >= 2 ? 2 : 1);
+        }
+        if (got < 2 || got > (512u << 20) || memcmp(last, "\r\n", 2))
+            fail_msg("a self-holding result: %zu bytes of reply", got);
+        redisFree(raw);
+        printf("test_srv_script: a result holding itself twice replied %zu bytes\n", got);
+    }
+    h_expect_bulk(c, "X", "EVAL %s 0", "return ('x'):upper()");
     /* The garbage of the bombs is gone. */
     assert_true(h_info_num(c, "used_memory_lua") < 16 * 1024 * 1024);
     h_expect_status(c, "OK", "CONFIG SET lua-memory-limit 1gb");
