@@ -260,7 +260,8 @@ void scr_reply_value(lua_State *l, struct resp_buf *out, int proto, int script_r
             (map ? resp_map : resp_set)(out, n, proto);
             for (lua_pushnil(l); lua_next(l, -2); lua_pop(l, 1)) {
                 lua_pushvalue(l, -2);
-                scr_reply_value(l, out, proto, script_resp, depth + 1, budget); /* the key, or the set's member */
+                scr_reply_value(l, out, proto, script_resp, depth + 1,
+                                budget); /* the key, or the set's member */
                 lua_pop(l, 1);
                 if (map)
                     scr_reply_value(l, out, proto, script_resp, depth + 1, budget);

@@ -33,14 +33,14 @@ void srv_limit_conf(void)
 {
     long long v[3][3] = {{0}};
     const char *cur = srv_conf_kept(&srv.conf, "client-output-buffer-limit");
-    if (!cur || sscanf(cur, "normal %lld %lld %lld slave %lld %lld %lld pubsub %lld %lld %lld",
-                       &v[0][0], &v[0][1], &v[0][2], &v[1][0], &v[1][1], &v[1][2], &v[2][0],
-                       &v[2][1], &v[2][2]) != 9)
+    if (!cur ||
+        sscanf(cur, "normal %lld %lld %lld slave %lld %lld %lld pubsub %lld %lld %lld", &v[0][0],
+               &v[0][1], &v[0][2], &v[1][0], &v[1][1], &v[1][2], &v[2][0], &v[2][1], &v[2][2]) != 9)
         memset(v, 0, sizeof v); /* cannot be: the parser keeps it in this form */
     size_t watch = SIZE_MAX;
     for (int k = 0; k < 3; k++) {
-        srv.out_limit[k] = (struct srv_out_limit){(uint64_t)v[k][0], (uint64_t)v[k][1],
-                                                  (uint64_t)v[k][2]};
+        srv.out_limit[k] =
+            (struct srv_out_limit){(uint64_t)v[k][0], (uint64_t)v[k][1], (uint64_t)v[k][2]};
         for (int i = 0; i < 2; i++)
             if (v[k][i] > 0 && (uint64_t)v[k][i] < watch)
                 watch = (size_t)v[k][i];
@@ -86,8 +86,7 @@ bool srv_out_check(struct conn *c, size_t extra)
     srv_log(LOG_WARNING,
             "Client id=%llu addr=%s name=%s scheduled to be closed ASAP for overcoming of "
             "output buffer limits (%s class, %llu bytes).",
-            (unsigned long long)c->id, c->addr, c->name, class_name(k),
-            (unsigned long long)used);
+            (unsigned long long)c->id, c->addr, c->name, class_name(k), (unsigned long long)used);
     srv.stats.output_limit_closes++;
     srv_close_async(c);
     return true;
@@ -107,8 +106,7 @@ struct resp_buf *srv_out_over(struct conn *c)
 
 bool srv_in_check(struct conn *c)
 {
-    if (!srv.query_limit || (c->flags & CONN_MASTER) ||
-        resp_buf_used(&c->in) <= srv.query_limit)
+    if (!srv.query_limit || (c->flags & CONN_MASTER) || resp_buf_used(&c->in) <= srv.query_limit)
         return false;
     srv_log(LOG_WARNING,
             "Closing client id=%llu addr=%s name=%s that reached max query buffer length "

@@ -115,8 +115,8 @@ static void expect_both(const char *name, bool want_closed, const char *what)
     bool r = gone_within(cr, name, want_closed ? 5000 : 1000),
          k = gone_within(ck, name, want_closed ? 5000 : 1000);
     if (r != want_closed || k != want_closed)
-        fail_msg("%s: redis-server %s it, shmkvd %s it (want it %s)", what,
-                 r ? "closed" : "kept", k ? "closed" : "kept", want_closed ? "closed" : "kept");
+        fail_msg("%s: redis-server %s it, shmkvd %s it (want it %s)", what, r ? "closed" : "kept",
+                 k ? "closed" : "kept", want_closed ? "closed" : "kept");
 }
 
 static void load_big_hash(redisContext *c)
@@ -228,8 +228,7 @@ static void test_output_replica(void **state)
     if (!gone_within(ck, "rep", 5000))
         fail_msg("a replica that never reads was kept past its 1mb limit");
     close(fk);
-    h_expect_status(ck, "OK", "CONFIG SET client-output-buffer-limit %s",
-                    "replica 256mb 64mb 60");
+    h_expect_status(ck, "OK", "CONFIG SET client-output-buffer-limit %s", "replica 256mb 64mb 60");
     assert_int_equal(h_info_num(ck, "client_output_buffer_limit_disconnections"), 4);
     freeReplyObject(H_CMD(ck, "FLUSHALL"));
 }
@@ -307,7 +306,7 @@ static void test_maxclients(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_output_normal), cmocka_unit_test(test_output_pubsub),
+        cmocka_unit_test(test_output_normal),  cmocka_unit_test(test_output_pubsub),
         cmocka_unit_test(test_output_replica), cmocka_unit_test(test_query_limits),
         cmocka_unit_test(test_maxclients),
     };
