@@ -40,10 +40,12 @@ export PKG_CONFIG_PATH
 cp -r client/python "$work/py-src"
 "$work/venv/bin/pip" install -q --no-build-isolation --no-index "$work/py-src"
 cp bench/soak.py "$work/"
+# Its own copy of the daemon: a rebuild during the run must not change it.
+cp build/daemon/shmkvd "$work/shmkvd"
 
 table="$work/table.md"
 rc=0
-(cd "$work" && "$work/venv/bin/python" soak.py "$OLDPWD/build/daemon/shmkvd" "$work" "$minutes" "$table") || rc=$?
+(cd "$work" && "$work/venv/bin/python" soak.py "$work/shmkvd" "$work" "$minutes" "$table") || rc=$?
 {
     echo "## soak — $(date -u +%Y-%m-%d), $(nproc) CPUs, $minutes minutes"
     echo
