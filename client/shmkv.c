@@ -6,6 +6,7 @@
 #include "shmkv.h"
 
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -680,14 +681,16 @@ static int whole_reply(struct rd *rd, int op, bool absent, int argc, const char 
                 return 0; /* BYSCORE, BYLEX, REV, LIMIT */
         }
     }
+    /* Stored per element (a blind collection's size is not even kept):
+     * the daemon answers. */
+    if (!absent && rd->m.coding != ENC_CODING_INLINE)
+        return 0;
     uint64_t n = absent ? 0 : rd->m.size, lo = 0, hi = 0;
     bool ranged = op == OP_LRANGE || op == OP_ZRANGE;
     if (absent || (ranged && !index_range(start, stop, n, &lo, &hi)) || n == 0) {
         *out = r_array(0);
         return *out ? 1 : 0;
     }
-    if (rd->m.coding != ENC_CODING_INLINE)
-        return 0;
     if (n > rd->m.inln)
         return -1; /* more elements than bytes: a torn size */
     if (!ranged) {
@@ -696,8 +699,22 @@ static int whole_reply(struct rd *rd, int op, bool absent, int argc, const char 
     }
     size_t per = op == OP_HGETALL ? 2 : 1;
     struct zm *zm = NULL;
-    if (op == OP_ZRANGE && !(zm = malloc((size_t)n * sizeof *zm)))
-        return 0;
+    /* ZRANGE sorts: it works on a private copy of the record, so that
+     * the comparisons see bytes no writer changes meanwhile (qsort needs
+     * a consistent order); the copy is validated with the rest. */
+    const char *inl = rd->m.inl;
+    char *copy = NULL;
+    if (op == OP_ZRANGE) {
+        zm = malloc((size_t)n * sizeof *zm);
+        copy = malloc(rd->m.inln);
+        if (!zm || !copy) {
+            free(zm);
+            free(copy);
+            return 0;
+        }
+        memcpy(copy, rd->m.inl, rd->m.inln);
+        inl = copy;
+    }
     shmkv_reply *r = op == OP_ZRANGE ? NULL : r_array((size_t)(hi - lo + 1) * per);
     size_t off = 0, j = 0;
     uint64_t i = 0;
@@ -706,8 +723,8 @@ static int whole_reply(struct rd *rd, int op, bool absent, int argc, const char 
     int rc = 0;
     bool torn = false;
     while ((op == OP_ZRANGE || r) &&
-           (rc = enc_inline_next(rd->m.inl, rd->m.inln, &off, &f, &fn, &v, &vn)) == 1) {
-        if (i >= n || (op == OP_ZRANGE && vn != 8)) {
+           (rc = enc_inline_next(inl, rd->m.inln, &off, &f, &fn, &v, &vn)) == 1) {
+        if (i >= n || (op == OP_ZRANGE && (vn != 8 || isnan(enc_score_get(v))))) {
             torn = true; /* more records than the size says, a score that is not one */
             break;
         }
@@ -727,19 +744,20 @@ static int whole_reply(struct rd *rd, int op, bool absent, int argc, const char 
             ok = (r->element[j++] = r_str(SHMKV_REPLY_STRING, v, vn)) != NULL;
         if (!ok) {
             shmkv_reply_free(r);
-            free(zm);
-            return 0;
+            return 0; /* not ZRANGE: nothing else to free */
         }
     }
     if (torn || rc < 0 || i != n || (op != OP_ZRANGE && (!r || j != r->elements))) {
         int again = r || op == OP_ZRANGE ? -1 : 0; /* torn, or out of memory */
         shmkv_reply_free(r);
         free(zm);
+        free(copy);
         return again;
     }
     if (op == OP_ZRANGE)
         r = zrange_reply(zm, (size_t)n, lo, hi, scores);
     free(zm);
+    free(copy);
     *out = r;
     return r ? 1 : 0;
 }

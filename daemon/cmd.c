@@ -1406,6 +1406,11 @@ void cmd_serve_ready(void)
         ready = false;
         for (size_t i = 0; i < nblocked; i++) {
             struct conn *c = blocked[i];
+            /* A closing client is not served: its reply would be dropped
+             * (srv_out_over), so nothing would say it was, and it would
+             * pop again and again. */
+            if (c->flags & CONN_CLOSE_ASAP)
+                continue;
             struct db_str *saved = c->argv;
             size_t savedc = c->argc;
             c->argv = c->bargv;

@@ -161,11 +161,12 @@ void cmd_mget(struct conn *c)
 {
     /* The reply goes out as the keys are read; a read that fails takes
      * it back (nothing leaves before the command ends) for GET's error. */
-    size_t mark = resp_buf_used(OUT(c));
+    size_t mark = resp_buf_used(&c->out); /* c->out itself: OUT() may turn to a scratch buffer */
     resp_array(OUT(c), c->argc - 1);
     int rc = db_mget(srv.db, c->db, c->argv + 1, c->argc - 1, CMD_KEYS_AHEAD, mget_one, c);
     if (rc) {
-        OUT(c)->len = OUT(c)->off + mark;
+        if (resp_buf_used(&c->out) > mark)
+            c->out.len = c->out.off + mark;
         cmd_reply_err(c, rc);
     }
 }

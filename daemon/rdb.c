@@ -764,7 +764,7 @@ int rdb_file_read(const char *p, size_t n, const struct rdb_file_cb *cb, size_t 
     int version = 0;
     for (int i = 5; i < 9 && n >= 9; i++)
         version = p[i] >= '0' && p[i] <= '9' ? version * 10 + (p[i] - '0') : -1000000;
-    if (n < 9 || memcmp(p, "REDIS", 5) || version < 0 || version > RDB_VERSION) {
+    if (n < 9 || memcmp(p, "REDIS", 5) || version < 1 || version > RDB_VERSION) {
         rc = RDB_EVERSION;
         goto done;
     }

@@ -523,7 +523,10 @@ static bool conn_wrote(struct conn *c, size_t done, int err)
      * a soft output limit's clock starts again (srv_limit.c). */
     if (c->out.cap > BUF_KEEP_MAX)
         resp_buf_free(&c->out);
-    c->out_soft_ms = 0;
+    /* A replica's stream kept during its sync counts too: its clock is
+     * for srv_out_check, which sees that part. */
+    if (!(c->flags & CONN_REPLICA))
+        c->out_soft_ms = 0;
     ev_set(c, false);
     if (c->flags & (CONN_CLOSE_AFTER_REPLY | CONN_CLOSE_ASAP)) {
         conn_free(c);
@@ -849,6 +852,10 @@ static void conn_process(struct conn *c)
                 srv_replica_applied(c, before, data, c->req.pos);
             else
                 cmd_reply_settle(c, before); /* reads c's argv */
+            /* The whole reply judged too: one large write (a GET of a big
+             * value) passes OUT()'s check, which looks before it. */
+            if (resp_buf_used(&c->out) > srv.out_watch)
+                srv_out_check(c, 0);
             cmd_serve_ready();
             c->argc = 0;
         }

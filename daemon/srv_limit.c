@@ -77,7 +77,7 @@ bool srv_out_check(struct conn *c, size_t extra)
         uint64_t now = srv_mstime();
         if (!c->out_soft_ms)
             c->out_soft_ms = now;
-        over = now - c->out_soft_ms > l->soft_s * 1000;
+        over = (now - c->out_soft_ms) / 1000 > l->soft_s; /* seconds may be huge */
     } else if (!over) {
         c->out_soft_ms = 0;
     }
@@ -100,6 +100,8 @@ struct resp_buf *srv_out_over(struct conn *c)
 {
     if (!srv_out_check(c, 0))
         return &c->out;
+    if (sink.cap > (64u << 10)) /* what one large write left: not kept */
+        resp_buf_free(&sink);
     sink.off = sink.len = 0;
     return &sink;
 }

@@ -34,7 +34,7 @@ for t in "${targets[@]}"; do
     rc=0
     "$bin" "$work/$t" -max_total_time="$secs" -timeout=20 -rss_limit_mb=3072 -max_len=8192 \
         -print_final_stats=1 -artifact_prefix="$artifacts/$t-" >"$work/$t.log" 2>&1 || rc=$?
-    last=$(grep -E '^#[0-9]+' "$work/$t.log" | tail -n 1)
+    last=$(grep -E '^#[0-9]+' "$work/$t.log" | tail -n 1 || true) # none: it failed at once
     cov=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$last")
     ft=$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<<"$last")
     corp=$(sed -n 's/.* corp: \([0-9]*\).*/\1/p' <<<"$last")

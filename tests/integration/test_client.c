@@ -266,6 +266,12 @@ static void test_blind_and_select(void **state)
     freeReplyObject(redisCommand(C, "SADD bs a b"));
     CMP(h, false, "SCARD", "bs"); /* counted by scan: the daemon answers */
     CMP(h, true, "SISMEMBER", "bs", "a");
+    CMP(h, false, "SMEMBERS", "bs"); /* stored per member, its size not kept */
+    freeReplyObject(redisCommand(C, "CONFIG SET hash-encoding blind"));
+    freeReplyObject(redisCommand(C, "DEL bh"));
+    freeReplyObject(redisCommand(C, "HSET bh f v"));
+    CMP(h, false, "HGETALL", "bh");
+    freeReplyObject(redisCommand(C, "CONFIG SET hash-encoding counted"));
     freeReplyObject(redisCommand(C, "CONFIG SET set-encoding counted"));
     /* SELECT moves the handle's reads to another database. */
     freeReplyObject(redisCommand(C, "SELECT 3"));

@@ -188,6 +188,49 @@ static void test_output_normal(void **state)
     printf("test_limits: normal class closed at its hard and soft limits, as redis-server\n");
 }
 
+/* A blocked client closed while its output is past the limits' watch
+ * (here by CLIENT KILL in the same batch as a push): it is not served, and
+ * the pushed elements stay. */
+static void test_blocked_closing(void **state)
+{
+    (void)state;
+    load_big_hash(cr);
+    load_big_hash(ck);
+    redisContext *cs[2] = {cr, ck};
+    int ports[2] = {R.port, K.port};
+    for (int s = 0; s < 2; s++) {
+        freeReplyObject(H_CMD(cs[s], "DEL q"));
+        int fd = dial(ports[s], "blocked");
+        static const char cmds[] = "*2\r\n$7\r\nHGETALL\r\n$3\r\nbig\r\n"
+                                   "*3\r\n$5\r\nBLPOP\r\n$1\r\nq\r\n$1\r\n0\r\n";
+        send_all(fd, cmds, sizeof cmds - 1);
+        long long id = -1;
+        for (int t = 0; t < 100 && id < 0; t++) {
+            redisReply *r = H_CMD(cs[s], "CLIENT LIST");
+            const char *at = r && r->str ? strstr(r->str, "name=blocked ") : NULL;
+            const char *line = at;
+            while (line && line > r->str && line[-1] != '\n')
+                line--;
+            if (at && strstr(line, "cmd=blpop"))
+                id = strtoll(line + 3, NULL, 10); /* "id=" */
+            freeReplyObject(r);
+            if (id < 0)
+                usleep(50 * 1000);
+        }
+        assert_true(id >= 0);
+        redisAppendCommand(cs[s], "CLIENT KILL ID %lld", id);
+        redisAppendCommand(cs[s], "RPUSH q 1 2 3");
+        redisReply *r;
+        for (int i = 0; i < 2; i++) {
+            assert_int_equal(redisGetReply(cs[s], (void **)&r), REDIS_OK);
+            freeReplyObject(r);
+        }
+        h_expect_int(cs[s], 3, "LLEN q");
+        close(fd);
+        freeReplyObject(H_CMD(cs[s], "DEL q big"));
+    }
+}
+
 static void test_output_pubsub(void **state)
 {
     (void)state;
@@ -219,7 +262,18 @@ static void test_output_replica(void **state)
     static const char psync[] = "*3\r\n$8\r\nREPLCONF\r\n$14\r\nlistening-port\r\n$4\r\n9999\r\n"
                                 "*3\r\n$5\r\nPSYNC\r\n$1\r\n?\r\n$2\r\n-1\r\n";
     send_all(fk, psync, sizeof psync - 1);
-    usleep(300 * 1000);
+    /* Until its file is on the way the stream is not kept for it (it
+     * starts at the file's moment): the writes come after that. */
+    bool sending = false;
+    for (int t = 0; t < 200 && !sending; t++) {
+        redisReply *r = H_CMD(ck, "INFO replication");
+        sending =
+            r && r->str && (strstr(r->str, "state=send_bulk") || strstr(r->str, "state=online"));
+        freeReplyObject(r);
+        if (!sending)
+            usleep(50 * 1000);
+    }
+    assert_true(sending);
     char val[256 * 1024];
     memset(val, 'r', sizeof val - 1);
     val[sizeof val - 1] = '\0';
@@ -306,9 +360,9 @@ static void test_maxclients(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_output_normal),  cmocka_unit_test(test_output_pubsub),
-        cmocka_unit_test(test_output_replica), cmocka_unit_test(test_query_limits),
-        cmocka_unit_test(test_maxclients),
+        cmocka_unit_test(test_output_normal), cmocka_unit_test(test_blocked_closing),
+        cmocka_unit_test(test_output_pubsub), cmocka_unit_test(test_output_replica),
+        cmocka_unit_test(test_query_limits),  cmocka_unit_test(test_maxclients),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

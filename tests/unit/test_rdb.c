@@ -722,7 +722,8 @@ static void test_file_header_only(void **state)
 {
     (void)state;
     struct rdb_file_cb cb = {0};
-    static const char *const heads[] = {"REDIS0010", "REDIS001x", "REDIS0011", "REDIS"};
+    static const char *const heads[] = {"REDIS0010", "REDIS001x", "REDIS0011", "REDIS0000",
+                                        "REDIS"};
     for (size_t i = 0; i < sizeof heads / sizeof heads[0]; i++) {
         size_t n = strlen(heads[i]);
         char *p = malloc(n);
