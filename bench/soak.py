@@ -251,7 +251,7 @@ def main():
                     c.config_set("client-query-buffer-limit", rnd.choice(["64mb", "1gb"]))
                     stats["config"] += 1
                 else:
-                    c.config_set("min-free-disk", "1000tb")  # the disk reads as full
+                    c.config_set("min-free-disk", str(1 << 60))  # the disk reads as full
                     time.sleep(2)
                     c.config_set("min-free-disk", "1gb")
                     stats["fulldisk"] += 1
