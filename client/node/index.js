@@ -25,9 +25,14 @@ const SERVED = {
   strlen: false, hget: false, hmget: false, hexists: false, hlen: false,
   sismember: false, smismember: false, scard: false, zscore: false,
   zmscore: false, zcard: false, llen: false, lindex: false,
+  // Whole collections: libshmkv answers small ones (stored inline) from the
+  // segment and sends the others to the daemon. ZRANGE only by index, with
+  // at most WITHSCORES (see served()).
+  hgetall: false, hkeys: false, hvals: false, smembers: false, lrange: false, zrange: false,
 };
 // Those whose replies hold strings (the others answer integers).
-const STRINGS = new Set(['get', 'mget', 'type', 'hget', 'hmget', 'zscore', 'zmscore', 'lindex']);
+const STRINGS = new Set(['get', 'mget', 'type', 'hget', 'hmget', 'zscore', 'zmscore', 'lindex',
+  'hgetall', 'hkeys', 'hvals', 'smembers', 'lrange', 'zrange']);
 
 const { BUFFERS, INT_STRINGS, LATIN1 } = native;
 const OPEN_RETRY_MS = 1000;    // after a handle could not be opened
@@ -74,6 +79,51 @@ function toBuffers(r) {
   return r;
 }
 
+// Buffers of the members (even places) of ZRANGE WITHSCORES, its scores
+// (odd places) left as they are: strings.
+function membersToBuffers(r) {
+  if (Array.isArray(r)) {
+    for (let i = 0; i < r.length; i += 2) {
+      if (typeof r[i] === 'string') r[i] = Buffer.from(r[i], 'latin1');
+    }
+  }
+  return r;
+}
+
+// HGETALL's flat [field, value, ...] as ioredis makes an object of it (its
+// reply transformer; under RESP3 with replyMapping 'resp3' its decoder
+// builds the same object from the map): fields as UTF-8 strings, in the
+// order given, a field that names something the object already has
+// ('__proto__', 'constructor', ...) defined as an own property. latin1:
+// the strings are Latin-1 carriers of bytes (the Buffer variant): fields
+// are decoded as UTF-8, values made Buffers.
+function toHash(r, latin1) {
+  if (!Array.isArray(r)) return latin1 ? toBuffers(r) : r;
+  const obj = {};
+  for (let i = 0; i < r.length; i += 2) {
+    let key = r[i];
+    let value = r[i + 1];
+    if (latin1) {
+      key = typeof key === 'string' ? Buffer.from(key, 'latin1').toString() : String(key);
+      if (typeof value === 'string') value = Buffer.from(value, 'latin1');
+    }
+    if (key in obj) {
+      Object.defineProperty(obj, key, { value, configurable: true, enumerable: true, writable: true });
+    } else {
+      obj[key] = value;
+    }
+  }
+  return obj;
+}
+
+// ZRANGE's one option served: WITHSCORES, in any case (ASCII only, as the
+// daemon compares it).
+const WITHSCORES = /^withscores$/i;
+function isWithScores(a) {
+  if (typeof a === 'string') return WITHSCORES.test(a);
+  return a instanceof Buffer && a.length === 10 && WITHSCORES.test(a.toString('latin1'));
+}
+
 // The promise ioredis would return, also reported to a Node-style callback.
 function settle(promise, cb) {
   if (cb !== undefined) {
@@ -87,12 +137,12 @@ function served(name, buffer) {
   const allKeys = SERVED[name];
   const isScore = name === 'zscore' || name === 'zmscore';
   const strings = STRINGS.has(name);
+  const isHash = name === 'hgetall';
+  const isZrange = name === 'zrange';
   const viaSocket = Redis.prototype[buffer ? name + 'Buffer' : name];
   return function (...args) {
     const h = this._shmReady();
     if (h === null) return viaSocket.apply(this, args);
-    const mode = this._shmMode(buffer, isScore, strings);
-    if (mode < 0) return viaSocket.apply(this, args);
 
     let n = args.length;
     let cb;
@@ -107,6 +157,21 @@ function served(name, buffer) {
       if (Array.isArray(a)) for (const x of a) cmd.push(x);
       else cmd.push(a);
     }
+    let scores = false;
+    if (isZrange) {
+      // Served: ZRANGE key start stop [WITHSCORES]. Any other option (REV,
+      // BYSCORE, BYLEX, LIMIT) or number of arguments: ioredis.
+      if (cmd.length === 5 && isWithScores(cmd[4])) scores = true;
+      else if (cmd.length !== 4) return viaSocket.apply(this, args);
+    }
+    let mode = this._shmMode(buffer, isScore || scores, strings);
+    if (mode < 0) return viaSocket.apply(this, args);
+    // ZRANGE WITHSCORES over RESP3 with stringNumbers: ioredis makes strings
+    // of the scores (RESP3 doubles), Buffers of the members still.
+    const scoreStrings = scores && buffer && this.condition.protocol === 3 &&
+      Boolean(this.options.stringNumbers);
+    if (scoreStrings) mode = LATIN1;
+
     const prefix = this.options.keyPrefix;
     // ioredis prefixes the first key's place even when no key was given.
     if (prefix && !allKeys && cmd.length === 1) cmd.push(undefined);
@@ -129,7 +194,10 @@ function served(name, buffer) {
       err.command = { name, args: cmd.slice(1) };
       return settle(Promise.reject(err), cb);
     }
-    return settle(Promise.resolve(mode & LATIN1 ? toBuffers(r) : r), cb);
+    if (isHash) r = toHash(r, (mode & LATIN1) !== 0);
+    else if (scoreStrings) r = membersToBuffers(r);
+    else if (mode & LATIN1) r = toBuffers(r);
+    return settle(Promise.resolve(r), cb);
   };
 }
 
@@ -170,13 +238,14 @@ class ShmkvRedis extends Redis {
   }
 
   // The reply shape to ask for, or -1 when only ioredis can shape it.
+  // isScore: the reply holds scores (ZSCORE, ZMSCORE, ZRANGE WITHSCORES).
   _shmMode(buffer, isScore, strings) {
     const c = this.condition;
     const stringNumbers = this.options.stringNumbers;
     if (isScore && c.protocol === 3) {
       // RESP3 sends scores as doubles: ioredis makes numbers of them with
-      // replyMapping "resp3", and strings (Buffer variants too) with
-      // stringNumbers.
+      // replyMapping "resp3" (and leaves ZRANGE's [member, score] pairs
+      // unflattened), and strings (Buffer variants too) with stringNumbers.
       if (c.replyMapping === 'resp3') return -1;
       if (stringNumbers) return 0;
     }

@@ -36,7 +36,8 @@ rc=0
 bash "$here/build.sh" "$tmp/pkg" || rc=$?
 [ "$rc" -eq 0 ] || exit "$rc"
 # The addon finds libshmkv by its rpath, as a user's would.
-ldd "$tmp/pkg/build/Release/shmkv.node" | grep -q "$tmp/prefix/.*libshmkv" ||
+# (grep without -q: it would leave ldd a closed pipe, which pipefail counts.)
+ldd "$tmp/pkg/build/Release/shmkv.node" | grep "$tmp/prefix/.*libshmkv" >/dev/null ||
     { echo "client/node: the addon does not load the installed libshmkv" >&2; exit 1; }
 
 cd "$tmp/pkg"

@@ -128,6 +128,98 @@ test('reads count as local hits in INFO and in the handle', async () => {
   assert.ok(afterHits - before >= 51, `shm_local_hits ${before} -> ${afterHits}`);
 });
 
+// A read through shm that libshmkv answers from shared memory: tried again
+// (a few times) while it is not, as a segment whose daemon was too busy to
+// renew its lease in time is not read. Its value, and the commands the
+// handle sent for it (none, on a hit).
+async function hitRead(shm, method, args) {
+  for (let i = 0; ; i++) {
+    const st0 = shm.shmStats();
+    const val = await shm[method](...args);
+    const st1 = shm.shmStats();
+    if (st0 && st1.hits > st0.hits) return { val, sent: st1.commands - st0.commands };
+    assert.ok(i < 20, `${method} ${JSON.stringify(args)} never hit: ${JSON.stringify([st0, st1])}`);
+    await sleep(50);
+  }
+}
+
+test('small inline collections are read from shared memory, large ones from the daemon', async () => {
+  const { plain, shm } = pair();
+  await Promise.all([ready(plain), ready(shm)]);
+  assert.deepStrictEqual(await shm.hgetall('h:three'), { a: '1', b: '2', c: '3' });
+  assert.deepStrictEqual(await shm.zrange('z:three', 0, -1, 'WITHSCORES'),
+    ['lo', '-inf', 'mid', '-2.5', 'hi', 'inf']);
+  const small = [
+    ['hgetall', 'h:three'], ['zrange', 'z:three', 0, -1, 'WITHSCORES'],
+    ['zrange', 'z:three', 1, 2, 'withscores'], ['zrange', 'z:three', 0, -1], ['hgetall', 'h:small'],
+    ['hkeys', 'h:three'], ['hvals', 'h:three'], ['smembers', 'set:int'], ['lrange', 'l:small', 0, -1],
+    ['lrange', 'l:small', -2, 10],
+  ];
+  for (const call of small) {
+    const [cmd, ...args] = call;
+    await shm[cmd](...args); // a miss fills the cache, if it did not hold the key
+    for (const method of [cmd, `${cmd}Buffer`]) {
+      const { val, sent } = await hitRead(shm, method, args);
+      assert.deepStrictEqual(val, await plain[method](...args), `${method} ${JSON.stringify(args)}`);
+      assert.equal(sent, 0, `${method} ${JSON.stringify(args)}: nothing sent`);
+    }
+  }
+  // Stored per element: libshmkv asks the daemon, every time.
+  for (const call of [['hgetall', 'h:big'], ['zrange', 'z:big', 0, -1, 'WITHSCORES'], ['smembers', 'set:big'],
+    ['lrange', 'l:big', 0, -1]]) {
+    const [cmd, ...args] = call;
+    await shm[cmd](...args);
+    const st0 = shm.shmStats();
+    const got = await shm[cmd](...args);
+    assert.deepStrictEqual(got, await plain[cmd](...args), JSON.stringify(call));
+    assert.ok(shm.shmStats().commands > st0.commands, `${JSON.stringify(call)} sent to the daemon`);
+  }
+  assert.equal(Object.keys(await shm.hgetall('h:big')).length, 1000);
+  // ZRANGE with another option goes through ioredis: the handle is not used.
+  const st0 = shm.shmStats();
+  for (const args of [['z:three', 0, -1, 'REV'], ['z:three', 0, -1, 'REV', 'WITHSCORES'],
+    ['z:three', '-inf', '+inf', 'BYSCORE', 'LIMIT', 0, 2, 'WITHSCORES']]) {
+    assert.deepStrictEqual(await shm.zrange(...args), await plain.zrange(...args), JSON.stringify(args));
+    assert.deepStrictEqual(await shm.zrangeBuffer(...args), await plain.zrangeBuffer(...args));
+  }
+  assert.deepStrictEqual(shm.shmStats(), st0);
+});
+
+test('ZRANGE WITHSCORES and HGETALL under RESP3 reply options', async () => {
+  const b = (x) => Buffer.from(x);
+  const want = {
+    hgetallBuffer: { a: b('1'), b: b('2'), c: b('3') },
+    zrangeBuffer: [b('lo'), b('-inf'), b('mid'), b('-2.5'), b('hi'), b('inf')],
+  };
+  for (const [opts, zrangeBuffer, served] of [
+    [{}, want.zrangeBuffer, true],
+    // RESP3 doubles: strings with stringNumbers, the members Buffers still.
+    [{ stringNumbers: true }, [b('lo'), '-inf', b('mid'), '-2.5', b('hi'), 'inf'], true],
+    // [member, number] pairs: ioredis shapes them, the handle is not used.
+    [{ replyMapping: 'resp3' }, [[b('lo'), -Infinity], [b('mid'), -2.5], [b('hi'), Infinity]], false],
+  ]) {
+    const label = JSON.stringify(opts);
+    const { plain, shm } = pair(opts);
+    await Promise.all([ready(plain), ready(shm)]);
+    await shm.hgetall('h:three');
+    await shm.zrange('z:three', 0, -1); // opens the handle, fills the cache
+    assert.deepStrictEqual((await hitRead(shm, 'hgetallBuffer', ['h:three'])).val,
+      want.hgetallBuffer, label);
+    assert.deepStrictEqual(await plain.hgetallBuffer('h:three'), want.hgetallBuffer, label);
+    const zargs = ['z:three', 0, -1, 'WITHSCORES'];
+    if (served) {
+      assert.deepStrictEqual((await hitRead(shm, 'zrangeBuffer', zargs)).val, zrangeBuffer, label);
+    } else {
+      const st0 = shm.shmStats();
+      assert.deepStrictEqual(await shm.zrangeBuffer(...zargs), zrangeBuffer, label);
+      assert.deepStrictEqual(shm.shmStats(), st0, `zrangeBuffer WITHSCORES ${label}: ioredis`);
+    }
+    assert.deepStrictEqual(await plain.zrangeBuffer(...zargs), zrangeBuffer, label);
+    assert.deepStrictEqual(await shm.hgetall('nokey'), {}, label);
+    assert.deepStrictEqual(await shm.hgetallBuffer('nokey'), {}, label);
+  }
+});
+
 test('a key read before and after PEXPIRE 200 ends', async () => {
   const { plain, shm } = pair();
   await Promise.all([ready(plain), ready(shm)]);

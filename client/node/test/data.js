@@ -24,6 +24,14 @@ async function load(r) {
   p.zadd('z:big', ...Array.from({ length: N }, (_, i) => [i / 3, `m${i}`]).flat());
   p.rpush('l:small', 'a', 'b', 'c');
   p.rpush('l:big', ...Array.from({ length: N }, (_, i) => `i${i}`));
+  // Whole-collection reads: small ones inline, odd fields, long values.
+  p.hset('h:three', { a: '1', b: '2', c: '3' });
+  p.hset('h:odd', '__proto__', 'p', 'constructor', 'c', 'toString', 't', '10', 'ten', '2', 'two',
+    BIN.subarray(120, 140), BIN.subarray(0, 20), 'long', 'y'.repeat(5000));
+  p.sadd('set:int', 1, 2, 3);
+  p.zadd('z:three', '-inf', 'lo', -2.5, 'mid', 'inf', 'hi');
+  p.zadd('z:ties', 1, 'b', 1, 'a', 1, 'c', 0, BIN.subarray(200, 210));
+  p.rpush('l:bin', BIN, '', 'x'.repeat(5000));
   const res = await p.exec();
   for (const [err] of res) if (err) throw err;
 }
@@ -67,6 +75,27 @@ const CALLS = [
   ['lindex', 'l:small', 0], ['lindex', 'l:small', -1], ['lindex', 'l:small', 5],
   ['lindex', 'l:big', 999], ['lindex', 'l:big', '500'], ['lindex', 'l:big', -1000],
   ['lindex', 'nokey', 0], ['lindex', 's:str', 0], ['lindex', 'l:small', 'x'],
+  // Whole collections: small (inline), large (stored per element), absent
+  // (an empty hash is an absent key), another type.
+  ...['h:small', 'h:three', 'h:odd', 'h:big', 'ttl:h', 'nokey', 's:str', 'set:small']
+    .flatMap((k) => [['hgetall', k], ['hkeys', k], ['hvals', k]]),
+  ['hgetall'], ['hkeys', 'h:small', 'x'],
+  ...['set:small', 'set:int', 'set:big', 'nokey', 'h:small', 'l:small'].map((k) => ['smembers', k]),
+  ...[[0, -1], [-2, 10], [5, 1], [1, 1], [-100, 100], ['0', '-1']].flatMap(([a, b]) =>
+    ['l:small', 'l:bin', 'l:big', 'nokey'].map((k) => ['lrange', k, a, b])),
+  ['lrange', 'l:big', 990, -1], ['lrange', 'l:big', -5, -3], ['lrange', 'z:small', 0, -1],
+  ['lrange', 'l:small', 'x', 1], ['lrange', 'l:small', 0], ['lrange', ['l:small', 0, 1]],
+  ...[[0, -1], [-2, 10], [5, 1], [1, 1], [-100, 100]].flatMap(([a, b]) =>
+    ['z:small', 'z:three', 'z:ties', 'z:big', 'nokey'].flatMap((k) =>
+      [['zrange', k, a, b], ['zrange', k, a, b, 'WITHSCORES']])),
+  ['zrange', 'z:big', 500, 510, 'withscores'], ['zrange', 'z:three', 0, -1, 'WithScores'],
+  ['zrange', 'z:three', 0, -1, Buffer.from('WITHSCORES')],
+  ['zrange', 'set:small', 0, -1], ['zrange', 'set:small', 0, -1, 'WITHSCORES'],
+  ['zrange', 'z:small', 'x', 1], ['zrange', 'z:small', 0],
+  // Not served (ioredis answers): other options.
+  ['zrange', 'z:three', 0, -1, 'REV'], ['zrange', 'z:three', 0, -1, 'REV', 'WITHSCORES'],
+  ['zrange', 'z:small', '-inf', '+inf', 'BYSCORE', 'LIMIT', 1, 2, 'WITHSCORES'],
+  ['zrange', 'z:ties', '-', '+', 'BYLEX'], ['zrange', 'z:three', 0, -1, 'WITHSCORE'],
 ];
 
 module.exports = { load, CALLS, BIN, N };
