@@ -55,59 +55,48 @@ static void cmpf(size_t stride, const char *fmt, ...)
     cmp_argv(diff_words(line, av, 32), av, stride);
 }
 
-/* The same read through libshmkv and from redis-server. */
-static void probe(const char *fmt, ...)
+/* The read line through libshmkv and from peer (redis-server's
+ * connection, or shmkvd's own socket for whole-collection reads, whose
+ * order differs from Redis's for hashes and sets: cmpf compares the two
+ * servers' contents sorted); counts into *n and, if it was served from
+ * the cache, *served_n. */
+static void probe_on(redisContext *peer, size_t *n, size_t *served_n, const char *fmt, va_list ap)
 {
     char line[512];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
     const char *av[32];
     int ac = diff_words(line, av, 32);
     uint64_t before = h_lib_hits(pk);
     shmkv_reply *a;
     if (shmkv_command(pk, &a, ac, av, NULL) != SHMKV_OK)
         fail_msg("libshmkv: %s", shmkv_errmsg());
-    served += h_lib_hits(pk) > before;
-    redisReply *b = redisCommandArgv(cr, ac, av, NULL);
+    *served_n += h_lib_hits(pk) > before;
+    redisReply *b = redisCommandArgv(peer, ac, av, NULL);
     if (!h_same_reply(a, b)) {
         char rb[1024];
-        fail_msg("after %zu: libshmkv %s: type %d '%s', redis-server %s", compared, av[0], a->type,
-                 a->str ? a->str : "", show(b, rb, sizeof rb));
+        fail_msg("after %zu: libshmkv %s: type %d '%s', %zu elements; %s %s", compared, line,
+                 a->type, a->str ? a->str : "", a->elements, peer == ck ? "shmkvd" : "redis-server",
+                 show(b, rb, sizeof rb));
     }
     shmkv_reply_free(a);
     freeReplyObject(b);
-    probed++;
+    (*n)++;
 }
 
-/* A whole-collection read (HGETALL, SMEMBERS, LRANGE, ZRANGE) through
- * libshmkv and from shmkvd's socket: the same elements in the same order
- * (redis-server's order differs for hashes and sets; cmpf compares the
- * two servers' contents sorted). */
-static void probe_whole(const char *fmt, ...)
+static void probe(const char *fmt, ...)
 {
-    char line[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    probe_on(cr, &probed, &served, fmt, ap);
     va_end(ap);
-    const char *av[32];
-    int ac = diff_words(line, av, 32);
-    uint64_t before = h_lib_hits(pk);
-    shmkv_reply *a;
-    if (shmkv_command(pk, &a, ac, av, NULL) != SHMKV_OK)
-        fail_msg("libshmkv: %s", shmkv_errmsg());
-    whole_served += h_lib_hits(pk) > before;
-    redisReply *b = redisCommandArgv(ck, ac, av, NULL);
-    if (!h_same_reply(a, b)) {
-        char rb[1024];
-        fail_msg("after %zu: libshmkv %s: type %d, %zu elements; shmkvd %s", compared, line,
-                 a->type, a->elements, show(b, rb, sizeof rb));
-    }
-    shmkv_reply_free(a);
-    freeReplyObject(b);
-    whole++;
+}
+
+static void probe_whole(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    probe_on(ck, &whole, &whole_served, fmt, ap);
+    va_end(ap);
 }
 
 /* Every view of key compared: encoding, contents, size; and field f

@@ -86,6 +86,28 @@ static void send_all(int fd, const char *p, size_t n)
     }
 }
 
+/* The same raw client on both servers (redis-server's first). */
+struct pair {
+    int fd[2];
+};
+
+static struct pair pair_dial(const char *name)
+{
+    return (struct pair){{dial(R.port, name), dial(K.port, name)}};
+}
+
+static void pair_send(struct pair p, const char *bytes, size_t n)
+{
+    send_all(p.fd[0], bytes, n);
+    send_all(p.fd[1], bytes, n);
+}
+
+static void pair_close(struct pair p)
+{
+    close(p.fd[0]);
+    close(p.fd[1]);
+}
+
 /* Whether a client named name is in CLIENT LIST of c. */
 static bool listed(redisContext *c, const char *name)
 {
@@ -149,38 +171,29 @@ static void test_output_normal(void **state)
     static const char hgetall[] = "*2\r\n$7\r\nHGETALL\r\n$3\r\nbig\r\n";
     /* No limit (the normal class's default): the client is kept. */
     both_ok("CONFIG SET client-output-buffer-limit %s", "normal 0 0 0");
-    int fr = dial(R.port, "nolimit"), fk = dial(K.port, "nolimit");
-    send_all(fr, hgetall, sizeof hgetall - 1);
-    send_all(fk, hgetall, sizeof hgetall - 1);
+    struct pair v = pair_dial("nolimit");
+    pair_send(v, hgetall, sizeof hgetall - 1);
     expect_both("nolimit", false, "normal class, no limit");
-    close(fr);
-    close(fk);
+    pair_close(v);
     /* A 1 MB hard limit: closed. */
     both_ok("CONFIG SET client-output-buffer-limit %s", "normal 1mb 0 0");
-    fr = dial(R.port, "hard");
-    fk = dial(K.port, "hard");
-    send_all(fr, hgetall, sizeof hgetall - 1);
-    send_all(fk, hgetall, sizeof hgetall - 1);
+    v = pair_dial("hard");
+    pair_send(v, hgetall, sizeof hgetall - 1);
     expect_both("hard", true, "normal class, 1mb hard limit");
-    close(fr);
-    close(fk);
+    pair_close(v);
     /* A soft limit: kept while under its seconds, closed past them at
      * the next reply. */
     /* 4 seconds: the reply alone may take a loaded machine a second or
      * two to write, and must not outlast them. */
     both_ok("CONFIG SET client-output-buffer-limit %s", "normal 0 1mb 4");
-    fr = dial(R.port, "soft");
-    fk = dial(K.port, "soft");
-    send_all(fr, hgetall, sizeof hgetall - 1);
-    send_all(fk, hgetall, sizeof hgetall - 1);
+    v = pair_dial("soft");
+    pair_send(v, hgetall, sizeof hgetall - 1);
     expect_both("soft", false, "normal class, soft limit, before its seconds");
     sleep(4);
     static const char ping[] = "*1\r\n$4\r\nPING\r\n";
-    send_all(fr, ping, sizeof ping - 1);
-    send_all(fk, ping, sizeof ping - 1);
+    pair_send(v, ping, sizeof ping - 1);
     expect_both("soft", true, "normal class, soft limit, past its seconds");
-    close(fr);
-    close(fk);
+    pair_close(v);
     both_ok("CONFIG SET client-output-buffer-limit %s", "normal 0 0 0");
     freeReplyObject(H_CMD(cr, "DEL big"));
     freeReplyObject(H_CMD(ck, "DEL big"));
@@ -235,10 +248,9 @@ static void test_output_pubsub(void **state)
 {
     (void)state;
     both_ok("CONFIG SET client-output-buffer-limit %s", "pubsub 256kb 0 0");
-    int fr = dial(R.port, "sub"), fk = dial(K.port, "sub");
+    struct pair v = pair_dial("sub");
     static const char sub[] = "*2\r\n$9\r\nSUBSCRIBE\r\n$2\r\nch\r\n";
-    send_all(fr, sub, sizeof sub - 1);
-    send_all(fk, sub, sizeof sub - 1);
+    pair_send(v, sub, sizeof sub - 1);
     usleep(100 * 1000);
     char msg[1024];
     memset(msg, 'm', sizeof msg - 1);
@@ -248,8 +260,7 @@ static void test_output_pubsub(void **state)
         freeReplyObject(H_CMD(ck, "PUBLISH ch %s", msg));
     }
     expect_both("sub", true, "pubsub class, 256kb hard limit");
-    close(fr);
-    close(fk);
+    pair_close(v);
     both_ok("CONFIG SET client-output-buffer-limit %s", "pubsub 32mb 8mb 60");
     assert_int_equal(h_info_num(ck, "client_output_buffer_limit_disconnections"), 3);
 }
@@ -292,17 +303,14 @@ static void test_query_limits(void **state)
     (void)state;
     /* client-query-buffer-limit: a bulk argument that never ends. */
     both_ok("CONFIG SET client-query-buffer-limit %s", "1mb");
-    int fr = dial(R.port, "query"), fk = dial(K.port, "query");
+    struct pair v = pair_dial("query");
     static const char head[] = "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$4000000\r\n";
     static char body[2 << 20];
     memset(body, 'q', sizeof body);
-    send_all(fr, head, sizeof head - 1);
-    send_all(fk, head, sizeof head - 1);
-    send_all(fr, body, sizeof body);
-    send_all(fk, body, sizeof body);
+    pair_send(v, head, sizeof head - 1);
+    pair_send(v, body, sizeof body);
     expect_both("query", true, "client-query-buffer-limit 1mb");
-    close(fr);
-    close(fk);
+    pair_close(v);
     both_ok("CONFIG SET client-query-buffer-limit %s", "1gb");
     assert_int_equal(h_info_num(ck, "client_query_buffer_limit_disconnections"), 1);
 
