@@ -95,10 +95,12 @@ def reader(n, sock, epoch, stop, ops, torn, backwards):
             key = f"soak:{rnd.randrange(WRITERS)}:{rnd.randrange(KEYS)}"
             v = r.get(key)
             if epoch.value != e0:
-                continue  # a restart in between: which run answered is unknown
+                continue  # a stop or start in between: which run answered is unknown
             if e0 != seen_epoch:
                 last.clear()  # a new run: writes it never acknowledged may be gone
                 seen_epoch = e0
+            if e0 % 2:
+                continue  # odd: between a stop and the next start, old and new runs mix
             ops.value += 1
             if v is None:
                 continue
@@ -108,6 +110,8 @@ def reader(n, sock, epoch, stop, ops, torn, backwards):
                 continue
             if seq < last.get(key, 0):
                 backwards.value += 1
+                print(f"soak: BACKWARDS {key}: {last[key]} then {seq} (run {e0 // 2}, "
+                      f"{time.monotonic():.3f})", file=sys.stderr)
             last[key] = seq
         except (redis.ConnectionError, redis.TimeoutError, FileNotFoundError, OSError):
             r = None
@@ -230,13 +234,14 @@ def main():
             try:
                 if roll < 0.70 or roll >= 0.95:
                     sig = signal.SIGKILL if roll < 0.70 else signal.SIGTERM
+                    epoch.value += 1  # odd until the next run answers
                     d.stop(sig)
                     if sig == signal.SIGKILL:
                         stats["kill9"][d.fsync] += 1
                     else:
                         stats["sigterm"] += 1
                     d.start()
-                    epoch.value += 1
+                    epoch.value += 1  # even: one run's reads again
                     checked, lost = check_acked(d.sock, acked)
                     stats["checks"] += 1
                     stats["checked"] += checked
