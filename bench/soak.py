@@ -2,7 +2,10 @@
 time, killed and restarted at random moments, while a checker records
 every acknowledged write and every shared-memory read.
 
-    soak.py SHMKVD WORKDIR MINUTES OUT
+    soak.py SHMKVD WORKDIR MINUTES OUT [kills]
+
+(kills: every chaos event is a kill -9, every 1.5 to 4 s, for the kill
+cycles under each fsync policy.)
 
 * Writers (2 processes) SET their own 1,000 keys each to values carrying
   the key's sequence number and a CRC32, over the Unix socket, and record
@@ -189,6 +192,8 @@ def check_acked(sock, acked):
 
 def main():
     binary, work, minutes, out = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
+    kills_only = len(sys.argv) > 5 and sys.argv[5] == "kills"
+    pace = (1.5, 4) if kills_only else (3, 10)
     d = Daemon(binary, work)
     d.start()
     acked = mp.Array("q", WRITERS * KEYS, lock=False)
@@ -211,7 +216,7 @@ def main():
     rss = []
     t0 = time.monotonic()
     end = t0 + minutes * 60
-    next_event = t0 + random.uniform(3, 10)
+    next_event = t0 + random.uniform(*pace)
     rnd = random.Random(7)
     try:
         while time.monotonic() < end:
@@ -227,9 +232,9 @@ def main():
             time.sleep(0.5)
             if time.monotonic() < next_event:
                 continue
-            next_event = time.monotonic() + rnd.uniform(3, 10)
+            next_event = time.monotonic() + rnd.uniform(*pace)
             d.fsync = "everysec" if time.monotonic() < t0 + minutes * 30 else "always"
-            roll = rnd.random()
+            roll = 0.0 if kills_only else rnd.random()
             c = redis.Redis(unix_socket_path=d.sock, socket_timeout=10)
             try:
                 if roll < 0.70 or roll >= 0.95:

@@ -1,21 +1,24 @@
 #!/usr/bin/env bash
-# soak.sh [--minutes N] [--out FILE] — the soak: shmkvd under mixed load
+# soak.sh [--minutes N] [--kills] [--out FILE] — the soak: shmkvd under mixed load
 # (redis-benchmark, two writers whose every acknowledged write is recorded,
 # two readers through shared memory), killed with kill -9 or SIGTERM and
 # restarted at random moments, with BGSAVE, CONFIG SET of buffer limits and
 # full-disk episodes in between; the first half under appendfsync everysec,
 # the second under always. After each restart every acknowledged value must
 # be there; no read may be torn or go backwards; RSS must stay under its
-# bound. 30 minutes by default; bench/soak.py says how. Not part of CI.
+# bound. 30 minutes by default; bench/soak.py says how. --kills: every
+# event is a kill -9, every 1.5 to 4 s (the kill cycles under each fsync
+# policy, under the same load). Not part of CI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-minutes=30 out=""
+minutes=30 out="" mode=mixed
 while [ $# -gt 0 ]; do
     case "$1" in
     --minutes) minutes=$2; shift ;;
     --out) out=$2; shift ;;
-    *) echo "usage: $0 [--minutes N] [--out FILE]" >&2; exit 2 ;;
+    --kills) mode=kills ;;
+    *) echo "usage: $0 [--minutes N] [--kills] [--out FILE]" >&2; exit 2 ;;
     esac
     shift
 done
@@ -45,13 +48,18 @@ cp build/daemon/shmkvd "$work/shmkvd"
 
 table="$work/table.md"
 rc=0
-(cd "$work" && "$work/venv/bin/python" soak.py "$work/shmkvd" "$work" "$minutes" "$table") || rc=$?
+(cd "$work" && "$work/venv/bin/python" soak.py "$work/shmkvd" "$work" "$minutes" "$table" "$mode") || rc=$?
 {
-    echo "## soak — $(date -u +%Y-%m-%d), $(nproc) CPUs, $minutes minutes"
+    echo "## soak — $(date -u +%Y-%m-%d), $(nproc) CPUs, $minutes minutes, $mode"
     echo
-    echo "bench/soak.sh --minutes $minutes: mixed load, kill -9 and SIGTERM restarts at random"
-    echo "moments (every 3 to 10 s), BGSAVE, CONFIG SET of buffer limits and full-disk episodes;"
-    echo "appendfsync everysec for the first half, always for the second."
+    if [ "$mode" = kills ]; then
+        echo "bench/soak.sh --minutes $minutes --kills: the same load, and a kill -9 and restart"
+        echo "every 1.5 to 4 s; appendfsync everysec for the first half, always for the second."
+    else
+        echo "bench/soak.sh --minutes $minutes: mixed load, kill -9 and SIGTERM restarts at random"
+        echo "moments (every 3 to 10 s), BGSAVE, CONFIG SET of buffer limits and full-disk episodes;"
+        echo "appendfsync everysec for the first half, always for the second."
+    fi
     echo
     cat "$table"
 } | if [ -n "$out" ]; then tee "$out"; else cat; fi
