@@ -194,11 +194,13 @@ void srv_tls_free(void)
     ctx = client_ctx = NULL;
 }
 
-SSL *srv_tls_accept(int fd)
+/* A session over fd from context c, on the server's side or the client's;
+ * NULL without a context. */
+static SSL *session(SSL_CTX *c, int fd, bool server)
 {
-    SSL *s = ctx ? SSL_new(ctx) : NULL;
+    SSL *s = c ? SSL_new(c) : NULL;
     if (s && SSL_set_fd(s, fd) == 1) {
-        SSL_set_accept_state(s);
+        (server ? SSL_set_accept_state : SSL_set_connect_state)(s);
         return s;
     }
     SSL_free(s);
@@ -206,16 +208,14 @@ SSL *srv_tls_accept(int fd)
     return NULL;
 }
 
+SSL *srv_tls_accept(int fd)
+{
+    return session(ctx, fd, true);
+}
+
 SSL *srv_tls_connect(int fd)
 {
-    SSL *s = client_ctx ? SSL_new(client_ctx) : NULL;
-    if (s && SSL_set_fd(s, fd) == 1) {
-        SSL_set_connect_state(s);
-        return s;
-    }
-    SSL_free(s);
-    ERR_clear_error();
-    return NULL;
+    return session(client_ctx, fd, false);
 }
 
 void srv_tls_close(SSL *s)
